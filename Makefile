@@ -1,0 +1,62 @@
+# Thin wrapper over CMake. Every target installs what it needs first (tools/bootstrap.sh).
+BUILD      ?= build
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+
+.PHONY: all bootstrap configure build test demo bench cross-test sanitize fuzz install no-exceptions clean
+
+all: build
+
+bootstrap:
+	@tools/bootstrap.sh
+
+configure: bootstrap
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+test: build no-exceptions
+	@cd $(BUILD) && ctest --output-on-failure -j 1
+
+demo: build
+	@cd $(BUILD) && ./demo
+
+bench: build
+	@for b in $(BUILD)/bench_*; do echo "== $$b"; $$b || exit 1; done
+
+# Every test executable built for AArch64 (NEON kernels) and run under qemu-aarch64; the exact
+# hashes printed there must equal the x86 ones (tests/exactness.sh compares them).
+cross-test: build
+	@tools/bootstrap.sh cross
+	@cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+	  -DCMAKE_BUILD_TYPE=Release -DONEMODEL_BUILD_BENCH=OFF >/dev/null
+	@cmake --build build-aarch64 -j $(JOBS)
+	@cd build-aarch64 && ctest --output-on-failure -j 1 -E oracle
+	@tools/exactness.sh $(BUILD) build-aarch64
+
+sanitize: bootstrap
+	@cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DONEMODEL_BUILD_BENCH=OFF \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -O1" \
+	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+	@cmake --build build-sanitize -j $(JOBS)
+	@cd build-sanitize && ctest --output-on-failure -j 1
+
+fuzz: bootstrap
+	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DONEMODEL_FUZZ=ON -DONEMODEL_BUILD_TESTS=OFF \
+	  -DONEMODEL_BUILD_EXAMPLES=OFF -DONEMODEL_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined" >/dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+	@tools/run_fuzzers.sh build-fuzz $${FUZZ_SECONDS:-60}
+
+# The library compiled with -fno-exceptions (the device configuration).
+no-exceptions: bootstrap
+	@cmake -S . -B build-noexc -DONEMODEL_NO_EXCEPTIONS=ON -DONEMODEL_BUILD_TESTS=OFF \
+	  -DONEMODEL_BUILD_EXAMPLES=OFF -DONEMODEL_BUILD_BENCH=OFF >/dev/null
+	@cmake --build build-noexc -j $(JOBS)
+
+install: build
+	@cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX),)
+
+clean:
+	rm -rf build build-aarch64 build-sanitize build-fuzz build-noexc

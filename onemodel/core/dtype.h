@@ -1,0 +1,51 @@
+// Element types. The numeric codes equal ONNX TensorProto.DataType so files map directly.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace om {
+
+enum class DType : int32_t {
+  f32 = 1,
+  u8 = 2,
+  i8 = 3,
+  i32 = 6,
+  i64 = 7,
+  boolean = 9,
+  f16 = 10,
+};
+
+constexpr size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::f32: return 4;
+    case DType::u8: return 1;
+    case DType::i8: return 1;
+    case DType::i32: return 4;
+    case DType::i64: return 8;
+    case DType::boolean: return 1;
+    case DType::f16: return 2;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType t);
+// True for the ONNX codes onemodel supports; used by every reader.
+bool dtype_from_onnx(int32_t code, DType* out);
+
+// Half-precision storage type (IEEE binary16); arithmetic happens in f32.
+struct half {
+  uint16_t bits = 0;
+};
+float half_to_float(half h);
+half float_to_half(float f);  // round to nearest even
+
+template <typename T> struct dtype_of;
+template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
+template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::u8; };
+template <> struct dtype_of<int8_t> { static constexpr DType value = DType::i8; };
+template <> struct dtype_of<int32_t> { static constexpr DType value = DType::i32; };
+template <> struct dtype_of<int64_t> { static constexpr DType value = DType::i64; };
+template <> struct dtype_of<bool> { static constexpr DType value = DType::boolean; };
+template <> struct dtype_of<half> { static constexpr DType value = DType::f16; };
+
+}  // namespace om

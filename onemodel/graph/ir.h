@@ -1,0 +1,116 @@
+// The graph IR: one representation for traced graphs, imported ONNX files and library-format
+// files. Plain data, ONNX-shaped: values are named, nodes carry an ONNX op type and typed
+// attributes, initializers own or reference their bytes.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "onemodel/core/dtype.h"
+#include "onemodel/core/status.h"
+
+namespace om::graph {
+
+// One axis: a static size (size >= 0), a symbolic one (param non-empty), or unknown (neither).
+struct Dim {
+  int64_t size = -1;
+  std::string param;
+  static Dim fixed(int64_t n) { return Dim{n, {}}; }
+  static Dim symbol(std::string name) { return Dim{-1, std::move(name)}; }
+  bool is_static() const { return size >= 0; }
+  bool is_symbolic() const { return !param.empty(); }
+  bool operator==(const Dim& o) const { return size == o.size && param == o.param; }
+};
+
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::f32;
+  bool has_shape = true;  // false: rank unknown
+  std::vector<Dim> shape;
+};
+
+// Tensor payload of an initializer or a tensor attribute. `bytes` points either into `owner`'s
+// buffer (copied, decoded) or into memory kept alive by `owner` (a mapped file, a tensor store).
+struct TensorData {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<int64_t> dims;
+  std::shared_ptr<const void> owner;
+  const uint8_t* bytes = nullptr;
+  size_t nbytes = 0;
+
+  static TensorData copy_of(std::string name, DType dtype, std::vector<int64_t> dims, const void* data,
+                            size_t nbytes);
+  template <typename T>
+  static TensorData from_vector(std::string name, std::vector<int64_t> dims, const std::vector<T>& v) {
+    return copy_of(std::move(name), dtype_of<T>::value, std::move(dims), v.data(), v.size() * sizeof(T));
+  }
+  int64_t numel() const;
+  template <typename T>
+  const T* data() const { return reinterpret_cast<const T*>(bytes); }
+};
+
+// Codes equal ONNX AttributeProto.AttributeType.
+enum class AttrType : int32_t { Float = 1, Int = 2, String = 3, Tensor = 4, Floats = 6, Ints = 7, Strings = 8 };
+
+struct Attribute {
+  std::string name;
+  AttrType type = AttrType::Int;
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  std::shared_ptr<TensorData> t;
+
+  static Attribute of_int(std::string name, int64_t v);
+  static Attribute of_float(std::string name, float v);
+  static Attribute of_string(std::string name, std::string v);
+  static Attribute of_ints(std::string name, std::vector<int64_t> v);
+  static Attribute of_floats(std::string name, std::vector<float> v);
+  static Attribute of_tensor(std::string name, TensorData v);
+};
+
+struct Node {
+  std::string op_type;
+  std::string domain;  // "" = ai.onnx
+  std::string name;
+  std::vector<std::string> inputs;  // "" marks an omitted optional input
+  std::vector<std::string> outputs;
+  std::vector<Attribute> attributes;
+
+  const Attribute* attr(const std::string& name) const;
+  int64_t attr_int(const std::string& name, int64_t fallback) const;
+  float attr_float(const std::string& name, float fallback) const;
+  std::string attr_string(const std::string& name, const std::string& fallback) const;
+  std::vector<int64_t> attr_ints(const std::string& name) const;  // empty when absent
+};
+
+struct OpsetImport {
+  std::string domain;  // "" = ai.onnx
+  int64_t version = 20;
+};
+
+struct Graph {
+  std::string name = "onemodel";
+  std::vector<ValueInfo> inputs;
+  std::vector<ValueInfo> outputs;
+  std::vector<ValueInfo> value_info;  // optional shapes of intermediate values
+  std::vector<Node> nodes;            // topological order
+  std::vector<TensorData> initializers;
+  std::vector<OpsetImport> opsets{{"", 20}};
+  int64_t ir_version = 9;
+  std::string producer_name = "onemodel";
+  std::string producer_version = "0.1.0";
+
+  int64_t opset_version(const std::string& domain = "") const;  // 0 when not imported
+  const TensorData* find_initializer(const std::string& name) const;
+};
+
+// Topological order, single assignment, every input defined (graph input, initializer or an
+// earlier node's output), outputs defined, attribute payloads consistent with their types.
+Status verify(const Graph& g);
+
+}  // namespace om::graph

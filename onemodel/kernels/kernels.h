@@ -1,0 +1,88 @@
+// The kernel library shared by the eager layer and the graph runtime. Every entry point has a
+// scalar reference (kernels/scalar) and, where it pays, AVX2+FMA (kernels/avx2) and NEON
+// (kernels/neon) versions; the ISA is chosen once, at first use. All pointers may be unaligned.
+//
+// Exact mode contract (see docs/exactness.md): results depend only on the input values, never
+// on ISA, tile sizes or alignment.
+//   - dot products / GEMM: C[i,j] = fma chain over k = 0..K-1 in order, starting from 0 (or
+//     from C[i,j] when accumulating); bias then activation applied after the full chain.
+//   - sums of a sequence x[0..n): 8 lane partial sums (lane l takes x[k], k = l mod 8, for the
+//     first 8*floor(n/8) elements, added in order), combined as
+//     ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)), then the tail added in order.
+//   - exp, log, tanh, erf, sigmoid, gelu: the library's own functions (kernels/exact/math.h),
+//     built from +, -, *, fma and bit operations only.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "onemodel/core/mode.h"
+
+namespace om::kernels {
+
+enum class Isa { Scalar, Avx2, Neon };
+
+// Chosen once at first use: ONEMODEL_ISA=scalar|avx2|neon overrides, else CPUID+XGETBV on x86
+// (AVX2 and FMA and OS-enabled YMM state), NEON on AArch64.
+Isa active_isa();
+const char* isa_name(Isa isa);
+// For tests and benchmarks: run subsequent kernel calls on `isa` (must be supported here).
+// Returns false when the machine cannot run it.
+bool force_isa(Isa isa);
+bool isa_supported(Isa isa);
+
+// ---- elementwise ----
+enum class BinaryOp { Add, Sub, Mul, Div, Max, Min, Pow };
+// y[i] = a[i*a_step] op b[i*b_step]; a_step and b_step are 0 (scalar broadcast) or 1.
+void f32_binary(BinaryOp op, const float* a, size_t a_step, const float* b, size_t b_step,
+                float* y, size_t n);
+
+enum class UnaryOp {
+  Identity, Neg, Relu, Sigmoid, Tanh, GeluErf, GeluTanh, Exp, Log, Erf, Sqrt, Abs, Reciprocal,
+};
+// Same bits in Fast and Exact mode: transcendental functions are always the library's own.
+void f32_unary(UnaryOp op, const float* x, float* y, size_t n);
+
+// Scalar forms of the library's own transcendental functions (identical bits to f32_unary).
+float exp_f32(float x);
+float log_f32(float x);
+float tanh_f32(float x);
+float erf_f32(float x);
+float sigmoid_f32(float x);
+
+// ---- reductions ----
+// Sum of x[0..n). Exact mode: the fixed order described at the top of this file.
+float f32_sum(const float* x, size_t n, ArithmeticMode mode);
+// x viewed as [outer, n, inner] (contiguous); y[o, i] = sum over the middle axis, with each
+// output summed as the sequence x[o, 0..n, i] (exact rule above).
+void f32_reduce_sum(const float* x, size_t outer, size_t n, size_t inner, float* y, ArithmeticMode mode);
+float f32_max(const float* x, size_t n);
+// Row-wise softmax / log-softmax of x viewed as [rows, n] (graph kernels; f32 accumulation in
+// the exact order above, exp from exp_f32).
+void f32_softmax_rows(const float* x, float* y, size_t rows, size_t n, bool log, ArithmeticMode mode);
+
+// ---- GEMM ----
+// C[M,N] (row-major, leading dimension ldc) = A[M,K] * B[K,N] (+ C when accumulate) (+ bias[n])
+// then the activation. A[i,k] = a[i*a_rs + k*a_cs], B[k,n] = b[k*b_rs + n*b_cs], so transposed
+// operands need no copy. `workspace` (may be null: a thread-local buffer is used) must hold
+// gemm_workspace_floats(M, N, K) floats; callers that must not allocate pass their own.
+struct GemmArgs {
+  size_t M = 0, N = 0, K = 0;
+  const float* a = nullptr;
+  ptrdiff_t a_rs = 0, a_cs = 1;
+  const float* b = nullptr;
+  ptrdiff_t b_rs = 0, b_cs = 1;
+  float* c = nullptr;
+  size_t ldc = 0;
+  bool accumulate = false;
+  const float* bias = nullptr;  // length N, or null
+  UnaryOp activation = UnaryOp::Identity;
+  float* workspace = nullptr;
+};
+size_t gemm_workspace_floats(size_t M, size_t N, size_t K);
+void f32_gemm(const GemmArgs& args, ArithmeticMode mode);
+
+// ---- conversions ----
+void f16_to_f32(const uint16_t* x, float* y, size_t n);
+void f32_to_f16(const float* x, uint16_t* y, size_t n);  // round to nearest even
+
+}  // namespace om::kernels

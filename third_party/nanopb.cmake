@@ -1,0 +1,21 @@
+# nanopb comes from Debian: the generator (package `nanopb`) turns onemodel/io/onnx.proto into C
+# at build time, and the runtime (`libnanopb-dev`, or `libnanopb-dev:arm64` for the cross build)
+# is linked as a static library. No nanopb source lives in this repository.
+find_program(OM_NANOPB_GENERATOR NAMES nanopb_generator.py nanopb_generator REQUIRED)
+find_path(OM_NANOPB_INCLUDE_DIR pb_encode.h REQUIRED)
+find_library(OM_NANOPB_LIBRARY NAMES protobuf-nanopb libprotobuf-nanopb.a REQUIRED)
+
+set(OM_PROTO ${CMAKE_CURRENT_SOURCE_DIR}/onemodel/io/onnx.proto)
+set(OM_NANOPB_GENERATED_DIR ${CMAKE_CURRENT_BINARY_DIR}/generated)
+set(OM_NANOPB_GENERATED)
+if(EXISTS ${OM_PROTO})
+  set(OM_NANOPB_GENERATED ${OM_NANOPB_GENERATED_DIR}/onnx.pb.c ${OM_NANOPB_GENERATED_DIR}/onnx.pb.h)
+  add_custom_command(
+    OUTPUT ${OM_NANOPB_GENERATED}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${OM_NANOPB_GENERATED_DIR}
+    COMMAND ${OM_NANOPB_GENERATOR} -q -I ${CMAKE_CURRENT_SOURCE_DIR}/onemodel/io
+            -f ${CMAKE_CURRENT_SOURCE_DIR}/onemodel/io/onnx.options
+            -D ${OM_NANOPB_GENERATED_DIR} ${OM_PROTO}
+    DEPENDS ${OM_PROTO} ${CMAKE_CURRENT_SOURCE_DIR}/onemodel/io/onnx.options
+    COMMENT "nanopb: generating the ONNX subset")
+endif()

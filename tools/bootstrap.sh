@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what onemodel needs on a fresh Debian machine; does nothing when all is present.
+#   tools/bootstrap.sh          host build, tests and the ONNX Runtime oracle
+#   tools/bootstrap.sh cross    also the AArch64 cross toolchain, qemu and nanopb for arm64
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+sudo_cmd=""
+if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
+
+need=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for p in cmake g++ make nanopb libnanopb-dev protobuf-compiler python3-protobuf doctest-dev nodejs npm; do
+  have_pkg "$p" || need+=("$p")
+done
+if [ "${1:-}" = cross ]; then
+  for p in g++-aarch64-linux-gnu qemu-user; do have_pkg "$p" || need+=("$p"); done
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${need[*]}"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if [ "${1:-}" = cross ] && ! have_pkg libnanopb-dev:arm64; then
+  echo "bootstrap: installing libnanopb-dev:arm64"
+  $sudo_cmd dpkg --add-architecture arm64
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq libnanopb-dev:arm64 >/dev/null
+fi
+
+# ONNX Runtime for the oracle: its install script downloads extra files and fails offline;
+# the CPU library ships inside the package, so the script is skipped.
+oracle="$here/tools/trace_oracle"
+if [ -f "$oracle/package.json" ] && [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
+  echo "bootstrap: npm install onnxruntime-node (oracle)"
+  (cd "$oracle" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+exit 0
