@@ -1,0 +1,167 @@
+// ISA selection (once, at first use) and the public entry points, which forward to the
+// selected kernel table.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/scalar/elementwise.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <cpuid.h>
+#endif
+
+namespace om::kernels {
+namespace {
+
+bool cpu_has_avx2_fma() {
+#if defined(ONEMODEL_HAVE_AVX2) && (defined(__x86_64__) || defined(_M_X64))
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28),
+             f16c = c & (1u << 29);
+  if (!(fma && osxsave && avx && f16c)) return false;
+  // The OS must save YMM state (XCR0 bits 1 and 2), else AVX instructions fault.
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & 0x6u) != 0x6u) return false;
+  if (__get_cpuid_max(0, nullptr) < 7) return false;
+  __cpuid_count(7, 0, a, b, c, d);
+  return b & (1u << 5);
+#else
+  return false;
+#endif
+}
+
+const KernelTable* table_for(Isa isa) {
+  switch (isa) {
+    case Isa::Scalar: return &scalar_table();
+    case Isa::Avx2:
+#if defined(ONEMODEL_HAVE_AVX2)
+      if (cpu_has_avx2_fma()) return &avx2_table();
+#endif
+      return nullptr;
+    case Isa::Neon:
+#if defined(ONEMODEL_HAVE_NEON)
+      return &neon_table();
+#else
+      return nullptr;
+#endif
+  }
+  return nullptr;
+}
+
+const KernelTable* choose() {
+  if (const char* env = std::getenv("ONEMODEL_ISA")) {
+    const Isa wanted = std::strcmp(env, "avx2") == 0   ? Isa::Avx2
+                       : std::strcmp(env, "neon") == 0 ? Isa::Neon
+                                                        : Isa::Scalar;
+    if (const KernelTable* t = table_for(wanted)) return t;
+  }
+  if (const KernelTable* t = table_for(Isa::Avx2)) return t;
+  if (const KernelTable* t = table_for(Isa::Neon)) return t;
+  return &scalar_table();
+}
+
+std::atomic<const KernelTable*> g_table{nullptr};
+
+const KernelTable& table() {
+  const KernelTable* t = g_table.load(std::memory_order_acquire);
+  if (t == nullptr) {
+    t = choose();
+    g_table.store(t, std::memory_order_release);
+  }
+  return *t;
+}
+
+float* thread_workspace(size_t floats) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < floats) buffer.resize(floats);
+  return buffer.data();
+}
+
+}  // namespace
+
+Isa active_isa() { return table().isa; }
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Scalar: return "scalar";
+    case Isa::Avx2: return "avx2";
+    case Isa::Neon: return "neon";
+  }
+  return "?";
+}
+
+bool isa_supported(Isa isa) { return table_for(isa) != nullptr; }
+
+bool force_isa(Isa isa) {
+  const KernelTable* t = table_for(isa);
+  if (t == nullptr) return false;
+  g_table.store(t, std::memory_order_release);
+  return true;
+}
+
+void f32_binary(BinaryOp op, const float* a, size_t a_step, const float* b, size_t b_step,
+                float* y, size_t n) {
+  table().binary(op, a, a_step, b, b_step, y, n);
+}
+
+void f32_unary(UnaryOp op, const float* x, float* y, size_t n) { table().unary(op, x, y, n); }
+
+float exp_f32(float x) { return exact::exp(x); }
+float log_f32(float x) { return exact::log(x); }
+float tanh_f32(float x) { return exact::tanh(x); }
+float erf_f32(float x) { return exact::erf(x); }
+float sigmoid_f32(float x) { return exact::sigmoid(x); }
+
+float f32_sum(const float* x, size_t n, ArithmeticMode mode) {
+  const KernelTable& t = table();
+  return mode == ArithmeticMode::Exact ? t.sum_exact(x, n) : t.sum_fast(x, n);
+}
+
+void f32_reduce_sum(const float* x, size_t outer, size_t n, size_t inner, float* y,
+                    ArithmeticMode mode) {
+  const KernelTable& t = table();
+  for (size_t o = 0; o < outer; ++o) {
+    const float* xo = x + o * n * inner;
+    if (inner == 1) {
+      y[o] = mode == ArithmeticMode::Exact ? t.sum_exact(xo, n) : t.sum_fast(xo, n);
+    } else {
+      t.reduce_sum_inner(xo, n, inner, y + o * inner);
+    }
+  }
+}
+
+float f32_max(const float* x, size_t n) { return table().max(x, n); }
+
+void f32_softmax_rows(const float* x, float* y, size_t rows, size_t n, bool log, ArithmeticMode) {
+  table().softmax_rows(x, y, rows, n, log);
+}
+
+void gemm_epilogue(const GemmArgs& g, const KernelTable& t) {
+  for (size_t i = 0; i < g.M; ++i) {
+    float* c = g.c + i * g.ldc;
+    if (g.bias) t.binary(BinaryOp::Add, c, 1, g.bias, 1, c, g.N);
+    if (g.activation != UnaryOp::Identity) t.unary(g.activation, c, c, g.N);
+  }
+}
+
+void f32_gemm(const GemmArgs& g, ArithmeticMode) {
+  if (g.M == 0 || g.N == 0) return;
+  const KernelTable& t = table();
+  if (g.K == 0) {
+    if (!g.accumulate)
+      for (size_t i = 0; i < g.M; ++i) std::memset(g.c + i * g.ldc, 0, g.N * sizeof(float));
+  } else {
+    float* ws = g.workspace ? g.workspace : thread_workspace(gemm_workspace_floats(g.M, g.N, g.K));
+    gemm_blocked(g, t.gemm, ws);
+  }
+  gemm_epilogue(g, t);
+}
+
+void f16_to_f32(const uint16_t* x, float* y, size_t n) { table().f16_to_f32(x, y, n); }
+void f32_to_f16(const float* x, uint16_t* y, size_t n) { table().f32_to_f16(x, y, n); }
+
+}  // namespace om::kernels
