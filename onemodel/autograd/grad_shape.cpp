@@ -1,0 +1,103 @@
+#include <cstring>
+
+#include "onemodel/autograd/record.h"
+#include "onemodel/core/tensor_internal.h"
+#include "onemodel/ops/ops.h"
+
+namespace om::autograd {
+namespace {
+
+Status reshape_back(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
+  OM_ASSIGN_OR_RETURN((*gin)[0], ops::reshape(g, r.inputs[0].shape()));
+  return Status::ok();
+}
+
+// Zeros of the input's shape with g written into the view `make_view(zeros)` selects.
+template <typename ViewFn>
+Status scatter_into_zeros(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin, ViewFn view) {
+  OM_ASSIGN_OR_RETURN(Tensor z, detail::make_tensor(r.inputs[0].shape(), DType::f32, true));
+  OM_ASSIGN_OR_RETURN(Tensor dst, view(z));
+  OM_TRY(detail::copy_elements(g, dst));
+  (*gin)[0] = z;
+  return Status::ok();
+}
+
+Status pass_through(const BackwardRecord&, const Tensor& g, std::vector<Tensor>* gin) {
+  (*gin)[0] = g;
+  return Status::ok();
+}
+
+}  // namespace
+
+Status grad_Reshape(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) { return reshape_back(r, g, gin); }
+Status grad_Squeeze(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) { return reshape_back(r, g, gin); }
+Status grad_Unsqueeze(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) { return reshape_back(r, g, gin); }
+Status grad_Contiguous(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) { return pass_through(r, g, gin); }
+Status grad_Clone(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) { return pass_through(r, g, gin); }
+
+Status grad_Permute(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
+  std::vector<int64_t> inverse(r.ints.size());
+  for (size_t k = 0; k < r.ints.size(); ++k) inverse[size_t(r.ints[k])] = int64_t(k);
+  OM_ASSIGN_OR_RETURN((*gin)[0], ops::permute(g, inverse));
+  return Status::ok();
+}
+
+Status grad_Expand(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
+  OM_ASSIGN_OR_RETURN((*gin)[0], ops::sum_to(g, r.inputs[0].shape()));
+  return Status::ok();
+}
+
+Status grad_Slice(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
+  return scatter_into_zeros(r, g, gin, [&](const Tensor& z) { return ops::slice(z, r.ints[0], r.ints[1], r.ints[2], r.ints[3]); });
+}
+
+Status grad_Select(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
+  return scatter_into_zeros(r, g, gin, [&](const Tensor& z) { return ops::select(z, r.ints[0], r.ints[1]); });
+}
+
+Status grad_Flip(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
+  OM_ASSIGN_OR_RETURN((*gin)[0], ops::flip(g, r.ints[0]));
+  return Status::ok();
+}
+
+Status grad_Cast(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
+  // Only float-to-float casts carry a gradient (f16 round trips); integer results have none.
+  if (r.inputs[0].dtype() != DType::f32) return Status::ok();
+  OM_ASSIGN_OR_RETURN((*gin)[0], ops::cast(g, DType::f32));
+  return Status::ok();
+}
+
+Status grad_Concat(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
+  const int64_t d = r.ints[0];
+  int64_t at = 0;
+  for (size_t i = 0; i < r.inputs.size(); ++i) {
+    const int64_t n = r.inputs[i].shape()[size_t(d)];
+    OM_ASSIGN_OR_RETURN(Tensor part, ops::slice(g, d, at, at + n, 1));
+    OM_ASSIGN_OR_RETURN((*gin)[i], ops::contiguous(part));
+    at += n;
+  }
+  return Status::ok();
+}
+
+Status grad_NllLoss(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
+  const Tensor& logp = r.inputs[0];
+  OM_ASSIGN_OR_RETURN(Tensor tg, detail::dense(r.inputs[1]));
+  OM_ASSIGN_OR_RETURN(Tensor gd, detail::dense(g));
+  const int64_t n = logp.shape()[0], c = logp.shape()[1];
+  const auto reduction = Reduction(r.ints[0]);
+  const int64_t ignore = r.ints[1], counted = r.ints[2];
+  OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(logp.shape(), DType::f32, true));
+  float* po = detail::raw_as<float>(out);
+  const int64_t* t = detail::raw_as<int64_t>(tg);
+  const float* pg = detail::raw_as<float>(gd);
+  for (int64_t i = 0; i < n; ++i) {
+    if (t[i] == ignore) continue;
+    float gi = reduction == Reduction::None ? pg[i] : pg[0];
+    if (reduction == Reduction::Mean) gi /= float(counted);
+    po[i * c + t[i]] = -gi;
+  }
+  (*gin)[0] = out;
+  return Status::ok();
+}
+
+}  // namespace om::autograd

@@ -1,0 +1,36 @@
+#include "onemodel/core/shape.h"
+
+namespace om {
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Shape contiguous_strides(const Shape& shape) {
+  Shape s(shape.size());
+  int64_t acc = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    s[i] = acc;
+    acc *= shape[i] > 0 ? shape[i] : 1;
+  }
+  return s;
+}
+
+std::string shape_str(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+bool normalize_axis(int64_t axis, int64_t rank, int64_t* out) {
+  if (axis < -rank || axis >= rank) return false;
+  *out = axis < 0 ? axis + rank : axis;
+  return true;
+}
+
+}  // namespace om

@@ -1,0 +1,134 @@
+// om::Tensor: a value type (cheap to copy, shares its storage) over shape + strides + offset.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "onemodel/core/dtype.h"
+#include "onemodel/core/shape.h"
+#include "onemodel/core/storage.h"
+
+namespace om {
+
+namespace autograd {
+struct BackwardRecord;
+}
+
+namespace detail {
+struct TensorImpl {
+  std::shared_ptr<StorageImpl> storage;
+  Shape shape;
+  Shape strides;
+  int64_t offset = 0;  // in elements
+  DType dtype = DType::f32;
+
+  // autograd
+  bool requires_grad = false;                       // set by the user (leaves) or by a record
+  std::shared_ptr<autograd::BackwardRecord> grad_fn;  // null for leaves
+  std::shared_ptr<TensorImpl> grad;                 // accumulated gradient of a leaf
+  // Allocated by requires_grad_(true) in the store and scope current then, so a gradient
+  // outlives the per-step scopes of a training loop just like its parameter.
+  std::shared_ptr<TensorImpl> grad_buffer;
+
+  // tracing: the value this tensor has in the trace `trace_id` (0 = none)
+  uint64_t trace_id = 0;
+  uint32_t trace_value = 0;
+};
+}  // namespace detail
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<detail::TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const;
+  const Shape& strides() const;
+  int64_t dim() const { return int64_t(shape().size()); }
+  int64_t numel() const;
+  DType dtype() const;
+  int64_t storage_offset() const;
+  bool is_contiguous() const;
+
+  // ---- reading values (user code; refused while the tensor is traced) ----
+  template <typename T> std::vector<T> to_vector() const;
+  template <typename T> T get(const std::vector<int64_t>& index) const;
+  template <typename T> T item() const;
+  template <typename T> const T* data() const;  // needs a contiguous tensor
+  Storage storage() const;
+
+  // ---- writing values (bump the storage version; refused into traced tensors) ----
+  Tensor& copy_from(const Tensor& src);
+  Tensor& fill_(double value);
+  template <typename T> void set(const std::vector<int64_t>& index, T value);
+  template <typename T> T* mutable_data();  // needs a contiguous tensor
+  Storage mutable_storage();
+
+  // ---- autograd ----
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool on = true);
+  Tensor grad() const;  // undefined until a backward pass reaches this leaf
+  void zero_grad();
+  void backward() const;                    // scalar outputs
+  void backward(const Tensor& grad) const;  // any shape: grad has this tensor's shape
+
+  // ---- views and copies (PyTorch semantics) ----
+  Tensor reshape(const Shape& shape) const;  // a view when strides allow, else a copy; one -1
+  Tensor permute(const std::vector<int64_t>& dims) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor expand(const Shape& shape) const;  // -1 keeps a size
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor flip(int64_t dim) const;
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor detach() const;
+  Tensor to(DType dtype) const;
+
+  std::string to_string() const;  // shape and dtype, for messages
+  detail::TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<detail::TensorImpl>& impl_ptr() const { return impl_; }
+
+ private:
+  std::shared_ptr<detail::TensorImpl> impl_;
+};
+
+// ---- creation (in the current store) ----
+Tensor empty(const Shape& shape, DType dtype = DType::f32);
+Tensor zeros(const Shape& shape, DType dtype = DType::f32);
+Tensor ones(const Shape& shape, DType dtype = DType::f32);
+Tensor full(const Shape& shape, double value, DType dtype = DType::f32);
+Tensor arange(int64_t end, DType dtype = DType::f32);
+Tensor arange(double start, double end, double step = 1, DType dtype = DType::f32);
+template <typename T> Tensor from_vector(const std::vector<T>& values, const Shape& shape);
+template <typename T> Tensor from_vector(const std::vector<T>& values) {
+  return from_vector<T>(values, Shape{int64_t(values.size())});
+}
+Tensor scalar_tensor(double value, DType dtype = DType::f32);
+
+// A seedable generator whose streams are the same on every platform (PCG32; normals by the
+// polar method using the library's own log).
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 0x853c49e6748fea9bULL);
+  uint32_t next_u32();
+  float uniform();  // [0, 1)
+  float normal();
+  void seed(uint64_t s);
+
+ private:
+  uint64_t state_ = 0;
+  bool has_spare_ = false;
+  float spare_ = 0;
+};
+Generator& default_generator();
+Tensor rand(const Shape& shape, Generator& gen = default_generator());
+Tensor randn(const Shape& shape, Generator& gen = default_generator());
+
+}  // namespace om

@@ -1,0 +1,32 @@
+// The recording seam between the eager layer and the tracer. The eager layer consults a
+// thread-local hook where operators build their records and where user code reads or writes
+// tensor data; onemodel/trace installs the hook. The eager layer never depends on the tracer.
+#pragma once
+#include "onemodel/core/status.h"
+
+namespace om {
+namespace autograd { struct BackwardRecord; }
+namespace detail {
+struct TensorImpl;
+
+class TraceHook {
+ public:
+  virtual ~TraceHook() = default;
+  // True when `t` depends on a trace input (it then reports requires_grad()).
+  virtual bool is_traced(const TensorImpl& t) const = 0;
+  // Called after an operator with at least one input requiring gradients built its record.
+  virtual Status on_record(const autograd::BackwardRecord& record, TensorImpl& output) = 0;
+  // User code reads or writes tensor data (`call` names the API, e.g. "om::Tensor::to_vector").
+  virtual Status on_user_read(const TensorImpl& t, const char* call) = 0;
+  virtual Status on_user_write(const TensorImpl& t, const char* call) = 0;
+  // A NoGradGuard is being entered.
+  virtual Status on_no_grad() = 0;
+  // A tensor that aliases a traced one (contiguous, clone, same-shape reshape) shares its value.
+  virtual void on_alias(const TensorImpl& source, TensorImpl& alias) = 0;
+};
+
+TraceHook* trace_hook();
+void set_trace_hook(TraceHook* hook);
+
+}  // namespace detail
+}  // namespace om

@@ -1,0 +1,59 @@
+// Losses. nll_loss is a training operator: the tracer refuses it (seed §2).
+#include "onemodel/autograd/record.h"
+#include "onemodel/core/tensor_internal.h"
+#include "onemodel/ops/ops.h"
+
+namespace om {
+namespace ops {
+
+Result<Tensor> nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction, int64_t ignore_index) {
+  const char* call = "om::nll_loss";
+  OM_TRY(check_input(logp, call));
+  OM_TRY(check_input(target, call));
+  if (logp.dtype() != DType::f32 || logp.dim() != 2)
+    return Status::error(ErrorKind::InvalidArgument, msg(call, ": log-probabilities must be f32 [batch, classes], got ", logp.to_string()));
+  if (target.dtype() != DType::i64 || target.dim() != 1 || target.shape()[0] != logp.shape()[0])
+    return Status::error(ErrorKind::InvalidArgument, msg(call, ": target must be i64 [", logp.shape()[0], "] class indices, got ", target.to_string()));
+  const int64_t n = logp.shape()[0], c = logp.shape()[1];
+  OM_ASSIGN_OR_RETURN(Tensor lp, detail::dense(logp));
+  OM_ASSIGN_OR_RETURN(Tensor tg, detail::dense(target));
+  const float* p = detail::raw_as<float>(lp);
+  const int64_t* t = detail::raw_as<int64_t>(tg);
+  OM_ASSIGN_OR_RETURN(Tensor per, detail::make_tensor({n}, DType::f32));
+  float* y = detail::raw_as<float>(per);
+  double total = 0;
+  int64_t counted = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (t[i] == ignore_index) {
+      y[i] = 0;
+      continue;
+    }
+    if (t[i] < 0 || t[i] >= c)
+      return Status::error(ErrorKind::InvalidArgument, msg(call, ": target[", i, "] = ", t[i], " is not a class index in [0, ", c, ")"));
+    y[i] = -p[i * c + t[i]];
+    total += y[i];
+    ++counted;
+  }
+  Tensor out = per;
+  if (reduction != Reduction::None) {
+    OM_ASSIGN_OR_RETURN(out, detail::make_tensor({}, DType::f32));
+    *detail::raw_as<float>(out) = float(reduction == Reduction::Sum ? total : (counted ? total / double(counted) : 0.0));
+  }
+  OM_TRY(autograd::record(OpId::NllLoss, {logp, target}, out, {int64_t(reduction), ignore_index, counted}));
+  return out;
+}
+
+}  // namespace ops
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index) {
+  return unwrap(ops::nll_loss(log_probs, target, reduction, ignore_index));
+}
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction) {
+  return nll_loss(log_softmax(logits, 1), target, reduction);
+}
+Tensor mse_loss(const Tensor& prediction, const Tensor& target) {
+  Tensor d = sub(prediction, target);
+  return mean(mul(d, d));
+}
+
+}  // namespace om
