@@ -1,0 +1,72 @@
+// AVX2+FMA GEMM micro-kernel: a 6x16 tile of C held in 12 YMM registers. Each step k broadcasts
+// six A values and multiplies them into two 8-wide B vectors with fused multiply-adds, so every C
+// element is exactly the in-order fma chain over k of the scalar reference.
+#include <immintrin.h>
+
+#include <cstddef>
+
+namespace om::kernels::avx2 {
+namespace {
+constexpr size_t kMR = 6, kNR = 16;
+}
+
+void f32_gemm_6x16__avx2(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,
+                         size_t nr, bool load_c) {
+  // Partial tiles run through a full-size local tile so the loop below is the same for all.
+  alignas(32) float local[kMR * kNR];
+  const bool full = mr == kMR && nr == kNR;
+  float* cc = c;
+  size_t ldcc = ldc;
+  if (!full) {
+    cc = local;
+    ldcc = kNR;
+    for (size_t i = 0; i < kMR; ++i)
+      for (size_t j = 0; j < kNR; ++j) local[i * kNR + j] = (load_c && i < mr && j < nr) ? c[i * ldc + j] : 0.0f;
+  }
+  __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+  if (load_c || !full) {
+    c00 = _mm256_loadu_ps(cc + 0 * ldcc), c01 = _mm256_loadu_ps(cc + 0 * ldcc + 8);
+    c10 = _mm256_loadu_ps(cc + 1 * ldcc), c11 = _mm256_loadu_ps(cc + 1 * ldcc + 8);
+    c20 = _mm256_loadu_ps(cc + 2 * ldcc), c21 = _mm256_loadu_ps(cc + 2 * ldcc + 8);
+    c30 = _mm256_loadu_ps(cc + 3 * ldcc), c31 = _mm256_loadu_ps(cc + 3 * ldcc + 8);
+    c40 = _mm256_loadu_ps(cc + 4 * ldcc), c41 = _mm256_loadu_ps(cc + 4 * ldcc + 8);
+    c50 = _mm256_loadu_ps(cc + 5 * ldcc), c51 = _mm256_loadu_ps(cc + 5 * ldcc + 8);
+  } else {
+    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
+  }
+  for (size_t k = 0; k < kc; ++k) {
+    const __m256 b0 = _mm256_loadu_ps(b);
+    const __m256 b1 = _mm256_loadu_ps(b + 8);
+    __m256 av = _mm256_broadcast_ss(a + 0);
+    c00 = _mm256_fmadd_ps(av, b0, c00);
+    c01 = _mm256_fmadd_ps(av, b1, c01);
+    av = _mm256_broadcast_ss(a + 1);
+    c10 = _mm256_fmadd_ps(av, b0, c10);
+    c11 = _mm256_fmadd_ps(av, b1, c11);
+    av = _mm256_broadcast_ss(a + 2);
+    c20 = _mm256_fmadd_ps(av, b0, c20);
+    c21 = _mm256_fmadd_ps(av, b1, c21);
+    av = _mm256_broadcast_ss(a + 3);
+    c30 = _mm256_fmadd_ps(av, b0, c30);
+    c31 = _mm256_fmadd_ps(av, b1, c31);
+    av = _mm256_broadcast_ss(a + 4);
+    c40 = _mm256_fmadd_ps(av, b0, c40);
+    c41 = _mm256_fmadd_ps(av, b1, c41);
+    av = _mm256_broadcast_ss(a + 5);
+    c50 = _mm256_fmadd_ps(av, b0, c50);
+    c51 = _mm256_fmadd_ps(av, b1, c51);
+    a += kMR;
+    b += kNR;
+  }
+  _mm256_storeu_ps(cc + 0 * ldcc, c00), _mm256_storeu_ps(cc + 0 * ldcc + 8, c01);
+  _mm256_storeu_ps(cc + 1 * ldcc, c10), _mm256_storeu_ps(cc + 1 * ldcc + 8, c11);
+  _mm256_storeu_ps(cc + 2 * ldcc, c20), _mm256_storeu_ps(cc + 2 * ldcc + 8, c21);
+  _mm256_storeu_ps(cc + 3 * ldcc, c30), _mm256_storeu_ps(cc + 3 * ldcc + 8, c31);
+  _mm256_storeu_ps(cc + 4 * ldcc, c40), _mm256_storeu_ps(cc + 4 * ldcc + 8, c41);
+  _mm256_storeu_ps(cc + 5 * ldcc, c50), _mm256_storeu_ps(cc + 5 * ldcc + 8, c51);
+  if (!full)
+    for (size_t i = 0; i < mr; ++i)
+      for (size_t j = 0; j < nr; ++j) c[i * ldc + j] = local[i * kNR + j];
+}
+
+}  // namespace om::kernels::avx2
