@@ -1,0 +1,35 @@
+// ONNX files <-> graph IR, through nanopb and the project's ONNX subset (onnx.proto).
+//
+// Writer: opset 20, IR version 9, every message's fields in field-number order, initializer
+// bytes streamed straight from their storage (no second copy of the weights). Equal graphs give
+// equal bytes. A tensor (or a whole file) over 2 GiB is refused: protobuf cannot hold it.
+//
+// Reader: decodes with nanopb and checks every length, count, index, dtype and shape; accepts
+// raw_data and the typed data fields; default-domain opsets 13..20, normalised to the opset-20
+// form (e.g. ReduceMean's `axes` attribute becomes an input). A malformed file fails with kind
+// Format naming what is wrong; unsupported operators fail with kind Unsupported listing every
+// unsupported op type of the file; external-data tensors are refused (kind Unsupported).
+//
+// The Status/Result functions never throw; the others are the throwing public edge.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onemodel/core/status.h"
+#include "onemodel/graph/ir.h"
+
+namespace om::onnx {
+
+Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g);
+Status write_file(const graph::Graph& g, const std::string& path);
+Result<graph::Graph> read_bytes(const uint8_t* data, size_t size);
+Result<graph::Graph> read_file(const std::string& path);
+
+std::vector<uint8_t> write(const graph::Graph& g);
+void write(const graph::Graph& g, const std::string& path);
+graph::Graph read(const std::vector<uint8_t>& bytes);
+graph::Graph read(const std::string& path);
+
+}  // namespace om::onnx

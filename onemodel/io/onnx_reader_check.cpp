@@ -1,0 +1,269 @@
+// The reader's checks after nanopb decoding: tensors (dtype, dims, data size), attributes
+// (declared type vs payload), opsets, operator support (every unsupported op type listed at
+// once), attribute types per operator, and normalisation to the opset-20 form of the IR.
+#include <cstring>
+#include <unordered_set>
+
+#include "onemodel/io/onnx_ops.h"
+#include "onemodel/io/onnx_reader_internal.h"
+
+namespace om::onnx::detail {
+namespace {
+
+using graph::Attribute;
+using graph::AttrType;
+using graph::Graph;
+using graph::Node;
+using graph::TensorData;
+
+const char* onnx_only_type_name(int32_t code) {
+  switch (code) {
+    case 4: return "uint16";
+    case 5: return "int16";
+    case 8: return "string";
+    case 11: return "double";
+    case 12: return "uint32";
+    case 13: return "uint64";
+    case 14: return "complex64";
+    case 15: return "complex128";
+    case 16: return "bfloat16";
+    case 17: return "float8e4m3fn";
+    case 18: return "float8e4m3fnuz";
+    case 19: return "float8e5m2";
+    case 20: return "float8e5m2fnuz";
+    case 21: return "uint4";
+    case 22: return "int4";
+    case 23: return "float4e2m1";
+    default: return nullptr;
+  }
+}
+
+Status format(const std::string& where, const std::string& what) {
+  return Status::error(ErrorKind::Format, msg("om::onnx::read: malformed ONNX file: ", where, ": ", what));
+}
+
+bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+// Copies typed values (int32_data etc.) into the tensor's storage, checking each fits.
+template <typename T>
+Status narrow_into(const std::vector<int64_t>& v, int64_t lo, int64_t hi, const std::string& where, const std::string& name,
+                   uint8_t* dst) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] < lo || v[i] > hi)
+      return format(where, msg("tensor '", name, "': value ", v[i], " at index ", i, " does not fit its dtype"));
+    const T x = static_cast<T>(v[i]);
+    std::memcpy(dst + i * sizeof(T), &x, sizeof(T));
+  }
+  return Status::ok();
+}
+
+const char* attr_type_name(int t) {
+  static const char* names[] = {"UNDEFINED", "FLOAT",   "INT",           "STRING",         "TENSOR",
+                                "GRAPH",     "FLOATS",  "INTS",          "STRINGS",        "TENSORS",
+                                "GRAPHS",    "SPARSE_TENSOR", "SPARSE_TENSORS", "TYPE_PROTO", "TYPE_PROTOS"};
+  return t >= 0 && t <= 14 ? names[t] : "?";
+}
+
+}  // namespace
+
+Status dtype_from_code(int32_t code, const std::string& what, DType* out) {
+  if (dtype_from_onnx(code, out)) return Status::ok();
+  if (const char* name = onnx_only_type_name(code))
+    return Status::error(ErrorKind::Unsupported, msg(what, " has dtype ", name, " (ONNX code ", code,
+                                                     "); onemodel supports f32, f16, i64, i32, i8, u8 and bool"));
+  return Status::error(ErrorKind::Format, msg(what, " has an unknown dtype code ", code, " (not an ONNX data type)"));
+}
+
+Status finish_tensor(TensorFields tf, const std::string& where, TensorData* out) {
+  const std::string& name = tf.name;
+  if (tf.external)
+    return Status::error(ErrorKind::Unsupported,
+                         msg("om::onnx::read: ", where, ": tensor '", name, "' keeps its data in an external file",
+                             tf.location.empty() ? std::string() : " ('" + tf.location + "')",
+                             "; onemodel reads self-contained ONNX files only. Re-save the model with its weights inside "
+                             "the file (the onnx Python package: onnx.save_model(model, path, save_as_external_data=False))"));
+  if (!tf.has_data_type) return format(where, msg("tensor '", name, "' has no data_type"));
+  DType dt;
+  {
+    Status st = dtype_from_code(tf.data_type, msg("tensor '", name, "'"), &dt);
+    if (!st.is_ok()) return st.kind() == ErrorKind::Format ? format(where, st.message()) : st.with_context(msg("om::onnx::read: ", where));
+  }
+  if (tf.dims.size() > kMaxRank) return format(where, msg("tensor '", name, "' has ", tf.dims.size(), " dims; at most ", kMaxRank, " are allowed"));
+  const size_t esize = dtype_size(dt);
+  uint64_t numel = 1;
+  for (size_t i = 0; i < tf.dims.size(); ++i) {
+    const int64_t d = tf.dims[i];
+    if (d < 0) return format(where, msg("tensor '", name, "': dim ", i, " is ", d, "; tensor dims must be >= 0"));
+    // Bounded so numel * element size fits: no file could hold more anyway.
+    if (d != 0 && numel > (uint64_t(1) << 62) / esize / uint64_t(d))
+      return format(where, msg("tensor '", name, "': dims overflow (the element count exceeds 2^62 bytes)"));
+    numel *= uint64_t(d);
+  }
+  const size_t nbytes = size_t(numel) * esize;
+  const int sources = int(tf.has_raw) + int(!tf.floats.empty()) + int(!tf.int32s.empty()) + int(!tf.int64s.empty()) +
+                      int(!tf.other_data.empty());
+  if (sources > 1) return format(where, msg("tensor '", name, "' stores its values in more than one data field"));
+  if (!tf.other_data.empty())
+    return format(where, msg("tensor '", name, "' (", dtype_name(dt), ") stores its values in ", tf.other_data,
+                             ", which does not hold that dtype"));
+
+  TensorData t;
+  t.name = std::move(tf.name);
+  t.dtype = dt;
+  t.dims = std::move(tf.dims);
+  t.nbytes = nbytes;
+  if (tf.has_raw) {
+    if (tf.raw_bytes != nbytes)
+      return format(where, msg("tensor '", t.name, "': raw_data holds ", tf.raw_bytes, " bytes but ", numel, " elements of ",
+                               dtype_name(dt), " need ", nbytes));
+    t.owner = tf.raw;
+    t.bytes = tf.raw.get();
+    *out = std::move(t);
+    return Status::ok();
+  }
+  if (sources == 0) {
+    if (numel != 0) return format(where, msg("tensor '", t.name, "' has ", numel, " elements but no data"));
+    std::shared_ptr<uint8_t> buf = alloc_aligned(0);
+    if (!buf) return Status::error(ErrorKind::OutOfMemory, "om::onnx::read: out of memory");
+    t.owner = buf;
+    t.bytes = buf.get();
+    *out = std::move(t);
+    return Status::ok();
+  }
+  const char* field = !tf.floats.empty() ? "float_data" : !tf.int32s.empty() ? "int32_data" : "int64_data";
+  const size_t count = !tf.floats.empty() ? tf.floats.size() : !tf.int32s.empty() ? tf.int32s.size() : tf.int64s.size();
+  const bool fits = (dt == DType::f32 && !tf.floats.empty()) || (dt == DType::i64 && !tf.int64s.empty()) ||
+                    ((dt == DType::i32 || dt == DType::i8 || dt == DType::u8 || dt == DType::boolean || dt == DType::f16) &&
+                     !tf.int32s.empty());
+  if (!fits) return format(where, msg("tensor '", t.name, "' (", dtype_name(dt), ") stores its values in ", field, ", which does not hold that dtype"));
+  if (count != numel)
+    return format(where, msg("tensor '", t.name, "': ", field, " holds ", count, " values but its dims need ", numel));
+  std::shared_ptr<uint8_t> buf = alloc_aligned(nbytes);
+  if (!buf) return Status::error(ErrorKind::OutOfMemory, msg("om::onnx::read: cannot allocate ", nbytes, " bytes for tensor '", t.name, "'"));
+  uint8_t* dst = buf.get();
+  Status st;
+  switch (dt) {
+    case DType::f32: std::memcpy(dst, tf.floats.data(), nbytes); break;
+    case DType::i64: std::memcpy(dst, tf.int64s.data(), nbytes); break;
+    case DType::i32: st = narrow_into<int32_t>(tf.int32s, INT32_MIN, INT32_MAX, where, t.name, dst); break;
+    case DType::i8: st = narrow_into<int8_t>(tf.int32s, -128, 127, where, t.name, dst); break;
+    case DType::u8: st = narrow_into<uint8_t>(tf.int32s, 0, 255, where, t.name, dst); break;
+    case DType::boolean: st = narrow_into<uint8_t>(tf.int32s, 0, 1, where, t.name, dst); break;
+    case DType::f16: st = narrow_into<uint16_t>(tf.int32s, 0, 65535, where, t.name, dst); break;  // the bits
+  }
+  OM_TRY(st);
+  t.owner = buf;
+  t.bytes = dst;
+  *out = std::move(t);
+  return Status::ok();
+}
+
+Status finish_attribute(const AttrPayload& p, const std::string& where, Attribute* a, Status* deferred) {
+  const std::string who = msg("attribute '", a->name, "'");
+  if (a->name.empty()) return format(where, "attribute without a name");
+  if (!p.ref_attr_name.empty()) {
+    *deferred = Status::error(ErrorKind::Unsupported, msg("om::onnx::read: ", where, ": ", who, " refers to a function attribute ('",
+                                                          p.ref_attr_name, "'); onemodel does not read ONNX functions"));
+    return Status::ok();
+  }
+  if (!p.has_type) return format(where, who + " has no type field");
+  if (p.type <= 0 || p.type > 14) return format(where, msg(who, " has an unknown type code ", p.type));
+  if (p.tensors > 1) return format(where, who + " carries more than one tensor");
+  if (p.type == 5 || p.type >= 9) {
+    *deferred = Status::error(ErrorKind::Unsupported, msg("om::onnx::read: ", where, ": ", who, " is of type ", attr_type_name(p.type),
+                                                          "; onemodel reads FLOAT, INT, STRING, TENSOR, FLOATS, INTS and STRINGS attributes"));
+    return Status::ok();
+  }
+  // Exactly the payload the declared type names, nothing else.
+  const bool present[9] = {false, p.has_f, p.has_i, p.has_s, p.tensors > 0, false,
+                           !a->floats.empty(), !a->ints.empty(), !a->strings.empty()};
+  for (int t = 1; t <= 8; ++t)
+    if (present[t] && t != p.type)
+      return format(where, msg(who, " is declared ", attr_type_name(p.type), " but carries a ", attr_type_name(t), " payload"));
+  if (p.type == 4 && p.tensors == 0) return format(where, who + " is declared TENSOR but carries no tensor");
+  a->type = static_cast<AttrType>(p.type);
+  return Status::ok();
+}
+
+Status check_and_normalise(Decoded& d) {
+  Graph& g = d.graph;
+  if (!d.has_ir_version) return format("model", "no ir_version field: this is not an ONNX model (or it is truncated)");
+  if (d.ir_version < 1) return format("model", msg("ir_version is ", d.ir_version));
+  if (d.graph_fields == 0) return format("model", "the model has no graph");
+
+  // Opsets: the default domain once, 13..20.
+  int64_t opset = 0;
+  std::unordered_set<std::string> domains;
+  for (graph::OpsetImport& o : g.opsets) {
+    if (o.domain == "ai.onnx") o.domain.clear();
+    if (!domains.insert(o.domain).second) return format("model", msg("opset_import lists domain '", o.domain, "' twice"));
+    if (o.domain.empty()) opset = o.version;
+  }
+  bool default_nodes = false;
+  for (const Node& n : g.nodes) default_nodes = default_nodes || is_default_domain(n.domain);
+  if (default_nodes && opset == 0) return format("model", "no opset_import for the default ONNX domain");
+  if (default_nodes && (opset < kMinOpset || opset > kMaxOpset))
+    return Status::error(ErrorKind::Unsupported,
+                         msg("om::onnx::read: the model imports opset ", opset, " of the default ONNX domain; onemodel reads opsets ",
+                             kMinOpset, " to ", kMaxOpset, ". Convert it first (the onnx Python package: "
+                             "onnx.version_converter.convert_version(model, ", kMaxOpset, "))"));
+
+  // Every unsupported op type at once.
+  std::vector<std::string> unsupported;
+  std::unordered_set<std::string> seen;
+  for (const Node& n : g.nodes) {
+    std::string label;
+    if (!is_default_domain(n.domain)) {
+      label = n.domain + "::" + n.op_type;
+    } else if (const OpInfo* op = find_onnx_op(n.op_type)) {
+      if (op->since > opset) label = msg(n.op_type, " (needs opset ", op->since, ", the model imports ", opset, ")");
+    } else {
+      label = n.op_type;
+    }
+    if (!label.empty() && seen.insert(label).second) unsupported.push_back(label);
+  }
+  if (!unsupported.empty()) {
+    std::string list;
+    for (const std::string& u : unsupported) list += (list.empty() ? "" : ", ") + u;
+    return Status::error(ErrorKind::Unsupported,
+                         msg("om::onnx::read: the model uses ", unsupported.size(), " operator type",
+                             unsupported.size() == 1 ? "" : "s", " onemodel does not support: ", list,
+                             ". The supported operators are listed in docs/onnx.md"));
+  }
+  for (const Status& st : d.node_deferred) OM_TRY(st);
+
+  // Attribute types, then the opset-20 form: `axes` attributes that became inputs move there.
+  std::unordered_set<std::string> names;
+  for (const auto& v : g.inputs) names.insert(v.name);
+  for (const auto& t : g.initializers) names.insert(t.name);
+  for (const Node& n : g.nodes)
+    for (const std::string& o : n.outputs) names.insert(o);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    n.domain.clear();
+    const OpInfo* op = find_onnx_op(n.op_type);
+    OM_TRY(check_attribute_types(*op, n).with_context(msg("om::onnx::read: graph.node[", i, "]")));
+    if (op->axes_input_since == 0 || opset >= op->axes_input_since) continue;
+    for (size_t k = 0; k < n.attributes.size(); ++k) {
+      if (n.attributes[k].name != "axes") continue;
+      const std::string base = (n.outputs.empty() || n.outputs[0].empty() ? n.name : n.outputs[0]) + ".axes";
+      std::string name = base;
+      for (int suffix = 1; names.count(name); ++suffix) name = msg(base, "_", suffix);
+      names.insert(name);
+      const std::vector<int64_t>& axes = n.attributes[k].ints;
+      g.initializers.push_back(TensorData::copy_of(name, DType::i64, {int64_t(axes.size())}, axes.data(), axes.size() * 8));
+      if (n.inputs.empty()) n.inputs.emplace_back();
+      n.inputs.resize(1);
+      n.inputs.push_back(name);
+      n.attributes.erase(n.attributes.begin() + long(k));
+      break;
+    }
+  }
+  for (graph::OpsetImport& o : g.opsets)
+    if (o.domain.empty()) o.version = kMaxOpset;
+  if (g.opsets.empty() || opset == 0) g.opsets.insert(g.opsets.begin(), graph::OpsetImport{"", kMaxOpset});
+  g.ir_version = kIrVersion;
+  return graph::verify(g).with_context("om::onnx::read");
+}
+
+}  // namespace om::onnx::detail

@@ -1,0 +1,64 @@
+// Shared between the reader's nanopb decoding (onnx_reader.cpp) and its checks
+// (onnx_reader_check.cpp). Not installed API.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "onemodel/core/status.h"
+#include "onemodel/graph/ir.h"
+
+namespace om::onnx::detail {
+
+constexpr size_t kMaxRank = 64;  // more axes than any real model has; bounds hostile shapes
+
+// The decoded model before its checks.
+struct Decoded {
+  graph::Graph graph;
+  int graph_fields = 0;
+  bool has_ir_version = false;
+  int64_t ir_version = 0;
+  std::vector<Status> node_deferred;  // per node: an unsupported attribute, reported if the op is supported
+};
+
+// The fields of one TensorProto as decoded.
+struct TensorFields {
+  std::string name;
+  bool has_data_type = false;
+  int32_t data_type = 0;
+  std::vector<int64_t> dims;
+  bool external = false;
+  std::string location;
+  std::vector<float> floats;
+  std::vector<int64_t> int32s;
+  std::vector<int64_t> int64s;
+  std::shared_ptr<uint8_t> raw;
+  size_t raw_bytes = 0;
+  bool has_raw = false;
+  std::string other_data;  // name of a data field onemodel does not take, if present
+};
+
+struct AttrPayload {
+  bool has_type = false;
+  int type = 0;
+  bool has_f = false, has_i = false, has_s = false;
+  int tensors = 0;
+  std::string ref_attr_name;
+};
+
+// 64-byte aligned storage (kernels and the runtime like aligned weights); nullptr on failure.
+std::shared_ptr<uint8_t> alloc_aligned(size_t n);
+
+// ONNX elem type code -> DType: Format for codes that are not ONNX types, Unsupported for ONNX
+// types onemodel does not have (double, string, ...). `what` names the value for the message.
+Status dtype_from_code(int32_t code, const std::string& what, DType* out);
+
+Status finish_tensor(TensorFields tf, const std::string& where, graph::TensorData* out);
+// Format errors are returned; an attribute kind onemodel does not read (graph, ...) goes to
+// *deferred so that an unsupported op is reported as such first.
+Status finish_attribute(const AttrPayload& p, const std::string& where, graph::Attribute* a, Status* deferred);
+// Opsets, operator support (every unsupported op type listed), attribute types, opset-20
+// normalisation, and the IR verifier.
+Status check_and_normalise(Decoded& d);
+
+}  // namespace om::onnx::detail
