@@ -218,7 +218,7 @@ Result<Tensor> select(const Tensor& x, int64_t dim, int64_t index) {
   shape.erase(shape.begin() + d);
   strides.erase(strides.begin() + d);
   Tensor out = detail::make_view(x, shape, strides, x.storage_offset() + i * x.strides()[size_t(d)]);
-  OM_TRY(autograd::record(OpId::Select, {x}, out, {d, i}));
+  OM_TRY(autograd::record(OpId::Select, {x}, out, {d, i, index}));  // the index as given: a symbolic axis keeps a negative one
   return out;
 }
 

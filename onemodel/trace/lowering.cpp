@@ -1,0 +1,265 @@
+#include "onemodel/trace/lowering.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "onemodel/trace/state.h"
+
+namespace om::trace {
+namespace lowering_impl {
+
+struct Ctx {
+  TraceState& s;
+  const autograd::BackwardRecord& rec;
+  const std::vector<ValueId>& in;
+  const char* call() const { return op_name(rec.op); }
+  Result<ValueId> emit(const char* op, const std::vector<ValueId>& inputs, const std::vector<AttrSpec>& attrs, const SymShape& sym) {
+    return s.emit(op, inputs, attrs, rec.output_dtype, rec.output_shape, sym);
+  }
+};
+
+template <OpId op>
+struct Lowering {
+  static constexpr bool available = false;
+  static Result<ValueId> run(Ctx& c) {
+    return Status::trace(TraceErrorKind::UnsupportedOperation,
+                         msg(c.s.where(c.call()), ": has no ONNX lowering yet; it cannot be traced"));
+  }
+};
+
+#define OM_LOWER(op) \
+  template <>        \
+  struct Lowering<OpId::op> { static constexpr bool available = true; static Result<ValueId> run(Ctx& c); }; \
+  Result<ValueId> Lowering<OpId::op>::run(Ctx& c)
+
+namespace {
+// numpy broadcasting of extents; where a static size meets a symbolic one of equal example size
+// the symbolic one wins (it is the one that varies).
+SymShape broadcast_sym(TraceState& s, const SymShape& a, const SymShape& b) {
+  const size_t r = std::max(a.size(), b.size());
+  SymShape out(r);
+  for (size_t k = 0; k < r; ++k) {
+    const Extent* ea = k < r - a.size() ? nullptr : &a[k - (r - a.size())];
+    const Extent* eb = k < r - b.size() ? nullptr : &b[k - (r - b.size())];
+    if (!ea) { out[k] = *eb; continue; }
+    if (!eb) { out[k] = *ea; continue; }
+    const AtomSize size = s.atom_sizer();
+    if (ea->is_static() && ea->coef == 1) out[k] = *eb;
+    else if (eb->is_static() && eb->coef == 1) out[k] = *ea;
+    else out[k] = ea->is_static() ? *eb : *ea;
+    (void)size;
+  }
+  return out;
+}
+
+Result<ValueId> elementwise(Ctx& c, const char* op) {
+  return c.emit(op, c.in, {}, broadcast_sym(c.s, c.s.sym_of(c.in[0]), c.s.sym_of(c.in[1])));
+}
+Result<ValueId> unary(Ctx& c, const char* op) { return c.emit(op, c.in, {}, c.s.sym_of(c.in[0])); }
+
+// A Reshape to `target` (or an alias when nothing changes).
+Result<ValueId> reshape_to(Ctx& c, const SymShape& ext) {
+  if (c.s.shape_of(c.in[0]) == c.rec.output_shape) return c.in[0];
+  OM_ASSIGN_OR_RETURN(ValueId shape, c.s.shape_operand(ext, true));
+  return c.emit("Reshape", {c.in[0], shape}, {}, ext);
+}
+}  // namespace
+
+OM_LOWER(Add) { return elementwise(c, "Add"); }
+OM_LOWER(Sub) { return elementwise(c, "Sub"); }
+OM_LOWER(Mul) { return elementwise(c, "Mul"); }
+OM_LOWER(Div) { return elementwise(c, "Div"); }
+OM_LOWER(Neg) { return unary(c, "Neg"); }
+OM_LOWER(Relu) { return unary(c, "Relu"); }
+OM_LOWER(Sigmoid) { return unary(c, "Sigmoid"); }
+OM_LOWER(Tanh) { return unary(c, "Tanh"); }
+OM_LOWER(Gelu) {
+  return c.emit("Gelu", c.in, {AttrSpec::of_string("approximate", c.rec.ints.at(0) ? "tanh" : "none")}, c.s.sym_of(c.in[0]));
+}
+
+OM_LOWER(MatMul) {
+  SymShape a = c.s.sym_of(c.in[0]), b = c.s.sym_of(c.in[1]);
+  const bool a1 = a.size() == 1, b1 = b.size() == 1;
+  if (a1) a.insert(a.begin(), Extent::fixed(1));
+  if (b1) b.push_back(Extent::fixed(1));
+  SymShape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  SymShape out = broadcast_sym(c.s, ba, bb);
+  if (!a1) out.push_back(a[a.size() - 2]);
+  if (!b1) out.push_back(b.back());
+  return c.emit("MatMul", c.in, {}, out);
+}
+
+namespace {
+Result<ValueId> reduce(Ctx& c, const char* op) {
+  const bool all = c.rec.ints[0] != 0;
+  SymShape sym = c.s.sym_of(c.in[0]);
+  if (all) return c.emit(op, {c.in[0]}, {AttrSpec::of_int("keepdims", 0)}, {});
+  const int64_t axis = c.rec.ints[1];
+  const bool keep = c.rec.ints[2] != 0;
+  if (keep) sym[size_t(axis)] = Extent::fixed(1);
+  else sym.erase(sym.begin() + axis);
+  OM_ASSIGN_OR_RETURN(ValueId axes, c.s.const_i64({axis}));
+  return c.emit(op, {c.in[0], axes}, {AttrSpec::of_int("keepdims", keep ? 1 : 0)}, sym);
+}
+
+// Softmax over the last axis; other axes arrive as a Transpose around it.
+Result<ValueId> softmax(Ctx& c, const char* op) {
+  const SymShape sym = c.s.sym_of(c.in[0]);
+  const int64_t rank = int64_t(sym.size());
+  const int64_t axis = c.rec.ints[0];
+  if (axis == rank - 1) return c.emit(op, c.in, {AttrSpec::of_int("axis", -1)}, sym);
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  for (int64_t k = 0; k < rank; ++k) perm[size_t(k)] = k;
+  std::swap(perm[size_t(axis)], perm[size_t(rank - 1)]);
+  SymShape tsym = sym;
+  std::swap(tsym[size_t(axis)], tsym[size_t(rank - 1)]);
+  Shape tshape = c.rec.output_shape;
+  std::swap(tshape[size_t(axis)], tshape[size_t(rank - 1)]);
+  OM_ASSIGN_OR_RETURN(ValueId t, c.s.emit("Transpose", c.in, {AttrSpec::of_ints("perm", perm)}, c.rec.output_dtype, tshape, tsym));
+  OM_ASSIGN_OR_RETURN(ValueId y, c.s.emit(op, {t}, {AttrSpec::of_int("axis", -1)}, c.rec.output_dtype, tshape, tsym));
+  return c.emit("Transpose", {y}, {AttrSpec::of_ints("perm", perm)}, sym);
+}
+}  // namespace
+
+OM_LOWER(Sum) { return reduce(c, "ReduceSum"); }
+OM_LOWER(Mean) { return reduce(c, "ReduceMean"); }
+OM_LOWER(Softmax) { return softmax(c, "Softmax"); }
+OM_LOWER(LogSoftmax) { return softmax(c, "LogSoftmax"); }
+
+OM_LOWER(Concat) {
+  const int64_t axis = c.rec.ints[0];
+  SymShape out = c.s.sym_of(c.in[0]);
+  Extent total = Extent::fixed(0);
+  bool same_atoms = true, symbolic = false;
+  for (size_t i = 0; i < c.in.size(); ++i) {
+    const Extent e = c.s.sym_of(c.in[i])[size_t(axis)];
+    symbolic = symbolic || !e.is_static();
+    if (i == 0) total = e;
+    else if (e.atoms == total.atoms) total.coef += e.coef;
+    else same_atoms = false;
+  }
+  if (!symbolic || same_atoms) {
+    out[size_t(axis)] = total;
+    return c.emit("Concat", c.in, {AttrSpec::of_int("axis", axis)}, out);
+  }
+  // A sum of different symbolic extents: a new atom held by the output.
+  out[size_t(axis)] = Extent::fixed(c.rec.output_shape[size_t(axis)]);
+  OM_ASSIGN_OR_RETURN(ValueId y, c.emit("Concat", c.in, {AttrSpec::of_int("axis", axis)}, out));
+  const uint32_t atom = c.s.new_atom(msg("concat_", y, "_", axis), c.rec.output_shape[size_t(axis)], y, uint32_t(axis));
+  out[size_t(axis)] = Extent::atom(atom);
+  OM_TRY(c.s.update_sym(y, out));
+  return y;
+}
+
+OM_LOWER(Reshape) {
+  OM_ASSIGN_OR_RETURN(SymShape ext, reshape_extents(c.s.sym_of(c.in[0]), c.rec.output_shape, c.s.atom_sizer(), c.s.where(c.call())));
+  return reshape_to(c, ext);
+}
+
+OM_LOWER(Squeeze) {
+  const SymShape in = c.s.sym_of(c.in[0]);
+  const Shape shape = c.s.shape_of(c.in[0]);
+  const int64_t d = c.rec.ints[0];
+  SymShape ext;
+  for (size_t k = 0; k < in.size(); ++k)
+    if (!(shape[k] == 1 && (d < 0 || int64_t(k) == d))) ext.push_back(in[k]);
+  return reshape_to(c, ext);
+}
+
+OM_LOWER(Unsqueeze) {
+  SymShape ext = c.s.sym_of(c.in[0]);
+  ext.insert(ext.begin() + c.rec.ints[0], Extent::fixed(1));
+  return reshape_to(c, ext);
+}
+
+OM_LOWER(Permute) {
+  const SymShape in = c.s.sym_of(c.in[0]);
+  SymShape out;
+  for (int64_t p : c.rec.ints) out.push_back(in[size_t(p)]);
+  return c.emit("Transpose", c.in, {AttrSpec::of_ints("perm", c.rec.ints)}, out);
+}
+
+OM_LOWER(Expand) {
+  const SymShape in = c.s.sym_of(c.in[0]);
+  const Shape& target = c.rec.output_shape;
+  if (c.s.shape_of(c.in[0]) == target) return c.in[0];
+  const size_t lead = target.size() - in.size();
+  SymShape out(target.size()), operand(target.size());
+  for (size_t k = 0; k < target.size(); ++k) {
+    const bool from_input = k >= lead && !(in[k - lead].is_static() && in[k - lead].coef == 1);
+    if (from_input) {
+      out[k] = in[k - lead];
+      operand[k] = Extent::fixed(1);  // broadcasting keeps the input's extent
+      continue;
+    }
+    uint32_t atom;
+    out[k] = target[k] > 1 && c.s.atom_with_size(target[k], &atom) ? Extent::atom(atom) : Extent::fixed(target[k]);
+    operand[k] = out[k];
+  }
+  OM_ASSIGN_OR_RETURN(ValueId shape, c.s.shape_operand(operand, false));
+  return c.emit("Expand", {c.in[0], shape}, {}, out);
+}
+
+OM_LOWER(Slice) {
+  const int64_t d = c.rec.ints[0], start = c.rec.ints[1], end = c.rec.ints[2], step = c.rec.ints[3];
+  SymShape sym = c.s.sym_of(c.in[0]);
+  const int64_t size = c.s.shape_of(c.in[0])[size_t(d)];
+  if (start == 0 && end == size && step == 1) return c.in[0];  // full range: an alias
+  if (!sym[size_t(d)].is_static())
+    return Status::trace(TraceErrorKind::SymbolicShape,
+                         msg(c.s.where(c.call()), ": a partial slice [", start, ":", end, ":", step, "] of symbolic axis ", d,
+                             " cannot be expressed for other sizes; slice a static axis or take the full range"));
+  sym[size_t(d)] = Extent::fixed(c.rec.output_shape[size_t(d)]);
+  OM_ASSIGN_OR_RETURN(ValueId s0, c.s.const_i64({start}));
+  OM_ASSIGN_OR_RETURN(ValueId e0, c.s.const_i64({end}));
+  OM_ASSIGN_OR_RETURN(ValueId ax, c.s.const_i64({d}));
+  OM_ASSIGN_OR_RETURN(ValueId st, c.s.const_i64({step}));
+  return c.emit("Slice", {c.in[0], s0, e0, ax, st}, {}, sym);
+}
+
+OM_LOWER(Select) {
+  const int64_t d = c.rec.ints[0];
+  SymShape sym = c.s.sym_of(c.in[0]);
+  // On a symbolic axis a negative index keeps counting from the end at every size.
+  const int64_t index = sym[size_t(d)].is_static() ? c.rec.ints[1] : c.rec.ints[2];
+  sym.erase(sym.begin() + d);
+  OM_ASSIGN_OR_RETURN(ValueId idx, c.s.const_i64({index}, true));
+  return c.emit("Gather", {c.in[0], idx}, {AttrSpec::of_int("axis", d)}, sym);
+}
+
+OM_LOWER(Flip) {
+  const int64_t d = c.rec.ints[0];
+  OM_ASSIGN_OR_RETURN(ValueId s0, c.s.const_i64({-1}));
+  OM_ASSIGN_OR_RETURN(ValueId e0, c.s.const_i64({INT64_MIN}));
+  OM_ASSIGN_OR_RETURN(ValueId ax, c.s.const_i64({d}));
+  OM_ASSIGN_OR_RETURN(ValueId st, c.s.const_i64({-1}));
+  return c.emit("Slice", {c.in[0], s0, e0, ax, st}, {}, c.s.sym_of(c.in[0]));
+}
+
+OM_LOWER(Cast) { return c.emit("Cast", c.in, {AttrSpec::of_int("to", c.rec.ints[0])}, c.s.sym_of(c.in[0])); }
+// Copies keep the identity of their source: no node.
+OM_LOWER(Contiguous) { return c.in[0]; }
+OM_LOWER(Clone) { return c.in[0]; }
+
+namespace {
+struct Entry {
+  bool available;
+  Result<ValueId> (*run)(Ctx&);
+};
+const Entry kTable[] = {
+#define OM_OP(id, name, arity, traceable) {Lowering<OpId::id>::available, &Lowering<OpId::id>::run},
+#include "onemodel/ops/ops.def"
+#undef OM_OP
+};
+}  // namespace
+
+}  // namespace lowering_impl
+
+bool has_lowering(OpId op) { return lowering_impl::kTable[int(op)].available; }
+
+Result<ValueId> lower(TraceState& s, const autograd::BackwardRecord& rec, const std::vector<ValueId>& inputs) {
+  lowering_impl::Ctx c{s, rec, inputs};
+  return lowering_impl::kTable[int(rec.op)].run(c);
+}
+
+}  // namespace om::trace

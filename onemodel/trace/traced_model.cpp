@@ -1,0 +1,18 @@
+#include "onemodel/io/format_v1.h"
+#include "onemodel/io/onnx.h"
+#include "onemodel/trace/tracer.h"
+
+namespace om {
+
+const graph::Graph& TracedModel::graph() const {
+  if (!graph_) raise(Status::error(ErrorKind::InvalidArgument, "om::TracedModel: empty model (default-constructed); obtain one from Tracer::finish"));
+  return *graph_;
+}
+
+std::vector<uint8_t> TracedModel::to_onnx() const { return unwrap(onnx::write_bytes(graph())); }
+
+void TracedModel::save_onnx(const std::string& path) const { check(onnx::write_file(graph(), path)); }
+
+void TracedModel::save(const std::string& path) const { check(format_v1::write_file(graph(), path)); }
+
+}  // namespace om
