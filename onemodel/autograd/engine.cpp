@@ -82,6 +82,8 @@ Status accumulate_into_leaf(detail::TensorImpl& leaf, const Tensor& g) {
 Status backward(const Tensor& root, const Tensor& seed) {
   if (!root.impl()->requires_grad)
     return Status::error(ErrorKind::InvalidArgument, "om::Tensor::backward: the tensor does not require gradients (no input had requires_grad_())");
+  OM_TRY(detail::check_live(root, "om::Tensor::backward"));
+  OM_TRY(detail::check_live(seed, "om::Tensor::backward"));
   detail::InternalNoGrad no_grad;
   // Reverse topological order by iterative DFS.
   std::vector<detail::TensorImpl*> order;
@@ -115,6 +117,10 @@ Status backward(const Tensor& root, const Tensor& seed) {
       continue;
     }
     const BackwardRecord& rec = *node->grad_fn;
+    // Gradient functions read inputs and saved values directly: refuse released ones.
+    for (const Tensor& in : rec.inputs)
+      if (in.defined()) OM_TRY(detail::check_live(in, "om::Tensor::backward"));
+    if (rec.saved.defined()) OM_TRY(detail::check_live(rec.saved, "om::Tensor::backward"));
     std::vector<Tensor> gin(rec.inputs.size());
     OM_TRY(grad_fn(rec.op)(rec, g, &gin));
     for (size_t k = 0; k < rec.inputs.size(); ++k) {

@@ -174,6 +174,7 @@ Result<Tensor> expand(const Tensor& x, const Shape& shape) {
     }
     const int64_t have = x.shape()[k - lead];
     const int64_t want = shape[k] == -1 ? have : shape[k];
+    if (want < 0) return Status::error(ErrorKind::InvalidArgument, msg(call, ": invalid size ", shape[k], " in ", shape_str(shape)));
     if (have != want && have != 1)
       return Status::error(ErrorKind::ShapeMismatch, msg(call, ": cannot expand ", x.to_string(), " to ", shape_str(shape), " (dim ", k, ": ", have,
                                                          " vs ", want, "); only size-1 dims expand"));
