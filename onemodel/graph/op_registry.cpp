@@ -1,0 +1,135 @@
+#include "onemodel/graph/op_registry.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "onemodel/graph/ops/op_util.h"
+
+namespace om::graph {
+
+int64_t ValueDesc::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Status InferContext::error(ErrorKind kind, const std::string& what) const {
+  return Status::error(kind, msg(node.op_type, " node '", node.name, "': ", what));
+}
+
+void InferContext::set_output(size_t i, DType dtype, std::vector<int64_t> shape) {
+  if (i >= outputs.size()) return;
+  outputs[i].dtype = dtype;
+  outputs[i].shape = std::move(shape);
+}
+
+static bool same_domain(const std::string& a, const char* b) {
+  auto norm = [](const char* d) { return std::strcmp(d, "ai.onnx") == 0 ? "" : d; };
+  return std::strcmp(norm(a.c_str()), norm(b)) == 0;
+}
+
+const std::vector<const OpDef*>& all_ops() {
+  static const std::vector<const OpDef*> table = [] {
+    std::vector<const OpDef*> v;
+    for (ops::OpTable t : {ops::elementwise_ops(), ops::matmul_ops(), ops::reduce_ops(), ops::shape_ops(),
+                           ops::index_ops()})
+      for (size_t i = 0; i < t.count; ++i) v.push_back(&t.defs[i]);
+    return v;
+  }();
+  return table;
+}
+
+const OpDef* find_op(const std::string& domain, const std::string& op_type) {
+  for (const OpDef* d : all_ops())
+    if (op_type == d->op_type && same_domain(domain, d->domain)) return d;
+  return nullptr;
+}
+
+const Attribute* find_attr(const Node& node, const char* name) {
+  for (const Attribute& a : node.attributes)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+int64_t attr_int(const Node& node, const char* name, int64_t fallback) {
+  const Attribute* a = find_attr(node, name);
+  return a && a->type == AttrType::Int ? a->i : fallback;
+}
+
+float attr_float(const Node& node, const char* name, float fallback) {
+  const Attribute* a = find_attr(node, name);
+  return a && a->type == AttrType::Float ? a->f : fallback;
+}
+
+std::shared_ptr<void> aligned_buffer(size_t nbytes) {
+  const size_t size = (nbytes + 63) / 64 * 64 + 64;  // never zero, so every buffer has an address
+  void* p = std::aligned_alloc(64, size);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, size);
+  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+
+std::string shape_str(const int64_t* dims, size_t rank) {
+  std::string s = "[";
+  for (size_t i = 0; i < rank; ++i) {
+    if (i) s += ", ";
+    s += std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+std::string shape_str(const std::vector<int64_t>& shape) { return shape_str(shape.data(), shape.size()); }
+
+Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
+                     const std::vector<const ValueDesc*>& inputs, std::vector<EvaluatedValue>* outputs) {
+  InferContext ctx{node, inputs, std::vector<ValueDesc>(node.outputs.size())};
+  OM_TRY(op.infer(ctx));
+  KernelFn fn = mode == ArithmeticMode::Exact ? op.exact : op.fast;
+  if (!fn) return ctx.error(ErrorKind::Unsupported, "no exact kernel; run the session in ArithmeticMode::Fast");
+  std::vector<TensorArg> in_args(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) continue;
+    TensorArg& a = in_args[i];
+    a.present = true;
+    a.dtype = inputs[i]->dtype;
+    a.dims = inputs[i]->shape.data();
+    a.rank = inputs[i]->shape.size();
+    a.numel = inputs[i]->numel();
+    a.data = const_cast<void*>(inputs[i]->data);
+  }
+  outputs->clear();
+  outputs->resize(ctx.outputs.size());
+  std::vector<TensorArg> out_args(ctx.outputs.size());
+  for (size_t i = 0; i < ctx.outputs.size(); ++i) {
+    EvaluatedValue& ev = (*outputs)[i];
+    ev.desc = ctx.outputs[i];
+    if (ev.desc.shape.size() > kMaxRank)
+      return ctx.error(ErrorKind::Unsupported, msg("output rank ", ev.desc.shape.size(), " exceeds ", kMaxRank));
+    std::shared_ptr<void> buf = aligned_buffer(ev.desc.nbytes());
+    ev.desc.data = buf.get();
+    ev.owner = buf;
+    TensorArg& a = out_args[i];
+    a.present = true;
+    a.dtype = ev.desc.dtype;
+    a.dims = ev.desc.shape.data();
+    a.rank = ev.desc.shape.size();
+    a.numel = ev.desc.numel();
+    a.data = buf.get();
+  }
+  std::shared_ptr<void> scratch;
+  size_t scratch_bytes = op.scratch ? op.scratch(ctx) : 0;
+  if (scratch_bytes) scratch = aligned_buffer(scratch_bytes);
+  KernelContext k;
+  k.node = &node;
+  k.mode = mode;
+  k.inputs = in_args.data();
+  k.num_inputs = in_args.size();
+  k.outputs = out_args.data();
+  k.num_outputs = out_args.size();
+  k.scratch = scratch.get();
+  k.scratch_bytes = scratch_bytes;
+  return fn(k);
+}
+
+}  // namespace om::graph

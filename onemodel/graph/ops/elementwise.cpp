@@ -1,0 +1,286 @@
+// Elementwise graph operators: arithmetic with numpy broadcasting, comparisons, Where, and the
+// unary activations. f32 work goes through the shared kernels; integer and bool paths are plain
+// loops. Every op here is exact by nature (one rounding per element, the library's own
+// transcendental functions), so the fast and the exact kernel are the same function — except
+// Pow, whose kernel is not guaranteed identical across ISAs.
+#include <cmath>
+
+#include "onemodel/graph/ops/op_util.h"
+#include "onemodel/kernels/kernels.h"
+
+namespace om::graph::ops {
+namespace {
+
+using kernels::BinaryOp;
+using kernels::UnaryOp;
+
+// ---- inference ----
+
+Status infer_broadcast_same_dtype(InferContext& ctx, bool bool_result) {
+  const ValueDesc* a = ctx.input(0);
+  const ValueDesc* b = ctx.input(1);
+  if (!a || !b) return ctx.error(ErrorKind::InvalidArgument, "needs two inputs");
+  if (a->dtype != b->dtype)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("input dtypes differ: ", dtype_name(a->dtype), " and ", dtype_name(b->dtype),
+                                                   "; insert a Cast so both operands have one dtype"));
+  std::vector<int64_t> shape;
+  OM_TRY(broadcast_shapes(ctx, {&a->shape, &b->shape}, &shape));
+  ctx.set_output(0, bool_result ? DType::boolean : a->dtype, std::move(shape));
+  return Status::ok();
+}
+
+Status require_dtype(const InferContext& ctx, size_t i, std::initializer_list<DType> allowed) {
+  const ValueDesc* v = ctx.input(i);
+  if (!v) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
+  for (DType d : allowed)
+    if (v->dtype == d) return Status::ok();
+  std::string names;
+  for (DType d : allowed) names += (names.empty() ? "" : ", ") + std::string(dtype_name(d));
+  return ctx.error(ErrorKind::DTypeMismatch, msg("input ", i, " has dtype ", dtype_name(v->dtype), "; supported: ", names));
+}
+
+Status infer_arith(InferContext& ctx) {
+  OM_TRY(require_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32}));
+  return infer_broadcast_same_dtype(ctx, false);
+}
+Status infer_f32_binary(InferContext& ctx) {
+  OM_TRY(require_dtype(ctx, 0, {DType::f32}));
+  return infer_broadcast_same_dtype(ctx, false);
+}
+Status infer_compare(InferContext& ctx) {
+  OM_TRY(require_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32, DType::boolean}));
+  return infer_broadcast_same_dtype(ctx, true);
+}
+
+Status infer_where(InferContext& ctx) {
+  OM_TRY(require_dtype(ctx, 0, {DType::boolean}));
+  const ValueDesc* x = ctx.input(1);
+  const ValueDesc* y = ctx.input(2);
+  if (!x || !y) return ctx.error(ErrorKind::InvalidArgument, "needs three inputs (condition, X, Y)");
+  if (x->dtype != y->dtype)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("X and Y dtypes differ: ", dtype_name(x->dtype), " and ", dtype_name(y->dtype)));
+  std::vector<int64_t> shape;
+  OM_TRY(broadcast_shapes(ctx, {&ctx.input(0)->shape, &x->shape, &y->shape}, &shape));
+  ctx.set_output(0, x->dtype, std::move(shape));
+  return Status::ok();
+}
+
+Status infer_f32_unary(InferContext& ctx) {
+  OM_TRY(require_dtype(ctx, 0, {DType::f32}));
+  ctx.set_output(0, DType::f32, ctx.input(0)->shape);
+  return Status::ok();
+}
+
+Status infer_neg(InferContext& ctx) {
+  OM_TRY(require_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32}));
+  ctx.set_output(0, ctx.input(0)->dtype, ctx.input(0)->shape);
+  return Status::ok();
+}
+
+Status infer_clip(InferContext& ctx) {
+  OM_TRY(infer_f32_unary(ctx));
+  for (size_t i = 1; i < 3; ++i) {
+    const ValueDesc* v = ctx.input(i);
+    if (v && (v->dtype != DType::f32 || v->numel() != 1))
+      return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " (", i == 1 ? "min" : "max", ") must be an f32 scalar, got ",
+                                                       dtype_name(v->dtype), " ", shape_str(v->shape)));
+  }
+  return Status::ok();
+}
+
+// ---- kernels ----
+
+template <typename T, typename R, typename F>
+void binary_loop(const KernelContext& k, F f) {
+  const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
+  BroadcastIter it;
+  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
+  const T* a = k.in(0).as<const T>();
+  const T* b = k.in(1).as<const T>();
+  R* y = k.out(0).as<R>();
+  const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
+  it.for_each([&](const int64_t* off, int64_t n) {
+    const T* pa = a + off[1];
+    const T* pb = b + off[2];
+    R* py = y + off[0];
+    for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i * sa], pb[i * sb]);
+  });
+}
+
+void f32_binary_broadcast(const KernelContext& k, BinaryOp op) {
+  const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
+  BroadcastIter it;
+  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
+  const float* a = k.in(0).as<const float>();
+  const float* b = k.in(1).as<const float>();
+  float* y = k.out(0).as<float>();
+  const size_t sa = size_t(it.inner_step[1]), sb = size_t(it.inner_step[2]);
+  it.for_each([&](const int64_t* off, int64_t n) {
+    kernels::f32_binary(op, a + off[1], sa, b + off[2], sb, y + off[0], size_t(n));
+  });
+}
+
+template <typename T>
+Status int_arith(const KernelContext& k, BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: binary_loop<T, T>(k, [](T x, T y) { return T(x + y); }); break;
+    case BinaryOp::Sub: binary_loop<T, T>(k, [](T x, T y) { return T(x - y); }); break;
+    case BinaryOp::Mul: binary_loop<T, T>(k, [](T x, T y) { return T(x * y); }); break;
+    case BinaryOp::Div: {
+      const T* b = k.in(1).as<const T>();
+      for (int64_t i = 0; i < k.in(1).numel; ++i)
+        if (b[i] == 0)
+          return Status::error(ErrorKind::InvalidArgument, msg("Div node '", k.node->name, "': integer division by zero (divisor '",
+                                                               k.node->inputs[1], "' element ", i, ")"));
+      binary_loop<T, T>(k, [](T x, T y) { return T(x / y); });
+      break;
+    }
+    default: return Status::error(ErrorKind::Internal, "int_arith: unsupported op");
+  }
+  return Status::ok();
+}
+
+template <BinaryOp Op>
+Status arith_kernel(const KernelContext& k) {
+  switch (k.in(0).dtype) {
+    case DType::f32: f32_binary_broadcast(k, Op); return Status::ok();
+    case DType::i64: return int_arith<int64_t>(k, Op);
+    case DType::i32: return int_arith<int32_t>(k, Op);
+    default: return Status::error(ErrorKind::DTypeMismatch, "arith kernel: unsupported dtype");
+  }
+}
+
+enum class Cmp { Eq, Lt, Gt };
+
+template <typename T, Cmp C>
+void compare_typed(const KernelContext& k) {
+  binary_loop<T, bool>(k, [](T x, T y) { return C == Cmp::Eq ? x == y : C == Cmp::Lt ? x < y : x > y; });
+}
+
+template <Cmp C>
+Status compare_kernel(const KernelContext& k) {
+  switch (k.in(0).dtype) {
+    case DType::f32: compare_typed<float, C>(k); break;
+    case DType::i64: compare_typed<int64_t, C>(k); break;
+    case DType::i32: compare_typed<int32_t, C>(k); break;
+    case DType::boolean: compare_typed<bool, C>(k); break;
+    default: return Status::error(ErrorKind::DTypeMismatch, "compare kernel: unsupported dtype");
+  }
+  return Status::ok();
+}
+
+template <typename T>
+void where_typed(const KernelContext& k) {
+  const TensorArg* operands[3] = {&k.in(0), &k.in(1), &k.in(2)};
+  BroadcastIter it;
+  it.init(k.out(0).dims, k.out(0).rank, operands, 3);
+  const bool* c = k.in(0).as<const bool>();
+  const T* x = k.in(1).as<const T>();
+  const T* y = k.in(2).as<const T>();
+  T* out = k.out(0).as<T>();
+  const int64_t sc = it.inner_step[1], sx = it.inner_step[2], sy = it.inner_step[3];
+  it.for_each([&](const int64_t* off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[off[0] + i] = c[off[1] + i * sc] ? x[off[2] + i * sx] : y[off[3] + i * sy];
+  });
+}
+
+Status where_kernel(const KernelContext& k) {
+  switch (dtype_size(k.in(1).dtype)) {
+    case 1: where_typed<uint8_t>(k); break;
+    case 2: where_typed<uint16_t>(k); break;
+    case 4: where_typed<uint32_t>(k); break;
+    case 8: where_typed<uint64_t>(k); break;
+    default: return Status::error(ErrorKind::Internal, "Where: unsupported element size");
+  }
+  return Status::ok();
+}
+
+template <UnaryOp Op>
+Status unary_kernel(const KernelContext& k) {
+  kernels::f32_unary(Op, k.in(0).as<const float>(), k.out(0).as<float>(), size_t(k.in(0).numel));
+  return Status::ok();
+}
+
+Status neg_kernel(const KernelContext& k) {
+  const int64_t n = k.in(0).numel;
+  switch (k.in(0).dtype) {
+    case DType::f32: kernels::f32_unary(UnaryOp::Neg, k.in(0).as<const float>(), k.out(0).as<float>(), size_t(n)); break;
+    case DType::i64: for (int64_t i = 0; i < n; ++i) k.out(0).as<int64_t>()[i] = -k.in(0).as<const int64_t>()[i]; break;
+    case DType::i32: for (int64_t i = 0; i < n; ++i) k.out(0).as<int32_t>()[i] = -k.in(0).as<const int32_t>()[i]; break;
+    default: return Status::error(ErrorKind::DTypeMismatch, "Neg: unsupported dtype");
+  }
+  return Status::ok();
+}
+
+Status gelu_kernel(const KernelContext& k) {
+  const UnaryOp op = attr_is(*k.node, "approximate", "tanh") ? UnaryOp::GeluTanh : UnaryOp::GeluErf;
+  kernels::f32_unary(op, k.in(0).as<const float>(), k.out(0).as<float>(), size_t(k.in(0).numel));
+  return Status::ok();
+}
+
+Status infer_gelu(InferContext& ctx) {
+  const Attribute* a = find_attr(ctx.node, "approximate");
+  if (a && !(a->type == AttrType::String && (a->s == "none" || a->s == "tanh")))
+    return ctx.error(ErrorKind::InvalidArgument, msg("attribute approximate must be \"none\" or \"tanh\", got \"", a->s, "\""));
+  return infer_f32_unary(ctx);
+}
+
+Status leaky_relu_kernel(const KernelContext& k) {
+  const float alpha = attr_float(*k.node, "alpha", 0.01f);
+  const float* x = k.in(0).as<const float>();
+  float* y = k.out(0).as<float>();
+  for (int64_t i = 0; i < k.in(0).numel; ++i) y[i] = x[i] < 0.0f ? alpha * x[i] : x[i];
+  return Status::ok();
+}
+
+Status clip_kernel(const KernelContext& k) {
+  const float lo = k.has_input(1) ? *k.in(1).as<const float>() : -INFINITY;
+  const float hi = k.has_input(2) ? *k.in(2).as<const float>() : INFINITY;
+  const float* x = k.in(0).as<const float>();
+  float* y = k.out(0).as<float>();
+  for (int64_t i = 0; i < k.in(0).numel; ++i) {
+    const float v = x[i] < lo ? lo : x[i];
+    y[i] = v > hi ? hi : v;
+  }
+  return Status::ok();
+}
+
+Status pow_kernel(const KernelContext& k) {
+  f32_binary_broadcast(k, BinaryOp::Pow);
+  return Status::ok();
+}
+
+#define OM_UNARY(name, op, notes) \
+  {name, "", 1, 1, infer_f32_unary, unary_kernel<UnaryOp::op>, unary_kernel<UnaryOp::op>, nullptr, kOpNone, notes}
+
+const OpDef kOps[] = {
+    {"Add", "", 2, 2, infer_arith, arith_kernel<BinaryOp::Add>, arith_kernel<BinaryOp::Add>, nullptr, kOpNone, "f32 i64 i32, broadcasting"},
+    {"Sub", "", 2, 2, infer_arith, arith_kernel<BinaryOp::Sub>, arith_kernel<BinaryOp::Sub>, nullptr, kOpNone, "f32 i64 i32, broadcasting"},
+    {"Mul", "", 2, 2, infer_arith, arith_kernel<BinaryOp::Mul>, arith_kernel<BinaryOp::Mul>, nullptr, kOpNone, "f32 i64 i32, broadcasting"},
+    {"Div", "", 2, 2, infer_arith, arith_kernel<BinaryOp::Div>, arith_kernel<BinaryOp::Div>, nullptr, kOpNone,
+     "f32 i64 i32, broadcasting; integer division truncates, by zero is an error"},
+    {"Pow", "", 2, 2, infer_f32_binary, pow_kernel, nullptr, nullptr, kOpNone, "f32, broadcasting; fast only"},
+    {"Equal", "", 2, 2, infer_compare, compare_kernel<Cmp::Eq>, compare_kernel<Cmp::Eq>, nullptr, kOpNone, "f32 i64 i32 bool -> bool"},
+    {"Less", "", 2, 2, infer_compare, compare_kernel<Cmp::Lt>, compare_kernel<Cmp::Lt>, nullptr, kOpNone, "f32 i64 i32 bool -> bool"},
+    {"Greater", "", 2, 2, infer_compare, compare_kernel<Cmp::Gt>, compare_kernel<Cmp::Gt>, nullptr, kOpNone, "f32 i64 i32 bool -> bool"},
+    {"Where", "", 3, 3, infer_where, where_kernel, where_kernel, nullptr, kOpNone, "any dtype, three-way broadcasting"},
+    {"Neg", "", 1, 1, infer_neg, neg_kernel, neg_kernel, nullptr, kOpNone, "f32 i64 i32"},
+    OM_UNARY("Relu", Relu, "f32"),
+    OM_UNARY("Sigmoid", Sigmoid, "f32, library sigmoid"),
+    OM_UNARY("Tanh", Tanh, "f32, library tanh"),
+    OM_UNARY("Sqrt", Sqrt, "f32"),
+    OM_UNARY("Erf", Erf, "f32, library erf"),
+    OM_UNARY("Exp", Exp, "f32, library exp"),
+    OM_UNARY("Log", Log, "f32, library log"),
+    OM_UNARY("Abs", Abs, "f32"),
+    OM_UNARY("Reciprocal", Reciprocal, "f32"),
+    {"Gelu", "", 1, 1, infer_gelu, gelu_kernel, gelu_kernel, nullptr, kOpNone, "f32, approximate none|tanh"},
+    {"LeakyRelu", "", 1, 1, infer_f32_unary, leaky_relu_kernel, leaky_relu_kernel, nullptr, kOpNone, "f32, alpha"},
+    {"Clip", "", 1, 3, infer_clip, clip_kernel, clip_kernel, nullptr, kOpNone, "f32, optional scalar min/max inputs"},
+};
+
+}  // namespace
+
+OpTable elementwise_ops() { return {kOps, sizeof(kOps) / sizeof(kOps[0])}; }
+
+}  // namespace om::graph::ops

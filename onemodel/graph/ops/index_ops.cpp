@@ -1,0 +1,316 @@
+// Indexing and layout operators: Slice (starts/ends/axes/steps inputs, negative steps,
+// clamping), Gather (any axis, scalar or tensor indices, negative indices), Concat and Cast.
+#include <cstring>
+#include <limits>
+
+#include "onemodel/graph/ops/op_util.h"
+
+namespace om::graph::ops {
+namespace {
+
+int64_t read_int(const void* data, DType dt, int64_t i) {
+  return dt == DType::i64 ? static_cast<const int64_t*>(data)[i] : static_cast<const int32_t*>(data)[i];
+}
+
+// ---- Slice ----
+
+struct SliceParams {
+  int64_t start[kMaxRank], step[kMaxRank], size[kMaxRank];
+};
+
+struct IntOperand {
+  const void* data = nullptr;
+  DType dtype = DType::i64;
+  int64_t n = 0;
+};
+
+// Fills p for every axis of `dims` (untouched axes: start 0, step 1, full size). Returns an
+// error message (empty when fine); used both when planning and when running.
+const char* slice_params(const int64_t* dims, size_t rank, IntOperand starts, IntOperand ends, IntOperand axes, IntOperand steps,
+                         SliceParams* p) {
+  for (size_t i = 0; i < rank; ++i) p->start[i] = 0, p->step[i] = 1, p->size[i] = dims[i];
+  if (starts.n != ends.n) return "starts and ends have different lengths";
+  if (axes.data && axes.n != starts.n) return "axes and starts have different lengths";
+  if (steps.data && steps.n != starts.n) return "steps and starts have different lengths";
+  bool seen[kMaxRank] = {};
+  for (int64_t j = 0; j < starts.n; ++j) {
+    int64_t ax = axes.data ? read_int(axes.data, axes.dtype, j) : j;
+    if (!normalize_axis(ax, int64_t(rank), &ax)) return "an axis is out of range";
+    if (seen[ax]) return "an axis appears twice";
+    seen[ax] = true;
+    const int64_t d = dims[ax];
+    const int64_t step = steps.data ? read_int(steps.data, steps.dtype, j) : 1;
+    if (step == 0) return "a step is 0";
+    int64_t s = read_int(starts.data, starts.dtype, j), e = read_int(ends.data, ends.dtype, j);
+    if (s < 0) s += d;
+    if (e < 0) e += d;
+    int64_t size;
+    if (step > 0) {
+      s = std::min(std::max<int64_t>(s, 0), d);
+      e = std::min(std::max<int64_t>(e, 0), d);
+      size = e > s ? (e - s + step - 1) / step : 0;
+    } else {
+      s = std::min(std::max<int64_t>(s, 0), d - 1);
+      e = std::min(std::max<int64_t>(e, -1), d - 1);
+      size = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+    }
+    p->start[ax] = s;
+    p->step[ax] = step;
+    p->size[ax] = size;
+  }
+  return "";
+}
+
+IntOperand operand_desc(const ValueDesc* v) {
+  IntOperand o;
+  if (v) o.data = v->data, o.dtype = v->dtype, o.n = v->numel();
+  return o;
+}
+IntOperand operand_arg(const KernelContext& k, size_t i) {
+  IntOperand o;
+  if (k.has_input(i)) o.data = k.in(i).data, o.dtype = k.in(i).dtype, o.n = k.in(i).numel;
+  return o;
+}
+
+Status infer_slice(InferContext& ctx) {
+  const ValueDesc* x = ctx.input(0);
+  if (!x) return ctx.error(ErrorKind::InvalidArgument, "data input is required");
+  if (x->shape.size() > kMaxRank) return ctx.error(ErrorKind::Unsupported, msg("rank ", x->shape.size(), " exceeds ", kMaxRank));
+  std::vector<int64_t> tmp;
+  for (size_t i = 1; i < 5; ++i)
+    if (ctx.input(i) || i < 3) OM_TRY(const_ints(ctx, i, &tmp));  // checks dtype and plan-time availability
+  SliceParams p;
+  const char* err = slice_params(x->shape.data(), x->shape.size(), operand_desc(ctx.input(1)), operand_desc(ctx.input(2)),
+                                 operand_desc(ctx.input(3)), operand_desc(ctx.input(4)), &p);
+  if (*err) return ctx.error(ErrorKind::InvalidArgument, msg(err, " (data ", shape_str(x->shape), ")"));
+  ctx.set_output(0, x->dtype, std::vector<int64_t>(p.size, p.size + x->shape.size()));
+  return Status::ok();
+}
+
+template <typename T>
+void slice_typed(const T* x, const int64_t* dims, size_t rank, const SliceParams& p, T* y) {
+  int64_t xs[kMaxRank];
+  contiguous_strides(dims, rank, xs);
+  int64_t total = 1, base = 0, step_str[kMaxRank];
+  for (size_t i = 0; i < rank; ++i) {
+    total *= p.size[i];
+    base += p.start[i] * xs[i];
+    step_str[i] = p.step[i] * xs[i];
+  }
+  if (total == 0) return;
+  if (rank == 0) { y[0] = x[0]; return; }
+  const int64_t inner = p.size[rank - 1], is = step_str[rank - 1];
+  int64_t idx[kMaxRank] = {};
+  int64_t off = base;
+  for (int64_t o = 0; o < total; o += inner) {
+    for (int64_t i = 0; i < inner; ++i) y[o + i] = x[off + i * is];
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++idx[d] < p.size[d]) { off += step_str[d]; break; }
+      off -= step_str[d] * (p.size[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+Status slice_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  SliceParams p;
+  const char* err = slice_params(X.dims, X.rank, operand_arg(k, 1), operand_arg(k, 2), operand_arg(k, 3), operand_arg(k, 4), &p);
+  if (*err) return Status::error(ErrorKind::InvalidArgument, msg("Slice node '", k.node->name, "': ", err));
+  switch (dtype_size(X.dtype)) {
+    case 1: slice_typed(X.as<const uint8_t>(), X.dims, X.rank, p, k.out(0).as<uint8_t>()); break;
+    case 2: slice_typed(X.as<const uint16_t>(), X.dims, X.rank, p, k.out(0).as<uint16_t>()); break;
+    case 4: slice_typed(X.as<const uint32_t>(), X.dims, X.rank, p, k.out(0).as<uint32_t>()); break;
+    default: slice_typed(X.as<const uint64_t>(), X.dims, X.rank, p, k.out(0).as<uint64_t>()); break;
+  }
+  return Status::ok();
+}
+
+// ---- Gather ----
+
+Status infer_gather(InferContext& ctx) {
+  const ValueDesc* x = ctx.input(0);
+  const ValueDesc* ind = ctx.input(1);
+  if (!x || !ind) return ctx.error(ErrorKind::InvalidArgument, "needs data and indices");
+  if (ind->dtype != DType::i64 && ind->dtype != DType::i32)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("indices must be i64 or i32, got ", dtype_name(ind->dtype)));
+  int64_t axis;
+  if (!normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(x->shape.size()), &axis))
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", 0), " is out of range for ", shape_str(x->shape)));
+  if (ind->data) {  // known indices: check them now, so a bad constant fails at creation
+    const int64_t d = x->shape[size_t(axis)];
+    for (int64_t i = 0; i < ind->numel(); ++i) {
+      const int64_t v = read_int(ind->data, ind->dtype, i);
+      if (v < -d || v >= d)
+        return ctx.error(ErrorKind::InvalidArgument, msg("index ", v, " is out of range for axis ", axis, " of size ", d));
+    }
+  }
+  std::vector<int64_t> out(x->shape.begin(), x->shape.begin() + axis);
+  out.insert(out.end(), ind->shape.begin(), ind->shape.end());
+  out.insert(out.end(), x->shape.begin() + axis + 1, x->shape.end());
+  ctx.set_output(0, x->dtype, std::move(out));
+  return Status::ok();
+}
+
+Status gather_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const TensorArg& I = k.in(1);
+  int64_t axis = 0;
+  normalize_axis(attr_int(*k.node, "axis", 0), int64_t(X.rank), &axis);
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= X.dims[i];
+  for (size_t i = size_t(axis) + 1; i < X.rank; ++i) inner *= X.dims[i];
+  const int64_t d = X.dims[axis];
+  const size_t es = dtype_size(X.dtype), row = size_t(inner) * es;
+  const uint8_t* x = X.as<const uint8_t>();
+  uint8_t* y = k.out(0).as<uint8_t>();
+  for (int64_t j = 0; j < I.numel; ++j) {
+    const int64_t v = read_int(I.data, I.dtype, j);
+    if (v < -d || v >= d)
+      return Status::error(ErrorKind::InvalidArgument, msg("Gather node '", k.node->name, "': index ", v, " (element ", j, " of '",
+                                                           k.node->inputs[1], "') is out of range for axis ", axis, " of size ", d));
+  }
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < I.numel; ++j) {
+      int64_t v = read_int(I.data, I.dtype, j);
+      if (v < 0) v += d;
+      if (row) std::memcpy(y + size_t(o * I.numel + j) * row, x + size_t(o * d + v) * row, row);
+    }
+  return Status::ok();
+}
+
+// ---- Concat ----
+
+Status infer_concat(InferContext& ctx) {
+  if (ctx.num_inputs() == 0 || !ctx.input(0)) return ctx.error(ErrorKind::InvalidArgument, "needs at least one input");
+  const ValueDesc* first = ctx.input(0);
+  int64_t axis;
+  if (!normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(first->shape.size()), &axis))
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", 0), " is out of range for ", shape_str(first->shape)));
+  std::vector<int64_t> out = first->shape;
+  out[size_t(axis)] = 0;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const ValueDesc* v = ctx.input(i);
+    if (!v) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is missing"));
+    if (v->dtype != first->dtype)
+      return ctx.error(ErrorKind::DTypeMismatch, msg("input ", i, " has dtype ", dtype_name(v->dtype), ", input 0 has ", dtype_name(first->dtype)));
+    bool ok = v->shape.size() == first->shape.size();
+    for (size_t d = 0; ok && d < v->shape.size(); ++d) ok = int64_t(d) == axis || v->shape[d] == first->shape[d];
+    if (!ok)
+      return ctx.error(ErrorKind::ShapeMismatch, msg("input ", i, " ", shape_str(v->shape), " does not match input 0 ", shape_str(first->shape),
+                                                     " outside axis ", axis));
+    out[size_t(axis)] += v->shape[size_t(axis)];
+  }
+  ctx.set_output(0, first->dtype, std::move(out));
+  return Status::ok();
+}
+
+Status concat_kernel(const KernelContext& k) {
+  const TensorArg& Y = k.out(0);
+  int64_t axis = 0;
+  normalize_axis(attr_int(*k.node, "axis", 0), int64_t(Y.rank), &axis);
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= Y.dims[i];
+  for (size_t i = size_t(axis) + 1; i < Y.rank; ++i) inner *= Y.dims[i];
+  const size_t es = dtype_size(Y.dtype);
+  const size_t out_row = size_t(Y.dims[axis] * inner) * es;
+  size_t col = 0;
+  for (size_t i = 0; i < k.num_inputs; ++i) {
+    const TensorArg& X = k.in(i);
+    const size_t row = size_t(X.dims[axis] * inner) * es;
+    if (row)
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(Y.as<uint8_t>() + size_t(o) * out_row + col, X.as<const uint8_t>() + size_t(o) * row, row);
+    col += row;
+  }
+  return Status::ok();
+}
+
+// ---- Cast ----
+
+Status infer_cast(InferContext& ctx) {
+  if (!ctx.input(0)) return ctx.error(ErrorKind::InvalidArgument, "input is required");
+  DType to;
+  const int64_t code = attr_int(ctx.node, "to", -1);
+  if (!dtype_from_onnx(int32_t(code), &to))
+    return ctx.error(ErrorKind::Unsupported, msg("target type ", code, " is not supported (f32, f16, i64, i32, i8, u8, bool)"));
+  ctx.set_output(0, to, ctx.input(0)->shape);
+  return Status::ok();
+}
+
+template <typename S>
+void cast_from(const S* x, DType to, void* y, int64_t n) {
+  switch (to) {
+    case DType::f32: for (int64_t i = 0; i < n; ++i) static_cast<float*>(y)[i] = static_cast<float>(x[i]); break;
+    case DType::i64: for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(y)[i] = static_cast<int64_t>(x[i]); break;
+    case DType::i32: for (int64_t i = 0; i < n; ++i) static_cast<int32_t*>(y)[i] = static_cast<int32_t>(x[i]); break;
+    case DType::i8: for (int64_t i = 0; i < n; ++i) static_cast<int8_t*>(y)[i] = static_cast<int8_t>(x[i]); break;
+    case DType::u8: for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(y)[i] = static_cast<uint8_t>(x[i]); break;
+    case DType::boolean: for (int64_t i = 0; i < n; ++i) static_cast<bool*>(y)[i] = x[i] != S(0); break;
+    case DType::f16:
+      for (int64_t i = 0; i < n; ++i) static_cast<half*>(y)[i] = float_to_half(static_cast<float>(x[i]));
+      break;
+  }
+}
+
+// Float to integer: truncation toward zero; NaN and out-of-range values become 0 instead of
+// undefined behaviour.
+template <typename I>
+I float_to_int(float v) {
+  if (!(v > float(std::numeric_limits<I>::min()) - 1.0f && v < float(std::numeric_limits<I>::max()))) return I(0);
+  return static_cast<I>(v);
+}
+
+void cast_from_float(const float* x, DType to, void* y, int64_t n) {
+  switch (to) {
+    case DType::i64: for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(y)[i] = float_to_int<int64_t>(x[i]); break;
+    case DType::i32: for (int64_t i = 0; i < n; ++i) static_cast<int32_t*>(y)[i] = float_to_int<int32_t>(x[i]); break;
+    case DType::i8: for (int64_t i = 0; i < n; ++i) static_cast<int8_t*>(y)[i] = int8_t(float_to_int<int32_t>(x[i])); break;
+    case DType::u8: for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(y)[i] = uint8_t(float_to_int<int32_t>(x[i])); break;
+    default: cast_from(x, to, y, n); break;
+  }
+}
+
+Status cast_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const DType to = k.out(0).dtype;
+  void* y = k.out(0).data;
+  const int64_t n = X.numel;
+  if (X.dtype == to) {
+    if (n) std::memcpy(y, X.data, size_t(n) * dtype_size(to));
+    return Status::ok();
+  }
+  switch (X.dtype) {
+    case DType::f32: cast_from_float(X.as<const float>(), to, y, n); break;
+    case DType::f16: {
+      // Through f32 one element at a time: no scratch needed.
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = half_to_float(X.as<const half>()[i]);
+        cast_from_float(&v, to, static_cast<uint8_t*>(y) + size_t(i) * dtype_size(to), 1);
+      }
+      break;
+    }
+    case DType::i64: cast_from(X.as<const int64_t>(), to, y, n); break;
+    case DType::i32: cast_from(X.as<const int32_t>(), to, y, n); break;
+    case DType::i8: cast_from(X.as<const int8_t>(), to, y, n); break;
+    case DType::u8: cast_from(X.as<const uint8_t>(), to, y, n); break;
+    case DType::boolean: cast_from(X.as<const bool>(), to, y, n); break;
+  }
+  return Status::ok();
+}
+
+const OpDef kOps[] = {
+    {"Slice", "", 3, 5, infer_slice, slice_kernel, slice_kernel, nullptr, kOpNone,
+     "any dtype; starts/ends/axes/steps known at plan time; negative steps, clamping"},
+    {"Gather", "", 2, 2, infer_gather, gather_kernel, gather_kernel, nullptr, kOpNone,
+     "any dtype, axis; i64/i32 indices of any rank, negative indices; out of range is an error"},
+    {"Concat", "", 1, 64, infer_concat, concat_kernel, concat_kernel, nullptr, kOpNone, "any dtype, axis"},
+    {"Cast", "", 1, 1, infer_cast, cast_kernel, cast_kernel, nullptr, kOpNone,
+     "f32 f16 i64 i32 i8 u8 bool, all pairs; float to int truncates"},
+};
+
+}  // namespace
+
+OpTable index_ops() { return {kOps, sizeof(kOps) / sizeof(kOps[0])}; }
+
+}  // namespace om::graph::ops

@@ -1,0 +1,332 @@
+// Matrix products: MatMul (numpy semantics: 1-D operands, broadcast batch axes), Gemm, and the
+// fused com.onemodel FusedMatMul (MatMul + bias + activation) that the epilogue fusion pass
+// writes. All call kernels::f32_gemm; in Exact mode the kernel's fixed fma chain and its
+// "bias then activation after the full chain" rule make each output independent of ISA.
+#include <cstring>
+
+#include "onemodel/graph/ops/op_util.h"
+#include "onemodel/kernels/kernels.h"
+
+namespace om::graph::ops {
+namespace {
+
+using kernels::UnaryOp;
+
+struct MatMulDims {
+  int64_t M = 1, K = 1, N = 1;
+  std::vector<int64_t> a_batch, b_batch, out_batch;
+};
+
+Status matmul_dims(const InferContext& ctx, const std::vector<int64_t>& a, const std::vector<int64_t>& b, MatMulDims* d,
+                   std::vector<int64_t>* out) {
+  if (a.empty() || b.empty())
+    return ctx.error(ErrorKind::ShapeMismatch, msg("operands must have rank >= 1, got ", shape_str(a), " and ", shape_str(b)));
+  const bool a1 = a.size() == 1, b1 = b.size() == 1;
+  d->M = a1 ? 1 : a[a.size() - 2];
+  d->K = a.back();
+  const int64_t kb = b1 ? b[0] : b[b.size() - 2];
+  d->N = b1 ? 1 : b.back();
+  if (d->K != kb)
+    return ctx.error(ErrorKind::ShapeMismatch, msg("inner sizes differ: A ", shape_str(a), " has K = ", d->K, ", B ", shape_str(b),
+                                                   " has K = ", kb));
+  d->a_batch.assign(a.begin(), a.end() - (a1 ? 1 : 2));
+  d->b_batch.assign(b.begin(), b.end() - (b1 ? 1 : 2));
+  OM_TRY(broadcast_shapes(ctx, {&d->a_batch, &d->b_batch}, &d->out_batch));
+  *out = d->out_batch;
+  if (!a1) out->push_back(d->M);
+  if (!b1) out->push_back(d->N);
+  return Status::ok();
+}
+
+Status require_f32(const InferContext& ctx, size_t i) {
+  const ValueDesc* v = ctx.input(i);
+  if (!v) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
+  if (v->dtype != DType::f32)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("input ", i, " ('", ctx.node.inputs[i], "') must be f32, got ", dtype_name(v->dtype)));
+  return Status::ok();
+}
+
+Status infer_matmul(InferContext& ctx) {
+  OM_TRY(require_f32(ctx, 0));
+  OM_TRY(require_f32(ctx, 1));
+  MatMulDims d;
+  std::vector<int64_t> out;
+  OM_TRY(matmul_dims(ctx, ctx.input(0)->shape, ctx.input(1)->shape, &d, &out));
+  ctx.set_output(0, DType::f32, std::move(out));
+  return Status::ok();
+}
+
+int64_t product(const int64_t* d, size_t n) {
+  int64_t p = 1;
+  for (size_t i = 0; i < n; ++i) p *= d[i];
+  return p;
+}
+
+size_t matmul_scratch(const InferContext& ctx) {
+  MatMulDims d;
+  std::vector<int64_t> out;
+  if (!matmul_dims(ctx, ctx.input(0)->shape, ctx.input(1)->shape, &d, &out).is_ok()) return 0;
+  const int64_t rows = product(d.out_batch.data(), d.out_batch.size()) * d.M;  // the folded case is the largest
+  return kernels::gemm_workspace_floats(size_t(rows), size_t(d.N), size_t(d.K)) * sizeof(float);
+}
+
+Status matmul_kernel(const KernelContext& k) {
+  const TensorArg& A = k.in(0);
+  const TensorArg& B = k.in(1);
+  const TensorArg& Y = k.out(0);
+  const bool a1 = A.rank == 1, b1 = B.rank == 1;
+  const int64_t M = a1 ? 1 : A.dims[A.rank - 2];
+  const int64_t K = A.dims[A.rank - 1];
+  const int64_t N = b1 ? 1 : B.dims[B.rank - 1];
+  const size_t a_brank = A.rank - (a1 ? 1 : 2), b_brank = B.rank - (b1 ? 1 : 2);
+  const size_t o_brank = std::max(a_brank, b_brank);
+  const int64_t a_bn = product(A.dims, a_brank), b_bn = product(B.dims, b_brank);
+  const int64_t o_bn = std::max(a_bn, b_bn) == 0 ? 0 : product(Y.dims, o_brank);
+
+  kernels::GemmArgs g;
+  g.K = size_t(K);
+  g.N = size_t(N);
+  g.a_rs = K;
+  g.a_cs = 1;
+  g.b_rs = N;
+  g.b_cs = 1;
+  g.ldc = size_t(N);
+  g.workspace = static_cast<float*>(k.scratch);
+  const float* a = A.as<const float>();
+  const float* b = B.as<const float>();
+  float* y = Y.as<float>();
+  if (b_bn == 1 && a_bn == o_bn) {  // one weight matrix: fold A's batch into the rows
+    g.M = size_t(o_bn * M);
+    g.a = a;
+    g.b = b;
+    g.c = y;
+    kernels::f32_gemm(g, k.mode);
+    return Status::ok();
+  }
+  // Broadcast batch strides (in matrices) for A and B over the output batch axes.
+  int64_t a_str[kMaxRank] = {}, b_str[kMaxRank] = {}, o_dims[kMaxRank] = {};
+  int64_t s = 1;
+  for (size_t i = o_brank; i-- > 0;) {
+    o_dims[i] = Y.dims[i];
+    const size_t lead = o_brank - a_brank;
+    a_str[i] = (i < lead || A.dims[i - lead] == 1) ? 0 : s;
+    if (i >= lead) s *= A.dims[i - lead];
+  }
+  s = 1;
+  for (size_t i = o_brank; i-- > 0;) {
+    const size_t lead = o_brank - b_brank;
+    b_str[i] = (i < lead || B.dims[i - lead] == 1) ? 0 : s;
+    if (i >= lead) s *= B.dims[i - lead];
+  }
+  int64_t idx[kMaxRank] = {};
+  int64_t ao = 0, bo = 0;
+  g.M = size_t(M);
+  for (int64_t o = 0; o < o_bn; ++o) {
+    g.a = a + ao * M * K;
+    g.b = b + bo * K * N;
+    g.c = y + o * M * N;
+    kernels::f32_gemm(g, k.mode);
+    for (size_t d = o_brank; d-- > 0;) {
+      if (++idx[d] < o_dims[d]) {
+        ao += a_str[d];
+        bo += b_str[d];
+        break;
+      }
+      ao -= a_str[d] * (o_dims[d] - 1);
+      bo -= b_str[d] * (o_dims[d] - 1);
+      idx[d] = 0;
+    }
+  }
+  return Status::ok();
+}
+
+// ---- Gemm ----
+
+Status infer_gemm(InferContext& ctx) {
+  OM_TRY(require_f32(ctx, 0));
+  OM_TRY(require_f32(ctx, 1));
+  const auto& a = ctx.input(0)->shape;
+  const auto& b = ctx.input(1)->shape;
+  if (a.size() != 2 || b.size() != 2)
+    return ctx.error(ErrorKind::ShapeMismatch, msg("A and B must be 2-D, got ", shape_str(a), " and ", shape_str(b)));
+  const bool ta = attr_int(ctx.node, "transA", 0) != 0, tb = attr_int(ctx.node, "transB", 0) != 0;
+  const int64_t M = ta ? a[1] : a[0], K = ta ? a[0] : a[1];
+  const int64_t Kb = tb ? b[1] : b[0], N = tb ? b[0] : b[1];
+  if (K != Kb) return ctx.error(ErrorKind::ShapeMismatch, msg("inner sizes differ: ", K, " vs ", Kb, " (A ", shape_str(a), ", B ", shape_str(b), ")"));
+  if (const ValueDesc* c = ctx.input(2)) {
+    OM_TRY(require_f32(ctx, 2));
+    std::vector<int64_t> mn{M, N}, out;
+    OM_TRY(broadcast_shapes(ctx, {&mn, &c->shape}, &out));
+    if (out != mn) return ctx.error(ErrorKind::ShapeMismatch, msg("C ", shape_str(c->shape), " does not broadcast to [", M, ", ", N, "]"));
+  }
+  ctx.set_output(0, DType::f32, {M, N});
+  return Status::ok();
+}
+
+size_t gemm_scratch(const InferContext& ctx) {
+  const auto& y = ctx.outputs[0].shape;
+  const bool ta = attr_int(ctx.node, "transA", 0) != 0;
+  const auto& a = ctx.input(0)->shape;
+  return kernels::gemm_workspace_floats(size_t(y[0]), size_t(y[1]), size_t(ta ? a[0] : a[1])) * sizeof(float);
+}
+
+Status gemm_kernel(const KernelContext& k) {
+  const TensorArg& A = k.in(0);
+  const TensorArg& B = k.in(1);
+  const TensorArg& Y = k.out(0);
+  const bool ta = attr_int(*k.node, "transA", 0) != 0, tb = attr_int(*k.node, "transB", 0) != 0;
+  const float alpha = attr_float(*k.node, "alpha", 1.0f), beta = attr_float(*k.node, "beta", 1.0f);
+  kernels::GemmArgs g;
+  g.M = size_t(Y.dims[0]);
+  g.N = size_t(Y.dims[1]);
+  g.K = size_t(ta ? A.dims[0] : A.dims[1]);
+  g.a = A.as<const float>();
+  g.a_rs = ta ? 1 : A.dims[1];
+  g.a_cs = ta ? A.dims[1] : 1;
+  g.b = B.as<const float>();
+  g.b_rs = tb ? 1 : B.dims[1];
+  g.b_cs = tb ? B.dims[1] : 1;
+  g.c = Y.as<float>();
+  g.ldc = g.N;
+  g.workspace = static_cast<float*>(k.scratch);
+  const bool has_c = k.has_input(2) && beta != 0.0f;
+  const TensorArg* C = has_c ? &k.in(2) : nullptr;
+  const bool c_is_bias = C && C->numel == Y.dims[1] && (C->rank == 1 || (C->rank == 2 && C->dims[0] == 1));
+  if (C && c_is_bias && alpha == 1.0f && beta == 1.0f) {
+    g.bias = C->as<const float>();
+    kernels::f32_gemm(g, k.mode);
+    return Status::ok();
+  }
+  kernels::f32_gemm(g, k.mode);
+  float* y = Y.as<float>();
+  if (alpha != 1.0f)
+    for (int64_t i = 0; i < Y.numel; ++i) y[i] *= alpha;
+  if (C) {
+    const TensorArg* operands[2] = {&Y, C};
+    BroadcastIter it;
+    it.init(Y.dims, Y.rank, operands, 2);
+    const float* c = C->as<const float>();
+    const int64_t sc = it.inner_step[2];
+    it.for_each([&](const int64_t* off, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) y[off[0] + i] += beta * c[off[2] + i * sc];
+    });
+  }
+  return Status::ok();
+}
+
+// ---- FusedMatMul (com.onemodel): Y = act(A x B + bias), B 2-D, bias [N] ----
+
+bool activation_of(const Node& node, UnaryOp* op) {
+  const Attribute* a = find_attr(node, "activation");
+  if (!a || a->s.empty() || a->s == "Identity") { *op = UnaryOp::Identity; return true; }
+  if (a->s == "Relu") { *op = UnaryOp::Relu; return true; }
+  if (a->s == "Sigmoid") { *op = UnaryOp::Sigmoid; return true; }
+  if (a->s == "Tanh") { *op = UnaryOp::Tanh; return true; }
+  if (a->s == "Gelu") { *op = UnaryOp::GeluErf; return true; }
+  if (a->s == "GeluTanh") { *op = UnaryOp::GeluTanh; return true; }
+  return false;
+}
+
+Status infer_fused(InferContext& ctx) {
+  OM_TRY(infer_matmul(ctx));
+  if (ctx.input(1)->shape.size() != 2)
+    return ctx.error(ErrorKind::ShapeMismatch, msg("B must be 2-D, got ", shape_str(ctx.input(1)->shape)));
+  if (const ValueDesc* bias = ctx.input(2)) {
+    OM_TRY(require_f32(ctx, 2));
+    if (bias->shape.size() != 1 || bias->shape[0] != ctx.input(1)->shape[1])
+      return ctx.error(ErrorKind::ShapeMismatch, msg("bias must be [", ctx.input(1)->shape[1], "], got ", shape_str(bias->shape)));
+  }
+  if (const ValueDesc* r = ctx.input(3)) {
+    OM_TRY(require_f32(ctx, 3));
+    std::vector<int64_t> out;
+    OM_TRY(broadcast_shapes(ctx, {&ctx.outputs[0].shape, &r->shape}, &out));
+    ctx.outputs[0].shape = out;  // the residual may broadcast the product to a larger shape
+  }
+  UnaryOp op;
+  if (!activation_of(ctx.node, &op))
+    return ctx.error(ErrorKind::InvalidArgument, msg("unknown activation '", find_attr(ctx.node, "activation")->s,
+                                                     "' (Identity, Relu, Sigmoid, Tanh, Gelu, GeluTanh)"));
+  return Status::ok();
+}
+
+size_t fused_scratch(const InferContext& ctx) {
+  const auto& a = ctx.input(0)->shape;
+  const int64_t rows = product(a.data(), a.size() - 1);
+  const int64_t N = ctx.input(1)->shape[1];
+  // With a residual the product goes to scratch first (rows x N floats, 64-byte rounded).
+  const size_t product_bytes = ctx.input(3) ? (size_t(rows * N) * sizeof(float) + 63) / 64 * 64 : 0;
+  return product_bytes + kernels::gemm_workspace_floats(size_t(rows), size_t(N), size_t(a.back())) * sizeof(float);
+}
+
+Status fused_kernel(const KernelContext& k) {
+  const TensorArg& A = k.in(0);
+  const TensorArg& B = k.in(1);
+  kernels::GemmArgs g;
+  g.K = size_t(A.dims[A.rank - 1]);
+  g.M = size_t(product(A.dims, A.rank - 1));
+  g.N = size_t(B.dims[1]);
+  g.a = A.as<const float>();
+  g.a_rs = ptrdiff_t(g.K);
+  g.b = B.as<const float>();
+  g.b_rs = ptrdiff_t(g.N);
+  g.c = k.out(0).as<float>();
+  g.ldc = g.N;
+  g.bias = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
+  activation_of(*k.node, &g.activation);
+  g.workspace = static_cast<float*>(k.scratch);
+  if (!k.has_input(3)) {
+    kernels::f32_gemm(g, k.mode);
+    return Status::ok();
+  }
+  // Residual R: Fast mode starts each chain from R when R has the product's shape; otherwise
+  // (and always in Exact mode) the product goes to scratch and R is added after the chain, as
+  // the unfused Add would.
+  const TensorArg& R = k.in(3);
+  const TensorArg& Y = k.out(0);
+  bool same = R.rank == Y.rank && int64_t(g.M * g.N) == Y.numel;
+  for (size_t i = 0; same && i < R.rank; ++i) same = R.dims[i] == Y.dims[i];
+  if (same && k.mode == ArithmeticMode::Fast && !g.bias && g.activation == UnaryOp::Identity) {
+    std::memcpy(Y.data, R.data, size_t(Y.numel) * sizeof(float));
+    g.accumulate = true;
+    kernels::f32_gemm(g, k.mode);
+    return Status::ok();
+  }
+  const size_t product_bytes = (g.M * g.N * sizeof(float) + 63) / 64 * 64;
+  float* prod = static_cast<float*>(k.scratch);
+  g.c = prod;
+  g.workspace = reinterpret_cast<float*>(static_cast<uint8_t*>(k.scratch) + product_bytes);
+  kernels::f32_gemm(g, k.mode);
+  // The product viewed with A's leading axes and N last, broadcast against R.
+  int64_t pdims[kMaxRank];
+  for (size_t i = 0; i + 1 < A.rank; ++i) pdims[i] = A.dims[i];
+  pdims[A.rank - 1] = int64_t(g.N);
+  TensorArg P;
+  P.present = true;
+  P.dims = pdims;
+  P.rank = A.rank;
+  P.numel = int64_t(g.M * g.N);
+  const TensorArg* operands[2] = {&P, &R};
+  BroadcastIter it;
+  it.init(Y.dims, Y.rank, operands, 2);
+  float* y = Y.as<float>();
+  const float* r = R.as<const float>();
+  const int64_t sp = it.inner_step[1], sr = it.inner_step[2];
+  it.for_each([&](const int64_t* off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[off[0] + i] = prod[off[1] + i * sp] + r[off[2] + i * sr];
+  });
+  return Status::ok();
+}
+
+const OpDef kOps[] = {
+    {"MatMul", "", 2, 2, infer_matmul, matmul_kernel, matmul_kernel, matmul_scratch, kOpNone,
+     "f32, numpy semantics (1-D operands, broadcast batch axes); exact: fixed fma chain"},
+    {"Gemm", "", 2, 3, infer_gemm, gemm_kernel, gemm_kernel, gemm_scratch, kOpNone, "f32, transA/transB, alpha, beta, broadcast C"},
+    {"FusedMatMul", kOnemodelDomain, 2, 4, infer_fused, fused_kernel, fused_kernel, fused_scratch, kOpNone,
+     "written by the fusion passes: act(A x B + bias) (+ residual), B 2-D, bias [N]"},
+};
+
+}  // namespace
+
+OpTable matmul_ops() { return {kOps, sizeof(kOps) / sizeof(kOps[0])}; }
+
+}  // namespace om::graph::ops

@@ -1,0 +1,148 @@
+#include "onemodel/graph/ops/op_util.h"
+
+namespace om::graph::ops {
+
+bool normalize_axis(int64_t axis, int64_t rank, int64_t* out) {
+  if (axis < -rank || axis >= rank) return false;
+  *out = axis < 0 ? axis + rank : axis;
+  return true;
+}
+
+Status broadcast_shapes(const InferContext& ctx, const std::vector<const std::vector<int64_t>*>& shapes,
+                        std::vector<int64_t>* out) {
+  size_t rank = 0;
+  for (const auto* s : shapes) rank = std::max(rank, s->size());
+  out->assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t d = 1;
+    for (const auto* s : shapes) {
+      if (i + s->size() < rank) continue;
+      const int64_t v = (*s)[i + s->size() - rank];
+      if (v == 1) continue;
+      if (d != 1 && d != v) {
+        std::string all;
+        for (const auto* t : shapes) all += (all.empty() ? "" : " and ") + shape_str(*t);
+        return ctx.error(ErrorKind::ShapeMismatch, msg("shapes ", all, " do not broadcast (axis ", i, " of the result: ", d,
+                                                       " vs ", v, "); sizes must be equal or 1"));
+      }
+      d = v;
+    }
+    // A zero-sized axis wins over 1.
+    for (const auto* s : shapes)
+      if (i + s->size() >= rank && (*s)[i + s->size() - rank] == 0) d = 0;
+    (*out)[i] = d;
+  }
+  return Status::ok();
+}
+
+Status const_ints(const InferContext& ctx, size_t input, std::vector<int64_t>* out) {
+  const ValueDesc* v = ctx.input(input);
+  if (!v) return ctx.error(ErrorKind::InvalidArgument, msg("input ", input, " is required"));
+  if (v->dtype != DType::i64 && v->dtype != DType::i32)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("input ", input, " ('", ctx.node.inputs[input], "') must be i64 or i32, got ",
+                                                   dtype_name(v->dtype)));
+  if (!v->data)
+    return ctx.error(ErrorKind::Unsupported,
+                     msg("input ", input, " ('", ctx.node.inputs[input],
+                         "') must be known when the session plans (a constant, or computed from constants and Shape); "
+                         "values computed from input data are not supported"));
+  const int64_t n = v->numel();
+  out->resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i)
+    (*out)[size_t(i)] = v->dtype == DType::i64 ? static_cast<const int64_t*>(v->data)[i]
+                                              : static_cast<const int32_t*>(v->data)[i];
+  return Status::ok();
+}
+
+void BroadcastIter::init(const int64_t* out_dims, size_t out_rank, const TensorArg* const* operands, int n) {
+  nops = n + 1;  // operand 0 is the output itself
+  int64_t full_dims[kMaxRank];
+  int64_t full_strides[kMaxOps][kMaxRank];
+  size_t r = out_rank;
+  for (size_t i = 0; i < r; ++i) full_dims[i] = out_dims[i];
+  contiguous_strides(out_dims, r, full_strides[0]);
+  for (int k = 0; k < n; ++k) {
+    const TensorArg& t = *operands[k];
+    int64_t own[kMaxRank];
+    contiguous_strides(t.dims, t.rank, own);
+    for (size_t i = 0; i < r; ++i) {
+      const size_t lead = r - t.rank;
+      if (i < lead || t.dims[i - lead] == 1) full_strides[k + 1][i] = 0;
+      else full_strides[k + 1][i] = own[i - lead];
+    }
+  }
+  // Collapse axis i into axis i-1 when every operand continues contiguously.
+  size_t cr = 0;
+  int64_t cdims[kMaxRank];
+  int64_t cstr[kMaxOps][kMaxRank];
+  for (size_t i = 0; i < r; ++i) {
+    if (full_dims[i] == 1) continue;  // size-1 axes carry no iteration
+    bool merge = cr > 0;
+    for (int k = 0; merge && k < nops; ++k)
+      merge = cstr[k][cr - 1] == full_strides[k][i] * full_dims[i];
+    if (merge) {
+      cdims[cr - 1] *= full_dims[i];
+      for (int k = 0; k < nops; ++k) cstr[k][cr - 1] = full_strides[k][i];
+    } else {
+      cdims[cr] = full_dims[i];
+      for (int k = 0; k < nops; ++k) cstr[k][cr] = full_strides[k][i];
+      ++cr;
+    }
+  }
+  if (cr == 0) {  // a scalar or all-ones shape
+    inner = 1;
+    for (int k = 0; k < nops; ++k) inner_step[k] = 0;
+    rank = 0;
+    outer_count = 1;
+    return;
+  }
+  inner = cdims[cr - 1];
+  for (int k = 0; k < nops; ++k) inner_step[k] = cstr[k][cr - 1];
+  rank = cr - 1;
+  outer_count = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    dims[i] = cdims[i];
+    outer_count *= cdims[i];
+    for (int k = 0; k < nops; ++k) strides[k][i] = cstr[k][i];
+  }
+  for (size_t i = 0; i < r; ++i)
+    if (full_dims[i] == 0) outer_count = 0, inner = 0;
+}
+
+template <typename T>
+static void transpose_typed(const T* x, const int64_t* dims, size_t rank, const int64_t* perm, T* y) {
+  int64_t xs[kMaxRank], ys_dims[kMaxRank], src_str[kMaxRank];
+  contiguous_strides(dims, rank, xs);
+  int64_t total = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    ys_dims[i] = dims[perm[i]];
+    src_str[i] = xs[perm[i]];
+    total *= ys_dims[i];
+  }
+  if (total == 0) return;
+  if (rank == 0) { y[0] = x[0]; return; }
+  // Walk y in order; the innermost axis is a strided gather from x.
+  const int64_t inner = ys_dims[rank - 1], inner_str = src_str[rank - 1];
+  int64_t idx[kMaxRank] = {};
+  int64_t off = 0;
+  for (int64_t o = 0; o < total; o += inner) {
+    const T* src = x + off;
+    for (int64_t i = 0; i < inner; ++i) y[o + i] = src[i * inner_str];
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++idx[d] < ys_dims[d]) { off += src_str[d]; break; }
+      off -= src_str[d] * (ys_dims[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+void transpose_copy(const void* x, const int64_t* dims, size_t rank, const int64_t* perm, size_t elem_size, void* y) {
+  switch (elem_size) {
+    case 1: transpose_typed(static_cast<const uint8_t*>(x), dims, rank, perm, static_cast<uint8_t*>(y)); break;
+    case 2: transpose_typed(static_cast<const uint16_t*>(x), dims, rank, perm, static_cast<uint16_t*>(y)); break;
+    case 4: transpose_typed(static_cast<const uint32_t*>(x), dims, rank, perm, static_cast<uint32_t*>(y)); break;
+    default: transpose_typed(static_cast<const uint64_t*>(x), dims, rank, perm, static_cast<uint64_t*>(y)); break;
+  }
+}
+
+}  // namespace om::graph::ops

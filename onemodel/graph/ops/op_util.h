@@ -1,0 +1,85 @@
+// Shared helpers of the graph operator families (internal to onemodel/graph).
+#pragma once
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "onemodel/graph/op_registry.h"
+
+namespace om::graph::ops {
+
+// Each family's table (defined in its .cpp); op_registry.cpp concatenates them.
+struct OpTable {
+  const OpDef* defs;
+  size_t count;
+};
+OpTable elementwise_ops();
+OpTable matmul_ops();
+OpTable reduce_ops();
+OpTable shape_ops();
+OpTable index_ops();
+
+// Normalises an axis in [-rank, rank) to [0, rank); false when out of range.
+bool normalize_axis(int64_t axis, int64_t rank, int64_t* out);
+
+// numpy broadcasting of two or more shapes.
+Status broadcast_shapes(const InferContext& ctx, const std::vector<const std::vector<int64_t>*>& shapes,
+                        std::vector<int64_t>* out);
+
+// The integer contents of a constant i64/i32 input, or an error telling that the operand must
+// be known at plan time.
+Status const_ints(const InferContext& ctx, size_t input, std::vector<int64_t>* out);
+
+// Iterates an output shape with up to three broadcast operands, collapsing contiguous axes so
+// the innermost loop is as long as possible. Offsets index 0 is the output, 1.. the operands;
+// inner steps are 0 (broadcast) or 1.
+struct BroadcastIter {
+  static constexpr int kMaxOps = 4;
+  int nops = 0;
+  size_t rank = 0;  // collapsed outer rank (the innermost axis excluded)
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[kMaxOps][kMaxRank] = {};
+  int64_t inner = 1;
+  int64_t inner_step[kMaxOps] = {};
+  int64_t outer_count = 1;
+
+  // Operand k has shape operands[k] (right-aligned against out).
+  void init(const int64_t* out_dims, size_t out_rank, const TensorArg* const* operands, int n);
+
+  // Calls f(offset_0, ..., inner) for every inner run; offsets in elements.
+  template <typename F>
+  void for_each(F&& f) const {
+    int64_t idx[kMaxRank] = {};
+    int64_t off[kMaxOps] = {};
+    for (int64_t o = 0; o < outer_count; ++o) {
+      f(off, inner);
+      for (size_t d = rank; d-- > 0;) {
+        if (++idx[d] < dims[d]) {
+          for (int k = 0; k < nops; ++k) off[k] += strides[k][d];
+          break;
+        }
+        for (int k = 0; k < nops; ++k) off[k] -= strides[k][d] * (dims[d] - 1);
+        idx[d] = 0;
+      }
+    }
+  }
+};
+
+// Row-major contiguous strides of dims.
+inline void contiguous_strides(const int64_t* dims, size_t rank, int64_t* strides) {
+  int64_t s = 1;
+  for (size_t i = rank; i-- > 0;) {
+    strides[i] = s;
+    s *= dims[i];
+  }
+}
+
+// y = x permuted: y's axis i is x's axis perm[i]. Elements of elem_size bytes.
+void transpose_copy(const void* x, const int64_t* dims, size_t rank, const int64_t* perm, size_t elem_size, void* y);
+
+inline bool attr_is(const Node& node, const char* name, const char* value) {
+  const Attribute* a = find_attr(node, name);
+  return a && a->type == AttrType::String && a->s == value;
+}
+
+}  // namespace om::graph::ops

@@ -1,0 +1,211 @@
+// Reductions (ReduceSum, ReduceMean, ReduceMax) and Softmax/LogSoftmax. Sums go through
+// kernels::f32_reduce_sum, whose exact mode sums each output as the row-major sequence of its
+// reduced elements; reduced axes that are not adjacent are first gathered to the end in
+// scratch so that rule holds for any axes.
+#include <cmath>
+
+#include "onemodel/graph/ops/op_util.h"
+#include "onemodel/kernels/kernels.h"
+
+namespace om::graph::ops {
+namespace {
+
+// Axes from input 1 (opset >= 13/18) or the "axes" attribute (older opsets); no heap use.
+// Returns false when an axis is out of range. *count = 0 means "no axes given".
+bool read_axes(const Node& node, const TensorArg* axes_in, const ValueDesc* axes_desc, size_t rank, bool mask[kMaxRank],
+               size_t* count) {
+  for (size_t i = 0; i < kMaxRank; ++i) mask[i] = false;
+  *count = 0;
+  const int64_t* a64 = nullptr;
+  const int32_t* a32 = nullptr;
+  int64_t n = 0;
+  if (axes_in && axes_in->present) {
+    n = axes_in->numel;
+    if (axes_in->dtype == DType::i64) a64 = axes_in->as<const int64_t>(); else a32 = axes_in->as<const int32_t>();
+  } else if (axes_desc) {
+    n = axes_desc->numel();
+    if (axes_desc->dtype == DType::i64) a64 = static_cast<const int64_t*>(axes_desc->data);
+    else a32 = static_cast<const int32_t*>(axes_desc->data);
+  } else if (const Attribute* at = find_attr(node, "axes")) {
+    n = int64_t(at->ints.size());
+    a64 = at->ints.data();
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t ax = a64 ? a64[i] : a32[i];
+    if (!normalize_axis(ax, int64_t(rank), &ax)) return false;
+    mask[ax] = true;
+  }
+  *count = size_t(n);
+  return true;
+}
+
+// How to reduce: all axes when none are given unless noop_with_empty_axes.
+struct ReducePlan {
+  bool noop = false;
+  bool mask[kMaxRank] = {};
+};
+
+Status infer_reduce(InferContext& ctx) {
+  const ValueDesc* x = ctx.input(0);
+  if (!x || x->dtype != DType::f32)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("input must be f32, got ", x ? dtype_name(x->dtype) : "nothing"));
+  const ValueDesc* axes = ctx.input(1);
+  if (axes) {
+    if (axes->dtype != DType::i64 && axes->dtype != DType::i32)
+      return ctx.error(ErrorKind::DTypeMismatch, "axes must be i64");
+    if (!axes->data) return ctx.error(ErrorKind::Unsupported, "axes must be known when the session plans (a constant)");
+  }
+  if (x->shape.size() > kMaxRank) return ctx.error(ErrorKind::Unsupported, msg("rank ", x->shape.size(), " exceeds ", kMaxRank));
+  bool mask[kMaxRank];
+  size_t count = 0;
+  if (!read_axes(ctx.node, nullptr, axes, x->shape.size(), mask, &count))
+    return ctx.error(ErrorKind::InvalidArgument, msg("an axis is out of range for rank ", x->shape.size()));
+  const bool keep = attr_int(ctx.node, "keepdims", 1) != 0;
+  if (count == 0) {
+    if (attr_int(ctx.node, "noop_with_empty_axes", 0) != 0) {
+      ctx.set_output(0, DType::f32, x->shape);
+      return Status::ok();
+    }
+    for (size_t i = 0; i < x->shape.size(); ++i) mask[i] = true;
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < x->shape.size(); ++i) {
+    if (!mask[i]) out.push_back(x->shape[i]);
+    else if (keep) out.push_back(1);
+  }
+  ctx.set_output(0, DType::f32, std::move(out));
+  return Status::ok();
+}
+
+size_t reduce_scratch(const InferContext& ctx) { return ctx.input(0)->nbytes(); }
+
+enum class ReduceKind { Sum, Mean, Max };
+
+template <ReduceKind Kind>
+Status reduce_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const float* x = X.as<const float>();
+  float* y = k.out(0).as<float>();
+  bool mask[kMaxRank];
+  size_t count = 0;
+  read_axes(*k.node, k.has_input(1) ? &k.in(1) : nullptr, nullptr, X.rank, mask, &count);
+  if (count == 0) {
+    if (attr_int(*k.node, "noop_with_empty_axes", 0) != 0) {
+      for (int64_t i = 0; i < X.numel; ++i) y[i] = x[i];
+      return Status::ok();
+    }
+    for (size_t i = 0; i < X.rank; ++i) mask[i] = true;
+  }
+  // Kept axes first, reduced axes last (size-1 axes ignored). Contiguous block: no copy.
+  int64_t perm[kMaxRank];
+  size_t np = 0;
+  int64_t outer = 1, n = 1, inner = 1;
+  int first_red = -1, last_red = -1;
+  bool contiguous = true;
+  for (size_t i = 0; i < X.rank; ++i) {
+    if (X.dims[i] == 1) continue;
+    if (mask[i]) {
+      if (first_red < 0) first_red = int(i);
+      else if (last_red != int(i) - 1) {
+        for (int j = last_red + 1; j < int(i); ++j) if (X.dims[j] != 1) contiguous = false;
+      }
+      last_red = int(i);
+    }
+  }
+  for (size_t i = 0; i < X.rank; ++i) {
+    if (mask[i]) n *= X.dims[i];
+    else if (first_red >= 0 && int(i) > last_red) inner *= X.dims[i];
+    else outer *= X.dims[i];
+  }
+  const float* src = x;
+  if (!contiguous) {
+    for (size_t i = 0; i < X.rank; ++i) if (!mask[i]) perm[np++] = int64_t(i);
+    for (size_t i = 0; i < X.rank; ++i) if (mask[i]) perm[np++] = int64_t(i);
+    transpose_copy(x, X.dims, X.rank, perm, sizeof(float), k.scratch);
+    src = static_cast<const float*>(k.scratch);
+    outer = 1;
+    for (size_t i = 0; i < X.rank; ++i) if (!mask[i]) outer *= X.dims[i];
+    inner = 1;
+  }
+  if (Kind == ReduceKind::Max) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        float m = -INFINITY;
+        for (int64_t j = 0; j < n; ++j) {
+          const float v = src[(o * n + j) * inner + i];
+          if (v > m || std::isnan(v)) m = v;
+          if (std::isnan(m)) break;
+        }
+        y[o * inner + i] = m;
+      }
+    return Status::ok();
+  }
+  kernels::f32_reduce_sum(src, size_t(outer), size_t(n), size_t(inner), y, k.mode);
+  if (Kind == ReduceKind::Mean) {
+    const float div = float(n);
+    for (int64_t i = 0; i < outer * inner; ++i) y[i] = y[i] / div;
+  }
+  return Status::ok();
+}
+
+// ---- Softmax / LogSoftmax (opset 13 semantics: one axis) ----
+
+Status infer_softmax(InferContext& ctx) {
+  const ValueDesc* x = ctx.input(0);
+  if (!x || x->dtype != DType::f32)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("input must be f32, got ", x ? dtype_name(x->dtype) : "nothing"));
+  int64_t axis;
+  if (!normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(x->shape.size()), &axis))
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", -1), " is out of range for ", shape_str(x->shape)));
+  ctx.set_output(0, DType::f32, x->shape);
+  return Status::ok();
+}
+
+size_t softmax_scratch(const InferContext& ctx) { return 2 * ctx.input(0)->nbytes(); }
+
+template <bool Log>
+Status softmax_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  int64_t axis = 0;
+  normalize_axis(attr_int(*k.node, "axis", -1), int64_t(X.rank), &axis);
+  int64_t after = 1;
+  for (size_t i = size_t(axis) + 1; i < X.rank; ++i) after *= X.dims[i];
+  const int64_t n = X.dims[axis];
+  if (X.numel == 0) return Status::ok();
+  const int64_t rows = X.numel / n;
+  if (after == 1) {
+    kernels::f32_softmax_rows(X.as<const float>(), k.out(0).as<float>(), size_t(rows), size_t(n), Log, k.mode);
+    return Status::ok();
+  }
+  // Move the axis last, run rows, move it back.
+  int64_t perm[kMaxRank], inv[kMaxRank], tdims[kMaxRank];
+  size_t j = 0;
+  for (size_t i = 0; i < X.rank; ++i) if (int64_t(i) != axis) perm[j++] = int64_t(i);
+  perm[j] = axis;
+  for (size_t i = 0; i < X.rank; ++i) { inv[perm[i]] = int64_t(i); tdims[i] = X.dims[perm[i]]; }
+  float* t0 = static_cast<float*>(k.scratch);
+  float* t1 = t0 + X.numel;
+  transpose_copy(X.data, X.dims, X.rank, perm, sizeof(float), t0);
+  kernels::f32_softmax_rows(t0, t1, size_t(rows), size_t(n), Log, k.mode);
+  transpose_copy(t1, tdims, X.rank, inv, sizeof(float), k.out(0).data);
+  return Status::ok();
+}
+
+const OpDef kOps[] = {
+    {"ReduceSum", "", 1, 2, infer_reduce, reduce_kernel<ReduceKind::Sum>, reduce_kernel<ReduceKind::Sum>, reduce_scratch, kOpNone,
+     "f32; axes input (or attribute), keepdims, noop_with_empty_axes; exact: fixed-order sum"},
+    {"ReduceMean", "", 1, 2, infer_reduce, reduce_kernel<ReduceKind::Mean>, reduce_kernel<ReduceKind::Mean>, reduce_scratch, kOpNone,
+     "f32; as ReduceSum, then one division by the count"},
+    {"ReduceMax", "", 1, 2, infer_reduce, reduce_kernel<ReduceKind::Max>, reduce_kernel<ReduceKind::Max>, reduce_scratch, kOpNone,
+     "f32; as ReduceSum; NaN propagates"},
+    {"Softmax", "", 1, 1, infer_softmax, softmax_kernel<false>, softmax_kernel<false>, softmax_scratch, kOpNone,
+     "f32, axis (opset 13 semantics); exact: fixed-order sum, library exp"},
+    {"LogSoftmax", "", 1, 1, infer_softmax, softmax_kernel<true>, softmax_kernel<true>, softmax_scratch, kOpNone,
+     "f32, axis (opset 13 semantics)"},
+};
+
+}  // namespace
+
+OpTable reduce_ops() { return {kOps, sizeof(kOps) / sizeof(kOps[0])}; }
+
+}  // namespace om::graph::ops

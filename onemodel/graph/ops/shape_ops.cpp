@@ -1,0 +1,296 @@
+// Shape-level operators: Reshape, Flatten, Squeeze, Unsqueeze, Identity (aliases: the plan
+// gives the output the input's bytes), Shape (always evaluated when the session plans),
+// Constant, Expand and Transpose.
+#include <cstring>
+
+#include "onemodel/graph/ops/op_util.h"
+
+namespace om::graph::ops {
+namespace {
+
+Status copy_kernel(const KernelContext& k) {
+  const size_t n = size_t(k.in(0).numel) * dtype_size(k.in(0).dtype);
+  if (n && k.out(0).data != k.in(0).data) std::memcpy(k.out(0).data, k.in(0).data, n);
+  return Status::ok();
+}
+
+Status require_input(const InferContext& ctx, size_t i) {
+  if (!ctx.input(i)) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
+  return Status::ok();
+}
+
+Status infer_identity(InferContext& ctx) {
+  OM_TRY(require_input(ctx, 0));
+  ctx.set_output(0, ctx.input(0)->dtype, ctx.input(0)->shape);
+  return Status::ok();
+}
+
+Status infer_reshape(InferContext& ctx) {
+  OM_TRY(require_input(ctx, 0));
+  std::vector<int64_t> target;
+  OM_TRY(const_ints(ctx, 1, &target));
+  const std::vector<int64_t>& in = ctx.input(0)->shape;
+  const bool allowzero = attr_int(ctx.node, "allowzero", 0) != 0;
+  int64_t known = 1, infer_at = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    int64_t& d = target[i];
+    if (d == 0 && !allowzero) {
+      if (i >= in.size())
+        return ctx.error(ErrorKind::ShapeMismatch, msg("shape ", shape_str(target), " copies axis ", i, " (a 0) but the input ",
+                                                       shape_str(in), " has rank ", in.size()));
+      d = in[i];
+    }
+    if (d == -1) {
+      if (infer_at >= 0) return ctx.error(ErrorKind::InvalidArgument, msg("shape ", shape_str(target), " has more than one -1"));
+      infer_at = int64_t(i);
+      continue;
+    }
+    if (d < 0) return ctx.error(ErrorKind::InvalidArgument, msg("shape ", shape_str(target), " has a negative size ", d));
+    known *= d;
+  }
+  const int64_t total = ctx.input(0)->numel();
+  if (infer_at >= 0) {
+    if (known == 0 || total % known != 0)
+      return ctx.error(ErrorKind::ShapeMismatch, msg("cannot reshape ", shape_str(in), " (", total, " elements) to ", shape_str(target)));
+    target[size_t(infer_at)] = total / known;
+  } else if (known != total) {
+    return ctx.error(ErrorKind::ShapeMismatch,
+                     msg("cannot reshape ", shape_str(in), " (", total, " elements) to ", shape_str(target), " (", known, " elements)"));
+  }
+  ctx.set_output(0, ctx.input(0)->dtype, std::move(target));
+  return Status::ok();
+}
+
+Status infer_flatten(InferContext& ctx) {
+  OM_TRY(require_input(ctx, 0));
+  const auto& in = ctx.input(0)->shape;
+  int64_t axis = attr_int(ctx.node, "axis", 1);
+  const int64_t r = int64_t(in.size());
+  if (axis < -r || axis > r) return ctx.error(ErrorKind::InvalidArgument, msg("axis ", axis, " is out of range for rank ", r));
+  if (axis < 0) axis += r;
+  int64_t a = 1, b = 1;
+  for (int64_t i = 0; i < r; ++i) (i < axis ? a : b) *= in[size_t(i)];
+  ctx.set_output(0, ctx.input(0)->dtype, {a, b});
+  return Status::ok();
+}
+
+// Axes from input 1 when present, else the (pre-13) attribute.
+Status axes_operand(const InferContext& ctx, std::vector<int64_t>* axes, bool* given) {
+  if (ctx.input(1)) {
+    OM_TRY(const_ints(ctx, 1, axes));
+    *given = true;
+  } else if (const Attribute* a = find_attr(ctx.node, "axes")) {
+    *axes = a->ints;
+    *given = true;
+  } else {
+    *given = false;
+  }
+  return Status::ok();
+}
+
+Status infer_squeeze(InferContext& ctx) {
+  OM_TRY(require_input(ctx, 0));
+  const auto& in = ctx.input(0)->shape;
+  std::vector<int64_t> axes;
+  bool given;
+  OM_TRY(axes_operand(ctx, &axes, &given));
+  std::vector<bool> drop(in.size(), false);
+  if (!given) {
+    for (size_t i = 0; i < in.size(); ++i) drop[i] = in[i] == 1;
+  } else {
+    for (int64_t a : axes) {
+      int64_t ax;
+      if (!normalize_axis(a, int64_t(in.size()), &ax))
+        return ctx.error(ErrorKind::InvalidArgument, msg("axis ", a, " is out of range for ", shape_str(in)));
+      if (in[size_t(ax)] != 1)
+        return ctx.error(ErrorKind::ShapeMismatch, msg("cannot squeeze axis ", a, " of ", shape_str(in), ": its size is not 1"));
+      drop[size_t(ax)] = true;
+    }
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < in.size(); ++i) if (!drop[i]) out.push_back(in[i]);
+  ctx.set_output(0, ctx.input(0)->dtype, std::move(out));
+  return Status::ok();
+}
+
+Status infer_unsqueeze(InferContext& ctx) {
+  OM_TRY(require_input(ctx, 0));
+  const auto& in = ctx.input(0)->shape;
+  std::vector<int64_t> axes;
+  bool given;
+  OM_TRY(axes_operand(ctx, &axes, &given));
+  if (!given) return ctx.error(ErrorKind::InvalidArgument, "axes are required");
+  const int64_t r = int64_t(in.size() + axes.size());
+  std::vector<bool> inserted(size_t(r), false);
+  for (int64_t a : axes) {
+    int64_t ax;
+    if (!normalize_axis(a, r, &ax)) return ctx.error(ErrorKind::InvalidArgument, msg("axis ", a, " is out of range for output rank ", r));
+    if (inserted[size_t(ax)]) return ctx.error(ErrorKind::InvalidArgument, msg("axis ", a, " appears twice"));
+    inserted[size_t(ax)] = true;
+  }
+  std::vector<int64_t> out;
+  size_t j = 0;
+  for (int64_t i = 0; i < r; ++i) out.push_back(inserted[size_t(i)] ? 1 : in[j++]);
+  ctx.set_output(0, ctx.input(0)->dtype, std::move(out));
+  return Status::ok();
+}
+
+// ---- Shape ----
+
+void shape_range(int64_t rank, const Node& node, int64_t* lo, int64_t* hi) {
+  int64_t s = attr_int(node, "start", 0), e = attr_int(node, "end", rank);
+  if (s < 0) s += rank;
+  if (e < 0) e += rank;
+  *lo = std::min(std::max<int64_t>(s, 0), rank);
+  *hi = std::min(std::max<int64_t>(e, 0), rank);
+  if (*hi < *lo) *hi = *lo;
+}
+
+Status infer_shape(InferContext& ctx) {
+  OM_TRY(require_input(ctx, 0));
+  int64_t lo, hi;
+  shape_range(int64_t(ctx.input(0)->shape.size()), ctx.node, &lo, &hi);
+  ctx.set_output(0, DType::i64, {hi - lo});
+  return Status::ok();
+}
+
+Status shape_kernel(const KernelContext& k) {
+  int64_t lo, hi;
+  shape_range(int64_t(k.in(0).rank), *k.node, &lo, &hi);
+  for (int64_t i = lo; i < hi; ++i) k.out(0).as<int64_t>()[i - lo] = k.in(0).dims[i];
+  return Status::ok();
+}
+
+// ---- Constant ----
+
+Status infer_constant(InferContext& ctx) {
+  const Node& n = ctx.node;
+  if (const Attribute* a = find_attr(n, "value")) {
+    if (a->type != AttrType::Tensor || !a->t) return ctx.error(ErrorKind::Format, "attribute value must be a tensor");
+    ctx.set_output(0, a->t->dtype, a->t->dims);
+  } else if (find_attr(n, "value_float")) {
+    ctx.set_output(0, DType::f32, {});
+  } else if (const Attribute* f = find_attr(n, "value_floats")) {
+    ctx.set_output(0, DType::f32, {int64_t(f->floats.size())});
+  } else if (find_attr(n, "value_int")) {
+    ctx.set_output(0, DType::i64, {});
+  } else if (const Attribute* i = find_attr(n, "value_ints")) {
+    ctx.set_output(0, DType::i64, {int64_t(i->ints.size())});
+  } else {
+    return ctx.error(ErrorKind::Unsupported, "needs one of value, value_float(s), value_int(s)");
+  }
+  return Status::ok();
+}
+
+Status constant_kernel(const KernelContext& k) {
+  const Node& n = *k.node;
+  void* y = k.out(0).data;
+  if (const Attribute* a = find_attr(n, "value")) {
+    if (a->t->nbytes != size_t(k.out(0).numel) * dtype_size(k.out(0).dtype))
+      return Status::error(ErrorKind::Format, msg("Constant node '", n.name, "': tensor holds ", a->t->nbytes, " bytes, its shape needs ",
+                                                  size_t(k.out(0).numel) * dtype_size(k.out(0).dtype)));
+    if (a->t->nbytes) std::memcpy(y, a->t->bytes, a->t->nbytes);
+  } else if (const Attribute* f = find_attr(n, "value_float")) {
+    *static_cast<float*>(y) = f->f;
+  } else if (const Attribute* fs = find_attr(n, "value_floats")) {
+    if (!fs->floats.empty()) std::memcpy(y, fs->floats.data(), fs->floats.size() * 4);
+  } else if (const Attribute* i = find_attr(n, "value_int")) {
+    *static_cast<int64_t*>(y) = i->i;
+  } else if (const Attribute* is = find_attr(n, "value_ints")) {
+    if (!is->ints.empty()) std::memcpy(y, is->ints.data(), is->ints.size() * 8);
+  }
+  return Status::ok();
+}
+
+// ---- Expand ----
+
+Status infer_expand(InferContext& ctx) {
+  OM_TRY(require_input(ctx, 0));
+  std::vector<int64_t> target, out;
+  OM_TRY(const_ints(ctx, 1, &target));
+  OM_TRY(broadcast_shapes(ctx, {&ctx.input(0)->shape, &target}, &out));
+  ctx.set_output(0, ctx.input(0)->dtype, std::move(out));
+  return Status::ok();
+}
+
+template <typename T>
+void expand_typed(const KernelContext& k) {
+  const TensorArg* operands[1] = {&k.in(0)};
+  BroadcastIter it;
+  it.init(k.out(0).dims, k.out(0).rank, operands, 1);
+  const T* x = k.in(0).as<const T>();
+  T* y = k.out(0).as<T>();
+  const int64_t sx = it.inner_step[1];
+  it.for_each([&](const int64_t* off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[off[0] + i] = x[off[1] + i * sx];
+  });
+}
+
+Status expand_kernel(const KernelContext& k) {
+  switch (dtype_size(k.in(0).dtype)) {
+    case 1: expand_typed<uint8_t>(k); break;
+    case 2: expand_typed<uint16_t>(k); break;
+    case 4: expand_typed<uint32_t>(k); break;
+    default: expand_typed<uint64_t>(k); break;
+  }
+  return Status::ok();
+}
+
+// ---- Transpose ----
+
+bool read_perm(const Node& node, size_t rank, int64_t perm[kMaxRank]) {
+  const Attribute* a = find_attr(node, "perm");
+  if (!a || a->ints.empty()) {
+    for (size_t i = 0; i < rank; ++i) perm[i] = int64_t(rank - 1 - i);
+    return true;
+  }
+  if (a->ints.size() != rank) return false;
+  bool seen[kMaxRank] = {};
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t p = a->ints[i];
+    if (!normalize_axis(p, int64_t(rank), &p) || seen[p]) return false;
+    seen[p] = true;
+    perm[i] = p;
+  }
+  return true;
+}
+
+Status infer_transpose(InferContext& ctx) {
+  OM_TRY(require_input(ctx, 0));
+  const auto& in = ctx.input(0)->shape;
+  if (in.size() > kMaxRank) return ctx.error(ErrorKind::Unsupported, msg("rank ", in.size(), " exceeds ", kMaxRank));
+  int64_t perm[kMaxRank];
+  if (!read_perm(ctx.node, in.size(), perm))
+    return ctx.error(ErrorKind::InvalidArgument, msg("perm is not a permutation of the ", in.size(), " axes of ", shape_str(in)));
+  std::vector<int64_t> out(in.size());
+  for (size_t i = 0; i < in.size(); ++i) out[i] = in[size_t(perm[i])];
+  ctx.set_output(0, ctx.input(0)->dtype, std::move(out));
+  return Status::ok();
+}
+
+Status transpose_kernel(const KernelContext& k) {
+  int64_t perm[kMaxRank];
+  read_perm(*k.node, k.in(0).rank, perm);
+  transpose_copy(k.in(0).data, k.in(0).dims, k.in(0).rank, perm, dtype_size(k.in(0).dtype), k.out(0).data);
+  return Status::ok();
+}
+
+const OpDef kOps[] = {
+    {"Identity", "", 1, 1, infer_identity, copy_kernel, copy_kernel, nullptr, kOpAlias, "any dtype; aliases its input"},
+    {"Reshape", "", 2, 2, infer_reshape, copy_kernel, copy_kernel, nullptr, kOpAlias,
+     "any dtype; shape input known at plan time, 0 copies, one -1, allowzero; aliases its input"},
+    {"Flatten", "", 1, 1, infer_flatten, copy_kernel, copy_kernel, nullptr, kOpAlias, "any dtype, axis; aliases its input"},
+    {"Squeeze", "", 1, 2, infer_squeeze, copy_kernel, copy_kernel, nullptr, kOpAlias, "any dtype; axes input or attribute; aliases"},
+    {"Unsqueeze", "", 1, 2, infer_unsqueeze, copy_kernel, copy_kernel, nullptr, kOpAlias, "any dtype; axes input or attribute; aliases"},
+    {"Shape", "", 1, 1, infer_shape, shape_kernel, shape_kernel, nullptr, kOpShapeOnly, "start/end; always folded when planning"},
+    {"Constant", "", 0, 0, infer_constant, constant_kernel, constant_kernel, nullptr, kOpNone,
+     "value, value_float(s), value_int(s); folded when planning"},
+    {"Expand", "", 2, 2, infer_expand, expand_kernel, expand_kernel, nullptr, kOpNone, "any dtype; shape input known at plan time"},
+    {"Transpose", "", 1, 1, infer_transpose, transpose_kernel, transpose_kernel, nullptr, kOpNone, "any dtype, perm (default reversed)"},
+};
+
+}  // namespace
+
+OpTable shape_ops() { return {kOps, sizeof(kOps) / sizeof(kOps[0])}; }
+
+}  // namespace om::graph::ops

@@ -1,0 +1,26 @@
+#include "onemodel/graph/passes/pass.h"
+
+namespace om::graph::passes {
+
+const std::vector<Pass>& all_passes() {
+  static const std::vector<Pass> passes = {
+      {"remove_identities", BitRule::Exact, remove_identities},
+      {"fold_constants", BitRule::Exact, fold_constants},
+      {"fuse_matmul_epilogue", BitRule::Exact, fuse_matmul_epilogue},
+      {"fuse_matmul_residual", BitRule::FastOnly, fuse_matmul_residual},
+      {"remove_dead_nodes", BitRule::Exact, remove_dead_nodes},
+  };
+  return passes;
+}
+
+Status run_passes(Graph& g, ArithmeticMode mode, std::vector<PassRun>* runs) {
+  for (const Pass& p : all_passes()) {
+    if (p.rule == BitRule::FastOnly && mode == ArithmeticMode::Exact) continue;
+    size_t changes = 0;
+    OM_TRY(p.run(g, mode, &changes).with_context(msg("graph pass ", p.name)));
+    if (runs) runs->push_back({p.name, p.rule, changes});
+  }
+  return verify(g).with_context("graph after passes");
+}
+
+}  // namespace om::graph::passes

@@ -1,0 +1,44 @@
+// The graph pass framework (docs/graph-passes.md). Each pass declares its bit rule: Exact
+// passes change no output bit in any mode and run everywhere; FastOnly passes may change the
+// last bits and run only in ArithmeticMode::Fast sessions.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "onemodel/core/mode.h"
+#include "onemodel/core/status.h"
+#include "onemodel/graph/ir.h"
+
+namespace om::graph::passes {
+
+enum class BitRule { Exact, FastOnly };
+
+struct Pass {
+  const char* name;
+  BitRule rule;
+  // Returns the number of rewrites made. The mode is the session's: constant folding uses the
+  // mode's kernels so folded values equal what the session would compute.
+  Status (*run)(Graph& g, ArithmeticMode mode, size_t* changes);
+};
+
+struct PassRun {
+  std::string name;
+  BitRule rule;
+  size_t changes = 0;
+};
+
+// In order: identity removal, constant folding, MatMul epilogue fusion (bias + activation),
+// MatMul residual fusion (FastOnly), dead-node removal.
+const std::vector<Pass>& all_passes();
+
+// Runs every pass the mode allows, in order; the graph is verified afterwards.
+Status run_passes(Graph& g, ArithmeticMode mode, std::vector<PassRun>* runs);
+
+// The individual passes (for tests).
+Status remove_identities(Graph& g, ArithmeticMode mode, size_t* changes);
+Status fold_constants(Graph& g, ArithmeticMode mode, size_t* changes);
+Status fuse_matmul_epilogue(Graph& g, ArithmeticMode mode, size_t* changes);
+Status fuse_matmul_residual(Graph& g, ArithmeticMode mode, size_t* changes);
+Status remove_dead_nodes(Graph& g, ArithmeticMode mode, size_t* changes);
+
+}  // namespace om::graph::passes

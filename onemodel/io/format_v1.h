@@ -1,0 +1,31 @@
+// The library's own model file, format v1 (docs/format.md): magic and version, a section table,
+// a graph section, an initializer table and a data section whose tensors start on 64-byte
+// boundaries, so a device can map the file and point the weights at it without copying. Every
+// byte of the file is covered by a CRC-32 (header + table, and one per section), so a truncated
+// or corrupted file is refused with kind Format naming the section.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onemodel/core/status.h"
+#include "onemodel/graph/ir.h"
+
+namespace om::format_v1 {
+
+constexpr uint32_t kVersion = 1;
+
+Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g);
+Status write_file(const graph::Graph& g, const std::string& path);
+
+// Copies the bytes into a 64-byte aligned buffer owned by the returned graph's initializers.
+Result<graph::Graph> read_bytes(const uint8_t* data, size_t size);
+// Maps the file read-only (POSIX mmap) and points the initializers into the mapping; falls back
+// to reading when mapping is unavailable.
+Result<graph::Graph> read_file(const std::string& path);
+
+// CRC-32 (IEEE 802.3, reflected, as zlib computes it).
+uint32_t crc32(const uint8_t* data, size_t size, uint32_t crc = 0);
+
+}  // namespace om::format_v1

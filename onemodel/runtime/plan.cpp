@@ -1,0 +1,281 @@
+#include "onemodel/runtime/plan.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "onemodel/runtime/memory_planner.h"
+
+namespace om::runtime {
+
+using graph::OpDef;
+using graph::TensorArg;
+using graph::ValueDesc;
+
+Result<CompiledGraph> compile_graph(const graph::Graph& g) {
+  CompiledGraph cg;
+  cg.graph = &g;
+  auto id_of = [&](const std::string& name) {
+    auto it = cg.ids.find(name);
+    if (it != cg.ids.end()) return it->second;
+    cg.ids.emplace(name, cg.num_values);
+    return cg.num_values++;
+  };
+  for (const auto& t : g.initializers) id_of(t.name);
+  for (const auto& v : g.inputs) cg.input_ids.push_back(id_of(v.name));
+  for (const auto& n : g.nodes) {
+    const OpDef* op = graph::find_op(n.domain, n.op_type);
+    if (!op) return Status::error(ErrorKind::Unsupported, msg("operator ", n.op_type, " is not supported"));
+    cg.ops.push_back(op);
+    std::vector<int> ins, outs;
+    for (const auto& in : n.inputs) ins.push_back(in.empty() ? -1 : id_of(in));
+    for (const auto& out : n.outputs) outs.push_back(out.empty() ? -1 : id_of(out));
+    cg.node_inputs.push_back(std::move(ins));
+    cg.node_outputs.push_back(std::move(outs));
+  }
+  for (const auto& v : g.outputs) cg.output_ids.push_back(id_of(v.name));
+  return cg;
+}
+
+namespace {
+
+enum class BufKind { Arena, Input, Const };
+
+struct Buffer {
+  BufKind kind = BufKind::Arena;
+  size_t size = 0;
+  int first = 0, last = 0;
+  int input = -1;
+  size_t offset = 0;
+};
+
+struct PendingStep {
+  size_t node;
+  std::vector<int> ins, outs;  // value ids (-1 omitted)
+  int scratch_buf = -1;
+  size_t scratch_bytes = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Plan>> build_plan(const CompiledGraph& cg, ArithmeticMode mode,
+                                         const std::vector<std::vector<int64_t>>& input_dims) {
+  const graph::Graph& g = *cg.graph;
+  auto plan = std::make_unique<Plan>();
+  plan->signature = input_dims;
+  plan->values.resize(size_t(cg.num_values));
+  std::vector<int> buf_of(size_t(cg.num_values), -1);
+  std::vector<bool> known(size_t(cg.num_values), false);  // shape known (defined so far)
+  std::vector<Buffer> bufs;
+
+  for (const auto& t : g.initializers) {
+    const int id = cg.ids.at(t.name);
+    ValueDesc& v = plan->values[size_t(id)];
+    v.dtype = t.dtype;
+    v.shape = t.dims;
+    v.data = t.bytes ? static_cast<const void*>(t.bytes) : static_cast<const void*>(&t);  // non-null marks "known"
+    known[size_t(id)] = true;
+    Buffer b;
+    b.kind = BufKind::Const;
+    buf_of[size_t(id)] = int(bufs.size());
+    bufs.push_back(b);
+  }
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const int id = cg.input_ids[i];
+    if (g.find_initializer(g.inputs[i].name)) continue;  // an initializer overrides it (ONNX)
+    ValueDesc& v = plan->values[size_t(id)];
+    v.dtype = g.inputs[i].dtype;
+    v.shape = input_dims[i];
+    v.data = nullptr;
+    known[size_t(id)] = true;
+    Buffer b;
+    b.kind = BufKind::Input;
+    b.input = int(i);
+    buf_of[size_t(id)] = int(bufs.size());
+    bufs.push_back(b);
+  }
+
+  std::vector<PendingStep> pending;
+  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+    const graph::Node& node = g.nodes[ni];
+    const OpDef& op = *cg.ops[ni];
+    const auto& ins = cg.node_inputs[ni];
+    const auto& outs = cg.node_outputs[ni];
+    std::vector<const ValueDesc*> in_desc(ins.size(), nullptr);
+    bool all_const = true;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (ins[i] < 0) continue;
+      if (!known[size_t(ins[i])]) return Status::error(ErrorKind::Internal, msg("plan: value '", node.inputs[i], "' used before defined"));
+      in_desc[i] = &plan->values[size_t(ins[i])];
+      if (!in_desc[i]->data) all_const = false;
+    }
+    const int n_present = int(std::count_if(ins.begin(), ins.end(), [](int x) { return x >= 0; }));
+    if (int(ins.size()) < op.min_inputs || int(ins.size()) > op.max_inputs || n_present < std::min<int>(op.min_inputs, int(ins.size())))
+      return Status::error(ErrorKind::InvalidArgument, msg(node.op_type, " node '", node.name, "' has ", ins.size(), " inputs; it takes ",
+                                                           op.min_inputs, "..", op.max_inputs));
+
+    if (all_const || (op.flags & graph::kOpShapeOnly)) {
+      // Plan-time evaluation: computed once per signature, never per run.
+      std::vector<graph::EvaluatedValue> results;
+      OM_TRY(graph::evaluate_node(node, op, mode, in_desc, &results));
+      for (size_t o = 0; o < outs.size() && o < results.size(); ++o) {
+        if (outs[o] < 0) continue;
+        plan->values[size_t(outs[o])] = results[o].desc;
+        plan->owned.push_back(results[o].owner);
+        known[size_t(outs[o])] = true;
+        Buffer b;
+        b.kind = BufKind::Const;
+        buf_of[size_t(outs[o])] = int(bufs.size());
+        bufs.push_back(b);
+      }
+      ++plan->folded_nodes;
+      continue;
+    }
+
+    graph::InferContext ctx{node, in_desc, std::vector<ValueDesc>(node.outputs.size())};
+    OM_TRY(op.infer(ctx));
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (ctx.outputs[o].shape.size() > graph::kMaxRank)
+        return Status::error(ErrorKind::Unsupported, msg(node.op_type, " node '", node.name, "': output rank ",
+                                                         ctx.outputs[o].shape.size(), " exceeds ", graph::kMaxRank));
+      if (outs[o] < 0) continue;
+      plan->values[size_t(outs[o])] = ctx.outputs[o];
+      plan->values[size_t(outs[o])].data = nullptr;
+      known[size_t(outs[o])] = true;
+    }
+    const int step_index = int(pending.size());
+    if ((op.flags & graph::kOpAlias) && outs.size() == 1 && outs[0] >= 0) {
+      // Same bytes, new shape: share the input's buffer and extend its life.
+      const int b = buf_of[size_t(ins[0])];
+      buf_of[size_t(outs[0])] = b;
+      ++plan->aliased_nodes;
+      continue;
+    }
+    PendingStep st;
+    st.node = ni;
+    st.ins = ins;
+    st.outs = outs;
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (ins[i] >= 0) {
+        Buffer& b = bufs[size_t(buf_of[size_t(ins[i])])];
+        b.last = std::max(b.last, step_index);
+      }
+    for (size_t o = 0; o < outs.size(); ++o) {
+      Buffer b;
+      b.size = o < ctx.outputs.size() ? ctx.outputs[o].nbytes() : 0;
+      b.first = b.last = step_index;
+      if (outs[o] >= 0) buf_of[size_t(outs[o])] = int(bufs.size());
+      else st.outs[o] = -2 - int(bufs.size());  // unnamed output still needs bytes to be written into
+      bufs.push_back(b);
+    }
+    st.scratch_bytes = op.scratch ? op.scratch(ctx) : 0;
+    if (st.scratch_bytes) {
+      Buffer b;
+      b.size = st.scratch_bytes;
+      b.first = b.last = step_index;
+      st.scratch_buf = int(bufs.size());
+      bufs.push_back(b);
+    }
+    pending.push_back(std::move(st));
+  }
+
+  // Graph outputs live to the end.
+  const int end = int(pending.size());
+  for (int id : cg.output_ids) {
+    if (!known[size_t(id)]) return Status::error(ErrorKind::Internal, "plan: a graph output is never produced");
+    bufs[size_t(buf_of[size_t(id)])].last = end;
+  }
+
+  // Memory plan over arena buffers.
+  std::vector<BufferRequest> reqs;
+  std::vector<size_t> req_buf;
+  for (size_t i = 0; i < bufs.size(); ++i)
+    if (bufs[i].kind == BufKind::Arena) {
+      reqs.push_back({bufs[i].size, bufs[i].first, bufs[i].last});
+      req_buf.push_back(i);
+    }
+  MemoryPlan mp = plan_memory(reqs, 64);
+  for (size_t r = 0; r < reqs.size(); ++r) bufs[req_buf[r]].offset = mp.offsets[r];
+  plan->arena_bytes = mp.arena_bytes;
+  plan->lower_bound_bytes = mp.lower_bound_bytes;
+  plan->arena = graph::aligned_buffer(mp.arena_bytes);
+  uint8_t* arena = static_cast<uint8_t*>(plan->arena.get());
+
+  auto data_of = [&](int id) -> void* {
+    const Buffer& b = bufs[size_t(buf_of[size_t(id)])];
+    switch (b.kind) {
+      case BufKind::Arena: return arena + b.offset;
+      case BufKind::Const: return const_cast<void*>(plan->values[size_t(id)].data);
+      case BufKind::Input: return nullptr;  // patched per run
+    }
+    return nullptr;
+  };
+  auto make_arg = [&](int id, uint32_t arg_index) {
+    TensorArg a;
+    const ValueDesc& v = plan->values[size_t(id)];
+    a.present = true;
+    a.dtype = v.dtype;
+    a.dims = v.shape.data();
+    a.rank = v.shape.size();
+    a.numel = v.numel();
+    a.data = data_of(id);
+    const Buffer& b = bufs[size_t(buf_of[size_t(id)])];
+    if (b.kind == BufKind::Input) plan->patches.push_back({arg_index, uint32_t(b.input)});
+    return a;
+  };
+  for (const PendingStep& st : pending) {
+    Plan::Step s;
+    s.node = &g.nodes[st.node];
+    s.fn = mode == ArithmeticMode::Exact ? cg.ops[st.node]->exact : cg.ops[st.node]->fast;
+    s.in_begin = uint32_t(plan->args.size());
+    s.num_in = uint32_t(st.ins.size());
+    for (int id : st.ins) {
+      const uint32_t idx = uint32_t(plan->args.size());
+      plan->args.push_back(id >= 0 ? make_arg(id, idx) : TensorArg{});
+    }
+    s.out_begin = uint32_t(plan->args.size());
+    s.num_out = uint32_t(st.outs.size());
+    for (int id : st.outs) {
+      if (id >= 0) {
+        plan->args.push_back(make_arg(id, uint32_t(plan->args.size())));
+      } else {  // an unnamed output: bytes in the arena, nobody reads them
+        TensorArg a;
+        a.present = true;
+        a.data = arena + bufs[size_t(-2 - id)].offset;
+        plan->args.push_back(a);
+      }
+    }
+    if (st.scratch_buf >= 0) {
+      s.scratch = arena + bufs[size_t(st.scratch_buf)].offset;
+      s.scratch_bytes = st.scratch_bytes;
+    }
+    plan->steps.push_back(s);
+  }
+  for (int id : cg.output_ids) {
+    Plan::Output o;
+    const Buffer& b = bufs[size_t(buf_of[size_t(id)])];
+    o.input = b.kind == BufKind::Input ? b.input : -1;
+    o.data = data_of(id);
+    o.desc = &plan->values[size_t(id)];
+    plan->outputs.push_back(o);
+  }
+  return plan;
+}
+
+Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data) {
+  for (const Plan::Patch& p : plan.patches) plan.args[p.arg].data = input_data[p.input];
+  for (const Plan::Step& s : plan.steps) {
+    graph::KernelContext k;
+    k.node = s.node;
+    k.mode = mode;
+    k.inputs = plan.args.data() + s.in_begin;
+    k.num_inputs = s.num_in;
+    k.outputs = plan.args.data() + s.out_begin;
+    k.num_outputs = s.num_out;
+    k.scratch = s.scratch;
+    k.scratch_bytes = s.scratch_bytes;
+    OM_TRY(s.fn(k));
+  }
+  return Status::ok();
+}
+
+}  // namespace om::runtime

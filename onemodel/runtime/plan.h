@@ -1,0 +1,68 @@
+// Per-shape execution plans (internal to the runtime). A CompiledGraph indexes the session's
+// graph once; a Plan is built for one concrete input-shape signature: shapes inferred, nodes
+// whose inputs are known folded (constants, Shape of known shapes and everything computed
+// from them), reshape-type nodes aliased, kernels chosen for the mode, and every remaining
+// activation placed in one arena by the greedy memory planner. Executing a plan allocates
+// nothing.
+#pragma once
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "onemodel/graph/op_registry.h"
+
+namespace om::runtime {
+
+struct CompiledGraph {
+  const graph::Graph* graph = nullptr;
+  std::vector<const graph::OpDef*> ops;           // per node
+  std::unordered_map<std::string, int> ids;       // value name -> id
+  int num_values = 0;
+  std::vector<std::vector<int>> node_inputs;      // -1 for omitted optional inputs
+  std::vector<std::vector<int>> node_outputs;     // -1 for omitted outputs
+  std::vector<int> input_ids, output_ids;
+};
+
+Result<CompiledGraph> compile_graph(const graph::Graph& g);
+
+struct Plan {
+  std::vector<std::vector<int64_t>> signature;   // input dims, in session input order
+  std::vector<graph::ValueDesc> values;          // per value id
+  std::vector<std::shared_ptr<const void>> owned; // folded constants
+  std::shared_ptr<void> arena;
+  size_t arena_bytes = 0;
+  size_t lower_bound_bytes = 0;
+  size_t folded_nodes = 0;
+  size_t aliased_nodes = 0;
+
+  struct Step {
+    graph::KernelFn fn = nullptr;
+    const graph::Node* node = nullptr;
+    uint32_t in_begin = 0, num_in = 0, out_begin = 0, num_out = 0;
+    void* scratch = nullptr;
+    size_t scratch_bytes = 0;
+  };
+  std::vector<Step> steps;
+  std::vector<graph::TensorArg> args;  // step inputs and outputs, contiguous
+  struct Patch {
+    uint32_t arg;
+    uint32_t input;
+  };
+  std::vector<Patch> patches;  // args that point at a caller's input buffer
+  struct Output {
+    int input = -1;            // >= 0: the output is that caller input's buffer
+    const void* data = nullptr;
+    const graph::ValueDesc* desc = nullptr;
+  };
+  std::vector<Output> outputs;
+};
+
+// input_dims[i] are the concrete dims of session input i.
+Result<std::unique_ptr<Plan>> build_plan(const CompiledGraph& cg, ArithmeticMode mode,
+                                         const std::vector<std::vector<int64_t>>& input_dims);
+
+// Runs every step; input_data[i] is session input i's buffer.
+Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data);
+
+}  // namespace om::runtime

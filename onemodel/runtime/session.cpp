@@ -1,0 +1,285 @@
+#include "onemodel/runtime/session.h"
+
+#include <cstring>
+
+#include "onemodel/graph/op_registry.h"
+#include "onemodel/graph/passes/pass.h"
+#include "onemodel/io/format_v1.h"
+#include "onemodel/runtime/plan.h"
+
+namespace om {
+
+struct Session::Impl {
+  SessionOptions options;
+  graph::Graph graph;
+  std::vector<PassReport> passes;
+  std::vector<std::string> input_names, output_names;
+  runtime::CompiledGraph compiled;
+  std::vector<std::unique_ptr<runtime::Plan>> plans;  // oldest first
+  runtime::Plan* last = nullptr;
+  // Per-run scratch sized at creation, so running needs no allocation.
+  std::vector<const TensorView*> ordered;
+  std::vector<void*> input_data;
+};
+
+namespace {
+
+Status validate_ops(const graph::Graph& g, ArithmeticMode mode) {
+  std::vector<std::string> unknown, inexact;
+  auto add_once = [](std::vector<std::string>& v, const std::string& s) {
+    for (const auto& x : v)
+      if (x == s) return;
+    v.push_back(s);
+  };
+  for (const auto& n : g.nodes) {
+    const graph::OpDef* op = graph::find_op(n.domain, n.op_type);
+    const std::string name = n.domain.empty() || n.domain == "ai.onnx" ? n.op_type : n.domain + "::" + n.op_type;
+    if (!op) add_once(unknown, name);
+    else if (mode == ArithmeticMode::Exact && !op->exact) add_once(inexact, name);
+  }
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  if (!unknown.empty())
+    return Status::error(ErrorKind::Unsupported, msg("om::Session: unsupported operators: ", join(unknown),
+                                                     " (docs/operators.md lists the supported ones)"));
+  if (!inexact.empty())
+    return Status::error(ErrorKind::Unsupported, msg("om::Session: ArithmeticMode::Exact needs an exact kernel for every operator; "
+                                                     "these have none: ", join(inexact), ". Use ArithmeticMode::Fast or remove them"));
+  return Status::ok();
+}
+
+std::string dims_str(const graph::ValueInfo& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.shape.size(); ++i) {
+    if (i) s += ", ";
+    s += v.shape[i].is_static() ? std::to_string(v.shape[i].size) : v.shape[i].is_symbolic() ? v.shape[i].param : "?";
+  }
+  return s + "]";
+}
+
+}  // namespace
+
+Session::Session() = default;
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+Session::Session(const graph::Graph& graph, SessionOptions options) { check(create(graph, options, this)); }
+
+Status Session::create(const graph::Graph& g, SessionOptions options, Session* out) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->graph = g;
+  OM_TRY(graph::verify(impl->graph).with_context("om::Session"));
+  OM_TRY(validate_ops(impl->graph, options.mode));
+  for (const auto& v : impl->graph.inputs) {
+    if (!v.has_shape)
+      return Status::error(ErrorKind::Unsupported, msg("om::Session: graph input '", v.name, "' has no rank; give it a shape"));
+    if (v.shape.size() > graph::kMaxRank)
+      return Status::error(ErrorKind::Unsupported, msg("om::Session: graph input '", v.name, "' has rank ", v.shape.size(),
+                                                       ", above the supported ", graph::kMaxRank));
+  }
+  if (options.optimize) {
+    std::vector<graph::passes::PassRun> runs;
+    OM_TRY(graph::passes::run_passes(impl->graph, options.mode, &runs).with_context("om::Session"));
+    for (const auto& r : runs) impl->passes.push_back({r.name, r.rule == graph::passes::BitRule::Exact, r.changes});
+  }
+  OM_ASSIGN_OR_RETURN(impl->compiled, runtime::compile_graph(impl->graph));
+  for (const auto& v : impl->graph.inputs)
+    if (!impl->graph.find_initializer(v.name)) impl->input_names.push_back(v.name);
+  for (const auto& v : impl->graph.outputs) impl->output_names.push_back(v.name);
+  impl->ordered.resize(impl->graph.inputs.size());
+  impl->input_data.resize(impl->graph.inputs.size());
+  out->impl_ = std::move(impl);
+  return Status::ok();
+}
+
+Status Session::try_load(const std::string& path, SessionOptions options, Session* out) {
+  OM_ASSIGN_OR_RETURN(graph::Graph g, format_v1::read_file(path));
+  return create(g, options, out);
+}
+
+Session Session::load(const std::string& path, SessionOptions options) {
+  Session s;
+  check(try_load(path, options, &s));
+  return s;
+}
+
+std::vector<std::string> Session::input_names() const { return impl_ ? impl_->input_names : std::vector<std::string>{}; }
+std::vector<std::string> Session::output_names() const { return impl_ ? impl_->output_names : std::vector<std::string>{}; }
+const graph::Graph& Session::graph() const {
+  static const graph::Graph empty;
+  return impl_ ? impl_->graph : empty;
+}
+const std::vector<PassReport>& Session::pass_reports() const {
+  static const std::vector<PassReport> none;
+  return impl_ ? impl_->passes : none;
+}
+const SessionOptions& Session::options() const {
+  static const SessionOptions defaults;
+  return impl_ ? impl_->options : defaults;
+}
+size_t Session::cached_plan_count() const { return impl_ ? impl_->plans.size() : 0; }
+
+PlanStats Session::last_plan_stats() const {
+  PlanStats s;
+  if (!impl_ || !impl_->last) return s;
+  const runtime::Plan& p = *impl_->last;
+  s.arena_bytes = p.arena_bytes;
+  s.lower_bound_bytes = p.lower_bound_bytes;
+  s.steps = p.steps.size();
+  s.folded_nodes = p.folded_nodes;
+  s.aliased_nodes = p.aliased_nodes;
+  return s;
+}
+
+// Orders the caller's inputs as the graph's and checks them against the declared inputs.
+// Touches no heap unless it fails.
+static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t n, bool need_data) {
+  const graph::Graph& g = impl.graph;
+  const size_t expected = impl.input_names.size();
+  if (n != expected) {
+    std::string names;
+    for (const auto& s : impl.input_names) names += (names.empty() ? "" : ", ") + s;
+    return Status::error(ErrorKind::InvalidArgument, msg("Session::run: got ", n, " inputs, the model takes ", expected, " (", names, ")"));
+  }
+  for (auto& p : impl.ordered) p = nullptr;
+  size_t pos = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const TensorView& t = inputs[i];
+    size_t slot = g.inputs.size();
+    if (t.name) {
+      for (size_t j = 0; j < g.inputs.size(); ++j)
+        if (g.inputs[j].name == t.name && !g.find_initializer(g.inputs[j].name)) slot = j;
+      if (slot == g.inputs.size()) {
+        std::string names;
+        for (const auto& s : impl.input_names) names += (names.empty() ? "" : ", ") + s;
+        return Status::error(ErrorKind::InvalidArgument, msg("Session::run: no input named '", t.name, "'; the inputs are: ", names));
+      }
+    } else {
+      // Positional: the i-th non-initializer input.
+      size_t seen = 0;
+      for (size_t j = 0; j < g.inputs.size(); ++j) {
+        if (g.find_initializer(g.inputs[j].name)) continue;
+        if (seen++ == pos) { slot = j; break; }
+      }
+    }
+    ++pos;
+    if (impl.ordered[slot])
+      return Status::error(ErrorKind::InvalidArgument, msg("Session::run: input '", g.inputs[slot].name, "' is given twice"));
+    impl.ordered[slot] = &t;
+  }
+  for (size_t j = 0; j < g.inputs.size(); ++j) {
+    const graph::ValueInfo& vi = g.inputs[j];
+    if (g.find_initializer(vi.name)) continue;
+    const TensorView* t = impl.ordered[j];
+    if (!t) return Status::error(ErrorKind::InvalidArgument, msg("Session::run: input '", vi.name, "' was not given"));
+    if (t->dtype != vi.dtype)
+      return Status::error(ErrorKind::DTypeMismatch, msg("Session::run: input '", vi.name, "' expects dtype ", dtype_name(vi.dtype),
+                                                         ", got ", dtype_name(t->dtype)));
+    if (t->rank != vi.shape.size())
+      return Status::error(ErrorKind::ShapeMismatch, msg("Session::run: input '", vi.name, "' expects rank ", vi.shape.size(), " ",
+                                                         dims_str(vi), ", got rank ", t->rank, " ", graph::shape_str(t->dims, t->rank)));
+    for (size_t d = 0; d < t->rank; ++d) {
+      if (t->dims[d] < 0)
+        return Status::error(ErrorKind::ShapeMismatch, msg("Session::run: input '", vi.name, "' has a negative size in ",
+                                                           graph::shape_str(t->dims, t->rank)));
+      if (vi.shape[d].is_static() && vi.shape[d].size != t->dims[d])
+        return Status::error(ErrorKind::ShapeMismatch, msg("Session::run: input '", vi.name, "' expects ", dims_str(vi), ", got ",
+                                                           graph::shape_str(t->dims, t->rank), " (axis ", d, " is fixed at ",
+                                                           vi.shape[d].size, ")"));
+    }
+    // A symbol names one size across all inputs.
+    for (size_t d = 0; d < t->rank; ++d) {
+      if (!vi.shape[d].is_symbolic()) continue;
+      for (size_t k = 0; k < j; ++k) {
+        const graph::ValueInfo& other = g.inputs[k];
+        if (!impl.ordered[k]) continue;
+        for (size_t e = 0; e < other.shape.size(); ++e)
+          if (other.shape[e].param == vi.shape[d].param && impl.ordered[k]->dims[e] != t->dims[d])
+            return Status::error(ErrorKind::ShapeMismatch,
+                                 msg("Session::run: axis '", vi.shape[d].param, "' is ", impl.ordered[k]->dims[e], " in input '", other.name,
+                                     "' but ", t->dims[d], " in input '", vi.name, "'"));
+      }
+    }
+    if (need_data && !t->data && t->numel() > 0)
+      return Status::error(ErrorKind::InvalidArgument, msg("Session::run: input '", vi.name, "' has no data"));
+    impl.input_data[j] = t->data;
+  }
+  return Status::ok();
+}
+
+static Result<runtime::Plan*> find_or_plan(Session::Impl& impl) {
+  const graph::Graph& g = impl.graph;
+  for (auto& p : impl.plans) {
+    bool match = true;
+    for (size_t j = 0; match && j < g.inputs.size(); ++j) {
+      if (!impl.ordered[j]) continue;
+      const std::vector<int64_t>& s = p->signature[j];
+      const TensorView& t = *impl.ordered[j];
+      match = s.size() == t.rank && (t.rank == 0 || std::memcmp(s.data(), t.dims, t.rank * sizeof(int64_t)) == 0);
+    }
+    if (match) return p.get();
+  }
+  std::vector<std::vector<int64_t>> dims(g.inputs.size());
+  for (size_t j = 0; j < g.inputs.size(); ++j)
+    if (impl.ordered[j]) dims[j].assign(impl.ordered[j]->dims, impl.ordered[j]->dims + impl.ordered[j]->rank);
+  auto built = runtime::build_plan(impl.compiled, impl.options.mode, dims);
+  if (!built.is_ok()) {
+    std::string sig;
+    for (size_t j = 0; j < g.inputs.size(); ++j)
+      if (impl.ordered[j]) sig += (sig.empty() ? "" : ", ") + g.inputs[j].name + "=" + graph::shape_str(dims[j]);
+    return built.status().with_context(msg("om::Session: planning for input shapes ", sig));
+  }
+  if (impl.options.max_cached_plans > 0 && impl.plans.size() >= impl.options.max_cached_plans) impl.plans.erase(impl.plans.begin());
+  impl.plans.push_back(std::move(built).value());
+  return impl.plans.back().get();
+}
+
+Status Session::try_prepare(const TensorView* inputs, size_t num_inputs) {
+  if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::prepare: the session is empty (default-constructed or moved from)");
+  OM_TRY(bind_inputs(*impl_, inputs, num_inputs, false));
+  OM_ASSIGN_OR_RETURN(impl_->last, find_or_plan(*impl_));
+  return Status::ok();
+}
+
+Status Session::try_run(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs) {
+  if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::run: the session is empty (default-constructed or moved from)");
+  Impl& impl = *impl_;
+  if (num_outputs != impl.output_names.size())
+    return Status::error(ErrorKind::InvalidArgument, msg("Session::run: got room for ", num_outputs, " outputs, the model has ",
+                                                         impl.output_names.size()));
+  OM_TRY(bind_inputs(impl, inputs, num_inputs, true));
+  OM_ASSIGN_OR_RETURN(runtime::Plan* plan, find_or_plan(impl));
+  impl.last = plan;
+  OM_TRY(runtime::execute_plan(*plan, impl.options.mode, impl.input_data.data()));
+  for (size_t i = 0; i < num_outputs; ++i) {
+    const runtime::Plan::Output& o = plan->outputs[i];
+    TensorView& t = outputs[i];
+    const void* src = o.input >= 0 ? impl.input_data[size_t(o.input)] : o.data;
+    t.name = impl.output_names[i].c_str();
+    t.dtype = o.desc->dtype;
+    t.dims = o.desc->shape.data();
+    t.rank = o.desc->shape.size();
+    const size_t bytes = o.desc->nbytes();
+    if (t.data && t.capacity > 0) {
+      if (t.capacity < bytes)
+        return Status::error(ErrorKind::InvalidArgument, msg("Session::run: output '", impl.output_names[i], "' needs ", bytes,
+                                                             " bytes, its buffer holds ", t.capacity));
+      if (bytes) std::memcpy(t.data, src, bytes);
+    } else {
+      t.data = const_cast<void*>(src);
+      t.capacity = 0;
+    }
+  }
+  return Status::ok();
+}
+
+void Session::run(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs) {
+  check(try_run(inputs, num_inputs, outputs, num_outputs));
+}
+
+}  // namespace om

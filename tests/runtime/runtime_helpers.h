@@ -1,0 +1,116 @@
+// Helpers for the runtime tests: building small graphs and running them through om::Session.
+#pragma once
+#include <cctype>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "onemodel/graph/ir.h"
+#include "onemodel/runtime/session.h"
+
+namespace rt {
+
+using om::DType;
+namespace g = om::graph;
+
+struct Feed {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<int64_t> dims;
+  std::vector<uint8_t> bytes;
+  template <typename T>
+  static Feed of(std::string name, std::vector<int64_t> dims, const std::vector<T>& v) {
+    Feed f;
+    f.name = std::move(name);
+    f.dtype = om::dtype_of<T>::value;
+    f.dims = std::move(dims);
+    f.bytes.resize(v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(f.bytes.data(), v.data(), f.bytes.size());
+    return f;
+  }
+};
+
+struct Out {
+  DType dtype = DType::f32;
+  std::vector<int64_t> dims;
+  std::vector<uint8_t> bytes;
+  template <typename T>
+  std::vector<T> as() const {
+    std::vector<T> v(bytes.size() / sizeof(T));
+    if (!v.empty()) std::memcpy(v.data(), bytes.data(), bytes.size());
+    return v;
+  }
+};
+
+inline g::ValueInfo value(std::string name, DType dt, std::vector<int64_t> dims) {
+  g::ValueInfo v;
+  v.name = std::move(name);
+  v.dtype = dt;
+  for (int64_t d : dims) v.shape.push_back(g::Dim::fixed(d));
+  return v;
+}
+
+inline g::ValueInfo sym_value(std::string name, DType dt, std::vector<std::string> dims) {
+  g::ValueInfo v;
+  v.name = std::move(name);
+  v.dtype = dt;
+  for (const auto& d : dims) v.shape.push_back(d.empty() ? g::Dim{} : (std::isdigit(d[0]) ? g::Dim::fixed(std::stoll(d)) : g::Dim::symbol(d)));
+  return v;
+}
+
+inline g::Node node(std::string op, std::vector<std::string> ins, std::vector<std::string> outs, std::vector<g::Attribute> attrs = {}) {
+  g::Node n;
+  n.op_type = std::move(op);
+  n.name = n.op_type + "_" + outs[0];
+  n.inputs = std::move(ins);
+  n.outputs = std::move(outs);
+  n.attributes = std::move(attrs);
+  return n;
+}
+
+inline std::vector<Out> run(om::Session& s, const std::vector<Feed>& feeds) {
+  std::vector<om::TensorView> in(feeds.size());
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    in[i].name = feeds[i].name.c_str();
+    in[i].dtype = feeds[i].dtype;
+    in[i].dims = feeds[i].dims.data();
+    in[i].rank = feeds[i].dims.size();
+    in[i].data = const_cast<uint8_t*>(feeds[i].bytes.data());
+  }
+  std::vector<om::TensorView> out(s.output_names().size());
+  s.run(in.data(), in.size(), out.data(), out.size());
+  std::vector<Out> res;
+  for (const auto& o : out) {
+    Out r;
+    r.dtype = o.dtype;
+    r.dims.assign(o.dims, o.dims + o.rank);
+    r.bytes.resize(size_t(o.numel()) * om::dtype_size(o.dtype));
+    if (!r.bytes.empty()) std::memcpy(r.bytes.data(), o.data, r.bytes.size());
+    res.push_back(std::move(r));
+  }
+  return res;
+}
+
+inline std::vector<Out> run_graph(const g::Graph& graph, const std::vector<Feed>& feeds, om::SessionOptions opt = {}) {
+  om::Session s(graph, opt);
+  return run(s, feeds);
+}
+
+// Deterministic pseudo-random values in [lo, hi).
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -2.0f, float hi = 2.0f) {
+  std::vector<float> v(n);
+  uint64_t x = 0x9E3779B97F4A7C15ull ^ seed;
+  for (auto& f : v) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    f = lo + (hi - lo) * float(double(x >> 11) / double(1ull << 53));
+  }
+  return v;
+}
+
+inline uint64_t fnv1a(const void* data, size_t n, uint64_t h = 0xcbf29ce484222325ull) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) { h ^= p[i]; h *= 0x100000001b3ull; }
+  return h;
+}
+
+}  // namespace rt
