@@ -62,7 +62,7 @@ void binary_loop(kernels::BinaryOp op, const Tensor& a, const Tensor& b, const T
   std::vector<int64_t> idx(rank, 0);
   for (int64_t o = 0; o < outer; ++o) {
     int64_t oa = 0, ob = 0, rem = o;
-    for (size_t k = rank - 1; k-- > 0;) {
+    for (size_t k = rank ? rank - 1 : 0; k-- > 0;) {  // rank 0: no outer dims
       const int64_t i = rem % shape[k];
       rem /= shape[k];
       oa += i * sa[k];
