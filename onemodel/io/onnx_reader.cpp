@@ -80,9 +80,19 @@ struct Scope {
   Scope& operator=(const Scope&) = delete;
 };
 
+// nanopb's terse messages, with what they mean for an ONNX file.
+std::string explain(const char* e) {
+  const std::string m = e ? e : "decoding failed";
+  if (m == "end-of-stream" || m == "parent stream too short" || m == "io error")
+    return m + ": the file is truncated, or a length field is larger than the data that follows";
+  if (m == "varint overflow") return m + ": a length or integer field is corrupt";
+  if (m == "invalid wire_type") return m + ": this is not protobuf data, or it is corrupt";
+  return m;
+}
+
 bool decode_msg(pb_istream_t* s, const pb_msgdesc_t* fields, void* m) {
   if (pb_decode_noinit(s, fields, m)) return true;
-  if (t_ctx->error.is_ok()) format_error(s, PB_GET_ERROR(s));
+  if (t_ctx->error.is_ok()) format_error(s, explain(PB_GET_ERROR(s)));
   return false;
 }
 
