@@ -82,9 +82,11 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws) {
 
 size_t gemm_workspace_floats(size_t M, size_t N, size_t K) {
   // Sized for the largest tiles of any ISA so the answer does not depend on the active one.
-  const size_t mc = std::min(kGemmMC, (M + kGemmMaxMR - 1) / kGemmMaxMR * kGemmMaxMR);
+  // ceil(M / MR) * MR <= M + MR - 1 for every tile height MR <= kGemmMaxMR (6 is not a divisor
+  // of 8, so rounding to the largest tile alone undersizes the A panels); likewise for N.
+  const size_t mc = std::min(kGemmMC, M + kGemmMaxMR - 1);
   const size_t kc = std::min(kGemmKC, K);
-  const size_t nc = std::min(kGemmNC, (N + kGemmMaxNR - 1) / kGemmMaxNR * kGemmMaxNR);
+  const size_t nc = std::min(kGemmNC, N + kGemmMaxNR - 1);
   return mc * kc + kc * nc;
 }
 
