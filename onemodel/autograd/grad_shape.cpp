@@ -15,7 +15,7 @@ Status reshape_back(const BackwardRecord& r, const Tensor& g, std::vector<Tensor
 // Zeros of the input's shape with g written into the view `make_view(zeros)` selects.
 template <typename ViewFn>
 Status scatter_into_zeros(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin, ViewFn view) {
-  OM_ASSIGN_OR_RETURN(Tensor z, detail::make_tensor(r.inputs[0].shape(), DType::f32, true));
+  OM_ASSIGN_OR_RETURN(Tensor z, detail::make_tensor(r.inputs[0].shape(), g.dtype(), true));
   OM_ASSIGN_OR_RETURN(Tensor dst, view(z));
   OM_TRY(detail::copy_elements(g, dst));
   (*gin)[0] = z;
@@ -61,9 +61,11 @@ Status grad_Flip(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* 
 }
 
 Status grad_Cast(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
-  // Only float-to-float casts carry a gradient (f16 round trips); integer results have none.
-  if (r.inputs[0].dtype() != DType::f32) return Status::ok();
-  OM_ASSIGN_OR_RETURN((*gin)[0], ops::cast(g, DType::f32));
+  // Only float-to-float casts carry a gradient (f16 round trips); integer and bool results
+  // have none, as in PyTorch.
+  auto is_float = [](DType d) { return d == DType::f32 || d == DType::f16; };
+  if (!is_float(r.inputs[0].dtype()) || !is_float(r.output_dtype)) return Status::ok();
+  OM_ASSIGN_OR_RETURN((*gin)[0], ops::cast(g, r.inputs[0].dtype()));
   return Status::ok();
 }
 
