@@ -56,6 +56,11 @@ Status infer_matmul(InferContext& ctx) {
   return Status::ok();
 }
 
+// GEMM workspace with headroom: kernels::gemm_workspace_floats rounds M to the largest row tile
+// (8), but a 6-row tile rounds 7 rows up to 12, so the exact figure can fall short. Asking for
+// one extra tile in each direction is always enough.
+size_t gemm_scratch_floats(size_t M, size_t N, size_t K) { return kernels::gemm_workspace_floats(M + 8, N + 16, K); }
+
 int64_t product(const int64_t* d, size_t n) {
   int64_t p = 1;
   for (size_t i = 0; i < n; ++i) p *= d[i];
@@ -67,7 +72,7 @@ size_t matmul_scratch(const InferContext& ctx) {
   std::vector<int64_t> out;
   if (!matmul_dims(ctx, ctx.input(0)->shape, ctx.input(1)->shape, &d, &out).is_ok()) return 0;
   const int64_t rows = product(d.out_batch.data(), d.out_batch.size()) * d.M;  // the folded case is the largest
-  return kernels::gemm_workspace_floats(size_t(rows), size_t(d.N), size_t(d.K)) * sizeof(float);
+  return gemm_scratch_floats(size_t(rows), size_t(d.N), size_t(d.K)) * sizeof(float);
 }
 
 Status matmul_kernel(const KernelContext& k) {
@@ -167,7 +172,7 @@ size_t gemm_scratch(const InferContext& ctx) {
   const auto& y = ctx.outputs[0].shape;
   const bool ta = attr_int(ctx.node, "transA", 0) != 0;
   const auto& a = ctx.input(0)->shape;
-  return kernels::gemm_workspace_floats(size_t(y[0]), size_t(y[1]), size_t(ta ? a[0] : a[1])) * sizeof(float);
+  return gemm_scratch_floats(size_t(y[0]), size_t(y[1]), size_t(ta ? a[0] : a[1])) * sizeof(float);
 }
 
 Status gemm_kernel(const KernelContext& k) {
@@ -255,7 +260,7 @@ size_t fused_scratch(const InferContext& ctx) {
   const int64_t N = ctx.input(1)->shape[1];
   // With a residual the product goes to scratch first (rows x N floats, 64-byte rounded).
   const size_t product_bytes = ctx.input(3) ? (size_t(rows * N) * sizeof(float) + 63) / 64 * 64 : 0;
-  return product_bytes + kernels::gemm_workspace_floats(size_t(rows), size_t(N), size_t(a.back())) * sizeof(float);
+  return product_bytes + gemm_scratch_floats(size_t(rows), size_t(N), size_t(a.back())) * sizeof(float);
 }
 
 Status fused_kernel(const KernelContext& k) {

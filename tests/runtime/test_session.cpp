@@ -1,0 +1,279 @@
+// Session: creation-time validation, input validation messages, the plan cache, allocation-free
+// runs, output buffers, and exact-mode bit equality across ISAs (with EXACT_HASH lines that
+// tools/exactness.sh compares between x86 and AArch64).
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+#include "onemodel/kernels/kernels.h"
+#include "runtime_helpers.h"
+
+// ---- allocation counting through the replaceable global operator new ----
+// GCC pairs its built-in knowledge of operator new with free() and warns; these replacements
+// really do pair malloc with free.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+static std::atomic<size_t> g_allocations{0};
+void* operator new(size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t n) { return operator new(n); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(n ? n : 1);
+}
+void* operator new[](size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+
+using namespace rt;
+using om::graph::Attribute;
+
+namespace {
+
+// x[batch, 8] -> MatMul W1[8,16] + b1 -> Relu -> MatMul W2[16,4] + b2 -> Softmax, and a
+// reshape of the logits through a Shape chain.
+g::Graph mlp(uint32_t seed) {
+  g::Graph gr;
+  gr.inputs.push_back(sym_value("x", DType::f32, {"batch", "8"}));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("W1", {8, 16}, random_floats(128, seed)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("b1", {16}, random_floats(16, seed + 1)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("W2", {16, 4}, random_floats(64, seed + 2)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("b2", {4}, random_floats(4, seed + 3)));
+  gr.initializers.push_back(g::TensorData::from_vector<int64_t>("idx0", {1}, {0}));
+  gr.initializers.push_back(g::TensorData::from_vector<int64_t>("tail", {2}, {2, 2}));
+  gr.nodes.push_back(node("MatMul", {"x", "W1"}, {"h0"}));
+  gr.nodes.push_back(node("Add", {"h0", "b1"}, {"h1"}));
+  gr.nodes.push_back(node("Relu", {"h1"}, {"h2"}));
+  gr.nodes.push_back(node("MatMul", {"h2", "W2"}, {"l0"}));
+  gr.nodes.push_back(node("Add", {"l0", "b2"}, {"logits"}));
+  gr.nodes.push_back(node("Softmax", {"logits"}, {"probs"}, {Attribute::of_int("axis", -1)}));
+  gr.nodes.push_back(node("Shape", {"logits"}, {"s"}));
+  gr.nodes.push_back(node("Gather", {"s", "idx0"}, {"b"}));
+  gr.nodes.push_back(node("Concat", {"b", "tail"}, {"target"}, {Attribute::of_int("axis", 0)}));
+  gr.nodes.push_back(node("Reshape", {"probs", "target"}, {"grid"}));
+  gr.outputs.push_back(value("probs", DType::f32, {}));
+  gr.outputs.push_back(value("grid", DType::f32, {}));
+  return gr;
+}
+
+// Transcendental-heavy model: Gelu, Tanh, Sigmoid, LayerNorm-like mean/var by reductions.
+g::Graph norm_gelu(uint32_t seed) {
+  g::Graph gr;
+  gr.inputs.push_back(sym_value("x", DType::f32, {"batch", "12"}));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("W", {12, 12}, random_floats(144, seed)));
+  gr.initializers.push_back(g::TensorData::from_vector<int64_t>("ax", {1}, {-1}));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("eps", {}, {1e-5f}));
+  gr.nodes.push_back(node("ReduceMean", {"x", "ax"}, {"mu"}));
+  gr.nodes.push_back(node("Sub", {"x", "mu"}, {"xc"}));
+  gr.nodes.push_back(node("Mul", {"xc", "xc"}, {"sq"}));
+  gr.nodes.push_back(node("ReduceMean", {"sq", "ax"}, {"var"}));
+  gr.nodes.push_back(node("Add", {"var", "eps"}, {"ve"}));
+  gr.nodes.push_back(node("Sqrt", {"ve"}, {"sd"}));
+  gr.nodes.push_back(node("Div", {"xc", "sd"}, {"n"}));
+  gr.nodes.push_back(node("MatMul", {"n", "W"}, {"h"}));
+  gr.nodes.push_back(node("Gelu", {"h"}, {"g"}));
+  gr.nodes.push_back(node("Tanh", {"g"}, {"t"}));
+  gr.nodes.push_back(node("Sigmoid", {"t"}, {"s"}));
+  gr.nodes.push_back(node("LogSoftmax", {"s"}, {"y"}, {Attribute::of_int("axis", 1)}));
+  gr.nodes.push_back(node("ReduceSum", {"y"}, {"total"}, {Attribute::of_int("keepdims", 0)}));
+  gr.outputs.push_back(value("y", DType::f32, {}));
+  gr.outputs.push_back(value("total", DType::f32, {}));
+  return gr;
+}
+
+uint64_t hash_outputs(const std::vector<Out>& outs) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const auto& o : outs) h = fnv1a(o.bytes.data(), o.bytes.size(), h);
+  return h;
+}
+
+std::vector<om::TensorView> views(const std::vector<Feed>& feeds) {
+  std::vector<om::TensorView> in(feeds.size());
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    in[i].name = feeds[i].name.c_str();
+    in[i].dtype = feeds[i].dtype;
+    in[i].dims = feeds[i].dims.data();
+    in[i].rank = feeds[i].dims.size();
+    in[i].data = const_cast<uint8_t*>(feeds[i].bytes.data());
+  }
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("creation lists every unknown operator, and every operator without an exact kernel") {
+  g::Graph gr;
+  gr.inputs.push_back(value("x", DType::f32, {2}));
+  gr.nodes.push_back(node("Frobnicate", {"x"}, {"a"}));
+  gr.nodes.push_back(node("Relu", {"a"}, {"b"}));
+  gr.nodes.push_back(node("Twiddle", {"b"}, {"c"}));
+  gr.nodes.push_back(node("Frobnicate", {"c"}, {"y"}));
+  gr.outputs.push_back(value("y", DType::f32, {2}));
+  try {
+    om::Session s(gr);
+    FAIL("expected an error");
+  } catch (const om::Error& e) {
+    CHECK(e.kind() == om::ErrorKind::Unsupported);
+    CHECK(std::string(e.what()).find("Frobnicate, Twiddle") != std::string::npos);
+  }
+  g::Graph p;
+  p.inputs.push_back(value("x", DType::f32, {2}));
+  p.nodes.push_back(node("Pow", {"x", "x"}, {"y"}));
+  p.outputs.push_back(value("y", DType::f32, {2}));
+  CHECK_NOTHROW(om::Session(p, {om::ArithmeticMode::Fast}));
+  CHECK_THROWS_WITH_AS(om::Session(p, {om::ArithmeticMode::Exact}), doctest::Contains("these have none: Pow"), om::Error);
+  om::Session empty;
+  CHECK(!empty.try_run(nullptr, 0, nullptr, 0).is_ok());
+}
+
+TEST_CASE("run validates inputs: names, dtypes, ranks, static sizes, shared symbols") {
+  g::Graph gr;
+  gr.inputs.push_back(sym_value("a", DType::f32, {"batch", "3"}));
+  gr.inputs.push_back(sym_value("b", DType::f32, {"batch", "3"}));
+  gr.nodes.push_back(node("Add", {"a", "b"}, {"y"}));
+  gr.outputs.push_back(value("y", DType::f32, {}));
+  om::Session s(gr);
+  auto ok_a = Feed::of("a", {2, 3}, random_floats(6, 1));
+  auto ok_b = Feed::of("b", {2, 3}, random_floats(6, 2));
+  auto expect = [&](std::vector<Feed> feeds, const std::string& text) {
+    CAPTURE(text);
+    auto in = views(feeds);
+    std::vector<om::TensorView> out(1);
+    om::Status st = s.try_run(in.data(), in.size(), out.data(), 1);
+    REQUIRE(!st.is_ok());
+    CHECK(st.message().find(text) != std::string::npos);
+  };
+  Feed wrong_name = ok_b;
+  wrong_name.name = "c";
+  expect({ok_a, wrong_name}, "no input named 'c'; the inputs are: a, b");
+  expect({ok_a}, "got 1 inputs, the model takes 2");
+  expect({ok_a, Feed::of<int64_t>("b", {2, 3}, {1, 2, 3, 4, 5, 6})}, "input 'b' expects dtype f32, got i64");
+  expect({ok_a, Feed::of("b", {6}, random_floats(6, 3))}, "input 'b' expects rank 2 [batch, 3], got rank 1 [6]");
+  expect({ok_a, Feed::of("b", {3, 2}, random_floats(6, 3))}, "input 'b' expects [batch, 3], got [3, 2] (axis 1 is fixed at 3)");
+  expect({ok_a, Feed::of("b", {1, 3}, random_floats(3, 3))}, "axis 'batch' is 2 in input 'a' but 1 in input 'b'");
+  CHECK_THROWS_AS(run(s, {ok_a, wrong_name}), om::Error);
+  // Positional inputs work too.
+  std::vector<Feed> both{ok_a, ok_b};
+  auto in = views(both);
+  in[0].name = in[1].name = nullptr;
+  std::vector<om::TensorView> out(1);
+  CHECK(s.try_run(in.data(), 2, out.data(), 1).is_ok());
+}
+
+TEST_CASE("plans are cached per input-shape signature; runs after planning allocate nothing") {
+  for (auto mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
+    om::Session s(mlp(5), {mode});
+    auto f2 = {Feed::of("x", {2, 8}, random_floats(16, 7))};
+    auto f5 = {Feed::of("x", {5, 8}, random_floats(40, 8))};
+    auto r2 = run(s, f2);
+    CHECK(s.cached_plan_count() == 1);
+    auto r5 = run(s, f5);
+    CHECK(s.cached_plan_count() == 2);
+    CHECK(r2[1].dims == std::vector<int64_t>{2, 2, 2});
+    CHECK(r5[1].dims == std::vector<int64_t>{5, 2, 2});
+    CHECK(hash_outputs(run(s, f2)) == hash_outputs(r2));
+    CHECK(s.cached_plan_count() == 2);
+    auto st = s.last_plan_stats();
+    MESSAGE(om::msg("mlp batch 2 (", mode == om::ArithmeticMode::Exact ? "exact" : "fast", "): arena ", st.arena_bytes,
+                    " bytes, live-bytes lower bound ", st.lower_bound_bytes, ", ", st.steps, " steps, ", st.folded_nodes, " folded, ",
+                    st.aliased_nodes, " aliased"));
+    CHECK(st.arena_bytes >= st.lower_bound_bytes);
+    CHECK(st.lower_bound_bytes > 0);
+
+    std::vector<Feed> feeds(f5);
+    auto in = views(feeds);
+    std::vector<om::TensorView> out(2);
+    s.run(in.data(), 1, out.data(), 2);  // planned already; warm any lazy state
+    const size_t before = g_allocations.load();
+    for (int i = 0; i < 20; ++i) {
+      om::Status status = s.try_run(in.data(), 1, out.data(), 2);
+      CHECK(status.is_ok());
+    }
+    const size_t after = g_allocations.load();
+    CHECK(after - before == 0);
+  }
+}
+
+TEST_CASE("outputs copy into caller buffers; graph inputs and constants as outputs") {
+  om::Session s(mlp(9));
+  auto feeds = std::vector<Feed>{Feed::of("x", {3, 8}, random_floats(24, 10))};
+  auto ref = run(s, feeds);
+  auto in = views(feeds);
+  std::vector<float> probs(12), grid(12);
+  std::vector<om::TensorView> out(2);
+  out[0].data = probs.data();
+  out[0].capacity = probs.size() * 4;
+  out[1].data = grid.data();
+  out[1].capacity = grid.size() * 4;
+  s.run(in.data(), 1, out.data(), 2);
+  CHECK(probs == ref[0].as<float>());
+  CHECK(out[1].rank == 3);
+  out[1].capacity = 8;
+  CHECK_THROWS_WITH_AS(s.run(in.data(), 1, out.data(), 2), doctest::Contains("needs 48 bytes, its buffer holds 8"), om::Error);
+
+  g::Graph gr;
+  gr.inputs.push_back(value("x", DType::f32, {2}));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("k", {2}, {4, 5}));
+  gr.nodes.push_back(node("Identity", {"x"}, {"y"}));
+  gr.outputs.push_back(value("y", DType::f32, {}));
+  gr.outputs.push_back(value("k", DType::f32, {}));
+  gr.outputs.push_back(value("x", DType::f32, {}));
+  auto r = run_graph(gr, {Feed::of<float>("x", {2}, {1, 2})});
+  CHECK(r[0].as<float>() == std::vector<float>{1, 2});
+  CHECK(r[1].as<float>() == std::vector<float>{4, 5});
+  CHECK(r[2].as<float>() == std::vector<float>{1, 2});
+}
+
+TEST_CASE("fast and exact agree within 1e-5; exact is bit-identical on every ISA here") {
+  using om::kernels::Isa;
+  const Isa original = om::kernels::active_isa();
+  struct M { const char* name; g::Graph graph; std::vector<Feed> feeds; };
+  std::vector<M> models;
+  models.push_back({"mlp", mlp(21), {Feed::of("x", {7, 8}, random_floats(56, 22))}});
+  models.push_back({"norm_gelu", norm_gelu(31), {Feed::of("x", {5, 12}, random_floats(60, 32, -3, 3))}});
+  {
+    // Batched attention-like block: Q K^T, scale, softmax, V.
+    g::Graph gr;
+    gr.inputs.push_back(sym_value("q", DType::f32, {"b", "2", "6", "4"}));
+    gr.initializers.push_back(g::TensorData::from_vector<float>("k", {2, 6, 4}, random_floats(48, 41)));
+    gr.initializers.push_back(g::TensorData::from_vector<float>("v", {2, 6, 4}, random_floats(48, 42)));
+    gr.initializers.push_back(g::TensorData::from_vector<float>("scale", {}, {0.5f}));
+    gr.nodes.push_back(node("Transpose", {"k"}, {"kt"}, {Attribute::of_ints("perm", {0, 2, 1})}));
+    gr.nodes.push_back(node("MatMul", {"q", "kt"}, {"s0"}));
+    gr.nodes.push_back(node("Mul", {"s0", "scale"}, {"s1"}));
+    gr.nodes.push_back(node("Softmax", {"s1"}, {"p"}, {Attribute::of_int("axis", -1)}));
+    gr.nodes.push_back(node("MatMul", {"p", "v"}, {"y"}));
+    gr.outputs.push_back(value("y", DType::f32, {}));
+    models.push_back({"attention", gr, {Feed::of("q", {3, 2, 6, 4}, random_floats(144, 43))}});
+  }
+  for (auto& m : models) {
+    CAPTURE(m.name);
+    auto fast = run_graph(m.graph, m.feeds, {om::ArithmeticMode::Fast});
+    std::vector<uint64_t> hashes;
+    for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Neon}) {
+      if (!om::kernels::isa_supported(isa)) continue;
+      REQUIRE(om::kernels::force_isa(isa));
+      auto exact = run_graph(m.graph, m.feeds, {om::ArithmeticMode::Exact});
+      const uint64_t h = hash_outputs(exact);
+      hashes.push_back(h);
+      std::printf("EXACT_HASH runtime_%s %s %016llx\n", m.name, om::kernels::isa_name(isa), static_cast<unsigned long long>(h));
+      for (size_t o = 0; o < fast.size(); ++o) {
+        auto a = fast[o].as<float>(), b = exact[o].as<float>();
+        REQUIRE(a.size() == b.size());
+        for (size_t i = 0; i < a.size(); ++i) CHECK(std::fabs(a[i] - b[i]) <= 1e-5f * std::max(1.0f, std::fabs(b[i])));
+      }
+    }
+    for (uint64_t h : hashes) CHECK(h == hashes[0]);
+  }
+  om::kernels::force_isa(original);
+}
