@@ -1,0 +1,190 @@
+#!/usr/bin/env node
+// Runs ONNX files written by the onemodel test suite in ONNX Runtime and compares its outputs
+// with the expected outputs the tests computed. See README.md for the case folder layout.
+//
+//   node oracle.js <cases-dir> [--rtol 1e-5] [--case <substring>] [--verbose]
+//
+// Exit status: 0 when every case agrees, 1 on any disagreement, load or run failure, 2 on bad
+// usage or an empty/missing cases folder, 77 when onnxruntime-node is not installed.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+let ort;
+try {
+  ort = require('onnxruntime-node');
+} catch (e) {
+  console.error('oracle: onnxruntime-node is not installed; run tools/bootstrap.sh (npm install --ignore-scripts in tools/trace_oracle)');
+  process.exit(77);
+}
+
+// ---- .npy ----
+const NPY_TYPES = {
+  '<f4': { ort: 'float32', size: 4, array: Float32Array },
+  '<f2': { ort: 'float16', size: 2, array: Uint16Array },
+  '<i8': { ort: 'int64', size: 8, array: BigInt64Array },
+  '<i4': { ort: 'int32', size: 4, array: Int32Array },
+  '|i1': { ort: 'int8', size: 1, array: Int8Array },
+  '|u1': { ort: 'uint8', size: 1, array: Uint8Array },
+  '|b1': { ort: 'bool', size: 1, array: Uint8Array },
+};
+
+function readNpy(file) {
+  const buf = fs.readFileSync(file);
+  if (buf.length < 10 || buf[0] !== 0x93 || buf.toString('latin1', 1, 6) !== 'NUMPY') throw new Error(`${file}: not a .npy file`);
+  const major = buf[6];
+  let headerLen, start;
+  if (major === 1) { headerLen = buf.readUInt16LE(8); start = 10; }
+  else if (major === 2 || major === 3) { headerLen = buf.readUInt32LE(8); start = 12; }
+  else throw new Error(`${file}: unknown .npy version ${major}`);
+  const header = buf.toString('latin1', start, start + headerLen);
+  const descr = /'descr'\s*:\s*'([^']*)'/.exec(header);
+  const fortran = /'fortran_order'\s*:\s*(True|False)/.exec(header);
+  const shape = /'shape'\s*:\s*\(([^)]*)\)/.exec(header);
+  if (!descr || !fortran || !shape) throw new Error(`${file}: unreadable .npy header ${JSON.stringify(header)}`);
+  if (fortran[1] === 'True') throw new Error(`${file}: Fortran order is not supported`);
+  const type = NPY_TYPES[descr[1]];
+  if (!type) throw new Error(`${file}: unsupported dtype ${descr[1]}`);
+  const dims = shape[1].split(',').map((s) => s.trim()).filter((s) => s.length).map((s) => Number(s.replace(/L$/, '')));
+  const count = dims.reduce((a, b) => a * b, 1);
+  const dataStart = start + headerLen;
+  if (buf.length - dataStart !== count * type.size) throw new Error(`${file}: data size ${buf.length - dataStart} does not match shape [${dims}]`);
+  const copy = new Uint8Array(buf.subarray(dataStart)).buffer;  // aligned copy for the typed array
+  return { type, dims, data: new type.array(copy, 0, count) };
+}
+
+// File names carry value names percent-encoded: every byte outside [A-Za-z0-9._-] is %XX.
+function decodeName(s) {
+  return decodeURIComponent(s);
+}
+
+function halfToFloat(h) {
+  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e === 0) return s * m * Math.pow(2, -24);
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * Math.pow(2, e - 15);
+}
+
+function toNumbers(type, data) {
+  if (type === 'float16') return Array.from(data, halfToFloat);
+  if (type === 'int64') return Array.from(data, (v) => Number(v));
+  return Array.from(data, Number);
+}
+
+// ---- one input set: the npy files of one folder ----
+function loadSet(dir) {
+  const inputs = {}, expected = {};
+  for (const f of fs.readdirSync(dir).sort()) {
+    const m = /^(input|expected)_(.+)\.npy$/.exec(f);
+    if (!m) continue;
+    (m[1] === 'input' ? inputs : expected)[decodeName(m[2])] = readNpy(path.join(dir, f));
+  }
+  return { inputs, expected };
+}
+
+function compare(name, exp, got, rtol) {
+  const gotType = got.type;
+  if (exp.type.ort !== gotType) return { ok: false, text: `dtype: expected ${exp.type.ort}, ONNX Runtime gave ${gotType}` };
+  const gotDims = Array.from(got.dims, Number);
+  if (gotDims.length !== exp.dims.length || gotDims.some((d, i) => d !== exp.dims[i]))
+    return { ok: false, text: `shape: expected [${exp.dims}], ONNX Runtime gave [${gotDims}]` };
+  const e = toNumbers(exp.type.ort, exp.data), g = toNumbers(gotType, got.data);
+  const exact = !['float32', 'float16'].includes(gotType);
+  let maxAbs = 0, magnitude = 0, mismatches = 0, worst = -1;
+  for (let i = 0; i < e.length; ++i) {
+    const a = e[i], b = g[i];
+    let diff;
+    if (Number.isNaN(a) || Number.isNaN(b)) diff = Number.isNaN(a) && Number.isNaN(b) ? 0 : Infinity;
+    else if (a === b) diff = 0;  // also equal infinities
+    else diff = Math.abs(a - b);
+    if (Number.isFinite(a)) magnitude = Math.max(magnitude, Math.abs(a));
+    if (diff > maxAbs || (diff > 0 && worst < 0)) { maxAbs = diff; worst = i; }
+    // int64 values beyond 2^53 are compared exactly as BigInt.
+    if (exact && (gotType === 'int64' ? exp.data[i] !== got.data[i] : diff !== 0)) ++mismatches;
+  }
+  const scale = Math.max(1, magnitude);
+  const rel = maxAbs / scale;
+  const ok = exact ? mismatches === 0 : rel <= rtol;  // NaN/inf mismatches give rel = Infinity
+  let text = `max_abs ${maxAbs.toExponential(3)} rel ${rel.toExponential(3)} (scale ${scale.toPrecision(4)}, ${e.length} values)`;
+  if (!ok && worst >= 0) text += `; worst at flat index ${worst}: expected ${e[worst]}, got ${g[worst]}`;
+  return { ok, text };
+}
+
+async function runSet(modelPath, set, rtol, label) {
+  const session = await ort.InferenceSession.create(modelPath, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+  const feeds = {};
+  for (const [name, t] of Object.entries(set.inputs)) feeds[name] = new ort.Tensor(t.type.ort, t.data, t.dims);
+  const missing = session.inputNames.filter((n) => !(n in feeds));
+  if (missing.length) throw new Error(`no input file for model input(s) ${missing.join(', ')}`);
+  const names = Object.keys(set.expected);
+  if (!names.length) throw new Error('no expected_<name>.npy files');
+  const unknown = names.filter((n) => !session.outputNames.includes(n));
+  if (unknown.length) throw new Error(`expected output(s) ${unknown.join(', ')} are not outputs of the model (${session.outputNames.join(', ')})`);
+  const results = await session.run(feeds, names);
+  let ok = true;
+  for (const name of names) {
+    const r = compare(name, set.expected[name], results[name], rtol);
+    console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${label} output ${JSON.stringify(name)}: ${r.text}`);
+    ok = ok && r.ok;
+  }
+  if (session.release) await session.release();
+  return ok;
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  let dir = null, rtolDefault = 1e-5, filter = null;
+  for (let i = 0; i < args.length; ++i) {
+    if (args[i] === '--rtol') rtolDefault = Number(args[++i]);
+    else if (args[i] === '--case') filter = args[++i];
+    else if (!dir) dir = args[i];
+    else { console.error(`oracle: unexpected argument ${args[i]}`); process.exit(2); }
+  }
+  if (!dir || !Number.isFinite(rtolDefault)) {
+    console.error('usage: node oracle.js <cases-dir> [--rtol 1e-5] [--case <substring>]');
+    process.exit(2);
+  }
+  if (!fs.existsSync(dir)) {
+    console.error(`oracle: ${dir} does not exist; the test programs write their cases there (run the test suite first)`);
+    process.exit(2);
+  }
+  const cases = fs.readdirSync(dir).filter((c) => fs.existsSync(path.join(dir, c, 'model.onnx'))).filter((c) => !filter || c.includes(filter)).sort();
+  if (!cases.length) {
+    console.error(`oracle: no cases (folders with a model.onnx) in ${dir}`);
+    process.exit(2);
+  }
+  let failed = 0, sets = 0;
+  for (const c of cases) {
+    const caseDir = path.join(dir, c);
+    const modelPath = path.join(caseDir, 'model.onnx');
+    // A case may tighten or loosen its tolerance with a file named `rtol` holding a number.
+    let rtol = rtolDefault;
+    const rtolFile = path.join(caseDir, 'rtol');
+    if (fs.existsSync(rtolFile)) rtol = Number(fs.readFileSync(rtolFile, 'utf8').trim());
+    // The case folder is one input set; each subfolder holding input_/expected_ files is another.
+    const setDirs = [caseDir].concat(
+      fs.readdirSync(caseDir).map((f) => path.join(caseDir, f)).filter((p) => fs.statSync(p).isDirectory()).sort());
+    for (const sd of setDirs) {
+      const label = sd === caseDir ? c : `${c}/${path.basename(sd)}`;
+      let set;
+      try {
+        set = loadSet(sd);
+        if (!Object.keys(set.inputs).length && !Object.keys(set.expected).length) {
+          if (sd !== caseDir) continue;
+        }
+        ++sets;
+        if (!(await runSet(modelPath, set, rtol, label))) ++failed;
+      } catch (e) {
+        ++failed;
+        console.log(`FAIL ${label}: ${String(e && e.message ? e.message : e).split('\n')[0]}`);
+      }
+    }
+  }
+  console.log(`oracle: ${cases.length} case(s), ${sets} input set(s), ${failed} failed (ONNX Runtime ${ort.env.versions ? ort.env.versions.common : ''})`);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.error(`oracle: ${e && e.stack ? e.stack : e}`);
+  process.exit(1);
+});
