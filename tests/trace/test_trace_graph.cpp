@@ -11,6 +11,7 @@
 #include "onemodel/onemodel.h"
 #include "onemodel/trace/lowering.h"
 #include "trace_helpers.h"
+#include "oracle_case.h"
 
 using tracetest::count_ops;
 
@@ -82,6 +83,13 @@ TEST_CASE("every operator of ops.def is lowered, or refused with UnsupportedOper
     auto out = tracetest::run_graph(m.graph(), {{"x", om::from_vector<float>({-1, 0.5f, 2, -3, 4, 0.25f}, {2, 3})}});
     if (y.dtype() == om::DType::f32) CHECK(tracetest::scaled_error(out[0], y) < 1e-5);
     else CHECK(out[0].to_vector<int64_t>() == y.to_vector<int64_t>());
+    // and so does ONNX Runtime (tools/trace_oracle, run after the suites)
+    om::Tensor xin = om::from_vector<float>({-1, 0.5f, 2, -3, 4, 0.25f}, {2, 3});
+    om::Tensor yc = y.clone();  // fresh storage: offset 0
+    oracle::write_oracle_case(std::string("trace_op_") + om::op_enum_name(op), m.graph(),
+                              {om::graph::TensorData::copy_of("x", om::DType::f32, {2, 3}, xin.storage().data(), 24)},
+                              {om::graph::TensorData::copy_of("y", yc.dtype(), yc.shape(), yc.storage().data(),
+                                                              size_t(yc.numel()) * om::dtype_size(yc.dtype()))});
   }
 }
 
