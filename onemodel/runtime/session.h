@@ -23,6 +23,8 @@
 
 namespace om {
 
+class TracedModel;  // onemodel/trace/tracer.h
+
 struct SessionOptions {
   ArithmeticMode mode = ArithmeticMode::Fast;
   bool optimize = true;        // run the graph passes the mode allows
@@ -69,6 +71,8 @@ class Session {
  public:
   Session();  // empty; run() fails until a graph is assigned
   explicit Session(const graph::Graph& graph, SessionOptions options = {});
+  // A traced model's graph (defined with the tracer, in trace/traced_model.cpp).
+  explicit Session(const TracedModel& model, SessionOptions options = {});
   ~Session();
   Session(Session&&) noexcept;
   Session& operator=(Session&&) noexcept;

@@ -1,5 +1,6 @@
 #include "onemodel/io/format_v1.h"
 #include "onemodel/io/onnx.h"
+#include "onemodel/runtime/session.h"
 #include "onemodel/trace/tracer.h"
 
 namespace om {
@@ -14,5 +15,7 @@ std::vector<uint8_t> TracedModel::to_onnx() const { return unwrap(onnx::write_by
 void TracedModel::save_onnx(const std::string& path) const { check(onnx::write_file(graph(), path)); }
 
 void TracedModel::save(const std::string& path) const { check(format_v1::write_file(graph(), path)); }
+
+Session::Session(const TracedModel& model, SessionOptions options) : Session(model.graph(), options) {}
 
 }  // namespace om
