@@ -20,7 +20,7 @@ test: build no-exceptions
 	@cd $(BUILD) && ctest --output-on-failure -j 1
 
 demo: build
-	@cd $(BUILD) && ./demo
+	@cd $(BUILD) && ./demo $(CURDIR)/tools/trace_oracle/oracle.js
 
 bench: build
 	@for b in $(BUILD)/bench_*; do echo "== $$b"; $$b || exit 1; done
