@@ -79,6 +79,10 @@ class Session {
 
   // Status-returning creation for builds without exceptions.
   static Status create(const graph::Graph& graph, SessionOptions options, Session* out);
+  // ONNX bytes or file (onemodel/io/onnx.h reads and checks them; session_onnx.cpp).
+  static Session from_onnx(const std::vector<uint8_t>& bytes, SessionOptions options = {});
+  static Session from_onnx_file(const std::string& path, SessionOptions options = {});
+  static Status try_from_onnx(const uint8_t* data, size_t size, SessionOptions options, Session* out);
   // Library format v1 (docs/format.md).
   static Session load(const std::string& path, SessionOptions options = {});
   static Status try_load(const std::string& path, SessionOptions options, Session* out);
