@@ -20,7 +20,7 @@ namespace {
 // Three Gaussian blobs in 4-D: a classification task an MLP learns in a few hundred steps.
 void make_data(int64_t n, om::Generator& gen, om::Tensor* features, om::Tensor* labels) {
   std::vector<float> x(size_t(n * 4));
-  std::vector<int64_t> y(size_t(n));
+  std::vector<int64_t> y(static_cast<size_t>(n));
   const float centers[3][4] = {{2, 0, -1, 1}, {-2, 1, 0, -1}, {0, -2, 2, 0}};
   for (int64_t i = 0; i < n; ++i) {
     const int64_t c = int64_t(gen.next_u32() % 3);

@@ -1,0 +1,6 @@
+// The training package: modules, layers and optimizers (included by onemodel/onemodel.h).
+#pragma once
+#include "onemodel/nn/layers.h"
+#include "onemodel/nn/module.h"
+#include "onemodel/nn/module_path.h"
+#include "onemodel/nn/optim.h"

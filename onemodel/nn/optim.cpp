@@ -1,0 +1,124 @@
+#include "onemodel/nn/optim.h"
+
+#include <cmath>
+
+#include "onemodel/autograd/grad_mode.h"
+#include "onemodel/core/status.h"
+#include "onemodel/core/tensor_internal.h"
+
+namespace om::optim {
+
+namespace {
+// Parameters are updated through raw pointers: they must be live, contiguous f32 leaves.
+void check_param(const Tensor& p, size_t i, const char* call) {
+  check(detail::check_live(p, call));
+  if (p.dtype() != DType::f32 || !p.is_contiguous())
+    raise(Status::error(ErrorKind::InvalidArgument, msg(call, ": parameter ", i, " is ", p.to_string(),
+                                                        (p.is_contiguous() ? "" : " (non-contiguous)"), "; optimizers update contiguous f32 tensors")));
+}
+
+// The gradient as a dense f32 tensor, or undefined when the parameter has none yet.
+Tensor dense_grad(const Tensor& p, const char* call) {
+  Tensor g = p.grad();
+  if (!g.defined()) return g;
+  check(detail::check_live(g, call));
+  return unwrap(detail::dense(g));
+}
+}  // namespace
+
+Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
+  for (size_t i = 0; i < params_.size(); ++i) check_param(params_[i], i, "om::optim::Optimizer");
+}
+
+void Optimizer::zero_grad() {
+  for (Tensor& p : params_) p.zero_grad();
+}
+
+Sgd::Sgd(std::vector<Tensor> params, const SgdOptions& options) : Optimizer(std::move(params)), options_(options) {
+  if (options.lr < 0 || options.momentum < 0 || options.weight_decay < 0)
+    raise(Status::error(ErrorKind::InvalidArgument, msg("om::optim::Sgd: lr ", options.lr, ", momentum ", options.momentum, " and weight_decay ",
+                                                        options.weight_decay, " must not be negative")));
+  if (options.nesterov && (options.momentum <= 0 || options.dampening != 0))
+    raise(Status::error(ErrorKind::InvalidArgument, "om::optim::Sgd: nesterov needs momentum > 0 and dampening 0"));
+  if (options.momentum != 0)
+    for (const Tensor& p : params_) momentum_.push_back(zeros(p.shape()));
+  started_.assign(params_.size(), false);
+}
+
+void Sgd::step() {
+  const char* call = "om::optim::Sgd::step";
+  detail::InternalNoGrad no_grad;
+  const float lr = float(options_.lr), wd = float(options_.weight_decay), mom = float(options_.momentum);
+  const float damp = float(1.0 - options_.dampening);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    check_param(p, i, call);
+    Tensor g = dense_grad(p, call);
+    if (!g.defined()) continue;
+    float* pp = detail::raw_as<float>(p);
+    const float* pg = detail::raw_as<float>(g);
+    float* pb = nullptr;
+    if (mom != 0) {
+      check(detail::check_live(momentum_[i], call));
+      pb = detail::raw_as<float>(momentum_[i]);
+    }
+    for (int64_t k = 0; k < p.numel(); ++k) {
+      float d = pg[k];
+      if (wd != 0) d += wd * pp[k];
+      if (pb) {
+        pb[k] = started_[i] ? mom * pb[k] + damp * d : d;
+        d = options_.nesterov ? d + mom * pb[k] : pb[k];
+      }
+      pp[k] -= lr * d;
+    }
+    started_[i] = true;
+    detail::bump_version(p);
+  }
+}
+
+Adam::Adam(std::vector<Tensor> params, const AdamOptions& options) : Optimizer(std::move(params)), options_(options) {
+  if (options.lr < 0 || options.eps < 0 || options.beta1 < 0 || options.beta1 >= 1 || options.beta2 < 0 || options.beta2 >= 1 ||
+      options.weight_decay < 0)
+    raise(Status::error(ErrorKind::InvalidArgument, msg("om::optim::Adam: invalid options lr ", options.lr, ", betas (", options.beta1, ", ",
+                                                        options.beta2, "), eps ", options.eps, ", weight_decay ", options.weight_decay,
+                                                        "; betas must lie in [0, 1), the rest be non-negative")));
+  for (const Tensor& p : params_) {
+    m_.push_back(zeros(p.shape()));
+    v_.push_back(zeros(p.shape()));
+  }
+}
+
+void Adam::step() {
+  const char* call = "om::optim::Adam::step";
+  detail::InternalNoGrad no_grad;
+  ++t_;
+  beta1_pow_ *= options_.beta1;
+  beta2_pow_ *= options_.beta2;
+  const double bc1 = 1 - beta1_pow_, bc2 = 1 - beta2_pow_;
+  const float step_size = float(options_.lr / bc1);
+  const float sqrt_bc2 = float(std::sqrt(bc2));
+  const float b1 = float(options_.beta1), b2 = float(options_.beta2), eps = float(options_.eps), wd = float(options_.weight_decay);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    check_param(p, i, call);
+    Tensor g = dense_grad(p, call);
+    if (!g.defined()) continue;
+    check(detail::check_live(m_[i], call));
+    check(detail::check_live(v_[i], call));
+    float* pp = detail::raw_as<float>(p);
+    const float* pg = detail::raw_as<float>(g);
+    float* pm = detail::raw_as<float>(m_[i]);
+    float* pv = detail::raw_as<float>(v_[i]);
+    for (int64_t k = 0; k < p.numel(); ++k) {
+      float d = pg[k];
+      if (wd != 0) d += wd * pp[k];
+      pm[k] = b1 * pm[k] + (1 - b1) * d;
+      pv[k] = b2 * pv[k] + (1 - b2) * d * d;
+      const float denom = std::sqrt(pv[k]) / sqrt_bc2 + eps;
+      pp[k] -= step_size * pm[k] / denom;
+    }
+    detail::bump_version(p);
+  }
+}
+
+}  // namespace om::optim
