@@ -2,7 +2,10 @@
 // Runs ONNX files written by the onemodel test suite in ONNX Runtime and compares its outputs
 // with the expected outputs the tests computed. See README.md for the case folder layout.
 //
-//   node oracle.js <cases-dir> [--rtol 1e-5] [--case <substring>] [--verbose]
+//   node oracle.js <cases-dir> [--rtol 1e-5] [--case <substring>] [--time <runs>] [--verbose]
+//
+// --time N also prints ONNX Runtime's median latency of N runs per input set (one thread; it
+// includes the Node binding's per-call overhead).
 //
 // Exit status: 0 when every case agrees, 1 on any disagreement, load or run failure, 2 on bad
 // usage or an empty/missing cases folder, 77 when onnxruntime-node is not installed.
@@ -110,7 +113,7 @@ function compare(name, exp, got, rtol) {
   return { ok, text };
 }
 
-async function runSet(modelPath, set, rtol, label) {
+async function runSet(modelPath, set, rtol, label, timeRuns) {
   const session = await ort.InferenceSession.create(modelPath, { intraOpNumThreads: 1, interOpNumThreads: 1 });
   const feeds = {};
   for (const [name, t] of Object.entries(set.inputs)) feeds[name] = new ort.Tensor(t.type.ort, t.data, t.dims);
@@ -127,16 +130,27 @@ async function runSet(modelPath, set, rtol, label) {
     console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${label} output ${JSON.stringify(name)}: ${r.text}`);
     ok = ok && r.ok;
   }
+  if (timeRuns > 0) {
+    const times = [];
+    for (let i = 0; i < timeRuns; ++i) {
+      const t0 = process.hrtime.bigint();
+      await session.run(feeds, names);
+      times.push(Number(process.hrtime.bigint() - t0) / 1e3);
+    }
+    times.sort((a, b) => a - b);
+    console.log(`time ${label}: ONNX Runtime median ${times[times.length >> 1].toFixed(2)} us per run (${timeRuns} runs, 1 thread, incl. Node binding overhead)`);
+  }
   if (session.release) await session.release();
   return ok;
 }
 
 async function main() {
   const args = process.argv.slice(2);
-  let dir = null, rtolDefault = 1e-5, filter = null;
+  let dir = null, rtolDefault = 1e-5, filter = null, timeRuns = 0;
   for (let i = 0; i < args.length; ++i) {
     if (args[i] === '--rtol') rtolDefault = Number(args[++i]);
     else if (args[i] === '--case') filter = args[++i];
+    else if (args[i] === '--time') timeRuns = Number(args[++i]);
     else if (!dir) dir = args[i];
     else { console.error(`oracle: unexpected argument ${args[i]}`); process.exit(2); }
   }
@@ -173,7 +187,7 @@ async function main() {
           if (sd !== caseDir) continue;
         }
         ++sets;
-        if (!(await runSet(modelPath, set, rtol, label))) ++failed;
+        if (!(await runSet(modelPath, set, rtol, label, timeRuns))) ++failed;
       } catch (e) {
         ++failed;
         console.log(`FAIL ${label}: ${String(e && e.message ? e.message : e).split('\n')[0]}`);
