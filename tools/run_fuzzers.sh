@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of a fuzz build on a copy of its seed corpus.
+#   tools/run_fuzzers.sh <build-fuzz-dir> <seconds-per-target>
+# Target fuzz_<name>_reader (or fuzz_<name>) uses fuzz/corpus/<name>/. New inputs go to
+# fuzz/corpus-work/<name>/ (git-ignored), crash/leak/timeout reproducers to
+# fuzz/corpus-work/<name>/artifacts/. One process per target (-jobs unset), so it fits a small
+# machine. Exit status: non-zero when any target found a failure.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:?usage: run_fuzzers.sh <build-fuzz-dir> <seconds>}
+seconds=${2:-60}
+status=0
+found=0
+for bin in "$build"/fuzz_*; do
+  [ -x "$bin" ] && [ -f "$bin" ] || continue
+  found=1
+  name=$(basename "$bin")
+  name=${name#fuzz_}
+  name=${name%_reader}
+  seeds="$here/fuzz/corpus/$name"
+  work="$here/fuzz/corpus-work/$name"
+  mkdir -p "$work/corpus" "$work/artifacts"
+  [ -d "$seeds" ] && cp -n "$seeds"/* "$work/corpus/" 2>/dev/null
+  echo "== $(basename "$bin"): ${seconds}s on $(ls "$work/corpus" | wc -l) inputs"
+  "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$work/artifacts/" "$work/corpus" 2>"$work/log.txt"
+  rc=$?
+  grep -E "^(stat::|#[0-9]+.*DONE|==[0-9]+==ERROR|SUMMARY)" "$work/log.txt" | tail -12
+  if [ $rc -ne 0 ]; then
+    echo "!! $(basename "$bin") failed (exit $rc); reproducers in $work/artifacts, log in $work/log.txt"
+    status=1
+  fi
+done
+[ $found = 1 ] || { echo "no fuzz_* targets in $build (build with make fuzz)"; exit 1; }
+exit $status
