@@ -55,8 +55,7 @@ void pack_b(const GemmArgs& g, size_t k0, size_t kc, size_t j0, size_t nc, size_
 
 void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws) {
   const size_t MR = tile.mr, NR = tile.nr;
-  const size_t mc_max = std::min(kGemmMC, (g.M + MR - 1) / MR * MR);
-  float* bpack = ws + mc_max * std::min(kGemmKC, g.K);
+  float* bpack = ws + gemm_workspace_a_floats(g.M, g.K);
   for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
     const size_t nc = std::min(kGemmNC, g.N - j0);
     for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {
@@ -80,14 +79,16 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws) {
   }
 }
 
+// Sized for the tiles of every ISA (each MR divides kGemmMRMultiple, each NR divides
+// kGemmNRMultiple), so the answer does not depend on the active one.
+size_t gemm_workspace_a_floats(size_t M, size_t K) {
+  const size_t mc = std::min(kGemmMC, (M + kGemmMRMultiple - 1) / kGemmMRMultiple * kGemmMRMultiple);
+  return mc * std::min(kGemmKC, K);
+}
+
 size_t gemm_workspace_floats(size_t M, size_t N, size_t K) {
-  // Sized for the largest tiles of any ISA so the answer does not depend on the active one.
-  // ceil(M / MR) * MR <= M + MR - 1 for every tile height MR <= kGemmMaxMR (6 is not a divisor
-  // of 8, so rounding to the largest tile alone undersizes the A panels); likewise for N.
-  const size_t mc = std::min(kGemmMC, M + kGemmMaxMR - 1);
-  const size_t kc = std::min(kGemmKC, K);
-  const size_t nc = std::min(kGemmNC, N + kGemmMaxNR - 1);
-  return mc * kc + kc * nc;
+  const size_t nc = std::min(kGemmNC, (N + kGemmNRMultiple - 1) / kGemmNRMultiple * kGemmNRMultiple);
+  return gemm_workspace_a_floats(M, K) + std::min(kGemmKC, K) * nc;
 }
 
 }  // namespace om::kernels

@@ -48,8 +48,14 @@ const KernelTable& neon_table();
 constexpr size_t kGemmMC = 144;
 constexpr size_t kGemmKC = 256;
 constexpr size_t kGemmNC = 1024;
-constexpr size_t kGemmMaxMR = 8;
-constexpr size_t kGemmMaxNR = 16;
+// Every ISA's MR divides kGemmMRMultiple and every NR divides kGemmNRMultiple, so the
+// workspace size computed with them covers all tiles.
+constexpr size_t kGemmMRMultiple = 24;
+constexpr size_t kGemmNRMultiple = 16;
+static_assert(kGemmMC % kGemmMRMultiple == 0 && kGemmNC % kGemmNRMultiple == 0, "blocks hold whole tiles");
+
+// Floats of the workspace that hold packed A (packed B follows them).
+size_t gemm_workspace_a_floats(size_t M, size_t K);
 
 // The blocked driver every ISA shares: packs A and B into `workspace` and calls tile.kernel.
 void gemm_blocked(const GemmArgs& args, const GemmTile& tile, float* workspace);

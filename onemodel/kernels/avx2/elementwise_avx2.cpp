@@ -145,7 +145,7 @@ void f32_reduce_sum_inner__avx2(const float* x, size_t n, size_t inner, float* y
     for (size_t k = body; k < n; ++k) s = _mm256_add_ps(s, _mm256_loadu_ps(x + k * inner + i));
     _mm256_storeu_ps(y + i, s);
   }
-  if (i < inner) scalar_table().reduce_sum_inner(x + i, n, inner, y + i);
+  for (; i < inner; ++i) y[i] = elem::sum_strided(x + i, n, inner);
 }
 
 inline __m256 max_comm(__m256 a, __m256 b) {

@@ -66,6 +66,17 @@ inline float combine8(const float l[8]) {
   return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
 }
 
+// Exact sum of the strided sequence x[0], x[stride], ..., x[(n-1)*stride] (the kernels.h rule).
+inline float sum_strided(const float* x, size_t n, size_t stride) {
+  float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  const size_t body = n / 8 * 8;
+  for (size_t k = 0; k < body; k += 8)
+    for (size_t l = 0; l < 8; ++l) lane[l] += x[(k + l) * stride];
+  float s = combine8(lane);
+  for (size_t k = body; k < n; ++k) s += x[k * stride];
+  return s;
+}
+
 // max over a sequence: NaN (canonical quiet NaN) if any element is NaN, else the largest value
 // with +0 counted above -0. This is order-free, so vector kernels may use any lane layout.
 inline float max_commutative(float a, float b) {

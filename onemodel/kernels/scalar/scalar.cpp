@@ -94,26 +94,10 @@ void f32_unary__scalar(UnaryOp op, const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = elem::unary(op, x[i]);
 }
 
-float f32_sum_exact__scalar(const float* x, size_t n) {
-  float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  const size_t body = n / 8 * 8;
-  for (size_t k = 0; k < body; k += 8)
-    for (size_t l = 0; l < 8; ++l) lane[l] += x[k + l];
-  float s = elem::combine8(lane);
-  for (size_t k = body; k < n; ++k) s += x[k];
-  return s;
-}
+float f32_sum_exact__scalar(const float* x, size_t n) { return elem::sum_strided(x, n, 1); }
 
 void f32_reduce_sum_inner__scalar(const float* x, size_t n, size_t inner, float* y) {
-  const size_t body = n / 8 * 8;
-  for (size_t i = 0; i < inner; ++i) {
-    float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (size_t k = 0; k < body; k += 8)
-      for (size_t l = 0; l < 8; ++l) lane[l] += x[(k + l) * inner + i];
-    float s = elem::combine8(lane);
-    for (size_t k = body; k < n; ++k) s += x[k * inner + i];
-    y[i] = s;
-  }
+  for (size_t i = 0; i < inner; ++i) y[i] = elem::sum_strided(x + i, n, inner);
 }
 
 float f32_max__scalar(const float* x, size_t n) {

@@ -1,0 +1,153 @@
+// GEMM of the native ISA against an independent naive reference (the in-order fma chain per
+// element, which is the exact-mode definition): sizes below, at and above the register tiles and
+// the cache blocks, strided and transposed operands, accumulate, bias and activation.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/kernel_test_util.h"
+
+using namespace om::kernels;
+using namespace om::kernels::test;
+using om::ArithmeticMode;
+
+namespace {
+
+struct Case {
+  size_t M, N, K;
+  bool trans_a = false, trans_b = false, accumulate = false, bias = false;
+  UnaryOp act = UnaryOp::Identity;
+  size_t pad = 0;  // extra leading-dimension padding and pointer misalignment
+};
+
+// Naive definition: fma chain over k in order, then + bias, then activation (scalar forms).
+void reference(const GemmArgs& g, std::vector<float>& c) {
+  for (size_t i = 0; i < g.M; ++i)
+    for (size_t j = 0; j < g.N; ++j) {
+      float acc = g.accumulate ? c[i * g.ldc + j] : 0.0f;
+      for (size_t k = 0; k < g.K; ++k)
+        acc = std::fma(g.a[ptrdiff_t(i) * g.a_rs + ptrdiff_t(k) * g.a_cs], g.b[ptrdiff_t(k) * g.b_rs + ptrdiff_t(j) * g.b_cs], acc);
+      if (g.bias) acc = acc + g.bias[j];
+      float y = acc;
+      { IsaScope s(Isa::Scalar); f32_unary(g.activation, &acc, &y, 1); }
+      c[i * g.ldc + j] = y;
+    }
+}
+
+void run_case(const Case& t, ArithmeticMode mode, bool own_workspace) {
+  const size_t lda = (t.trans_a ? t.M : t.K) + t.pad, ldb = (t.trans_b ? t.K : t.N) + t.pad;
+  const size_t ldc = t.N + t.pad;
+  const auto a = awkward_values((t.trans_a ? t.K : t.M) * lda + 1, uint32_t(t.M * 131 + t.K), 1.0f, false);
+  const auto b = awkward_values((t.trans_b ? t.N : t.K) * ldb + 1, uint32_t(t.N * 71 + t.K), 1.0f, false);
+  const auto bias = awkward_values(t.N + 1, uint32_t(t.N), 1.0f, false);
+  const auto c0 = awkward_values(t.M * ldc + 1, uint32_t(t.M + t.N), 1.0f, false);
+  GemmArgs g;
+  g.M = t.M, g.N = t.N, g.K = t.K;
+  g.a = a.data() + (t.pad ? 1 : 0);
+  g.a_rs = t.trans_a ? 1 : ptrdiff_t(lda), g.a_cs = t.trans_a ? ptrdiff_t(lda) : 1;
+  g.b = b.data() + (t.pad ? 1 : 0);
+  g.b_rs = t.trans_b ? 1 : ptrdiff_t(ldb), g.b_cs = t.trans_b ? ptrdiff_t(ldb) : 1;
+  g.ldc = ldc;
+  g.accumulate = t.accumulate;
+  g.bias = t.bias ? bias.data() + 1 : nullptr;
+  g.activation = t.act;
+  std::vector<float> ws;
+  if (own_workspace) {
+    ws.assign(gemm_workspace_floats(t.M, t.N, t.K) + 1, 0.0f);
+    g.workspace = ws.data() + 1;  // unaligned on purpose
+  }
+  std::vector<float> want(c0), got(c0);
+  g.c = want.data();
+  reference(g, want);
+  g.c = got.data();
+  f32_gemm(g, mode);
+  INFO("M " << t.M << " N " << t.N << " K " << t.K << " ta " << t.trans_a << " tb " << t.trans_b
+            << " acc " << t.accumulate << " bias " << t.bias << " act " << int(t.act) << " pad " << t.pad
+            << " mode " << int(mode) << " isa " << std::string(isa_name(active_isa())));
+  const size_t bad = first_mismatch(want.data(), got.data(), want.size());
+  INFO("first mismatch at " << bad << (bad < want.size() ? " want " : "") << (bad < want.size() ? want[bad] : 0.0f)
+                            << " got " << (bad < got.size() ? got[bad] : 0.0f));
+  REQUIRE(bad == want.size());
+}
+
+}  // namespace
+
+TEST_CASE("f32_gemm: exact mode is the in-order fma chain, bit for bit, for small shapes") {
+  const size_t Ms[] = {1, 2, 3, 5, 6, 7, 8, 9, 12, 13, 17, 24, 31, 40};
+  const size_t Ns[] = {1, 2, 4, 7, 8, 9, 15, 16, 17, 23, 31, 32, 33, 40};
+  const size_t Ks[] = {1, 2, 3, 8, 13, 40};
+  for (size_t M : Ms)
+    for (size_t N : Ns)
+      for (size_t K : Ks) run_case({M, N, K}, ArithmeticMode::Exact, false);
+}
+
+TEST_CASE("f32_gemm: transposed/strided operands, accumulate, bias, activation, own workspace") {
+  const UnaryOp acts[] = {UnaryOp::Identity, UnaryOp::Relu, UnaryOp::GeluErf, UnaryOp::Sigmoid};
+  size_t i = 0;
+  for (size_t M : {1, 6, 7, 19})
+    for (size_t N : {1, 16, 17, 35})
+      for (size_t K : {1, 9, 37})
+        for (int flags = 0; flags < 16; ++flags) {
+          Case t{M, N, K, bool(flags & 1), bool(flags & 2), bool(flags & 4), bool(flags & 8), acts[i % 4], i % 3};
+          ++i;
+          run_case(t, ArithmeticMode::Exact, i % 2 == 0);
+          run_case(t, ArithmeticMode::Fast, i % 2 == 1);
+        }
+}
+
+TEST_CASE("f32_gemm: shapes crossing the cache blocks (K split keeps the chain exact)") {
+  run_case({150, 1030, 300}, ArithmeticMode::Exact, false);
+  run_case({147, 35, 520, true, false, true, true, UnaryOp::Tanh, 1}, ArithmeticMode::Exact, true);
+  run_case({301, 17, 257, false, true, false, false, UnaryOp::Identity, 2}, ArithmeticMode::Exact, false);
+}
+
+TEST_CASE("f32_gemm: K = 0 gives zeros (or keeps C when accumulating) plus the epilogue") {
+  std::vector<float> c(6, 5.0f), bias = {1, 2, 3};
+  GemmArgs g;
+  g.M = 2, g.N = 3, g.K = 0, g.c = c.data(), g.ldc = 3, g.bias = bias.data();
+  f32_gemm(g, ArithmeticMode::Exact);
+  CHECK(c == std::vector<float>{1, 2, 3, 1, 2, 3});
+  g.accumulate = true;
+  f32_gemm(g, ArithmeticMode::Exact);
+  CHECK(c == std::vector<float>{2, 4, 6, 2, 4, 6});
+}
+
+TEST_CASE("f32_gemm: native exact == forced scalar exact on a large product") {
+  Case t{97, 203, 611};
+  const auto a = awkward_values(t.M * t.K, 1, 1.0f, false), b = awkward_values(t.K * t.N, 2, 1.0f, false);
+  std::vector<float> c1(t.M * t.N), c2(t.M * t.N);
+  GemmArgs g;
+  g.M = t.M, g.N = t.N, g.K = t.K, g.a = a.data(), g.a_rs = ptrdiff_t(t.K), g.b = b.data(), g.b_rs = ptrdiff_t(t.N);
+  g.ldc = t.N;
+  g.c = c1.data();
+  f32_gemm(g, ArithmeticMode::Exact);
+  {
+    IsaScope s(Isa::Scalar);
+    g.c = c2.data();
+    f32_gemm(g, ArithmeticMode::Exact);
+  }
+  CHECK(first_mismatch(c1.data(), c2.data(), c1.size()) == c1.size());
+}
+
+TEST_CASE("f32_gemm: never writes past gemm_workspace_floats() of a caller's workspace") {
+  for (Isa isa : {Isa::Scalar, native_isa()}) {
+    IsaScope s(isa);
+    for (size_t M : {1, 5, 7, 8, 13, 16, 25, 49, 145, 300})
+      for (size_t N : {1, 9, 17, 33, 1025})
+        for (size_t K : {1, 7, 300}) {
+          const auto a = awkward_values(M * K, 1, 1.0f, false), b = awkward_values(K * N, 2, 1.0f, false);
+          std::vector<float> c(M * N);
+          const size_t need = gemm_workspace_floats(M, N, K);
+          std::vector<float> ws(need + 64, 12345.0f);
+          GemmArgs g;
+          g.M = M, g.N = N, g.K = K, g.a = a.data(), g.a_rs = ptrdiff_t(K), g.b = b.data(), g.b_rs = ptrdiff_t(N);
+          g.c = c.data(), g.ldc = N, g.workspace = ws.data();
+          f32_gemm(g, ArithmeticMode::Exact);
+          bool intact = true;
+          for (size_t i = need; i < ws.size(); ++i) intact = intact && ws[i] == 12345.0f;
+          INFO("M " << M << " N " << N << " K " << K << " isa " << std::string(isa_name(isa)));
+          CHECK(intact);
+        }
+  }
+}
