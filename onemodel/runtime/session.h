@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "onemodel/core/dtype.h"
@@ -24,6 +25,7 @@
 namespace om {
 
 class TracedModel;  // onemodel/trace/tracer.h
+class Tensor;       // onemodel/core/tensor.h
 
 struct SessionOptions {
   ArithmeticMode mode = ArithmeticMode::Fast;
@@ -96,6 +98,9 @@ class Session {
   // The zero-allocation path (once the signature is planned). Outputs are positional.
   Status try_run(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs);
   void run(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs);
+  // Convenience: inputs by name, outputs as new tensors (in output_names() order). Allocates the
+  // result tensors; use the TensorView overload for allocation-free runs.
+  std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& inputs);
   // Plans for these inputs' shapes now (data is not read), so the first run allocates nothing.
   Status try_prepare(const TensorView* inputs, size_t num_inputs);
   // Stats of the plan used by the last run or prepare.
