@@ -32,7 +32,7 @@ cross-test: build
 	@cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
 	  -DCMAKE_BUILD_TYPE=Release -DONEMODEL_BUILD_BENCH=OFF >/dev/null
 	@cmake --build build-aarch64 -j $(JOBS)
-	@cd build-aarch64 && ctest --output-on-failure -j 1 -E oracle
+	@cd build-aarch64 && OM_TEST_EMULATOR="qemu-aarch64 -L /usr/aarch64-linux-gnu" ctest --output-on-failure -j 1 -E oracle
 	@tools/exactness.sh $(BUILD) build-aarch64
 
 sanitize: bootstrap

@@ -1,6 +1,8 @@
 // ONNX writer/reader: round trips, determinism across processes, field order, streaming memory.
 #include <doctest/doctest.h>
 
+#include "self_exec.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -180,8 +182,7 @@ TEST_CASE("onnx: determinism child") {
 TEST_CASE("onnx: equal graphs give equal bytes in two processes (SHA-256)") {
   const std::string path = OM_BINARY_DIR "/io_determinism_child.onnx";
   std::remove(path.c_str());
-  const std::string cmd = "OM_DETERMINISM_OUT='" + path + "' /proc/" + std::to_string(getpid()) +
-                          "/exe -tc='onnx: determinism child' > /dev/null";
+  const std::string cmd = "OM_DETERMINISM_OUT='" + path + "' " + testutil::self_command() + " -tc='onnx: determinism child' > /dev/null";
   REQUIRE(std::system(cmd.c_str()) == 0);
   const std::vector<uint8_t> child = slurp(path);
   const std::vector<uint8_t> mine = onnx::write(iotest::sample_graph());

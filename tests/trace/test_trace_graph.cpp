@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
-#include <unistd.h>
 
 #include "onemodel/onemodel.h"
 #include "onemodel/trace/lowering.h"
+#include "self_exec.h"
 #include "trace_helpers.h"
 #include "oracle_case.h"
 
@@ -218,9 +218,7 @@ TEST_CASE("trace digest child" * doctest::skip(std::getenv("OM_TRACE_DIGEST_CHIL
 TEST_CASE("tracing the same model twice gives byte-identical ONNX, also across processes") {
   const std::vector<uint8_t> a = trace_reference_model(), b = trace_reference_model();
   CHECK(a == b);
-  char self[4096] = {0};
-  REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
-  const std::string cmd = std::string("OM_TRACE_DIGEST_CHILD=1 '") + self + "' --test-case='trace digest child' 2>&1";
+  const std::string cmd = "OM_TRACE_DIGEST_CHILD=1 " + testutil::self_command() + " --test-case='trace digest child' 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   char line[256];
