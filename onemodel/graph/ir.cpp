@@ -79,10 +79,36 @@ const TensorData* Graph::find_initializer(const std::string& n) const {
   return nullptr;
 }
 
+static Status check_tensor(const TensorData& t, const std::string& what) {
+  if (dtype_size(t.dtype) == 0) return Status::error(ErrorKind::Format, msg("graph verify: ", what, " has an invalid dtype code ", int(t.dtype)));
+  uint64_t n = 1;
+  for (int64_t d : t.dims) {
+    if (d < 0) return Status::error(ErrorKind::Format, msg("graph verify: ", what, " has a negative dim ", d));
+    n *= uint64_t(d);
+  }
+  if (n * dtype_size(t.dtype) != t.nbytes)
+    return Status::error(ErrorKind::Format, msg("graph verify: ", what, " holds ", t.nbytes, " bytes but its shape needs ", n * dtype_size(t.dtype)));
+  if (t.nbytes != 0 && t.bytes == nullptr) return Status::error(ErrorKind::Format, msg("graph verify: ", what, " has no data"));
+  return Status::ok();
+}
+
+// Attribute types: a known type code, the payload of that type present, one attribute per name.
 static Status check_attribute(const Node& node, const Attribute& a) {
-  if (a.name.empty()) return Status::error(ErrorKind::Format, msg("node '", node.name, "' (", node.op_type, "): attribute without a name"));
-  if (a.type == AttrType::Tensor && !a.t)
-    return Status::error(ErrorKind::Format, msg("node '", node.name, "' (", node.op_type, "): tensor attribute '", a.name, "' has no tensor"));
+  const std::string where = msg("graph verify: node '", node.name, "' (", node.op_type, ")");
+  if (a.name.empty()) return Status::error(ErrorKind::Format, msg(where, ": attribute without a name"));
+  switch (a.type) {
+    case AttrType::Float: case AttrType::Int: case AttrType::String: case AttrType::Floats: case AttrType::Ints:
+    case AttrType::Strings:
+      break;
+    case AttrType::Tensor:
+      if (!a.t) return Status::error(ErrorKind::Format, msg(where, ": tensor attribute '", a.name, "' has no tensor"));
+      return check_tensor(*a.t, msg(where, ": tensor attribute '", a.name, "'"));
+    default:
+      return Status::error(ErrorKind::Format, msg(where, ": attribute '", a.name, "' has an unknown type code ", int(a.type)));
+  }
+  for (const Attribute& b : node.attributes)
+    if (&b != &a && b.name == a.name)
+      return Status::error(ErrorKind::Format, msg(where, ": attribute '", a.name, "' appears twice"));
   return Status::ok();
 }
 
@@ -96,13 +122,7 @@ Status verify(const Graph& g) {
   };
   for (const TensorData& t : g.initializers) {
     OM_TRY(define(t.name, "initializer"));
-    int64_t n = 1;
-    for (int64_t d : t.dims) {
-      if (d < 0) return Status::error(ErrorKind::Format, msg("graph verify: initializer '", t.name, "' has a negative dim ", d));
-      n *= d;
-    }
-    if (size_t(n) * dtype_size(t.dtype) != t.nbytes)
-      return Status::error(ErrorKind::Format, msg("graph verify: initializer '", t.name, "' holds ", t.nbytes, " bytes but its shape needs ", size_t(n) * dtype_size(t.dtype)));
+    OM_TRY(check_tensor(t, msg("initializer '", t.name, "'")));
   }
   for (const ValueInfo& v : g.inputs) {
     if (g.find_initializer(v.name)) continue;  // ONNX allows an input that an initializer overrides
