@@ -15,8 +15,9 @@
 namespace om::kernels {
 namespace {
 
+#if defined(ONEMODEL_HAVE_AVX2)
 bool cpu_has_avx2_fma() {
-#if defined(ONEMODEL_HAVE_AVX2) && (defined(__x86_64__) || defined(_M_X64))
+#if defined(__x86_64__) || defined(_M_X64)
   unsigned a, b, c, d;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
   const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28),
@@ -33,6 +34,7 @@ bool cpu_has_avx2_fma() {
   return false;
 #endif
 }
+#endif
 
 const KernelTable* table_for(Isa isa) {
   switch (isa) {

@@ -1,0 +1,65 @@
+// NEON GEMM micro-kernel: an 8x8 tile of C in 16 q-registers. Each step k multiplies the eight
+// A values (two registers, used lane by lane) into two 4-wide B vectors with fused multiply-adds,
+// so every C element is exactly the in-order fma chain over k of the scalar reference.
+#include <arm_neon.h>
+
+#include <cstddef>
+
+namespace om::kernels::neon {
+namespace {
+constexpr size_t kMR = 8, kNR = 8;
+}
+
+void f32_gemm_8x8__neon(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,
+                        size_t nr, bool load_c) {
+  float local[kMR * kNR];
+  const bool full = mr == kMR && nr == kNR;
+  float* cc = c;
+  size_t ldcc = ldc;
+  if (!full) {
+    cc = local;
+    ldcc = kNR;
+    for (size_t i = 0; i < kMR; ++i)
+      for (size_t j = 0; j < kNR; ++j) local[i * kNR + j] = (load_c && i < mr && j < nr) ? c[i * ldc + j] : 0.0f;
+  }
+  float32x4_t acc[kMR][2];
+  for (size_t i = 0; i < kMR; ++i) {
+    if (load_c || !full) {
+      acc[i][0] = vld1q_f32(cc + i * ldcc);
+      acc[i][1] = vld1q_f32(cc + i * ldcc + 4);
+    } else {
+      acc[i][0] = acc[i][1] = vdupq_n_f32(0.0f);
+    }
+  }
+  for (size_t k = 0; k < kc; ++k) {
+    const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4);
+    const float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
+    acc[0][0] = vfmaq_laneq_f32(acc[0][0], b0, a0, 0);
+    acc[0][1] = vfmaq_laneq_f32(acc[0][1], b1, a0, 0);
+    acc[1][0] = vfmaq_laneq_f32(acc[1][0], b0, a0, 1);
+    acc[1][1] = vfmaq_laneq_f32(acc[1][1], b1, a0, 1);
+    acc[2][0] = vfmaq_laneq_f32(acc[2][0], b0, a0, 2);
+    acc[2][1] = vfmaq_laneq_f32(acc[2][1], b1, a0, 2);
+    acc[3][0] = vfmaq_laneq_f32(acc[3][0], b0, a0, 3);
+    acc[3][1] = vfmaq_laneq_f32(acc[3][1], b1, a0, 3);
+    acc[4][0] = vfmaq_laneq_f32(acc[4][0], b0, a1, 0);
+    acc[4][1] = vfmaq_laneq_f32(acc[4][1], b1, a1, 0);
+    acc[5][0] = vfmaq_laneq_f32(acc[5][0], b0, a1, 1);
+    acc[5][1] = vfmaq_laneq_f32(acc[5][1], b1, a1, 1);
+    acc[6][0] = vfmaq_laneq_f32(acc[6][0], b0, a1, 2);
+    acc[6][1] = vfmaq_laneq_f32(acc[6][1], b1, a1, 2);
+    acc[7][0] = vfmaq_laneq_f32(acc[7][0], b0, a1, 3);
+    acc[7][1] = vfmaq_laneq_f32(acc[7][1], b1, a1, 3);
+    a += kMR;
+    b += kNR;
+  }
+  for (size_t i = 0; i < kMR; ++i) {
+    vst1q_f32(cc + i * ldcc, acc[i][0]);
+    vst1q_f32(cc + i * ldcc + 4, acc[i][1]);
+  }
+  if (!full)
+    for (size_t i = 0; i < mr; ++i)
+      for (size_t j = 0; j < nr; ++j) c[i * ldc + j] = local[i * kNR + j];
+}
+
+}  // namespace om::kernels::neon
