@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Cross-machine exactness check. Runs every test_* executable of an x86-64 build (native ISA and
+# with ONEMODEL_ISA=scalar) and of an AArch64 build (under qemu-aarch64), collects the lines
+#   EXACT_HASH <name> <isa> <hex>
+# they print, and fails if the hashes for one <name> differ between any two runs.
+# Usage: tools/exactness.sh <x86-build-dir> <aarch64-build-dir>
+set -u
+if [ $# -ne 2 ]; then
+  echo "usage: $0 <x86-build-dir> <aarch64-build-dir>" >&2
+  exit 2
+fi
+x86_dir=$1
+arm_dir=$2
+sysroot=${ONEMODEL_AARCH64_SYSROOT:-/usr/aarch64-linux-gnu}
+qemu=${QEMU_AARCH64:-qemu-aarch64}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+# run <label> <command...>: appends "<label> <name> <isa> <hex>" for every EXACT_HASH line.
+run() {
+  local label=$1
+  shift
+  local log
+  # Test failures are reported by the test runs themselves; here only the hashes matter, so the
+  # exit status is noted but does not stop the comparison.
+  log=$("$@" 2>/dev/null)
+  local rc=$?
+  [ $rc -ne 0 ] && echo "note: '$*' exited with $rc" >&2
+  printf '%s\n' "$log" | awk -v l="$label" '$1 == "EXACT_HASH" && NF >= 4 { print l, $2, $3, $4 }' >>"$out"
+}
+
+found=0
+for t in "$x86_dir"/test_*; do
+  [ -x "$t" ] && [ -f "$t" ] || continue
+  found=1
+  (cd "$x86_dir" && run "x86-64" "./$(basename "$t")")
+  (cd "$x86_dir" && ONEMODEL_ISA=scalar run "x86-64/forced" "./$(basename "$t")")
+done
+for t in "$arm_dir"/test_*; do
+  [ -x "$t" ] && [ -f "$t" ] || continue
+  found=1
+  (cd "$arm_dir" && run "aarch64" "$qemu" -L "$sysroot" "./$(basename "$t")")
+done
+if [ $found -eq 0 ]; then
+  echo "exactness: no test_* executables in $x86_dir or $arm_dir" >&2
+  exit 2
+fi
+if [ ! -s "$out" ]; then
+  echo "exactness: no EXACT_HASH lines were printed" >&2
+  exit 1
+fi
+
+# Table: one row per (machine, isa, name), then a verdict per name.
+printf '%-14s %-10s %-28s %s\n' "machine" "isa" "name" "hash"
+sort -k2,2 -k1,1 -k3,3 -u "$out" | while read -r label name isa hex; do
+  printf '%-14s %-10s %-28s %s\n' "$label" "$isa" "$name" "$hex"
+done
+status=0
+echo
+for name in $(awk '{ print $2 }' "$out" | sort -u); do
+  distinct=$(awk -v n="$name" '$2 == n { print $4 }' "$out" | sort -u | wc -l)
+  runs=$(awk -v n="$name" '$2 == n { print $1 "/" $3 }' "$out" | sort -u | tr '\n' ' ')
+  if [ "$distinct" -eq 1 ]; then
+    echo "OK       $name (same hash on: $runs)"
+  else
+    echo "MISMATCH $name ($distinct different hashes across: $runs)"
+    status=1
+  fi
+done
+machines=$(awk '{ print $1 }' "$out" | sort -u | wc -l)
+if [ "$machines" -lt 3 ]; then
+  echo "exactness: expected hashes from x86-64, x86-64/forced and aarch64 runs, got $machines" >&2
+  status=1
+fi
+exit $status
