@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "onemodel/graph/ops/op_util.h"
 
@@ -65,7 +64,7 @@ float attr_float(const Node& node, const char* name, float fallback) {
 std::shared_ptr<void> aligned_buffer(size_t nbytes) {
   const size_t size = (nbytes + 63) / 64 * 64 + 64;  // never zero, so every buffer has an address
   void* p = std::aligned_alloc(64, size);
-  if (!p) throw std::bad_alloc();
+  if (!p) return nullptr;  // callers turn this into an OutOfMemory status
   std::memset(p, 0, size);
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
@@ -107,6 +106,7 @@ Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
     if (ev.desc.shape.size() > kMaxRank)
       return ctx.error(ErrorKind::Unsupported, msg("output rank ", ev.desc.shape.size(), " exceeds ", kMaxRank));
     std::shared_ptr<void> buf = aligned_buffer(ev.desc.nbytes());
+    if (!buf) return ctx.error(ErrorKind::OutOfMemory, msg("cannot allocate ", ev.desc.nbytes(), " bytes for output ", i));
     ev.desc.data = buf.get();
     ev.owner = buf;
     TensorArg& a = out_args[i];
@@ -119,7 +119,8 @@ Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
   }
   std::shared_ptr<void> scratch;
   size_t scratch_bytes = op.scratch ? op.scratch(ctx) : 0;
-  if (scratch_bytes) scratch = aligned_buffer(scratch_bytes);
+  if (scratch_bytes && !(scratch = aligned_buffer(scratch_bytes)))
+    return ctx.error(ErrorKind::OutOfMemory, msg("cannot allocate ", scratch_bytes, " bytes of scratch"));
   KernelContext k;
   k.node = &node;
   k.mode = mode;

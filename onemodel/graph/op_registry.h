@@ -117,7 +117,7 @@ struct EvaluatedValue {
 Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
                      const std::vector<const ValueDesc*>& inputs, std::vector<EvaluatedValue>* outputs);
 
-// 64-byte aligned zeroed bytes owned by a shared_ptr.
+// 64-byte aligned zeroed bytes owned by a shared_ptr; null when memory is exhausted.
 std::shared_ptr<void> aligned_buffer(size_t nbytes);
 
 std::string shape_str(const std::vector<int64_t>& shape);

@@ -198,6 +198,8 @@ Result<std::unique_ptr<Plan>> build_plan(const CompiledGraph& cg, ArithmeticMode
   plan->arena_bytes = mp.arena_bytes;
   plan->lower_bound_bytes = mp.lower_bound_bytes;
   plan->arena = graph::aligned_buffer(mp.arena_bytes);
+  if (!plan->arena)
+    return Status::error(ErrorKind::OutOfMemory, msg("plan: cannot allocate the ", mp.arena_bytes, "-byte activation arena"));
   uint8_t* arena = static_cast<uint8_t*>(plan->arena.get());
 
   auto data_of = [&](int id) -> void* {
