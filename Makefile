@@ -54,6 +54,7 @@ no-exceptions: bootstrap
 	@cmake -S . -B build-noexc -DONEMODEL_NO_EXCEPTIONS=ON -DONEMODEL_BUILD_TESTS=OFF \
 	  -DONEMODEL_BUILD_EXAMPLES=OFF -DONEMODEL_BUILD_BENCH=OFF >/dev/null
 	@cmake --build build-noexc -j $(JOBS)
+	@./build-noexc/no_exceptions_check
 
 install: build
 	@cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX),)
