@@ -9,6 +9,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: run_fuzzers.sh <build-fuzz-dir> <seconds>}
 seconds=${2:-60}
+# UBSan findings stop the run and leave a reproducer, like ASan ones.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 status=0
 found=0
 for bin in "$build"/fuzz_*; do

@@ -218,13 +218,15 @@ bool decode_tensor(pb_istream_t* s, TensorData* out) {
   set(m.uint64_data, dec_present, &td.has_uint64);
   set(m.external_data, dec_external, &td);
   if (!decode_msg(s, onemodel_onnx_TensorProto_fields, &m)) return false;
+  if (m.has_data_location && m.data_location != 0 && m.data_location != 1)
+    return format_error(s, msg("tensor '", td.name, "': data_location ", m.data_location, " is neither DEFAULT (0) nor EXTERNAL (1)"));
 
   TensorFields tf;
   tf.name = std::move(td.name);
   tf.has_data_type = m.has_data_type;
   tf.data_type = m.data_type;
   tf.dims = std::move(td.dims);
-  tf.external = td.has_external || (m.has_data_location && m.data_location == onemodel_onnx_TensorProto_DataLocation_EXTERNAL);
+  tf.external = td.has_external || (m.has_data_location && m.data_location == 1 /* EXTERNAL */);
   tf.location = std::move(td.location);
   tf.floats = std::move(td.floats);
   tf.int32s = std::move(td.int32s);

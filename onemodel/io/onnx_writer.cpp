@@ -156,7 +156,7 @@ bool enc_attributes(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
       case AttrType::Strings: set(m.strings, enc_strings, &a.strings); break;
     }
     m.has_type = true;
-    m.type = static_cast<onemodel_onnx_AttributeProto_AttributeType>(a.type);
+    m.type = static_cast<int32_t>(a.type);
     if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, onemodel_onnx_AttributeProto_fields, &m)) return false;
   }
   return true;

@@ -215,6 +215,9 @@ TEST_CASE("onnx reader: typed data fields equal raw_data") {
 TEST_CASE("onnx reader: external data is refused with a clear message") {
   Pb t = tensor_pb("w", 1, {2}).msg(13, Pb().str(1, "location").str(2, "weights.bin")).i64(14, 1);
   expect_error(read_pb(add_model(t)), ErrorKind::Unsupported, {"external", "weights.bin", "'w'"});
+  // A data_location that is neither DEFAULT nor EXTERNAL (found by the fuzzer).
+  expect_error(read_pb(add_model(tensor_pb("w", 1, {2}).bytes(9, "12345678", 8).i64(14, 97))), ErrorKind::Format,
+               {"data_location 97"});
 }
 
 TEST_CASE("onnx reader: attribute declared type must match its payload") {
