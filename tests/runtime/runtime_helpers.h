@@ -96,13 +96,16 @@ inline std::vector<Out> run_graph(const g::Graph& graph, const std::vector<Feed>
   return run(s, feeds);
 }
 
-// Deterministic pseudo-random values in [lo, hi).
+// Deterministic pseudo-random values in [lo, hi), the same bits on every machine: the volatile
+// keeps compilers (GCC on AArch64 contracts by default) from fusing the scale and the offset
+// into one fma, which would round differently.
 inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -2.0f, float hi = 2.0f) {
   std::vector<float> v(n);
   uint64_t x = 0x9E3779B97F4A7C15ull ^ seed;
   for (auto& f : v) {
     x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    f = lo + (hi - lo) * float(double(x >> 11) / double(1ull << 53));
+    volatile float scaled = (hi - lo) * float(double(x >> 11) / double(1ull << 53));
+    f = lo + scaled;
   }
   return v;
 }
