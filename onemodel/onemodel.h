@@ -9,18 +9,8 @@
 #include "onemodel/core/store.h"
 #include "onemodel/core/tensor.h"
 #include "onemodel/ops/ops.h"
-#if __has_include("onemodel/nn/nn.h")
 #include "onemodel/nn/nn.h"
-#endif
-#if __has_include("onemodel/trace/tracer.h")
 #include "onemodel/trace/tracer.h"
-#endif
-#if __has_include("onemodel/runtime/session.h")
 #include "onemodel/runtime/session.h"
-#endif
-#if __has_include("onemodel/io/onnx.h")
 #include "onemodel/io/onnx.h"
-#endif
-#if __has_include("onemodel/io/npy.h")
 #include "onemodel/io/npy.h"
-#endif

@@ -6,10 +6,7 @@
 
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/trace/state.h"
-#if __has_include("onemodel/nn/module_path.h")
 #include "onemodel/nn/module_path.h"
-#define OM_HAVE_MODULE_PATH 1
-#endif
 
 namespace om::trace {
 namespace {
@@ -26,10 +23,8 @@ TraceState::~TraceState() {
 
 std::string TraceState::where(const char* call) const {
   std::string s = call;
-#ifdef OM_HAVE_MODULE_PATH
   const std::string path = nn::current_module_path();
   if (!path.empty()) s += msg(" (in module '", path, "')");
-#endif
   return s;
 }
 
