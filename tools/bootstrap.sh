@@ -9,7 +9,12 @@ if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in cmake g++ make nanopb libnanopb-dev protobuf-compiler python3-protobuf doctest-dev nodejs npm; do
+# Tools count as present when their command is (they may come from elsewhere than Debian, e.g.
+# a newer Node.js); libraries and generators are checked as packages.
+for c in cmake:cmake g++:g++ make:make node:nodejs npm:npm; do
+  command -v "${c%%:*}" >/dev/null 2>&1 || need+=("${c##*:}")
+done
+for p in nanopb libnanopb-dev protobuf-compiler python3-protobuf doctest-dev; do
   have_pkg "$p" || need+=("$p")
 done
 if [ "${1:-}" = cross ]; then
