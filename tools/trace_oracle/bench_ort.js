@@ -1,20 +1,29 @@
 #!/usr/bin/env node
-// Times ONNX Runtime (one intra-op and one inter-op thread, graph optimizations "all") on the
-// models bench/bench_session writes, and checks its outputs against the ones stored there.
+// Times ONNX Runtime (one intra-op and one inter-op thread, sequential execution, graph
+// optimizations "all") on the models bench/bench_session writes, and checks its outputs against
+// the ones stored there.
 //
-//   node bench_ort.js <work-dir> [--seconds 0.6] [--rtol 1e-4]
+//   node bench_ort.js <work-dir> [--seconds 0.6] [--rtol 1e-4] [--serve]
 //
 // <work-dir>/<case>/model.onnx with input sets in <work-dir>/<case>/<set>/ (input_<name>.npy,
-// expected_<name>.npy; the oracle.js layout). Per set one line:
-//   ort <case>/<set> median_us <t> runs <n> max_rel <r> agree <yes|no>
-// The median is over session.run() calls from Node after a warm-up, so it includes the
-// binding's per-call overhead; bench_session subtracts the median of an empty model measured
-// the same way. max_rel = max |expected - got| / max(1, max |expected|) over all outputs.
+// expected_<name>.npy; the oracle.js layout). Every set is first run once and checked:
+//   check <case>/<set> max_rel <r> agree <yes|no>
+// max_rel = max |expected - got| / max(1, max |expected|) over all outputs.
+//
+// Without --serve every set is then timed for --seconds (a tenth more as warm-up):
+//   ort <case>/<set> median_us <t> runs <n>
+// With --serve the program prints "ready" and then answers commands on stdin, one per line, so
+// that the caller can interleave these timings with its own under the same machine load:
+//   warm <case>/<set> <seconds>   ->  warm <case>/<set>
+//   time <case>/<set> <seconds>   ->  ort <case>/<set> median_us <t> runs <n>
+// Medians are over session.run() calls from Node, so they include the binding's per-call
+// overhead; bench_session subtracts the median of an empty model measured the same way.
 //
 // Exit status: 0 all agree, 1 a disagreement or failure, 2 bad usage, 77 no onnxruntime-node.
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const readline = require('readline');
 
 let ort;
 try {
@@ -47,40 +56,40 @@ function maxRel(exp, got) {
   return maxAbs / scale;
 }
 
-async function timeSet(session, feeds, names, seconds) {
-  const warmEnd = process.hrtime.bigint() + BigInt(Math.round(seconds * 0.1 * 1e9));
-  for (let i = 0; i < 5 || process.hrtime.bigint() < warmEnd; ++i) await session.run(feeds, names);
-  const times = [];
+async function runFor(entry, seconds, minRuns, times) {
   const end = process.hrtime.bigint() + BigInt(Math.round(seconds * 1e9));
-  while (times.length < 30 || (process.hrtime.bigint() < end && times.length < 200000)) {
+  for (let i = 0; i < minRuns || process.hrtime.bigint() < end; ++i) {
     const t0 = process.hrtime.bigint();
-    await session.run(feeds, names);
-    times.push(Number(process.hrtime.bigint() - t0) / 1e3);
+    await entry.session.run(entry.feeds, entry.names);
+    if (times) times.push(Number(process.hrtime.bigint() - t0) / 1e3);
+    if (times && times.length >= 200000) break;
   }
+}
+
+async function timeEntry(entry, seconds) {
+  const times = [];
+  await runFor(entry, seconds, 15, times);
   times.sort((a, b) => a - b);
   const n = times.length;
   return { median: n % 2 ? times[n >> 1] : 0.5 * (times[n / 2 - 1] + times[n / 2]), runs: n };
 }
 
-async function main() {
-  const args = process.argv.slice(2);
-  let dir = null, seconds = 0.6, rtol = 1e-4;
-  for (let i = 0; i < args.length; ++i) {
-    if (args[i] === '--seconds') seconds = Number(args[++i]);
-    else if (args[i] === '--rtol') rtol = Number(args[++i]);
-    else if (!dir) dir = args[i];
-    else dir = null;
-  }
-  if (!dir || !fs.existsSync(dir) || !(seconds > 0) || !Number.isFinite(rtol)) {
-    console.error('usage: node bench_ort.js <work-dir> [--seconds 0.6] [--rtol 1e-4]');
-    process.exit(2);
-  }
+// Loads every case's session and set, runs and checks each set once.
+async function loadAll(dir, rtol) {
   const options = { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' };
+  const entries = new Map();
   let failed = 0;
   const cases = fs.readdirSync(dir).filter((c) => fs.existsSync(path.join(dir, c, 'model.onnx'))).sort();
   for (const c of cases) {
     const caseDir = path.join(dir, c);
-    const session = await ort.InferenceSession.create(path.join(caseDir, 'model.onnx'), options);
+    let session;
+    try {
+      session = await ort.InferenceSession.create(path.join(caseDir, 'model.onnx'), options);
+    } catch (e) {
+      ++failed;
+      console.log(`FAIL ${c}: ${String(e && e.message ? e.message : e).split('\n')[0]}`);
+      continue;
+    }
     const sets = fs.readdirSync(caseDir).filter((s) => fs.statSync(path.join(caseDir, s)).isDirectory()).sort();
     for (const s of sets) {
       const label = `${c}/${s}`;
@@ -95,17 +104,66 @@ async function main() {
         for (const name of names) rel = Math.max(rel, maxRel(set.expected[name], results[name]));
         const agree = rel <= rtol;
         if (!agree) ++failed;
-        const t = await timeSet(session, feeds, names, seconds);
-        console.log(`ort ${label} median_us ${t.median.toFixed(3)} runs ${t.runs} max_rel ${rel.toExponential(2)} agree ${agree ? 'yes' : 'no'}`);
+        console.log(`check ${label} max_rel ${rel.toExponential(2)} agree ${agree ? 'yes' : 'no'}`);
+        entries.set(label, { session, feeds, names });
       } catch (e) {
         ++failed;
         console.log(`FAIL ${label}: ${String(e && e.message ? e.message : e).split('\n')[0]}`);
       }
     }
-    if (session.release) await session.release();
   }
-  console.log(`bench_ort: ${cases.length} model(s), ONNX Runtime ${ort.env.versions ? ort.env.versions.common : ''}, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  return { entries, failed, cases: cases.length };
+}
+
+function serve(entries, state) {
+  const rl = readline.createInterface({ input: process.stdin });
+  let chain = Promise.resolve();
+  const handle = async (line) => {
+    const [cmd, label, secondsText] = line.trim().split(/\s+/);
+    const entry = entries.get(label);
+    const seconds = Number(secondsText);
+    if ((cmd !== 'warm' && cmd !== 'time') || !entry || !(seconds >= 0)) {
+      console.log(`error unknown command or set: ${line.trim()}`);
+      ++state.failed;
+    } else if (cmd === 'warm') {
+      await runFor(entry, seconds, 5, null);
+      console.log(`warm ${label}`);
+    } else {
+      const t = await timeEntry(entry, seconds);
+      console.log(`ort ${label} median_us ${t.median.toFixed(3)} runs ${t.runs}`);
+    }
+  };
+  rl.on('line', (line) => { chain = chain.then(() => handle(line)); });
+  rl.on('close', () => { chain.then(() => process.exit(state.failed ? 1 : 0)); });
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  let dir = null, seconds = 0.6, rtol = 1e-4, serving = false, bad = false;
+  for (let i = 0; i < args.length; ++i) {
+    if (args[i] === '--seconds') seconds = Number(args[++i]);
+    else if (args[i] === '--rtol') rtol = Number(args[++i]);
+    else if (args[i] === '--serve') serving = true;
+    else if (!dir) dir = args[i];
+    else bad = true;
+  }
+  if (bad || !dir || !fs.existsSync(dir) || !(seconds > 0) || !Number.isFinite(rtol)) {
+    console.error('usage: node bench_ort.js <work-dir> [--seconds 0.6] [--rtol 1e-4] [--serve]');
+    process.exit(2);
+  }
+  const state = await loadAll(dir, rtol);
+  console.log(`bench_ort: ${state.cases} model(s), ${state.entries.size} input set(s), ONNX Runtime ${ort.env.versions ? ort.env.versions.common : ''}, ${state.failed} failed`);
+  if (serving) {
+    console.log('ready');
+    serve(state.entries, state);
+    return;
+  }
+  for (const [label, entry] of state.entries) {
+    await runFor(entry, seconds * 0.1, 5, null);
+    const t = await timeEntry(entry, seconds);
+    console.log(`ort ${label} median_us ${t.median.toFixed(3)} runs ${t.runs}`);
+  }
+  process.exit(state.failed ? 1 : 0);
 }
 
 main().catch((e) => {
