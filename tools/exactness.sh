@@ -39,7 +39,7 @@ done
 for t in "$arm_dir"/test_*; do
   [ -x "$t" ] && [ -f "$t" ] || continue
   found=1
-  (cd "$arm_dir" && run "aarch64" "$qemu" -L "$sysroot" "./$(basename "$t")")
+  (cd "$arm_dir" && OM_TEST_EMULATOR="$qemu -L $sysroot" run "aarch64" "$qemu" -L "$sysroot" "./$(basename "$t")")
 done
 if [ $found -eq 0 ]; then
   echo "exactness: no test_* executables in $x86_dir or $arm_dir" >&2
