@@ -81,6 +81,16 @@ struct GemmArgs {
 size_t gemm_workspace_floats(size_t M, size_t N, size_t K);
 void f32_gemm(const GemmArgs& args, ArithmeticMode mode);
 
+// Pre-packed right-hand operand, for GEMMs that reuse the same B (a constant weight): pack once
+// (at plan time), multiply many times without repacking. The packed layout belongs to the ISA
+// active when packing; `f32_gemm_prepacked` checks it and must give exactly the bits f32_gemm
+// gives for the same operands in the same mode (exact mode: the same fma chain per element).
+// `packed` must hold gemm_packed_b_floats(K, N) floats, 64-byte aligned.
+size_t gemm_packed_b_floats(size_t K, size_t N);
+void gemm_pack_b(const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K, size_t N, float* packed);
+// args.b / b_rs / b_cs are ignored; args.K and args.N must equal the packed ones.
+void f32_gemm_prepacked(const GemmArgs& args, const float* packed, ArithmeticMode mode);
+
 // ---- conversions ----
 void f16_to_f32(const uint16_t* x, float* y, size_t n);
 void f32_to_f16(const float* x, uint16_t* y, size_t n);  // round to nearest even
