@@ -219,7 +219,10 @@ Status gemm_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-// ---- FusedMatMul (com.onemodel): Y = act(A x B + bias), B 2-D, bias [N] ----
+// ---- FusedMatMul (com.onemodel) ----
+// Y = perm_y(act(perm_a(A) x perm_b(B) + bias) * alpha) (+ R). The perms are Transposes the
+// layout pass folded in: the kernel reads the operands through strides and writes the output
+// through its row stride, so no copy is made and every output is still the same fma chain.
 
 bool activation_of(const Node& node, UnaryOp* op) {
   const Attribute* a = find_attr(node, "activation");
@@ -232,15 +235,60 @@ bool activation_of(const Node& node, UnaryOp* op) {
   return false;
 }
 
+// The perm attribute `name`, or null when absent (identity).
+const std::vector<int64_t>* perm_of(const Node& node, const char* name) {
+  const Attribute* a = find_attr(node, name);
+  return a && !a->ints.empty() ? &a->ints : nullptr;
+}
+
+Status check_perm(const InferContext& ctx, const char* name, size_t rank) {
+  const std::vector<int64_t>* p = perm_of(ctx.node, name);
+  if (!p) return Status::ok();
+  bool ok = p->size() == rank && rank <= kMaxRank;
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; ok && i < p->size(); ++i) {
+    ok = (*p)[i] >= 0 && size_t((*p)[i]) < rank && !seen[size_t((*p)[i])];
+    if (ok) seen[size_t((*p)[i])] = true;
+  }
+  if (!ok) return ctx.error(ErrorKind::InvalidArgument, msg(name, " must be a permutation of ", rank, " axes"));
+  return Status::ok();
+}
+
+std::vector<int64_t> permuted(const std::vector<int64_t>& shape, const std::vector<int64_t>* perm) {
+  if (!perm) return shape;
+  std::vector<int64_t> out(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) out[i] = shape[size_t((*perm)[i])];
+  return out;
+}
+
+// The logical operands and product (before perm_y and the residual).
+Status fused_shapes(const InferContext& ctx, MatMulDims* d, std::vector<int64_t>* product_shape) {
+  OM_TRY(require_f32(ctx, 0));
+  OM_TRY(require_f32(ctx, 1));
+  OM_TRY(check_perm(ctx, "perm_a", ctx.input(0)->shape.size()));
+  OM_TRY(check_perm(ctx, "perm_b", ctx.input(1)->shape.size()));
+  const auto a = permuted(ctx.input(0)->shape, perm_of(ctx.node, "perm_a"));
+  const auto b = permuted(ctx.input(1)->shape, perm_of(ctx.node, "perm_b"));
+  return matmul_dims(ctx, a, b, d, product_shape);
+}
+
 Status infer_fused(InferContext& ctx) {
-  OM_TRY(infer_matmul(ctx));
-  if (ctx.input(1)->shape.size() != 2)
-    return ctx.error(ErrorKind::ShapeMismatch, msg("B must be 2-D, got ", shape_str(ctx.input(1)->shape)));
+  MatMulDims d;
+  std::vector<int64_t> y;
+  OM_TRY(fused_shapes(ctx, &d, &y));
   if (const ValueDesc* bias = ctx.input(2)) {
     OM_TRY(require_f32(ctx, 2));
-    if (bias->shape.size() != 1 || bias->shape[0] != ctx.input(1)->shape[1])
-      return ctx.error(ErrorKind::ShapeMismatch, msg("bias must be [", ctx.input(1)->shape[1], "], got ", shape_str(bias->shape)));
+    if (bias->shape.size() != 1 || bias->shape[0] != d.N)
+      return ctx.error(ErrorKind::ShapeMismatch, msg("bias must be [", d.N, "], got ", shape_str(bias->shape)));
   }
+  if (const std::vector<int64_t>* py = perm_of(ctx.node, "perm_y")) {
+    OM_TRY(check_perm(ctx, "perm_y", y.size()));
+    if (y.size() < 2 || py->back() != int64_t(y.size() - 1))
+      return ctx.error(ErrorKind::InvalidArgument, "perm_y must keep the last axis last (rows are written with a stride)");
+    if (ctx.input(3)) return ctx.error(ErrorKind::InvalidArgument, "perm_y and a residual input cannot be combined");
+    y = permuted(y, py);
+  }
+  ctx.set_output(0, DType::f32, y);
   if (const ValueDesc* r = ctx.input(3)) {
     OM_TRY(require_f32(ctx, 3));
     std::vector<int64_t> out;
@@ -255,61 +303,176 @@ Status infer_fused(InferContext& ctx) {
 }
 
 size_t fused_scratch(const InferContext& ctx) {
-  const auto& a = ctx.input(0)->shape;
-  const int64_t rows = product(a.data(), a.size() - 1);
-  const int64_t N = ctx.input(1)->shape[1];
+  MatMulDims d;
+  std::vector<int64_t> y;
+  if (!fused_shapes(ctx, &d, &y).is_ok()) return 0;
+  const int64_t rows = product(d.out_batch.data(), d.out_batch.size()) * d.M;  // the folded case is the largest
   // With a residual the product goes to scratch first (rows x N floats, 64-byte rounded).
-  const size_t product_bytes = ctx.input(3) ? (size_t(rows * N) * sizeof(float) + 63) / 64 * 64 : 0;
-  return product_bytes + gemm_scratch_floats(size_t(rows), size_t(N), size_t(a.back())) * sizeof(float);
+  const size_t product_bytes = ctx.input(3) ? (size_t(rows * d.N) * sizeof(float) + 63) / 64 * 64 : 0;
+  return product_bytes + gemm_scratch_floats(size_t(rows), size_t(d.N), size_t(d.K)) * sizeof(float);
+}
+
+// A tensor viewed through a perm: logical dims and element strides.
+struct View {
+  int64_t dims[kMaxRank] = {}, str[kMaxRank] = {};
+  size_t rank = 0;
+};
+
+View view_of(const TensorArg& t, const std::vector<int64_t>* perm) {
+  View v;
+  v.rank = t.rank;
+  int64_t cs[kMaxRank], s = 1;
+  for (size_t i = t.rank; i-- > 0;) {
+    cs[i] = s;
+    s *= t.dims[i];
+  }
+  for (size_t i = 0; i < t.rank; ++i) {
+    const size_t src = perm ? size_t((*perm)[i]) : i;
+    v.dims[i] = t.dims[src];
+    v.str[i] = cs[src];
+  }
+  return v;
 }
 
 Status fused_kernel(const KernelContext& k) {
-  const TensorArg& A = k.in(0);
-  const TensorArg& B = k.in(1);
+  const Node& node = *k.node;
+  const View A = view_of(k.in(0), perm_of(node, "perm_a"));
+  const View B = view_of(k.in(1), perm_of(node, "perm_b"));
+  const bool a1 = A.rank == 1, b1 = B.rank == 1;
+  int64_t M = a1 ? 1 : A.dims[A.rank - 2];
+  const int64_t K = A.dims[A.rank - 1];
+  const int64_t N = b1 ? 1 : B.dims[B.rank - 1];
   kernels::GemmArgs g;
-  g.K = size_t(A.dims[A.rank - 1]);
-  g.M = size_t(product(A.dims, A.rank - 1));
-  g.N = size_t(B.dims[1]);
-  g.a = A.as<const float>();
-  g.a_rs = ptrdiff_t(g.K);
-  g.b = B.as<const float>();
-  g.b_rs = ptrdiff_t(g.N);
-  g.c = k.out(0).as<float>();
-  g.ldc = g.N;
+  g.K = size_t(K);
+  g.N = size_t(N);
+  g.a_rs = a1 ? 0 : A.str[A.rank - 2];
+  g.a_cs = A.str[A.rank - 1];
+  g.b_rs = b1 ? B.str[0] : B.str[B.rank - 2];
+  g.b_cs = b1 ? 1 : B.str[B.rank - 1];
   g.bias = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
-  activation_of(*k.node, &g.activation);
-  g.workspace = static_cast<float*>(k.scratch);
-  if (!k.has_input(3)) {
-    kernels::f32_gemm(g, k.mode);
-    return Status::ok();
-  }
-  // Residual R: Fast mode starts each chain from R when R has the product's shape; otherwise
-  // (and always in Exact mode) the product goes to scratch and R is added after the chain, as
-  // the unfused Add would.
-  const TensorArg& R = k.in(3);
+  activation_of(node, &g.activation);
+  const float alpha = attr_float(node, "alpha", 1.0f);
+  const bool residual = k.has_input(3);
   const TensorArg& Y = k.out(0);
-  bool same = R.rank == Y.rank && int64_t(g.M * g.N) == Y.numel;
-  for (size_t i = 0; same && i < R.rank; ++i) same = R.dims[i] == Y.dims[i];
-  if (same && k.mode == ArithmeticMode::Fast && !g.bias && g.activation == UnaryOp::Identity) {
-    std::memcpy(Y.data, R.data, size_t(Y.numel) * sizeof(float));
-    g.accumulate = true;
-    kernels::f32_gemm(g, k.mode);
-    return Status::ok();
+
+  // Output batch axes: broadcast of both operands' batch axes.
+  const size_t abr = A.rank - (a1 ? 1 : 2), bbr = B.rank - (b1 ? 1 : 2);
+  size_t obr = std::max(abr, bbr);
+  int64_t odims[kMaxRank] = {}, astr[kMaxRank] = {}, bstr[kMaxRank] = {}, cstr[kMaxRank] = {};
+  for (size_t i = 0; i < obr; ++i) {
+    const size_t la = obr - abr, lb = obr - bbr;
+    const int64_t da = i < la ? 1 : A.dims[i - la], db = i < lb ? 1 : B.dims[i - lb];
+    odims[i] = std::max(da, db);
+    if (da == 0 || db == 0) odims[i] = 0;
+    astr[i] = (i < la || da == 1) ? 0 : A.str[i - la];
+    bstr[i] = (i < lb || db == 1) ? 0 : B.str[i - lb];
   }
-  const size_t product_bytes = (g.M * g.N * sizeof(float) + 63) / 64 * 64;
-  float* prod = static_cast<float*>(k.scratch);
-  g.c = prod;
-  g.workspace = reinterpret_cast<float*>(static_cast<uint8_t*>(k.scratch) + product_bytes);
-  kernels::f32_gemm(g, k.mode);
-  // The product viewed with A's leading axes and N last, broadcast against R.
+  // Strides of the logical product [batch..., M?, N?]: contiguous, or through perm_y.
+  const size_t lrank = obr + (a1 ? 0 : 1) + (b1 ? 0 : 1);
+  int64_t lstr[kMaxRank] = {};
+  {
+    int64_t ldims[kMaxRank];
+    for (size_t i = 0; i < obr; ++i) ldims[i] = odims[i];
+    if (!a1) ldims[obr] = M;
+    if (!b1) ldims[lrank - 1] = N;
+    const std::vector<int64_t>* py = residual ? nullptr : perm_of(node, "perm_y");
+    int64_t s = 1;
+    if (py) {
+      for (size_t p = lrank; p-- > 0;) {  // output axis p holds logical axis py[p]
+        lstr[size_t((*py)[p])] = s;
+        s *= ldims[size_t((*py)[p])];
+      }
+    } else {
+      for (size_t i = lrank; i-- > 0;) {
+        lstr[i] = s;
+        s *= ldims[i];
+      }
+    }
+  }
+  for (size_t i = 0; i < obr; ++i) cstr[i] = lstr[i];
+  g.ldc = size_t(a1 ? N : lstr[obr]);
+  // One weight matrix: fold batch axes into rows while A and C rows continue uniformly.
+  while (!a1 && obr > 0 && bstr[obr - 1] == 0 && astr[obr - 1] == M * g.a_rs && cstr[obr - 1] == M * int64_t(g.ldc)) {
+    M *= odims[obr - 1];
+    --obr;
+  }
+  g.M = size_t(M);
+  int64_t batches = 1;
+  for (size_t i = 0; i < obr; ++i) batches *= odims[i];
+
+  float* c = Y.as<float>();
+  float* prod = nullptr;
+  if (residual) {
+    // Fast mode starts each chain from R when R has the product's shape (no activation or
+    // scale in between); otherwise (and always in Exact mode) the product goes to scratch and R
+    // is added after the chain, as the unfused Add would.
+    const TensorArg& R = k.in(3);
+    bool same = R.numel == Y.numel && R.rank == Y.rank && batches == 1 && int64_t(g.M * g.N) == Y.numel;
+    for (size_t i = 0; same && i < R.rank; ++i) same = R.dims[i] == Y.dims[i];
+    if (same && k.mode == ArithmeticMode::Fast && g.activation == UnaryOp::Identity && alpha == 1.0f) {
+      std::memcpy(Y.data, R.data, size_t(Y.numel) * sizeof(float));
+      g.a = k.in(0).as<const float>();
+      g.b = k.in(1).as<const float>();
+      g.c = c;
+      g.accumulate = true;
+      g.workspace = static_cast<float*>(k.scratch);
+      kernels::f32_gemm(g, k.mode);
+      return Status::ok();
+    }
+    const size_t product_bytes = (size_t(batches) * g.M * g.N * sizeof(float) + 63) / 64 * 64;
+    prod = static_cast<float*>(k.scratch);
+    c = prod;
+    g.workspace = reinterpret_cast<float*>(static_cast<uint8_t*>(k.scratch) + product_bytes);
+  } else {
+    g.workspace = static_cast<float*>(k.scratch);
+  }
+
+  const float* a = k.in(0).as<const float>();
+  const float* b = k.in(1).as<const float>();
+  int64_t idx[kMaxRank] = {};
+  int64_t ao = 0, bo = 0, co = 0;
+  for (int64_t o = 0; o < batches; ++o) {
+    g.a = a + ao;
+    g.b = b + bo;
+    g.c = c + co;
+    kernels::f32_gemm(g, k.mode);
+    if (alpha != 1.0f)  // the folded Mul: one rounding after the complete epilogue, as the node did
+      for (size_t i = 0; i < g.M; ++i)
+        for (size_t j = 0; j < g.N; ++j) g.c[i * g.ldc + j] *= alpha;
+    for (size_t d = obr; d-- > 0;) {
+      if (++idx[d] < odims[d]) {
+        ao += astr[d];
+        bo += bstr[d];
+        co += cstr[d];
+        break;
+      }
+      ao -= astr[d] * (odims[d] - 1);
+      bo -= bstr[d] * (odims[d] - 1);
+      co -= cstr[d] * (odims[d] - 1);
+      idx[d] = 0;
+    }
+  }
+  if (!residual) return Status::ok();
+
+  // The product (logical shape, contiguous) broadcast against R.
+  const TensorArg& R = k.in(3);
   int64_t pdims[kMaxRank];
-  for (size_t i = 0; i + 1 < A.rank; ++i) pdims[i] = A.dims[i];
-  pdims[A.rank - 1] = int64_t(g.N);
+  {
+    // The unfolded batch axes (folding above merged axes into M).
+    const size_t full_obr = std::max(abr, bbr), la = full_obr - abr, lb = full_obr - bbr;
+    for (size_t i = 0; i < full_obr; ++i) {
+      const int64_t da = i < la ? 1 : A.dims[i - la], db = i < lb ? 1 : B.dims[i - lb];
+      pdims[i] = (da == 0 || db == 0) ? 0 : std::max(da, db);
+    }
+    size_t r = full_obr;
+    if (!a1) pdims[r++] = A.dims[A.rank - 2];
+    if (!b1) pdims[r++] = N;
+  }
   TensorArg P;
   P.present = true;
   P.dims = pdims;
-  P.rank = A.rank;
-  P.numel = int64_t(g.M * g.N);
+  P.rank = lrank;
+  P.numel = int64_t(size_t(batches) * g.M * g.N);
   const TensorArg* operands[2] = {&P, &R};
   BroadcastIter it;
   it.init(Y.dims, Y.rank, operands, 2);
@@ -327,7 +490,7 @@ const OpDef kOps[] = {
      "f32, numpy semantics (1-D operands, broadcast batch axes); exact: fixed fma chain"},
     {"Gemm", "", 2, 3, infer_gemm, gemm_kernel, gemm_kernel, gemm_scratch, kOpNone, "f32, transA/transB, alpha, beta, broadcast C"},
     {"FusedMatMul", kOnemodelDomain, 2, 4, infer_fused, fused_kernel, fused_kernel, fused_scratch, kOpNone,
-     "written by the fusion passes: act(A x B + bias) (+ residual), B 2-D, bias [N]"},
+     "written by the fusion passes: perm_y(act(perm_a(A) x perm_b(B) + bias) * alpha) (+ residual); transposes read and written through strides"},
 };
 
 }  // namespace

@@ -5,9 +5,10 @@
 // each output's full fma chain, which is exactly what the separate Add and activation compute
 // (one rounding each, the same activation function), so no output bit changes.
 //
-// fuse_matmul_residual (FastOnly): MatMul(A, W) -> Add(., R) with R an activation. When R has the
-// output's shape the kernel starts each fma chain from R (one rounding fewer than adding after
-// the chain), which may change the last bits; hence Fast mode only.
+// fuse_matmul_residual (FastOnly): MatMul(A, W) or a FusedMatMul (bias, activation) -> Add(., R)
+// with R an activation. When R has the output's shape and there is no activation, the kernel
+// starts each fma chain from R and adds the bias after it (R + chain + bias instead of
+// (chain + bias) + R), which may change the last bits; hence Fast mode only.
 #include <unordered_map>
 
 #include "onemodel/graph/op_registry.h"
@@ -47,6 +48,17 @@ int64_t weight_cols(const Graph& g, const Node& n) {
   for (const auto& in : g.inputs)
     if (in.name == w->name) return -1;  // overridable by the caller: shape not fixed
   return w->dims[1];
+}
+
+// MatMul(A, W) with W a 2-D initializer, or a FusedMatMul without residual, output perm or
+// scale (the residual is added last, to the product as the node lays it out).
+bool residual_candidate(const Graph& g, const Node& n) {
+  if (weight_cols(g, n) >= 0) return true;
+  if (n.op_type != "FusedMatMul" || n.domain != kOnemodelDomain || n.outputs.size() != 1) return false;
+  if (n.inputs.size() >= 4 && !n.inputs[3].empty()) return false;
+  for (const auto& a : n.attributes)
+    if (a.name == "perm_y" || a.name == "alpha") return false;
+  return true;
 }
 
 const char* activation_name(const Node& n) {
@@ -122,7 +134,7 @@ Status fuse_matmul_residual(Graph& g, ArithmeticMode, size_t* changes) {
     const Uses uses = count_uses(g);
     for (size_t i = 0; i < g.nodes.size() && !again; ++i) {
       const Node& mm = g.nodes[i];
-      if (weight_cols(g, mm) < 0 || !uses.single_internal_use(mm.outputs[0])) continue;
+      if (!residual_candidate(g, mm) || !uses.single_internal_use(mm.outputs[0])) continue;
       const size_t ai = uses.reader(mm.outputs[0]);
       const Node& add = g.nodes[ai];
       if (add.op_type != "Add" || !default_domain(add) || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) continue;
@@ -134,11 +146,10 @@ Status fuse_matmul_residual(Graph& g, ArithmeticMode, size_t* changes) {
       for (size_t j = 0; j < i && !defined_before; ++j)
         for (const auto& o : g.nodes[j].outputs) defined_before = defined_before || o == other;
       if (!defined_before) continue;
-      Node fused;
+      Node fused = mm;  // a FusedMatMul keeps its bias and activation (added after them)
       fused.op_type = "FusedMatMul";
       fused.domain = kOnemodelDomain;
-      fused.name = mm.name;
-      fused.inputs = {mm.inputs[0], mm.inputs[1], "", other};
+      fused.inputs = {mm.inputs[0], mm.inputs[1], mm.inputs.size() > 2 ? mm.inputs[2] : "", other};
       fused.outputs = {add.outputs[0]};
       rewrite(g, i, std::move(fused), {ai});
       ++*changes;

@@ -7,6 +7,8 @@ const std::vector<Pass>& all_passes() {
       {"remove_identities", BitRule::Exact, remove_identities},
       {"fold_constants", BitRule::Exact, fold_constants},
       {"fuse_matmul_epilogue", BitRule::Exact, fuse_matmul_epilogue},
+      {"fold_transposes_into_matmul", BitRule::Exact, fold_transposes_into_matmul},
+      {"fold_matmul_scale", BitRule::Exact, fold_matmul_scale},
       {"fuse_matmul_residual", BitRule::FastOnly, fuse_matmul_residual},
       {"remove_dead_nodes", BitRule::Exact, remove_dead_nodes},
   };

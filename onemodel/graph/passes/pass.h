@@ -28,7 +28,8 @@ struct PassRun {
 };
 
 // In order: identity removal, constant folding, MatMul epilogue fusion (bias + activation),
-// MatMul residual fusion (FastOnly), dead-node removal.
+// Transposes folded into MatMul operands/output, scalar Mul folded into MatMul, MatMul residual
+// fusion (FastOnly), dead-node removal.
 const std::vector<Pass>& all_passes();
 
 // Runs every pass the mode allows, in order; the graph is verified afterwards.
@@ -38,6 +39,8 @@ Status run_passes(Graph& g, ArithmeticMode mode, std::vector<PassRun>* runs);
 Status remove_identities(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fold_constants(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_matmul_epilogue(Graph& g, ArithmeticMode mode, size_t* changes);
+Status fold_transposes_into_matmul(Graph& g, ArithmeticMode mode, size_t* changes);
+Status fold_matmul_scale(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_matmul_residual(Graph& g, ArithmeticMode mode, size_t* changes);
 Status remove_dead_nodes(Graph& g, ArithmeticMode mode, size_t* changes);
 

@@ -1,0 +1,170 @@
+// Layout and scale folding into com.onemodel FusedMatMul (both Exact; docs/graph-passes.md).
+//
+// fold_transposes_into_matmul: a Transpose feeding a MatMul operand becomes that operand's
+// perm_a / perm_b (the GEMM reads it through row and column strides instead of a copy), and a
+// Transpose of the product that keeps the last axis last becomes perm_y (rows are written with
+// a stride). Consecutive Transposes are composed first. Each output element is still the same
+// fma chain over the same values in k order, and the kernel's exact chain does not depend on
+// where the operands sit in memory, so no bit changes.
+//
+// fold_matmul_scale: MatMul -> Mul(., scalar constant) becomes the node's alpha, applied after
+// the whole epilogue as one multiplication per output — the very rounding the Mul made.
+#include <unordered_map>
+
+#include "onemodel/graph/op_registry.h"
+#include "onemodel/graph/passes/pass.h"
+
+namespace om::graph::passes {
+namespace {
+
+bool default_domain(const Node& n) { return n.domain.empty() || n.domain == "ai.onnx"; }
+
+struct Index {
+  std::unordered_map<std::string, std::vector<size_t>> readers;
+  std::unordered_map<std::string, size_t> producer;
+  const Graph* g = nullptr;
+  bool single_internal_use(const std::string& v) const {
+    for (const auto& o : g->outputs)
+      if (o.name == v) return false;
+    auto it = readers.find(v);
+    return it != readers.end() && it->second.size() == 1;
+  }
+  const Node* produced_by(const std::string& v) const {
+    auto it = producer.find(v);
+    return it == producer.end() ? nullptr : &g->nodes[it->second];
+  }
+  size_t producer_index(const std::string& v) const { return producer.at(v); }
+  size_t reader(const std::string& v) const { return readers.at(v)[0]; }
+};
+
+Index index_graph(const Graph& g) {
+  Index x;
+  x.g = &g;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const auto& in : g.nodes[i].inputs)
+      if (!in.empty()) x.readers[in].push_back(i);
+    for (const auto& out : g.nodes[i].outputs)
+      if (!out.empty()) x.producer[out] = i;
+  }
+  return x;
+}
+
+// A Transpose with an explicit perm (the default, reversed axes, needs the rank): its perm.
+const std::vector<int64_t>* transpose_perm(const Node& n) {
+  if (n.op_type != "Transpose" || !default_domain(n) || n.inputs.size() != 1 || n.outputs.size() != 1) return nullptr;
+  for (const auto& a : n.attributes)
+    if (a.name == "perm" && a.ints.size() >= 2) return &a.ints;
+  return nullptr;
+}
+
+bool is_matmul(const Node& n) {
+  if (n.outputs.size() != 1) return false;
+  if (n.op_type == "MatMul" && default_domain(n)) return n.inputs.size() == 2;
+  return n.op_type == "FusedMatMul" && n.domain == kOnemodelDomain;
+}
+
+bool has_attr(const Node& n, const char* name) {
+  for (const auto& a : n.attributes)
+    if (a.name == name) return true;
+  return false;
+}
+
+bool has_residual(const Node& n) { return n.inputs.size() >= 4 && !n.inputs[3].empty(); }
+
+void to_fused(Node& n) {
+  if (n.op_type == "FusedMatMul") return;
+  n.op_type = "FusedMatMul";
+  n.domain = kOnemodelDomain;
+}
+
+void drop_node(Graph& g, size_t at) { g.nodes.erase(g.nodes.begin() + std::ptrdiff_t(at)); }
+
+// One rewrite, or false when nothing matches.
+bool fold_one_transpose(Graph& g) {
+  const Index x = index_graph(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    // Transpose(Transpose(v, p1), p2) = Transpose(v, p1[p2[i]]).
+    if (const std::vector<int64_t>* p2 = transpose_perm(n)) {
+      const Node* t0 = x.produced_by(n.inputs[0]);
+      const std::vector<int64_t>* p1 = t0 ? transpose_perm(*t0) : nullptr;
+      if (p1 && p1->size() == p2->size() && x.single_internal_use(n.inputs[0])) {
+        std::vector<int64_t> q(p2->size());
+        for (size_t k = 0; k < q.size(); ++k) q[k] = (*p1)[size_t((*p2)[k])];
+        const size_t t0i = x.producer_index(n.inputs[0]);
+        n.inputs[0] = t0->inputs[0];
+        for (auto& a : n.attributes)
+          if (a.name == "perm") a.ints = q;
+        drop_node(g, t0i);
+        return true;
+      }
+      continue;
+    }
+    if (!is_matmul(n)) continue;
+    // Operands.
+    for (size_t j = 0; j < 2; ++j) {
+      const char* attr = j == 0 ? "perm_a" : "perm_b";
+      if (has_attr(n, attr)) continue;
+      const Node* t = x.produced_by(n.inputs[j]);
+      const std::vector<int64_t>* p = t ? transpose_perm(*t) : nullptr;
+      if (!p || p->size() > kMaxRank || !x.single_internal_use(n.inputs[j])) continue;
+      if (n.inputs[0] == n.inputs[1]) continue;  // one Transpose read twice: keep it simple
+      const size_t ti = x.producer_index(n.inputs[j]);
+      to_fused(n);
+      n.inputs[j] = t->inputs[0];
+      n.attributes.push_back(Attribute::of_ints(attr, *p));
+      drop_node(g, ti);
+      return true;
+    }
+    // The product's Transpose, when the last axis stays last.
+    if (has_attr(n, "perm_y") || has_residual(n) || !x.single_internal_use(n.outputs[0])) continue;
+    const size_t ri = x.reader(n.outputs[0]);
+    const std::vector<int64_t>* p = transpose_perm(g.nodes[ri]);
+    if (!p || p->size() > kMaxRank || p->back() != int64_t(p->size() - 1)) continue;
+    to_fused(n);
+    n.outputs[0] = g.nodes[ri].outputs[0];
+    n.attributes.push_back(Attribute::of_ints("perm_y", *p));
+    drop_node(g, ri);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status fold_transposes_into_matmul(Graph& g, ArithmeticMode, size_t* changes) {
+  while (fold_one_transpose(g)) ++*changes;
+  return Status::ok();
+}
+
+Status fold_matmul_scale(Graph& g, ArithmeticMode, size_t* changes) {
+  for (bool again = true; again;) {
+    again = false;
+    const Index x = index_graph(g);
+    for (size_t i = 0; i < g.nodes.size() && !again; ++i) {
+      Node& n = g.nodes[i];
+      if (!is_matmul(n) || has_residual(n) || has_attr(n, "alpha") || !x.single_internal_use(n.outputs[0])) continue;
+      const size_t mi = x.reader(n.outputs[0]);
+      const Node& mul = g.nodes[mi];
+      if (mul.op_type != "Mul" || !default_domain(mul) || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||
+          mul.inputs[0] == mul.inputs[1])
+        continue;
+      const std::string& other = mul.inputs[0] == n.outputs[0] ? mul.inputs[1] : mul.inputs[0];
+      const TensorData* s = g.find_initializer(other);
+      // Rank 0 or [1] only: a higher-rank scalar would raise the product's rank.
+      if (!s || s->dtype != DType::f32 || s->numel() != 1 || s->dims.size() > 1 || s->nbytes < sizeof(float)) continue;
+      bool overridable = false;
+      for (const auto& in : g.inputs) overridable = overridable || in.name == other;
+      if (overridable) continue;
+      to_fused(n);
+      n.outputs[0] = mul.outputs[0];
+      n.attributes.push_back(Attribute::of_float("alpha", s->data<float>()[0]));
+      drop_node(g, mi);
+      ++*changes;
+      again = true;
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace om::graph::passes
