@@ -29,7 +29,7 @@ void check_same_tensor(const TensorData& a, const TensorData& b) {
   CHECK(a.dtype == b.dtype);
   CHECK(a.dims == b.dims);
   REQUIRE(a.nbytes == b.nbytes);
-  CHECK(std::memcmp(a.bytes, b.bytes, a.nbytes) == 0);
+  if (a.nbytes) CHECK(std::memcmp(a.bytes, b.bytes, a.nbytes) == 0);  // null pointers are undefined even for 0 bytes
 }
 
 void check_same_values(const std::vector<ValueInfo>& a, const std::vector<ValueInfo>& b) {
@@ -253,7 +253,13 @@ TEST_CASE("onnx: writing a 200 MB model streams the weights (peak RSS grows far 
     CHECK(std::memcmp(r.initializers[0].bytes, buf->data(), n * 4) == 0);
     const long read_extra = vm_kb("VmHWM:") - before_read;
     MESSAGE("peak RSS growth while reading it back: ", read_extra, " KiB");
-    if (reset2) CHECK(read_extra < long(n * 4 / 1024) + 20 * 1024);
+    // AddressSanitizer's own bookkeeping (redzones, quarantine) adds to RSS; allow for it there.
+#if defined(__SANITIZE_ADDRESS__)
+    const long slack_kb = 64 * 1024;
+#else
+    const long slack_kb = 20 * 1024;
+#endif
+    if (reset2) CHECK(read_extra < long(n * 4 / 1024) + slack_kb);
   }
   std::remove(path.c_str());
 }
