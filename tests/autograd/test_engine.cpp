@@ -1,19 +1,12 @@
 // Autograd semantics: accumulation, requires_grad_, grad mode, detach, stores and scopes.
 #include "autograd/gradcheck.h"
 #include "onemodel/autograd/record.h"
+#include "test_util.h"
+
+using testutil::contains;
+using testutil::error_of;
 
 namespace {
-
-template <typename Fn>
-om::Error error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const om::Error& e) {
-    return e;
-  }
-  FAIL("expected an om::Error");
-  return om::Error(om::ErrorKind::Internal, "unreachable");
-}
 
 }  // namespace
 

@@ -5,23 +5,14 @@
 #include <string>
 
 #include "onemodel/onemodel.h"
+#include "test_util.h"
+
+using testutil::contains;
+using testutil::error_of;
 
 namespace {
 
 uintptr_t addr(const om::Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage().data()); }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-template <typename Fn>
-om::Error error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const om::Error& e) {
-    return e;
-  }
-  FAIL("expected an om::Error");
-  return om::Error(om::ErrorKind::Internal, "unreachable");
-}
 
 }  // namespace
 

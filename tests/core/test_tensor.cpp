@@ -5,21 +5,12 @@
 #include <string>
 
 #include "onemodel/onemodel.h"
+#include "test_util.h"
+
+using testutil::contains;
+using testutil::error_of;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-template <typename Fn>
-om::Error error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const om::Error& e) {
-    return e;
-  }
-  FAIL("expected an om::Error");
-  return om::Error(om::ErrorKind::Internal, "unreachable");
-}
 
 // PCG32 written out from its definition: a 64-bit LCG (multiplier 6364136223846793005,
 // increment 2*seq+1); output XSH-RR of the old state; seeding = step, add seed, step.

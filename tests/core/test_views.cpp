@@ -6,19 +6,12 @@
 #include <string>
 
 #include "onemodel/onemodel.h"
+#include "test_util.h"
+
+using testutil::contains;
+using testutil::error_of;
 
 namespace {
-
-template <typename Fn>
-om::Error error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const om::Error& e) {
-    return e;
-  }
-  FAIL("expected an om::Error");
-  return om::Error(om::ErrorKind::Internal, "unreachable");
-}
 
 bool shares(const om::Tensor& a, const om::Tensor& b) { return a.storage() == b.storage(); }
 

@@ -5,20 +5,12 @@
 #include <string>
 
 #include "onemodel/onemodel.h"
+#include "test_util.h"
+
+using testutil::contains;
+using testutil::error_of;
 
 namespace {
-
-template <typename Fn>
-om::Error error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const om::Error& e) {
-    return e;
-  }
-  FAIL("expected an om::Error");
-  return om::Error(om::ErrorKind::Internal, "unreachable");
-}
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 struct Mlp : om::nn::Module {
   std::shared_ptr<om::nn::Linear> fc1, fc2;

@@ -9,6 +9,10 @@
 #include <vector>
 
 #include "onemodel/onemodel.h"
+#include "test_util.h"
+
+using testutil::contains;
+using testutil::error_of;
 
 namespace ref {
 
@@ -112,19 +116,6 @@ inline void check_close(const om::Tensor& got, const Nd& want, double rtol = 1e-
   }
   CHECK(reported == 0);
 }
-
-template <typename Fn>
-om::Error error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const om::Error& e) {
-    return e;
-  }
-  FAIL("expected an om::Error");
-  return om::Error(om::ErrorKind::Internal, "unreachable");
-}
-
-inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // torch.matmul in double: 1-D operands promoted and their dims dropped, batch dims broadcast.
 inline Nd matmul(const Nd& a, const Nd& b) {

@@ -89,21 +89,21 @@ TEST_CASE("integer arithmetic for i64 and i32") {
 }
 
 TEST_CASE("binary errors name the call, the shapes and the offending dim") {
-  om::Error e = ref::error_of([] { om::add(om::zeros({2, 3}), om::zeros({4, 3})); });
+  om::Error e = testutil::error_of([] { om::add(om::zeros({2, 3}), om::zeros({4, 3})); });
   CHECK(e.kind() == om::ErrorKind::ShapeMismatch);
   INFO(e.what());
-  CHECK(ref::contains(e.what(), "om::add: shapes [2,3] and [4,3] do not broadcast (dim 0: 2 vs 4)"));
-  om::Error e2 = ref::error_of([] { om::mul(om::zeros({5, 2}), om::zeros({3})); });
-  CHECK(ref::contains(e2.what(), "om::mul: shapes [5,2] and [3] do not broadcast (dim 1: 2 vs 3)"));
-  CHECK(ref::contains(ref::error_of([] { om::sub(om::zeros({2}), om::zeros({3})); }).what(), "om::sub"));
-  CHECK(ref::contains(ref::error_of([] { om::div(om::zeros({2}), om::zeros({3})); }).what(), "om::div"));
-  om::Error dt = ref::error_of([] { om::add(om::zeros({2}), om::zeros({2}, om::DType::i64)); });
+  CHECK(testutil::contains(e.what(), "om::add: shapes [2,3] and [4,3] do not broadcast (dim 0: 2 vs 4)"));
+  om::Error e2 = testutil::error_of([] { om::mul(om::zeros({5, 2}), om::zeros({3})); });
+  CHECK(testutil::contains(e2.what(), "om::mul: shapes [5,2] and [3] do not broadcast (dim 1: 2 vs 3)"));
+  CHECK(testutil::contains(testutil::error_of([] { om::sub(om::zeros({2}), om::zeros({3})); }).what(), "om::sub"));
+  CHECK(testutil::contains(testutil::error_of([] { om::div(om::zeros({2}), om::zeros({3})); }).what(), "om::div"));
+  om::Error dt = testutil::error_of([] { om::add(om::zeros({2}), om::zeros({2}, om::DType::i64)); });
   CHECK(dt.kind() == om::ErrorKind::DTypeMismatch);
-  CHECK(ref::contains(dt.what(), "i64"));
-  CHECK(ref::error_of([] { om::add(om::zeros({2}, om::DType::u8), om::zeros({2}, om::DType::u8)); }).kind() ==
+  CHECK(testutil::contains(dt.what(), "i64"));
+  CHECK(testutil::error_of([] { om::add(om::zeros({2}, om::DType::u8), om::zeros({2}, om::DType::u8)); }).kind() ==
         om::ErrorKind::DTypeMismatch);
-  CHECK(ref::error_of([] { om::neg(om::zeros({2}, om::DType::i64)); }).kind() == om::ErrorKind::DTypeMismatch);
-  CHECK(ref::error_of([] { om::add(om::Tensor(), om::zeros({2})); }).kind() == om::ErrorKind::InvalidArgument);
+  CHECK(testutil::error_of([] { om::neg(om::zeros({2}, om::DType::i64)); }).kind() == om::ErrorKind::DTypeMismatch);
+  CHECK(testutil::error_of([] { om::add(om::Tensor(), om::zeros({2})); }).kind() == om::ErrorKind::InvalidArgument);
 }
 
 TEST_CASE("relu sigmoid tanh gelu against double references") {
@@ -122,6 +122,6 @@ TEST_CASE("relu sigmoid tanh gelu against double references") {
   // The tanh approximation differs from the erf form (by up to ~1e-3 near |x| = 2).
   om::Tensor two = om::from_vector<float>({2.0f});
   CHECK(om::gelu(two).item<float>() != om::gelu(two, om::GeluApproximate::Tanh).item<float>());
-  CHECK(ref::error_of([] { om::relu(om::zeros({2}, om::DType::i32)); }).kind() == om::ErrorKind::DTypeMismatch);
+  CHECK(testutil::error_of([] { om::relu(om::zeros({2}, om::DType::i32)); }).kind() == om::ErrorKind::DTypeMismatch);
   CHECK(om::relu(om::zeros({0, 3})).shape() == om::Shape{0, 3});
 }

@@ -3,13 +3,13 @@
 
 #include "onemodel/onemodel.h"
 #include "trace_helpers.h"
+#include "test_util.h"
+
+using testutil::contains;
+using testutil::error_of;
 
 using om::TraceErrorKind;
 using tracetest::trace_error_kind;
-
-namespace {
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-}  // namespace
 
 TEST_CASE("DataDependent: user reads of a traced tensor are refused, naming the call") {
   struct Read {
