@@ -1,9 +1,14 @@
-// Single-thread f32 GEMM throughput (fast and exact mode) at square sizes, as a fraction of this
-// machine's FMA peak, which is measured in the same run by a loop of independent vector FMAs.
+// Single-thread f32 GEMM throughput of every ISA this machine runs, as GFLOP/s and as fractions of
+// the 256-bit and 512-bit FMA peaks (x86; the NEON peak on AArch64), both measured in the same run
+// by loops of independent vector FMAs. Square sizes 64..1024 with B as given and pre-packed
+// (gemm_pack_b once, f32_gemm_prepacked timed), then the MLP layer shapes M = 1 and M = 32 with
+// K = N = 512. Exact mode is timed: fast mode runs the same kernels (GEMM is exact in both).
 // Usage: bench_gemm [min_seconds_per_point]
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "onemodel/kernels/kernels.h"
@@ -46,6 +51,26 @@ __attribute__((target("avx2,fma"))) double fma_peak_gflops_avx2() {
   }
   return best;
 }
+__attribute__((target("avx512f"))) double fma_peak_gflops_avx512() {
+  double best = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    __m512 acc[12];
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(float(i) * 1e-3f);
+    const __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-7f);
+    const long iters = 20000000;
+    const auto t0 = Clock::now();
+    for (long it = 0; it < iters; ++it) {
+      for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], m, a);
+      __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]), "+v"(acc[4]), "+v"(acc[5]));
+    }
+    const double s = seconds_since(t0);
+    float sink = 0;
+    for (int i = 0; i < 12; ++i) sink += _mm512_reduce_add_ps(acc[i]);
+    if (sink == 12345.0f) std::printf(" ");
+    best = std::max(best, double(iters) * 12 * 16 * 2 / s * 1e-9);
+  }
+  return best;
+}
 #endif
 #if defined(__aarch64__)
 double fma_peak_gflops_neon() {
@@ -68,52 +93,88 @@ double fma_peak_gflops_neon() {
 }
 #endif
 
-double fma_peak_gflops() {
+struct Peaks {
+  double p256 = 0, p512 = 0;  // on AArch64 p256 holds the 128-bit NEON peak
+};
+
+Peaks fma_peaks() {
+  Peaks p;
 #if defined(__x86_64__)
-  if (active_isa() == Isa::Avx2) return fma_peak_gflops_avx2();
+  if (isa_supported(Isa::Avx2)) p.p256 = fma_peak_gflops_avx2();
+  if (isa_supported(Isa::Avx512)) p.p512 = fma_peak_gflops_avx512();
 #endif
 #if defined(__aarch64__)
-  if (active_isa() == Isa::Neon) return fma_peak_gflops_neon();
+  if (isa_supported(Isa::Neon)) p.p256 = fma_peak_gflops_neon();
 #endif
-  return 0;
+  return p;
 }
 
-double gemm_gflops(size_t n, om::ArithmeticMode mode, double min_seconds) {
-  std::vector<float> a(n * n), b(n * n), c(n * n);
-  for (size_t i = 0; i < n * n; ++i) a[i] = float(i % 13) * 0.1f - 0.6f, b[i] = float(i % 7) * 0.2f - 0.5f;
-  std::vector<float> ws(gemm_workspace_floats(n, n, n));
+// Best-of-runs GFLOP/s of C[M,N] = A[M,K] * B[K,N], B as given or pre-packed.
+double gemm_gflops(size_t M, size_t N, size_t K, bool prepacked, double min_seconds) {
+  std::vector<float> a(M * K), b(K * N), c(M * N);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(i % 13) * 0.1f - 0.6f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(i % 7) * 0.2f - 0.5f;
+  std::vector<float> ws(gemm_workspace_floats(M, N, K));
+  std::vector<float> packed_storage(gemm_packed_b_floats(K, N) + 16);
+  float* packed = packed_storage.data();
+  while (reinterpret_cast<uintptr_t>(packed) % 64 != 0) ++packed;
+  if (prepacked) gemm_pack_b(b.data(), ptrdiff_t(N), 1, K, N, packed);
   GemmArgs g;
-  g.M = g.N = g.K = n;
-  g.a = a.data(), g.a_rs = ptrdiff_t(n), g.b = b.data(), g.b_rs = ptrdiff_t(n);
-  g.c = c.data(), g.ldc = n, g.workspace = ws.data();
-  f32_gemm(g, mode);  // warm up caches and pages
-  double best = 1e30;
-  double total = 0;
+  g.M = M, g.N = N, g.K = K;
+  g.a = a.data(), g.a_rs = ptrdiff_t(K), g.b = b.data(), g.b_rs = ptrdiff_t(N);
+  g.c = c.data(), g.ldc = N, g.workspace = ws.data();
+  auto run = [&] {
+    if (prepacked) f32_gemm_prepacked(g, packed, om::ArithmeticMode::Exact);
+    else f32_gemm(g, om::ArithmeticMode::Exact);
+  };
+  run();  // warm up caches and pages
+  double best = 1e30, total = 0;
   int runs = 0;
   while (total < min_seconds || runs < 3) {
     const auto t0 = Clock::now();
-    f32_gemm(g, mode);
+    run();
     const double s = seconds_since(t0);
     best = std::min(best, s);
     total += s;
     ++runs;
   }
-  return 2.0 * double(n) * double(n) * double(n) / best * 1e-9;
+  return 2.0 * double(M) * double(N) * double(K) / best * 1e-9;
+}
+
+std::string pct(double x, double peak) {
+  if (peak <= 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x / peak);
+  return buf;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const double min_seconds = argc > 1 ? std::atof(argv[1]) : 0.3;
-  std::printf("isa: %s (one thread, best of runs)\n", isa_name(active_isa()));
-  const double peak = fma_peak_gflops();
-  if (peak > 0) std::printf("FMA peak: %.1f GFLOP/s\n", peak);
-  std::printf("%6s %14s %8s %14s %8s\n", "n", "fast GFLOP/s", "% peak", "exact GFLOP/s", "% peak");
-  for (size_t n : {64, 128, 256, 512, 1024}) {
-    const double f = gemm_gflops(n, om::ArithmeticMode::Fast, min_seconds);
-    const double e = gemm_gflops(n, om::ArithmeticMode::Exact, min_seconds);
-    std::printf("%6zu %14.1f %7.1f%% %14.1f %7.1f%%\n", n, f, peak > 0 ? 100 * f / peak : 0.0, e,
-                peak > 0 ? 100 * e / peak : 0.0);
+  const Isa native = active_isa();
+  const Peaks peaks = fma_peaks();
+  std::printf("one thread, best of runs, exact mode; native isa: %s\n", isa_name(native));
+#if defined(__aarch64__)
+  std::printf("FMA peak (128-bit NEON): %.1f GFLOP/s\n", peaks.p256);
+#else
+  std::printf("FMA peak 256-bit: %.1f GFLOP/s, 512-bit: %.1f GFLOP/s\n", peaks.p256, peaks.p512);
+#endif
+  const char* l256 = "%p256";
+  const char* l512 = "%p512";
+  for (Isa isa : {Isa::Avx2, Isa::Avx512, Isa::Neon}) {
+    if (!force_isa(isa)) continue;
+    std::printf("\nisa %s\n%6s %6s %6s %10s %8s %8s %12s %8s %8s\n", isa_name(isa), "M", "K", "N", "GFLOP/s", l256,
+                l512, "prepacked", l256, l512);
+    struct Shape { size_t M, K, N; };
+    for (Shape s : {Shape{64, 64, 64}, Shape{128, 128, 128}, Shape{256, 256, 256}, Shape{512, 512, 512},
+                    Shape{1024, 1024, 1024}, Shape{1, 512, 512}, Shape{32, 512, 512}}) {
+      const double f = gemm_gflops(s.M, s.N, s.K, false, min_seconds);
+      const double p = gemm_gflops(s.M, s.N, s.K, true, min_seconds);
+      std::printf("%6zu %6zu %6zu %10.1f %8s %8s %12.1f %8s %8s\n", s.M, s.K, s.N, f, pct(f, peaks.p256).c_str(),
+                  pct(f, peaks.p512).c_str(), p, pct(p, peaks.p256).c_str(), pct(p, peaks.p512).c_str());
+    }
   }
+  force_isa(native);
   return 0;
 }

@@ -16,7 +16,7 @@ namespace om::kernels {
 namespace {
 
 #if defined(ONEMODEL_HAVE_AVX2)
-bool cpu_has_avx2_fma() {
+bool detect_avx2_fma() {
 #if defined(__x86_64__) || defined(_M_X64)
   unsigned a, b, c, d;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
@@ -36,12 +36,48 @@ bool cpu_has_avx2_fma() {
 }
 #endif
 
+#if defined(ONEMODEL_HAVE_AVX2)
+// CPUID and XGETBV trap to the hypervisor on virtual machines, so ask once.
+bool cpu_has_avx2_fma() {
+  static const bool yes = detect_avx2_fma();
+  return yes;
+}
+#endif
+
+#if defined(ONEMODEL_HAVE_AVX512)
+// AVX-512F (CPUID leaf 7 EBX bit 16) with the OS saving SSE, YMM, opmask and both ZMM halves
+// (XCR0 bits 1, 2, 5, 6, 7); FMA and F16C are required too because the table reuses the AVX2
+// elementwise kernels.
+bool detect_avx512f() {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (!cpu_has_avx2_fma()) return false;
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & 0xe6u) != 0xe6u) return false;
+  unsigned a, b, c, d;
+  __cpuid_count(7, 0, a, b, c, d);
+  return b & (1u << 16);
+#else
+  return false;
+#endif
+}
+bool cpu_has_avx512f() {
+  static const bool yes = detect_avx512f();
+  return yes;
+}
+#endif
+
 const KernelTable* table_for(Isa isa) {
   switch (isa) {
     case Isa::Scalar: return &scalar_table();
     case Isa::Avx2:
 #if defined(ONEMODEL_HAVE_AVX2)
       if (cpu_has_avx2_fma()) return &avx2_table();
+#endif
+      return nullptr;
+    case Isa::Avx512:
+#if defined(ONEMODEL_HAVE_AVX512)
+      if (cpu_has_avx512f()) return &avx512_table();
 #endif
       return nullptr;
     case Isa::Neon:
@@ -56,11 +92,13 @@ const KernelTable* table_for(Isa isa) {
 
 const KernelTable* choose() {
   if (const char* env = std::getenv("ONEMODEL_ISA")) {
-    const Isa wanted = std::strcmp(env, "avx2") == 0   ? Isa::Avx2
-                       : std::strcmp(env, "neon") == 0 ? Isa::Neon
-                                                        : Isa::Scalar;
+    const Isa wanted = std::strcmp(env, "avx2") == 0     ? Isa::Avx2
+                       : std::strcmp(env, "avx512") == 0 ? Isa::Avx512
+                       : std::strcmp(env, "neon") == 0   ? Isa::Neon
+                                                          : Isa::Scalar;
     if (const KernelTable* t = table_for(wanted)) return t;
   }
+  if (const KernelTable* t = table_for(Isa::Avx512)) return t;
   if (const KernelTable* t = table_for(Isa::Avx2)) return t;
   if (const KernelTable* t = table_for(Isa::Neon)) return t;
   return &scalar_table();
@@ -91,6 +129,7 @@ const char* isa_name(Isa isa) {
   switch (isa) {
     case Isa::Scalar: return "scalar";
     case Isa::Avx2: return "avx2";
+    case Isa::Avx512: return "avx512";
     case Isa::Neon: return "neon";
   }
   return "?";
@@ -158,7 +197,24 @@ void f32_gemm(const GemmArgs& g, ArithmeticMode) {
       for (size_t i = 0; i < g.M; ++i) std::memset(g.c + i * g.ldc, 0, g.N * sizeof(float));
   } else {
     float* ws = g.workspace ? g.workspace : thread_workspace(gemm_workspace_floats(g.M, g.N, g.K));
-    gemm_blocked(g, t.gemm, ws);
+    gemm_compute(g, t, ws);
+  }
+  gemm_epilogue(g, t);
+}
+
+void gemm_pack_b(const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K, size_t N, float* packed) {
+  gemm_pack_b_for(table(), b, b_rs, b_cs, K, N, packed);
+}
+
+void f32_gemm_prepacked(const GemmArgs& g, const float* packed, ArithmeticMode) {
+  if (g.M == 0 || g.N == 0) return;
+  const KernelTable& t = table();
+  if (g.K == 0) {
+    if (!g.accumulate)
+      for (size_t i = 0; i < g.M; ++i) std::memset(g.c + i * g.ldc, 0, g.N * sizeof(float));
+  } else {
+    float* ws = g.workspace ? g.workspace : thread_workspace(gemm_workspace_floats(g.M, g.N, g.K));
+    gemm_compute_prepacked(g, t, packed, ws);
   }
   gemm_epilogue(g, t);
 }

@@ -1,15 +1,39 @@
 // The blocked GEMM driver shared by every ISA: B is packed into KC x NR panels, A into MR x KC
 // panels, and the ISA's micro-kernel runs over them. Splitting K is exact: a later K block
 // continues each element's fma chain from the float stored in C, which is the same float the
-// unsplit chain would hold at that point.
+// unsplit chain would hold at that point. The same argument makes every path here (small-M
+// kernel, pre-packed B, repacked foreign layout) give the same bits: only the order in which
+// independent elements are computed changes, never the chain of one element.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <vector>
 
 #include "onemodel/kernels/kernels_internal.h"
 
 namespace om::kernels {
 namespace {
+
+size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+// Header of a gemm_pack_b buffer, 16 floats so the panels after it keep 64-byte alignment.
+constexpr uint32_t kPackedMagic = 0x424d4f50u;
+constexpr size_t kPackedHeaderFloats = 16;
+struct PackedHeader {
+  uint32_t magic;
+  uint32_t nr;
+  uint32_t isa;
+  uint32_t reserved;
+  uint64_t K;
+  uint64_t N;
+};
+static_assert(sizeof(PackedHeader) <= kPackedHeaderFloats * sizeof(float), "header fits");
+
+// Panels of the (j0, k0) block inside packed data with `nr`-column panels: earlier column
+// blocks are whole (NC is a multiple of every NR) and hold K rows each.
+size_t packed_block_offset(size_t K, size_t j0, size_t k0, size_t nc, size_t nr) {
+  return j0 * K + k0 * round_up(nc, nr);
+}
 
 // Pack rows [i0, i0+mc) x cols [k0, k0+kc) of A as MR-row panels, zero-padding the last one.
 void pack_a(const GemmArgs& g, size_t i0, size_t mc, size_t k0, size_t kc, size_t MR, float* dst) {
@@ -33,17 +57,18 @@ void pack_a(const GemmArgs& g, size_t i0, size_t mc, size_t k0, size_t kc, size_
 }
 
 // Pack rows [k0, k0+kc) x cols [j0, j0+nc) of B as NR-column panels, zero-padding the last one.
-void pack_b(const GemmArgs& g, size_t k0, size_t kc, size_t j0, size_t nc, size_t NR, float* dst) {
+void pack_b(const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t k0, size_t kc, size_t j0, size_t nc,
+            size_t NR, float* dst) {
   for (size_t jp = 0; jp < nc; jp += NR) {
     const size_t cols = std::min(NR, nc - jp);
-    const float* src = g.b + ptrdiff_t(k0) * g.b_rs + ptrdiff_t(j0 + jp) * g.b_cs;
+    const float* src = b + ptrdiff_t(k0) * b_rs + ptrdiff_t(j0 + jp) * b_cs;
     for (size_t k = 0; k < kc; ++k) {
-      const float* s = src + ptrdiff_t(k) * g.b_rs;
+      const float* s = src + ptrdiff_t(k) * b_rs;
       float* d = dst + k * NR;
-      if (g.b_cs == 1 && cols == NR) {
+      if (b_cs == 1 && cols == NR) {
         std::memcpy(d, s, NR * sizeof(float));
       } else {
-        for (size_t j = 0; j < cols; ++j) d[j] = s[ptrdiff_t(j) * g.b_cs];
+        for (size_t j = 0; j < cols; ++j) d[j] = s[ptrdiff_t(j) * b_cs];
         for (size_t j = cols; j < NR; ++j) d[j] = 0.0f;
       }
     }
@@ -51,9 +76,32 @@ void pack_b(const GemmArgs& g, size_t k0, size_t kc, size_t j0, size_t nc, size_
   }
 }
 
+// Repack one kc x nc block stored with `src_nr`-column panels into NR-column panels.
+void repack_b(const float* src, size_t src_nr, size_t kc, size_t nc, size_t NR, float* dst) {
+  for (size_t jp = 0; jp < nc; jp += NR) {
+    const size_t cols = std::min(NR, nc - jp);
+    for (size_t k = 0; k < kc; ++k) {
+      float* d = dst + k * NR;
+      for (size_t j = 0; j < cols; ++j) {
+        const size_t jj = jp + j;
+        d[j] = src[(jj / src_nr) * kc * src_nr + k * src_nr + jj % src_nr];
+      }
+      for (size_t j = cols; j < NR; ++j) d[j] = 0.0f;
+    }
+    dst += kc * NR;
+  }
+}
+
+PackedHeader header_of(const float* packed) {
+  PackedHeader h;
+  std::memcpy(&h, packed, sizeof h);
+  return h;
+}
+
 }  // namespace
 
-void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws) {
+void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const float* packed_b,
+                  size_t packed_nr) {
   const size_t MR = tile.mr, NR = tile.nr;
   float* bpack = ws + gemm_workspace_a_floats(g.M, g.K);
   for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
@@ -61,13 +109,20 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws) {
     for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {
       const size_t kc = std::min(kGemmKC, g.K - k0);
       const bool load_c = g.accumulate || k0 > 0;
-      pack_b(g, k0, kc, j0, nc, NR, bpack);
+      const float* bpanels = bpack;
+      if (packed_b == nullptr) {
+        pack_b(g.b, g.b_rs, g.b_cs, k0, kc, j0, nc, NR, bpack);
+      } else if (packed_nr == NR) {
+        bpanels = packed_b + packed_block_offset(g.K, j0, k0, nc, NR);
+      } else {
+        repack_b(packed_b + packed_block_offset(g.K, j0, k0, nc, packed_nr), packed_nr, kc, nc, NR, bpack);
+      }
       for (size_t i0 = 0; i0 < g.M; i0 += kGemmMC) {
         const size_t mc = std::min(kGemmMC, g.M - i0);
         pack_a(g, i0, mc, k0, kc, MR, ws);
         for (size_t jr = 0; jr < nc; jr += NR) {
           const size_t nr = std::min(NR, nc - jr);
-          const float* bp = bpack + jr * kc;
+          const float* bp = bpanels + jr * kc;
           for (size_t ir = 0; ir < mc; ir += MR) {
             const size_t mr = std::min(MR, mc - ir);
             float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
@@ -79,15 +134,72 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws) {
   }
 }
 
+void gemm_compute(const GemmArgs& g, const KernelTable& t, float* ws) {
+  if (g.M <= kGemmSmallM && g.b_cs == 1 && t.gemm.small != nullptr) {
+    // B read in place: a plain row-major matrix is the panel form with panel_stride = NR.
+    t.gemm.small(g.K, g.M, g.a, g.a_rs, g.a_cs, g.b, g.b_rs, t.gemm.nr, g.c, g.ldc, g.N, g.accumulate);
+    return;
+  }
+  gemm_blocked(g, t.gemm, ws);
+}
+
+void gemm_compute_prepacked(const GemmArgs& g, const KernelTable& t, const float* packed, float* ws) {
+  const PackedHeader h = header_of(packed);
+  if (h.magic != kPackedMagic || h.K != g.K || h.N != g.N || h.nr == 0 || kGemmNRMultiple % h.nr != 0) {
+    // A caller bug that would otherwise read out of bounds; kernels have no error channel.
+    std::fprintf(stderr,
+                 "f32_gemm_prepacked: the packed B is not a gemm_pack_b buffer for K=%zu N=%zu "
+                 "(header magic %08x K=%llu N=%llu nr=%u); pack it with gemm_pack_b(.., K, N, ..)\n",
+                 g.K, g.N, unsigned(h.magic), (unsigned long long)h.K, (unsigned long long)h.N, unsigned(h.nr));
+    std::abort();
+  }
+  const float* data = packed + kPackedHeaderFloats;
+  const size_t NR = t.gemm.nr;
+  if (h.nr == NR && g.M <= kGemmSmallM && t.gemm.small != nullptr) {
+    for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
+      const size_t nc = std::min(kGemmNC, g.N - j0);
+      for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {
+        const size_t kc = std::min(kGemmKC, g.K - k0);
+        t.gemm.small(kc, g.M, g.a + ptrdiff_t(k0) * g.a_cs, g.a_rs, g.a_cs,
+                     data + packed_block_offset(g.K, j0, k0, nc, NR), ptrdiff_t(NR), kc * NR, g.c + j0,
+                     g.ldc, nc, g.accumulate || k0 > 0);
+      }
+    }
+    return;
+  }
+  gemm_blocked(g, t.gemm, ws, data, h.nr);
+}
+
+void gemm_pack_b_for(const KernelTable& t, const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K,
+                     size_t N, float* packed) {
+  const size_t NR = t.gemm.nr;
+  std::memset(packed, 0, kPackedHeaderFloats * sizeof(float));
+  PackedHeader h{kPackedMagic, uint32_t(NR), uint32_t(t.isa), 0, uint64_t(K), uint64_t(N)};
+  std::memcpy(packed, &h, sizeof h);
+  float* data = packed + kPackedHeaderFloats;
+  for (size_t j0 = 0; j0 < N; j0 += kGemmNC) {
+    const size_t nc = std::min(kGemmNC, N - j0);
+    for (size_t k0 = 0; k0 < K; k0 += kGemmKC) {
+      const size_t kc = std::min(kGemmKC, K - k0);
+      pack_b(b, b_rs, b_cs, k0, kc, j0, nc, NR, data + packed_block_offset(K, j0, k0, nc, NR));
+    }
+  }
+}
+
+// Every ISA's panels fit: K rows of N columns rounded up to the widest NR.
+size_t gemm_packed_b_floats(size_t K, size_t N) {
+  return kPackedHeaderFloats + K * round_up(N, kGemmNRMultiple);
+}
+
 // Sized for the tiles of every ISA (each MR divides kGemmMRMultiple, each NR divides
 // kGemmNRMultiple), so the answer does not depend on the active one.
 size_t gemm_workspace_a_floats(size_t M, size_t K) {
-  const size_t mc = std::min(kGemmMC, (M + kGemmMRMultiple - 1) / kGemmMRMultiple * kGemmMRMultiple);
+  const size_t mc = std::min(kGemmMC, round_up(M, kGemmMRMultiple));
   return mc * std::min(kGemmKC, K);
 }
 
 size_t gemm_workspace_floats(size_t M, size_t N, size_t K) {
-  const size_t nc = std::min(kGemmNC, (N + kGemmNRMultiple - 1) / kGemmNRMultiple * kGemmNRMultiple);
+  const size_t nc = std::min(kGemmNC, round_up(N, kGemmNRMultiple));
   return gemm_workspace_a_floats(M, K) + std::min(kGemmKC, K) * nc;
 }
 

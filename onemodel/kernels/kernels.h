@@ -1,6 +1,6 @@
 // The kernel library shared by the eager layer and the graph runtime. Every entry point has a
-// scalar reference (kernels/scalar) and, where it pays, AVX2+FMA (kernels/avx2) and NEON
-// (kernels/neon) versions; the ISA is chosen once, at first use. All pointers may be unaligned.
+// scalar reference (kernels/scalar) and, where it pays, AVX2+FMA (kernels/avx2), AVX-512F
+// (kernels/avx512, GEMM only) and NEON (kernels/neon) versions; the ISA is chosen once, at first use. All pointers may be unaligned.
 //
 // Exact mode contract (see docs/exactness.md): results depend only on the input values, never
 // on ISA, tile sizes or alignment.
@@ -19,10 +19,11 @@
 
 namespace om::kernels {
 
-enum class Isa { Scalar, Avx2, Neon };
+enum class Isa { Scalar, Avx2, Neon, Avx512 };
 
-// Chosen once at first use: ONEMODEL_ISA=scalar|avx2|neon overrides, else CPUID+XGETBV on x86
-// (AVX2 and FMA and OS-enabled YMM state), NEON on AArch64.
+// Chosen once at first use: ONEMODEL_ISA=scalar|avx2|avx512|neon overrides, else CPUID+XGETBV on
+// x86 (AVX-512F with OS-enabled ZMM state, else AVX2 and FMA with OS-enabled YMM state), NEON on
+// AArch64. The AVX-512 table has its own GEMM kernels and reuses the AVX2 elementwise ones.
 Isa active_isa();
 const char* isa_name(Isa isa);
 // For tests and benchmarks: run subsequent kernel calls on `isa` (must be supported here).
@@ -85,7 +86,11 @@ void f32_gemm(const GemmArgs& args, ArithmeticMode mode);
 // (at plan time), multiply many times without repacking. The packed layout belongs to the ISA
 // active when packing; `f32_gemm_prepacked` checks it and must give exactly the bits f32_gemm
 // gives for the same operands in the same mode (exact mode: the same fma chain per element).
-// `packed` must hold gemm_packed_b_floats(K, N) floats, 64-byte aligned.
+// `packed` must hold gemm_packed_b_floats(K, N) floats (the same count for every ISA: a small
+// header recording the panel layout, then the panels), 64-byte aligned for best speed. Packed
+// for another ISA (e.g. after force_isa), it is still computed correctly, repacking block by
+// block into the workspace. With args.workspace given (gemm_workspace_floats(M, N, K) floats)
+// nothing is allocated. A buffer not packed for this K and N aborts with a message.
 size_t gemm_packed_b_floats(size_t K, size_t N);
 void gemm_pack_b(const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K, size_t N, float* packed);
 // args.b / b_rs / b_cs are ignored; args.K and args.N must equal the packed ones.

@@ -15,10 +15,22 @@ namespace om::kernels {
 using GemmMicroKernel = void (*)(size_t kc, const float* a, const float* b, float* c, size_t ldc,
                                  size_t mr, size_t nr, bool load_c);
 
+// Small-M kernel (M <= kGemmSmallM, e.g. batch 1): C[m, n] (+)= A[m, kc] * B[kc, n] for any n,
+// reading A in place (A[i,k] = a[i*a_rs + k*a_cs]) and B in place with unit column stride inside
+// panels of the ISA's NR columns: B[k, j] = b[k*b_rs + (j / NR)*panel_stride + j % NR]. That one
+// form covers a plain row-major B (b_rs = ldb, panel_stride = NR) and a packed K block
+// (b_rs = NR, panel_stride = kc*NR). No rows are padded; each C element is still the in-order
+// fma chain over k, continued from C when `load_c`.
+using GemmSmallKernel = void (*)(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                                 const float* b, ptrdiff_t b_rs, size_t panel_stride, float* c,
+                                 size_t ldc, size_t n, bool load_c);
+constexpr size_t kGemmSmallM = 4;
+
 struct GemmTile {
   size_t mr;
   size_t nr;
   GemmMicroKernel kernel;
+  GemmSmallKernel small;
 };
 
 struct KernelTable {
@@ -40,6 +52,9 @@ const KernelTable& scalar_table();
 #if defined(ONEMODEL_HAVE_AVX2)
 const KernelTable& avx2_table();
 #endif
+#if defined(ONEMODEL_HAVE_AVX512)
+const KernelTable& avx512_table();
+#endif
 #if defined(ONEMODEL_HAVE_NEON)
 const KernelTable& neon_table();
 #endif
@@ -50,15 +65,30 @@ constexpr size_t kGemmKC = 256;
 constexpr size_t kGemmNC = 1024;
 // Every ISA's MR divides kGemmMRMultiple and every NR divides kGemmNRMultiple, so the
 // workspace size computed with them covers all tiles.
+// Tiles: scalar 4x4, AVX2 6x16, NEON 8x8, AVX-512 12x32.
 constexpr size_t kGemmMRMultiple = 24;
-constexpr size_t kGemmNRMultiple = 16;
+constexpr size_t kGemmNRMultiple = 32;
 static_assert(kGemmMC % kGemmMRMultiple == 0 && kGemmNC % kGemmNRMultiple == 0, "blocks hold whole tiles");
 
 // Floats of the workspace that hold packed A (packed B follows them).
 size_t gemm_workspace_a_floats(size_t M, size_t K);
 
 // The blocked driver every ISA shares: packs A and B into `workspace` and calls tile.kernel.
-void gemm_blocked(const GemmArgs& args, const GemmTile& tile, float* workspace);
+// With `packed_b` (the data of a gemm_pack_b buffer, packed with panels of `packed_nr` columns)
+// B is taken from it: directly when packed_nr == tile.nr, else repacked block by block.
+void gemm_blocked(const GemmArgs& args, const GemmTile& tile, float* workspace,
+                  const float* packed_b = nullptr, size_t packed_nr = 0);
+
+// The product without the epilogue on table t: the small-M kernel when it applies, else the
+// blocked driver. `workspace` holds gemm_workspace_floats(M, N, K).
+void gemm_compute(const GemmArgs& args, const KernelTable& t, float* workspace);
+// The same from a gemm_pack_b buffer (header included). Any layout mismatch with t (another
+// ISA's panels) is handled by repacking block by block into the workspace: same bits, slower.
+void gemm_compute_prepacked(const GemmArgs& args, const KernelTable& t, const float* packed,
+                            float* workspace);
+// Packs B for table t's tile into `packed` (header + panels).
+void gemm_pack_b_for(const KernelTable& t, const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K,
+                     size_t N, float* packed);
 
 // Epilogue applied to a finished row segment of C (bias add, then activation), identical bits on
 // every ISA because it goes through the table's unary kernel.

@@ -23,6 +23,24 @@ struct IsaScope {
   ~IsaScope() { force_isa(native_isa()); }
 };
 
+// Every ISA this machine can run (scalar first).
+inline std::vector<Isa> available_isas() {
+  std::vector<Isa> out;
+  for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon})
+    if (isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+// A 64-byte aligned float buffer (for gemm_pack_b), `n` floats plus slack.
+struct AlignedFloats {
+  std::vector<float> storage;
+  float* data = nullptr;
+  explicit AlignedFloats(size_t n, float fill = 0.0f) : storage(n + 16, fill) {
+    const uintptr_t p = reinterpret_cast<uintptr_t>(storage.data());
+    data = storage.data() + ((64 - p % 64) % 64) / sizeof(float);
+  }
+};
+
 inline uint32_t bits(float x) {
   uint32_t u;
   std::memcpy(&u, &x, 4);

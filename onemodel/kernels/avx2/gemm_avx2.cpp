@@ -5,6 +5,8 @@
 
 #include <cstddef>
 
+#include "onemodel/kernels/small_gemm.h"
+
 namespace om::kernels::avx2 {
 namespace {
 constexpr size_t kMR = 6, kNR = 16;
@@ -67,6 +69,31 @@ void f32_gemm_6x16__avx2(size_t kc, const float* a, const float* b, float* c, si
   if (!full)
     for (size_t i = 0; i < mr; ++i)
       for (size_t j = 0; j < nr; ++j) c[i * ldc + j] = local[i * kNR + j];
+}
+
+namespace {
+struct Avx2Ops {
+  using V = __m256;
+  static constexpr size_t L = 8;
+  static __m256i mask(size_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static V zero() { return _mm256_setzero_ps(); }
+  static V bcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static V load_n(const float* p, size_t n) { return _mm256_maskload_ps(p, mask(n)); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static void store_n(float* p, V v, size_t n) { _mm256_maskstore_ps(p, mask(n), v); }
+  static V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
+};
+}  // namespace
+
+// 16 YMM registers: one row takes 8 vectors (64 columns, B folded into the fmas), two rows 4,
+// three or four rows 2.
+void f32_gemm_small__avx2(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                          const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
+                          bool load_c) {
+  small::gemm<Avx2Ops, kNR, 8, 4, 2>(kc, m, a, a_rs, a_cs, b, b_rs, ps, c, ldc, n, load_c);
 }
 
 }  // namespace om::kernels::avx2

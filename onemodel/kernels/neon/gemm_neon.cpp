@@ -4,6 +4,9 @@
 #include <arm_neon.h>
 
 #include <cstddef>
+#include <cstring>
+
+#include "onemodel/kernels/small_gemm.h"
 
 namespace om::kernels::neon {
 namespace {
@@ -60,6 +63,35 @@ void f32_gemm_8x8__neon(size_t kc, const float* a, const float* b, float* c, siz
   if (!full)
     for (size_t i = 0; i < mr; ++i)
       for (size_t j = 0; j < nr; ++j) c[i * ldc + j] = local[i * kNR + j];
+}
+
+namespace {
+struct NeonOps {
+  using V = float32x4_t;
+  static constexpr size_t L = 4;
+  static V zero() { return vdupq_n_f32(0.0f); }
+  static V bcast(const float* p) { return vld1q_dup_f32(p); }
+  static V load(const float* p) { return vld1q_f32(p); }
+  static V load_n(const float* p, size_t n) {
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    std::memcpy(t, p, n * sizeof(float));
+    return vld1q_f32(t);
+  }
+  static void store(float* p, V v) { vst1q_f32(p, v); }
+  static void store_n(float* p, V v, size_t n) {
+    float t[4];
+    vst1q_f32(t, v);
+    std::memcpy(p, t, n * sizeof(float));
+  }
+  static V fma(V a, V b, V acc) { return vfmaq_f32(acc, a, b); }
+};
+}  // namespace
+
+// 32 q-registers: up to 4 rows x 4 vectors of accumulators plus the B vectors.
+void f32_gemm_small__neon(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                          const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
+                          bool load_c) {
+  small::gemm<NeonOps, kNR, 8, 4, 4>(kc, m, a, a_rs, a_cs, b, b_rs, ps, c, ldc, n, load_c);
 }
 
 }  // namespace om::kernels::neon

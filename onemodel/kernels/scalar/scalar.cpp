@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/small_gemm.h"
 #include "onemodel/kernels/scalar/elementwise.h"
 
 namespace om::kernels {
@@ -143,6 +144,23 @@ void f32_gemm_4x4__scalar(size_t kc, const float* a, const float* b, float* c, s
     for (size_t j = 0; j < nr; ++j) c[i * ldc + j] = acc[i][j];
 }
 
+struct ScalarOps {
+  using V = float;
+  static constexpr size_t L = 1;
+  static float zero() { return 0.0f; }
+  static float bcast(const float* p) { return *p; }
+  static float load(const float* p) { return *p; }
+  static float load_n(const float* p, size_t) { return *p; }
+  static void store(float* p, float v) { *p = v; }
+  static void store_n(float* p, float v, size_t) { *p = v; }
+  static float fma(float a, float b, float acc) { return std::fma(a, b, acc); }
+};
+void f32_gemm_small__scalar(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                            const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
+                            bool load_c) {
+  small::gemm<ScalarOps, kNR, 4, 4, 4>(kc, m, a, a_rs, a_cs, b, b_rs, ps, c, ldc, n, load_c);
+}
+
 void f16_to_f32__scalar(const uint16_t* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = elem::f16_to_f32(x[i]);
 }
@@ -162,7 +180,7 @@ const KernelTable& scalar_table() {
       f32_reduce_sum_inner__scalar,
       f32_max__scalar,
       f32_softmax_rows__scalar,
-      GemmTile{kMR, kNR, f32_gemm_4x4__scalar},
+      GemmTile{kMR, kNR, f32_gemm_4x4__scalar, f32_gemm_small__scalar},
       f16_to_f32__scalar,
       f32_to_f16__scalar,
   };
