@@ -67,6 +67,8 @@ struct KernelContext {
   size_t num_outputs = 0;
   void* scratch = nullptr;  // scratch_bytes from the op's ScratchFn, 64-byte aligned
   size_t scratch_bytes = 0;
+  // The constant right-hand GEMM operand packed once by the plan (see packable_b), or null.
+  const float* packed_b = nullptr;
   const TensorArg& in(size_t i) const { return inputs[i]; }
   bool has_input(size_t i) const { return i < num_inputs && inputs[i].present; }
   const TensorArg& out(size_t i) const { return outputs[i]; }
@@ -97,6 +99,16 @@ struct OpDef {
   uint32_t flags;
   const char* notes;   // one line for docs/operators.md
 };
+
+// A node whose right-hand GEMM operand (input `input`) the plan may pack once when that input
+// is a constant: the K x N view of it the kernel multiplies by (strides in elements). Every GEMM
+// call of the node then uses this whole operand, so the kernel can take the packed copy.
+struct PackableB {
+  size_t input = 1;
+  size_t K = 0, N = 0;
+  ptrdiff_t rs = 0, cs = 1;
+};
+bool packable_b(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out);
 
 // nullptr when unknown. "ai.onnx" and "" are the same domain.
 const OpDef* find_op(const std::string& domain, const std::string& op_type);

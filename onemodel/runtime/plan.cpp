@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "onemodel/kernels/kernels.h"
 #include "onemodel/runtime/memory_planner.h"
 
 namespace om::runtime {
@@ -53,12 +54,33 @@ struct PendingStep {
   std::vector<int> ins, outs;  // value ids (-1 omitted)
   int scratch_buf = -1;
   size_t scratch_bytes = 0;
+  const float* packed_b = nullptr;
 };
+
+// The packed copy of node ni's constant right-hand operand, made on first use and kept in cg
+// for every later plan. Null when the node has none or memory is short (then it repacks per
+// call, as without prepacking).
+const float* packed_operand(CompiledGraph& cg, size_t ni, const std::vector<const ValueDesc*>& in_desc) {
+  if (cg.packed_b.size() != cg.ops.size()) cg.packed_b.resize(cg.ops.size());
+  if (cg.packed_b[ni]) return cg.packed_b[ni].get();
+  const graph::Node& node = cg.graph->nodes[ni];
+  graph::PackableB pb;
+  if (!graph::packable_b(node, in_desc, &pb) || pb.K == 0 || pb.N == 0) return nullptr;
+  const graph::TensorData* w = cg.graph->find_initializer(node.inputs[pb.input]);
+  if (!w || !w->bytes || w->dtype != DType::f32) return nullptr;  // plan-time values differ per plan
+  for (const auto& in : cg.graph->inputs)
+    if (in.name == w->name) return nullptr;  // overridable by the caller
+  std::shared_ptr<void> buf = graph::aligned_buffer(kernels::gemm_packed_b_floats(pb.K, pb.N) * sizeof(float));
+  if (!buf) return nullptr;
+  kernels::gemm_pack_b(w->data<float>(), pb.rs, pb.cs, pb.K, pb.N, static_cast<float*>(buf.get()));
+  cg.packed_b[ni] = std::static_pointer_cast<const float>(std::shared_ptr<void>(buf, static_cast<float*>(buf.get())));
+  return cg.packed_b[ni].get();
+}
 
 }  // namespace
 
-Result<std::unique_ptr<Plan>> build_plan(const CompiledGraph& cg, ArithmeticMode mode,
-                                         const std::vector<std::vector<int64_t>>& input_dims) {
+Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
+                                         const std::vector<std::vector<int64_t>>& input_dims, bool prepack) {
   const graph::Graph& g = *cg.graph;
   auto plan = std::make_unique<Plan>();
   plan->signature = input_dims;
@@ -168,6 +190,7 @@ Result<std::unique_ptr<Plan>> build_plan(const CompiledGraph& cg, ArithmeticMode
       bufs.push_back(b);
     }
     st.scratch_bytes = op.scratch ? op.scratch(ctx) : 0;
+    if (prepack) st.packed_b = packed_operand(cg, ni, in_desc);
     if (st.scratch_bytes) {
       Buffer b;
       b.size = st.scratch_bytes;
@@ -250,6 +273,7 @@ Result<std::unique_ptr<Plan>> build_plan(const CompiledGraph& cg, ArithmeticMode
       s.scratch = arena + bufs[size_t(st.scratch_buf)].offset;
       s.scratch_bytes = st.scratch_bytes;
     }
+    s.packed_b = st.packed_b;
     plan->steps.push_back(s);
   }
   for (int id : cg.output_ids) {
@@ -275,6 +299,7 @@ Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data) {
     k.num_outputs = s.num_out;
     k.scratch = s.scratch;
     k.scratch_bytes = s.scratch_bytes;
+    k.packed_b = s.packed_b;
     OM_TRY(s.fn(k));
   }
   return Status::ok();

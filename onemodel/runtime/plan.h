@@ -22,6 +22,9 @@ struct CompiledGraph {
   std::vector<std::vector<int>> node_inputs;      // -1 for omitted optional inputs
   std::vector<std::vector<int>> node_outputs;     // -1 for omitted outputs
   std::vector<int> input_ids, output_ids;
+  // Per node: its constant right-hand GEMM operand packed once for the session (initializers
+  // only, so every plan can share it), filled by the first plan that needs it.
+  std::vector<std::shared_ptr<const float>> packed_b;
 };
 
 Result<CompiledGraph> compile_graph(const graph::Graph& g);
@@ -42,6 +45,7 @@ struct Plan {
     uint32_t in_begin = 0, num_in = 0, out_begin = 0, num_out = 0;
     void* scratch = nullptr;
     size_t scratch_bytes = 0;
+    const float* packed_b = nullptr;  // owned by CompiledGraph::packed_b
   };
   std::vector<Step> steps;
   std::vector<graph::TensorArg> args;  // step inputs and outputs, contiguous
@@ -58,9 +62,10 @@ struct Plan {
   std::vector<Output> outputs;
 };
 
-// input_dims[i] are the concrete dims of session input i.
-Result<std::unique_ptr<Plan>> build_plan(const CompiledGraph& cg, ArithmeticMode mode,
-                                         const std::vector<std::vector<int64_t>>& input_dims);
+// input_dims[i] are the concrete dims of session input i. With prepack, constant right-hand
+// GEMM operands that are initializers are packed into cg.packed_b (once per session).
+Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
+                                         const std::vector<std::vector<int64_t>>& input_dims, bool prepack = false);
 
 // Runs every step; input_data[i] is session input i's buffer.
 Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data);

@@ -133,6 +133,7 @@ PlanStats Session::last_plan_stats() const {
   s.steps = p.steps.size();
   s.folded_nodes = p.folded_nodes;
   s.aliased_nodes = p.aliased_nodes;
+  for (const auto& st : p.steps) s.packed_weights += st.packed_b != nullptr;
   return s;
 }
 
@@ -227,7 +228,7 @@ static Result<runtime::Plan*> find_or_plan(Session::Impl& impl) {
   std::vector<std::vector<int64_t>> dims(g.inputs.size());
   for (size_t j = 0; j < g.inputs.size(); ++j)
     if (impl.ordered[j]) dims[j].assign(impl.ordered[j]->dims, impl.ordered[j]->dims + impl.ordered[j]->rank);
-  auto built = runtime::build_plan(impl.compiled, impl.options.mode, dims);
+  auto built = runtime::build_plan(impl.compiled, impl.options.mode, dims, impl.options.prepack_weights);
   if (!built.is_ok()) {
     std::string sig;
     for (size_t j = 0; j < g.inputs.size(); ++j)

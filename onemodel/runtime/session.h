@@ -31,6 +31,8 @@ struct SessionOptions {
   ArithmeticMode mode = ArithmeticMode::Fast;
   bool optimize = true;        // run the graph passes the mode allows
   size_t max_cached_plans = 8; // the oldest plan is dropped beyond this
+  // Pack constant GEMM weights once (at the first plan) instead of on every run; same bits.
+  bool prepack_weights = true;
 };
 
 // A tensor handed across the run() boundary without copies or allocation.
@@ -61,6 +63,7 @@ struct PlanStats {
   size_t steps = 0;              // kernels run per call
   size_t folded_nodes = 0;       // nodes evaluated once when planning
   size_t aliased_nodes = 0;      // reshape-type nodes that share their input's bytes
+  size_t packed_weights = 0;     // steps reading a constant GEMM operand packed once
 };
 
 struct PassReport {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "onemodel/graph/passes/pass.h"
+#include "onemodel/kernels/kernels.h"
 #include "runtime_helpers.h"
 
 using namespace rt;
@@ -133,4 +134,74 @@ TEST_CASE("residual Add after a biased FusedMatMul: fused in Fast sessions only"
   CHECK(count_op(fa.graph(), "Add") == 0);
   CHECK(count_op(fa.graph(), "Relu") == 0);
   check_both_modes(act, {Feed::of("x", {5, 8}, random_floats(40, 13))});
+}
+
+TEST_CASE("constant weights packed once per session give the same bits as repacking per run") {
+  // MatMul, Gemm (transB) and FusedMatMul (bias, activation, perm_b) with constant weights,
+  // and a MatMul whose weight is an overridable input (never packed).
+  g::Graph gr;
+  gr.inputs.push_back(sym_value("x", DType::f32, {"batch", "24"}));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("W1", {24, 40}, random_floats(960, 20)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("b1", {40}, random_floats(40, 21)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("W2", {33, 40}, random_floats(1320, 22)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("b2", {33}, random_floats(33, 23)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("W3", {33, 17}, random_floats(561, 24)));
+  gr.nodes.push_back(node("MatMul", {"x", "W1"}, {"h"}));
+  gr.nodes.push_back(node("Add", {"h", "b1"}, {"hb"}));
+  gr.nodes.push_back(node("Relu", {"hb"}, {"r"}));
+  gr.nodes.push_back(node("Gemm", {"r", "W2", "b2"}, {"g"}, {Attribute::of_int("transB", 1)}));
+  gr.nodes.push_back(node("MatMul", {"g", "W3"}, {"y"}));
+  gr.outputs.push_back(value("y", DType::f32, {}));
+  for (auto mode : {ArithmeticMode::Exact, ArithmeticMode::Fast}) {
+    om::SessionOptions packed{mode, true}, unpacked{mode, true};
+    unpacked.prepack_weights = false;
+    om::Session a(gr, packed), b(gr, unpacked);
+    for (int64_t batch : {1, 7, 64, 7}) {  // several plans share the packed weights
+      CAPTURE(batch);
+      auto feeds = std::vector<Feed>{Feed::of("x", {batch, 24}, random_floats(size_t(batch) * 24, uint32_t(30 + batch)))};
+      CHECK(run(a, feeds)[0].bytes == run(b, feeds)[0].bytes);
+      CHECK(a.last_plan_stats().packed_weights == 3);
+      CHECK(b.last_plan_stats().packed_weights == 0);
+    }
+  }
+  // Packed under one ISA, run under another (the kernels repack a foreign layout per block):
+  // the Exact bits stay those of the unpacked session.
+  {
+    using om::kernels::Isa;
+    const Isa original = om::kernels::active_isa();
+    om::SessionOptions unpacked{ArithmeticMode::Exact, true};
+    unpacked.prepack_weights = false;
+    om::Session a(gr, {ArithmeticMode::Exact, true}), b(gr, unpacked);
+    auto feeds = std::vector<Feed>{Feed::of("x", {9, 24}, random_floats(216, 50))};
+    (void)run(a, feeds);  // plan (and pack) under the original ISA
+    for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon}) {
+      if (!om::kernels::isa_supported(isa)) continue;
+      CAPTURE(om::kernels::isa_name(isa));
+      REQUIRE(om::kernels::force_isa(isa));
+      CHECK(run(a, feeds)[0].bytes == run(b, feeds)[0].bytes);
+    }
+    om::kernels::force_isa(original);
+  }
+  // The same with the weight transposed by a folded Transpose read through perm_b.
+  g::Graph t;
+  t.inputs.push_back(value("x", DType::f32, {5, 24}));
+  t.inputs.push_back(value("w", DType::f32, {40, 24}));
+  t.nodes.push_back(node("Transpose", {"w"}, {"wt"}, {perm({1, 0})}));
+  t.nodes.push_back(node("MatMul", {"x", "wt"}, {"y"}));
+  t.outputs.push_back(value("y", DType::f32, {}));
+  auto feeds = std::vector<Feed>{Feed::of("x", {5, 24}, random_floats(120, 40)), Feed::of("w", {40, 24}, random_floats(960, 41))};
+  om::SessionOptions o{ArithmeticMode::Exact, true};
+  om::Session s(t, o);
+  CHECK(run(s, feeds)[0].bytes == run_graph(t, feeds, {ArithmeticMode::Exact, false})[0].bytes);
+  CHECK(s.last_plan_stats().packed_weights == 0);  // w is an input: nothing constant to pack
+  // A constant transposed weight: folded to an initializer at creation, then packed.
+  g::Graph tc = t;
+  tc.inputs.pop_back();
+  tc.initializers.push_back(g::TensorData::from_vector<float>("w", {40, 24}, random_floats(960, 41)));
+  om::Session sc(tc, o);
+  feeds.pop_back();
+  CHECK(run(sc, feeds)[0].bytes == run_graph(tc, feeds, {ArithmeticMode::Exact, false})[0].bytes);
+  CHECK(sc.last_plan_stats().packed_weights == 1);
+  feeds.push_back(Feed::of("w", {40, 24}, random_floats(960, 41)));
+  CHECK(run(s, feeds)[0].bytes == run_graph(t, feeds, {ArithmeticMode::Exact, false})[0].bytes);
 }

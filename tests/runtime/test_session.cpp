@@ -260,7 +260,7 @@ TEST_CASE("fast and exact agree within 1e-5; exact is bit-identical on every ISA
     CAPTURE(m.name);
     auto fast = run_graph(m.graph, m.feeds, {om::ArithmeticMode::Fast});
     std::vector<uint64_t> hashes;
-    for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Neon}) {
+    for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon}) {
       if (!om::kernels::isa_supported(isa)) continue;
       REQUIRE(om::kernels::force_isa(isa));
       auto exact = run_graph(m.graph, m.feeds, {om::ArithmeticMode::Exact});

@@ -1,7 +1,8 @@
 // Matrix products: MatMul (numpy semantics: 1-D operands, broadcast batch axes), Gemm, and the
-// fused com.onemodel FusedMatMul (MatMul + bias + activation) that the epilogue fusion pass
-// writes. All call kernels::f32_gemm; in Exact mode the kernel's fixed fma chain and its
-// "bias then activation after the full chain" rule make each output independent of ISA.
+// fused com.onemodel FusedMatMul (MatMul + bias + activation, read/written through strides)
+// that the fusion passes write. All call kernels::f32_gemm, or f32_gemm_prepacked with the
+// plan's packed constant B; in Exact mode the kernel's fixed fma chain and its "bias then
+// activation after the full chain" rule make each output independent of ISA.
 #include <cstring>
 
 #include "onemodel/graph/ops/op_util.h"
@@ -67,6 +68,13 @@ int64_t product(const int64_t* d, size_t n) {
   return p;
 }
 
+// Every GEMM call of the matmul kernels goes through here: with the plan's packed copy of a
+// constant B the kernel skips repacking it (same bits, by the kernels' contract).
+void run_gemm(const KernelContext& k, const kernels::GemmArgs& g) {
+  if (k.packed_b) kernels::f32_gemm_prepacked(g, k.packed_b, k.mode);
+  else kernels::f32_gemm(g, k.mode);
+}
+
 size_t matmul_scratch(const InferContext& ctx) {
   MatMulDims d;
   std::vector<int64_t> out;
@@ -105,7 +113,7 @@ Status matmul_kernel(const KernelContext& k) {
     g.a = a;
     g.b = b;
     g.c = y;
-    kernels::f32_gemm(g, k.mode);
+    run_gemm(k, g);
     return Status::ok();
   }
   // Broadcast batch strides (in matrices) for A and B over the output batch axes.
@@ -130,7 +138,7 @@ Status matmul_kernel(const KernelContext& k) {
     g.a = a + ao * M * K;
     g.b = b + bo * K * N;
     g.c = y + o * M * N;
-    kernels::f32_gemm(g, k.mode);
+    run_gemm(k, g);
     for (size_t d = o_brank; d-- > 0;) {
       if (++idx[d] < o_dims[d]) {
         ao += a_str[d];
@@ -199,10 +207,10 @@ Status gemm_kernel(const KernelContext& k) {
   const bool c_is_bias = C && C->numel == Y.dims[1] && (C->rank == 1 || (C->rank == 2 && C->dims[0] == 1));
   if (C && c_is_bias && alpha == 1.0f && beta == 1.0f) {
     g.bias = C->as<const float>();
-    kernels::f32_gemm(g, k.mode);
+    run_gemm(k, g);
     return Status::ok();
   }
-  kernels::f32_gemm(g, k.mode);
+  run_gemm(k, g);
   float* y = Y.as<float>();
   if (alpha != 1.0f)
     for (int64_t i = 0; i < Y.numel; ++i) y[i] *= alpha;
@@ -416,7 +424,7 @@ Status fused_kernel(const KernelContext& k) {
       g.c = c;
       g.accumulate = true;
       g.workspace = static_cast<float*>(k.scratch);
-      kernels::f32_gemm(g, k.mode);
+      run_gemm(k, g);
       return Status::ok();
     }
     const size_t product_bytes = (size_t(batches) * g.M * g.N * sizeof(float) + 63) / 64 * 64;
@@ -435,7 +443,7 @@ Status fused_kernel(const KernelContext& k) {
     g.a = a + ao;
     g.b = b + bo;
     g.c = c + co;
-    kernels::f32_gemm(g, k.mode);
+    run_gemm(k, g);
     if (alpha != 1.0f)  // the folded Mul: one rounding after the complete epilogue, as the node did
       for (size_t i = 0; i < g.M; ++i)
         for (size_t j = 0; j < g.N; ++j) g.c[i * g.ldc + j] *= alpha;
@@ -485,6 +493,42 @@ Status fused_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+}  // namespace
+
+bool matmul_packable_b(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
+  if (inputs.size() < 2 || !inputs[0] || !inputs[1] || inputs[1]->dtype != DType::f32 || inputs[1]->shape.size() != 2) return false;
+  const bool onnx = node.domain.empty() || node.domain == "ai.onnx";
+  const std::vector<int64_t>& b = inputs[1]->shape;
+  out->input = 1;
+  if (onnx && node.op_type == "MatMul") {
+    out->K = size_t(b[0]);
+    out->N = size_t(b[1]);
+    out->rs = b[1];
+    out->cs = 1;
+    return true;
+  }
+  if (onnx && node.op_type == "Gemm") {
+    const bool tb = attr_int(node, "transB", 0) != 0;
+    out->K = size_t(tb ? b[1] : b[0]);
+    out->N = size_t(tb ? b[0] : b[1]);
+    out->rs = tb ? 1 : b[1];
+    out->cs = tb ? b[1] : 1;
+    return true;
+  }
+  if (node.domain == kOnemodelDomain && node.op_type == "FusedMatMul") {
+    const std::vector<int64_t>* p = perm_of(node, "perm_b");
+    const bool t = p && p->size() == 2 && (*p)[0] == 1;
+    out->K = size_t(t ? b[1] : b[0]);
+    out->N = size_t(t ? b[0] : b[1]);
+    out->rs = t ? 1 : b[1];
+    out->cs = t ? b[1] : 1;
+    return true;
+  }
+  return false;
+}
+
+namespace {
+
 const OpDef kOps[] = {
     {"MatMul", "", 2, 2, infer_matmul, matmul_kernel, matmul_kernel, matmul_scratch, kOpNone,
      "f32, numpy semantics (1-D operands, broadcast batch axes); exact: fixed fma chain"},
@@ -498,3 +542,9 @@ const OpDef kOps[] = {
 OpTable matmul_ops() { return {kOps, sizeof(kOps) / sizeof(kOps[0])}; }
 
 }  // namespace om::graph::ops
+
+namespace om::graph {
+bool packable_b(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
+  return ops::matmul_packable_b(node, inputs, out);
+}
+}  // namespace om::graph
