@@ -36,11 +36,14 @@ size_t packed_block_offset(size_t K, size_t j0, size_t k0, size_t nc, size_t nr)
 }
 
 // Pack rows [i0, i0+mc) x cols [k0, k0+kc) of A as MR-row panels, zero-padding the last one.
-void pack_a(const GemmArgs& g, size_t i0, size_t mc, size_t k0, size_t kc, size_t MR, float* dst) {
+void pack_a(const GemmArgs& g, size_t i0, size_t mc, size_t k0, size_t kc, const GemmTile& tile, float* dst) {
+  const size_t MR = tile.mr;
   for (size_t ip = 0; ip < mc; ip += MR) {
     const size_t rows = std::min(MR, mc - ip);
     const float* src = g.a + ptrdiff_t(i0 + ip) * g.a_rs + ptrdiff_t(k0) * g.a_cs;
-    if (g.a_cs == 1) {
+    if (g.a_cs == 1 && tile.pack_a != nullptr) {
+      tile.pack_a(src, g.a_rs, rows, kc, dst);
+    } else if (g.a_cs == 1) {
       for (size_t k = 0; k < kc; ++k) {
         for (size_t i = 0; i < rows; ++i) dst[k * MR + i] = src[ptrdiff_t(i) * g.a_rs + ptrdiff_t(k)];
         for (size_t i = rows; i < MR; ++i) dst[k * MR + i] = 0.0f;
@@ -119,7 +122,7 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const floa
       }
       for (size_t i0 = 0; i0 < g.M; i0 += kGemmMC) {
         const size_t mc = std::min(kGemmMC, g.M - i0);
-        pack_a(g, i0, mc, k0, kc, MR, ws);
+        pack_a(g, i0, mc, k0, kc, tile, ws);
         for (size_t jr = 0; jr < nc; jr += NR) {
           const size_t nr = std::min(NR, nc - jr);
           const float* bp = bpanels + jr * kc;

@@ -26,11 +26,17 @@ using GemmSmallKernel = void (*)(size_t kc, size_t m, const float* a, ptrdiff_t 
                                  size_t ldc, size_t n, bool load_c);
 constexpr size_t kGemmSmallM = 4;
 
+// Packs one MR-row panel of a row-major A (unit column stride): rows [0, rows) of
+// src[i*a_rs + k], k < kc, to dst[k*MR + i], zero rows from `rows` to MR. Optional (null: the
+// driver's generic loop); a copy, so it cannot change any result.
+using GemmPackA = void (*)(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst);
+
 struct GemmTile {
   size_t mr;
   size_t nr;
   GemmMicroKernel kernel;
   GemmSmallKernel small;
+  GemmPackA pack_a;
 };
 
 struct KernelTable {

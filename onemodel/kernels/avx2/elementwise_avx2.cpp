@@ -229,6 +229,7 @@ void f32_gemm_6x16__avx2(size_t kc, const float* a, const float* b, float* c, si
 void f32_gemm_small__avx2(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                           const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
                           bool load_c);
+void pack_a_6__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst);
 
 }  // namespace om::kernels::avx2
 
@@ -244,7 +245,7 @@ const KernelTable& avx2_table() {
       avx2::f32_reduce_sum_inner__avx2,
       avx2::f32_max__avx2,
       avx2::f32_softmax_rows__avx2,
-      GemmTile{6, 16, avx2::f32_gemm_6x16__avx2, avx2::f32_gemm_small__avx2},
+      GemmTile{6, 16, avx2::f32_gemm_6x16__avx2, avx2::f32_gemm_small__avx2, avx2::pack_a_6__avx2},
       avx2::f16_to_f32__avx2,
       avx2::f32_to_f16__avx2,
   };

@@ -96,4 +96,71 @@ void f32_gemm_small__avx2(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, p
   small::gemm<Avx2Ops, kNR, 8, 4, 2>(kc, m, a, a_rs, a_cs, b, b_rs, ps, c, ldc, n, load_c);
 }
 
+namespace {
+// Rows i0..i0+3 of 8 columns k..k+7, transposed in registers: dst[(k+t)*MR + i0 + r] = row r's
+// element t. Two 4x4 transposes, one per 128-bit half.
+template <size_t MR>
+inline void pack_4rows_8cols(const float* src, ptrdiff_t a_rs, size_t i0, size_t k, float* dst) {
+  const float* s = src + ptrdiff_t(i0) * a_rs + ptrdiff_t(k);
+  const __m256 q0 = _mm256_loadu_ps(s), q1 = _mm256_loadu_ps(s + a_rs), q2 = _mm256_loadu_ps(s + 2 * a_rs),
+               q3 = _mm256_loadu_ps(s + 3 * a_rs);
+  for (int half = 0; half < 2; ++half) {
+    __m128 x0 = half ? _mm256_extractf128_ps(q0, 1) : _mm256_castps256_ps128(q0);
+    __m128 x1 = half ? _mm256_extractf128_ps(q1, 1) : _mm256_castps256_ps128(q1);
+    __m128 x2 = half ? _mm256_extractf128_ps(q2, 1) : _mm256_castps256_ps128(q2);
+    __m128 x3 = half ? _mm256_extractf128_ps(q3, 1) : _mm256_castps256_ps128(q3);
+    _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+    float* d = dst + (k + 4 * size_t(half)) * MR + i0;
+    _mm_storeu_ps(d, x0);
+    _mm_storeu_ps(d + MR, x1);
+    _mm_storeu_ps(d + 2 * MR, x2);
+    _mm_storeu_ps(d + 3 * MR, x3);
+  }
+}
+
+// Rows i0, i0+1 of 8 columns: interleaved pairs, stored 64 bits at a time.
+template <size_t MR>
+inline void pack_2rows_8cols(const float* src, ptrdiff_t a_rs, size_t i0, size_t k, float* dst) {
+  const float* s = src + ptrdiff_t(i0) * a_rs + ptrdiff_t(k);
+  const __m256 a = _mm256_loadu_ps(s), b = _mm256_loadu_ps(s + a_rs);
+  const __m256 lo = _mm256_unpacklo_ps(a, b), hi = _mm256_unpackhi_ps(a, b);
+  const __m128 lo0 = _mm256_castps256_ps128(lo), lo1 = _mm256_extractf128_ps(lo, 1);
+  const __m128 hi0 = _mm256_castps256_ps128(hi), hi1 = _mm256_extractf128_ps(hi, 1);
+  float* d = dst + k * MR + i0;
+  _mm_storel_pi(reinterpret_cast<__m64*>(d + 0 * MR), lo0);
+  _mm_storeh_pi(reinterpret_cast<__m64*>(d + 1 * MR), lo0);
+  _mm_storel_pi(reinterpret_cast<__m64*>(d + 2 * MR), hi0);
+  _mm_storeh_pi(reinterpret_cast<__m64*>(d + 3 * MR), hi0);
+  _mm_storel_pi(reinterpret_cast<__m64*>(d + 4 * MR), lo1);
+  _mm_storeh_pi(reinterpret_cast<__m64*>(d + 5 * MR), lo1);
+  _mm_storel_pi(reinterpret_cast<__m64*>(d + 6 * MR), hi1);
+  _mm_storeh_pi(reinterpret_cast<__m64*>(d + 7 * MR), hi1);
+}
+
+template <size_t MR>
+void pack_a_panel(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst) {
+  size_t k = 0;
+  if (rows == MR) {
+    for (; k + 8 <= kc; k += 8) {
+      size_t i = 0;
+      for (; i + 4 <= MR; i += 4) pack_4rows_8cols<MR>(src, a_rs, i, k, dst);
+      for (; i + 2 <= MR; i += 2) pack_2rows_8cols<MR>(src, a_rs, i, k, dst);
+    }
+  }
+  for (; k < kc; ++k) {
+    for (size_t i = 0; i < rows; ++i) dst[k * MR + i] = src[ptrdiff_t(i) * a_rs + ptrdiff_t(k)];
+    for (size_t i = rows; i < MR; ++i) dst[k * MR + i] = 0.0f;
+  }
+}
+static_assert(kMR % 2 == 0, "pack_a_panel handles rows in groups of 4 and 2");
+}  // namespace
+
+void pack_a_6__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst) {
+  pack_a_panel<kMR>(src, a_rs, rows, kc, dst);
+}
+// For the AVX-512 12x32 tile (the transposes need only AVX).
+void pack_a_12__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst) {
+  pack_a_panel<12>(src, a_rs, rows, kc, dst);
+}
+
 }  // namespace om::kernels::avx2

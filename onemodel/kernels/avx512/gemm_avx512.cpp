@@ -71,7 +71,12 @@ void f32_gemm_small__avx512(size_t kc, size_t m, const float* a, ptrdiff_t a_rs,
 }
 
 }  // namespace
+
 }  // namespace om::kernels::avx512
+
+namespace om::kernels::avx2 {
+void pack_a_12__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst);
+}
 
 namespace om::kernels {
 
@@ -83,7 +88,8 @@ const KernelTable& avx512_table() {
   static const KernelTable t = [] {
     KernelTable k = avx2_table();
     k.isa = Isa::Avx512;
-    k.gemm = GemmTile{avx512::kMR, avx512::kNR, avx512::f32_gemm_12x32__avx512, avx512::f32_gemm_small__avx512};
+    k.gemm = GemmTile{avx512::kMR, avx512::kNR, avx512::f32_gemm_12x32__avx512, avx512::f32_gemm_small__avx512,
+                      avx2::pack_a_12__avx2};
     return k;
   }();
   return t;

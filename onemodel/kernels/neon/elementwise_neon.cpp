@@ -196,7 +196,7 @@ const KernelTable& neon_table() {
       neon::f32_reduce_sum_inner__neon,
       neon::f32_max__neon,
       neon::f32_softmax_rows__neon,
-      GemmTile{8, 8, neon::f32_gemm_8x8__neon, neon::f32_gemm_small__neon},
+      GemmTile{8, 8, neon::f32_gemm_8x8__neon, neon::f32_gemm_small__neon, nullptr},
       neon::f16_to_f32__neon,
       neon::f32_to_f16__neon,
   };
