@@ -371,7 +371,7 @@ void print_machine() {
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   const bool avx512 = __builtin_cpu_supports("avx512f");
   std::printf("CPU: AVX2+FMA %s, AVX-512F %s; onemodel kernels: %s", avx2 ? "yes" : "no", avx512 ? "yes" : "no",
-              om::kernels::active_isa() == om::kernels::Isa::Avx2 ? "AVX2" : "scalar");
+              om::kernels::isa_name(om::kernels::active_isa()));
   if (avx2) std::printf("; FMA peak 256-bit %.1f GFLOP/s", fma_peak_256());
   if (avx512) std::printf(", 512-bit %.1f GFLOP/s", fma_peak_512());
   std::printf("\n");
