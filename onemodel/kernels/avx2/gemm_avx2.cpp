@@ -140,11 +140,14 @@ inline void pack_2rows_8cols(const float* src, ptrdiff_t a_rs, size_t i0, size_t
 template <size_t MR>
 void pack_a_panel(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst) {
   size_t k = 0;
-  if (rows == MR) {
-    for (; k + 8 <= kc; k += 8) {
-      size_t i = 0;
-      for (; i + 4 <= MR; i += 4) pack_4rows_8cols<MR>(src, a_rs, i, k, dst);
-      for (; i + 2 <= MR; i += 2) pack_2rows_8cols<MR>(src, a_rs, i, k, dst);
+  for (; k + 8 <= kc; k += 8) {
+    size_t i = 0;
+    for (; i + 4 <= rows; i += 4) pack_4rows_8cols<MR>(src, a_rs, i, k, dst);
+    for (; i + 2 <= rows; i += 2) pack_2rows_8cols<MR>(src, a_rs, i, k, dst);
+    for (size_t t = 0; t < 8; ++t) {  // an odd last row, then the zero rows of a partial panel
+      float* d = dst + (k + t) * MR;
+      for (size_t r = i; r < rows; ++r) d[r] = src[ptrdiff_t(r) * a_rs + ptrdiff_t(k + t)];
+      for (size_t r = rows; r < MR; ++r) d[r] = 0.0f;
     }
   }
   for (; k < kc; ++k) {
