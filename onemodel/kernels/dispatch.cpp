@@ -177,8 +177,13 @@ void f32_reduce_sum(const float* x, size_t outer, size_t n, size_t inner, float*
 
 float f32_max(const float* x, size_t n) { return table().max(x, n); }
 
-void f32_softmax_rows(const float* x, float* y, size_t rows, size_t n, bool log, ArithmeticMode) {
-  table().softmax_rows(x, y, rows, n, log);
+void f32_softmax_rows(const float* x, float* y, size_t rows, size_t n, bool log, ArithmeticMode mode) {
+  const KernelTable& t = table();
+  if (mode == ArithmeticMode::Exact) {
+    t.softmax_rows(x, y, rows, n, log);
+  } else {
+    t.softmax_rows_fast(x, y, rows, n, log);
+  }
 }
 
 void gemm_epilogue(const GemmArgs& g, const KernelTable& t) {

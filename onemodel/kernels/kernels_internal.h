@@ -49,6 +49,8 @@ struct KernelTable {
   void (*reduce_sum_inner)(const float*, size_t n, size_t inner, float*);
   float (*max)(const float*, size_t);
   void (*softmax_rows)(const float*, float*, size_t, size_t, bool);
+  // Fast mode (any summation order, faster exp); the scalar table reuses the exact kernel.
+  void (*softmax_rows_fast)(const float*, float*, size_t, size_t, bool);
   GemmTile gemm;
   void (*f16_to_f32)(const uint16_t*, float*, size_t);
   void (*f32_to_f16)(const float*, uint16_t*, size_t);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "onemodel/kernels/avx2/lanes_avx2.h"
+#include "onemodel/kernels/fast_softmax.h"
 #include "onemodel/kernels/kernels_internal.h"
 #include "onemodel/kernels/scalar/elementwise.h"
 
@@ -207,6 +208,31 @@ void f32_softmax_rows__avx2(const float* x, float* y, size_t rows, size_t n, boo
   }
 }
 
+struct Io {
+  static constexpr size_t L = 8;
+  static __m256 loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static void storeu(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+  static float hsum(__m256 v) {
+    const __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+  }
+};
+
+// A row whose maximum is NaN or infinite takes the exact kernel (its NaN results are the same).
+void f32_softmax_rows_fast__avx2(const float* x, float* y, size_t rows, size_t n, bool log) {
+  for (size_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    const float m = f32_max__avx2(xr, n);
+    if (m - m == 0.0f) {
+      fast::softmax_row<Lanes, Io>(xr, yr, n, log, m);
+    } else {
+      f32_softmax_rows__avx2(xr, yr, 1, n, log);
+    }
+  }
+}
+
 void f16_to_f32__avx2(const uint16_t* x, float* y, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -245,6 +271,7 @@ const KernelTable& avx2_table() {
       avx2::f32_reduce_sum_inner__avx2,
       avx2::f32_max__avx2,
       avx2::f32_softmax_rows__avx2,
+      avx2::f32_softmax_rows_fast__avx2,
       GemmTile{6, 16, avx2::f32_gemm_6x16__avx2, avx2::f32_gemm_small__avx2, avx2::pack_a_6__avx2},
       avx2::f16_to_f32__avx2,
       avx2::f32_to_f16__avx2,

@@ -3,11 +3,12 @@
 // with fused multiply-adds, so every C element is exactly the in-order fma chain over k of the
 // scalar reference. Partial tiles use lane masks instead of a staging copy. Elementwise kernels
 // and reductions are the AVX2 ones: their exact-mode order (8 lane partial sums) is part of the
-// contract and must not change with the ISA.
+// contract and must not change with the ISA. Only the Fast-mode softmax has its own 16-lane form.
 #include <immintrin.h>
 
 #include <cstddef>
 
+#include "onemodel/kernels/fast_softmax.h"
 #include "onemodel/kernels/kernels_internal.h"
 #include "onemodel/kernels/small_gemm.h"
 
@@ -70,7 +71,80 @@ void f32_gemm_small__avx512(size_t kc, size_t m, const float* a, ptrdiff_t a_rs,
   small::gemm<Avx512Ops, kNR, 8, 4, 4>(kc, m, a, a_rs, a_cs, b, b_rs, ps, c, ldc, n, load_c);
 }
 
+// Lane operations for fast::exp_le0 (16 lanes; maxgt is a > b ? a : b like the other ISAs). The
+// zero-masked forms avoid GCC 12's false -Wmaybe-uninitialized on the unmasked intrinsics.
+constexpr __mmask16 kAll = 0xffff;
+inline __m512 max16(__m512 a, __m512 b) { return _mm512_maskz_max_ps(kAll, a, b); }
+// Horizontal reduction in any order.
+template <class Op>
+inline float reduce16(__m512 v, Op op) {
+  alignas(64) float l[16];
+  _mm512_store_ps(l, v);
+  float r = l[0];
+  for (int i = 1; i < 16; ++i) r = op(r, l[i]);
+  return r;
+}
+struct Lanes16 {
+  using F = __m512;
+  using I = __m512i;
+  using M = __mmask16;
+  static F set(float v) { return _mm512_set1_ps(v); }
+  static I seti(int32_t v) { return _mm512_set1_epi32(v); }
+  static F add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static M lt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  static F select(M m, F a, F b) { return _mm512_mask_blend_ps(m, b, a); }
+  static F maxgt(F a, F b) { return max16(a, b); }
+  static F as_float(I i) { return _mm512_castsi512_ps(i); }
+  static I to_int(F a) { return _mm512_maskz_cvttps_epi32(kAll, a); }
+  static I iadd(I a, I b) { return _mm512_add_epi32(a, b); }
+  static I ishl(I a, int s) { return _mm512_maskz_slli_epi32(kAll, a, unsigned(s)); }
+};
+struct Io16 {
+  static constexpr size_t L = 16;
+  static __m512 loadu(const float* p) { return _mm512_loadu_ps(p); }
+  static void storeu(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
+  static float hsum(__m512 v) { return reduce16(v, [](float a, float b) { return a + b; }); }
+};
+
+// Fast-mode row maximum (any order, signed zeros unordered); NaN when the row holds a NaN.
+float max_fast(const float* x, size_t n) {
+  const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
+  __m512 m0 = ninf, m1 = ninf;
+  __mmask16 nan = 0;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
+    m0 = max16(m0, v0);
+    m1 = max16(m1, v1);
+    nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);
+  }
+  for (; i < n; i += 16) {
+    const __m512 v = _mm512_mask_loadu_ps(ninf, lanes(n - i), x + i);
+    m0 = max16(m0, v);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  }
+  return nan ? __builtin_nanf("") : reduce16(max16(m0, m1), [](float a, float b) { return a > b ? a : b; });
+}
+
 }  // namespace
+
+// A row whose maximum is NaN or infinite takes the exact kernel (its NaN results are the same).
+void f32_softmax_rows_fast__avx512(const float* x, float* y, size_t rows, size_t n, bool log,
+                                   void (*exact_rows)(const float*, float*, size_t, size_t, bool)) {
+  for (size_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    const float m = max_fast(xr, n);
+    if (m - m == 0.0f) {
+      fast::softmax_row<Lanes16, Io16>(xr, yr, n, log, m);
+    } else {
+      exact_rows(xr, yr, 1, n, log);
+    }
+  }
+}
 
 }  // namespace om::kernels::avx512
 
@@ -88,6 +162,9 @@ const KernelTable& avx512_table() {
   static const KernelTable t = [] {
     KernelTable k = avx2_table();
     k.isa = Isa::Avx512;
+    k.softmax_rows_fast = [](const float* x, float* y, size_t rows, size_t n, bool log) {
+      avx512::f32_softmax_rows_fast__avx512(x, y, rows, n, log, avx2_table().softmax_rows);
+    };
     k.gemm = GemmTile{avx512::kMR, avx512::kNR, avx512::f32_gemm_12x32__avx512, avx512::f32_gemm_small__avx512,
                       avx2::pack_a_12__avx2};
     return k;

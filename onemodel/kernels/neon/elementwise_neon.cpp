@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "onemodel/kernels/fast_softmax.h"
 #include "onemodel/kernels/kernels_internal.h"
 #include "onemodel/kernels/neon/lanes_neon.h"
 #include "onemodel/kernels/scalar/elementwise.h"
@@ -162,6 +163,27 @@ void f32_softmax_rows__neon(const float* x, float* y, size_t rows, size_t n, boo
   }
 }
 
+struct Io {
+  static constexpr size_t L = 4;
+  static float32x4_t loadu(const float* p) { return vld1q_f32(p); }
+  static void storeu(float* p, float32x4_t v) { vst1q_f32(p, v); }
+  static float hsum(float32x4_t v) { return vaddvq_f32(v); }
+};
+
+// A row whose maximum is NaN or infinite takes the exact kernel (its NaN results are the same).
+void f32_softmax_rows_fast__neon(const float* x, float* y, size_t rows, size_t n, bool log) {
+  for (size_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    const float m = f32_max__neon(xr, n);
+    if (m - m == 0.0f) {
+      fast::softmax_row<Lanes, Io>(xr, yr, n, log, m);
+    } else {
+      f32_softmax_rows__neon(xr, yr, 1, n, log);
+    }
+  }
+}
+
 void f16_to_f32__neon(const uint16_t* x, float* y, size_t n) {
   size_t i = 0;
   for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(x + i))));
@@ -196,6 +218,7 @@ const KernelTable& neon_table() {
       neon::f32_reduce_sum_inner__neon,
       neon::f32_max__neon,
       neon::f32_softmax_rows__neon,
+      neon::f32_softmax_rows_fast__neon,
       GemmTile{8, 8, neon::f32_gemm_8x8__neon, neon::f32_gemm_small__neon, nullptr},
       neon::f16_to_f32__neon,
       neon::f32_to_f16__neon,

@@ -180,6 +180,7 @@ const KernelTable& scalar_table() {
       f32_reduce_sum_inner__scalar,
       f32_max__scalar,
       f32_softmax_rows__scalar,
+      f32_softmax_rows__scalar,
       GemmTile{kMR, kNR, f32_gemm_4x4__scalar, f32_gemm_small__scalar, nullptr},
       f16_to_f32__scalar,
       f32_to_f16__scalar,
