@@ -58,7 +58,8 @@ float f32_sum(const float* x, size_t n, ArithmeticMode mode);
 void f32_reduce_sum(const float* x, size_t outer, size_t n, size_t inner, float* y, ArithmeticMode mode);
 float f32_max(const float* x, size_t n);
 // Row-wise softmax / log-softmax of x viewed as [rows, n] (graph kernels; f32 accumulation in
-// the exact order above, exp from exp_f32).
+// the exact order above, exp from exp_f32). x and y must not overlap: the exact log-softmax
+// reads x again after writing exp values into y.
 void f32_softmax_rows(const float* x, float* y, size_t rows, size_t n, bool log, ArithmeticMode mode);
 
 // ---- GEMM ----

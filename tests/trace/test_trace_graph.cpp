@@ -80,9 +80,11 @@ TEST_CASE("every operator of ops.def is lowered, or refused with UnsupportedOper
     om::TracedModel m = tracer.finish({{"y", y}});
     CHECK(count_ops(m.graph(), call.onnx) >= 1);
     // and the graph computes what eager computed
-    auto out = tracetest::run_graph(m.graph(), {{"x", om::from_vector<float>({-1, 0.5f, 2, -3, 4, 0.25f}, {2, 3})}});
-    if (y.dtype() == om::DType::f32) CHECK(tracetest::scaled_error(out[0], y) < 1e-5);
-    else CHECK(out[0].to_vector<int64_t>() == y.to_vector<int64_t>());
+    for (om::ArithmeticMode mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
+      auto out = tracetest::run_graph(m.graph(), {{"x", om::from_vector<float>({-1, 0.5f, 2, -3, 4, 0.25f}, {2, 3})}}, mode);
+      if (y.dtype() == om::DType::f32) CHECK(tracetest::scaled_error(out[0], y) < 1e-5);
+      else CHECK(out[0].to_vector<int64_t>() == y.to_vector<int64_t>());
+    }
     // and so does ONNX Runtime (tools/trace_oracle, run after the suites)
     om::Tensor xin = om::from_vector<float>({-1, 0.5f, 2, -3, 4, 0.25f}, {2, 3});
     om::Tensor yc = y.clone();  // fresh storage: offset 0
