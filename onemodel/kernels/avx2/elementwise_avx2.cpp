@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "onemodel/kernels/avx2/lanes_avx2.h"
+#include "onemodel/kernels/exact/softmax_row.h"
 #include "onemodel/kernels/fast_softmax.h"
 #include "onemodel/kernels/kernels_internal.h"
 #include "onemodel/kernels/scalar/elementwise.h"
@@ -184,40 +185,22 @@ float f32_max__avx2(const float* x, size_t n) {
   return any_nan ? elem::from_bits(elem::kCanonicalNan) : r;
 }
 
-void f32_softmax_rows__avx2(const float* x, float* y, size_t rows, size_t n, bool log) {
-  for (size_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * n;
-    float* yr = y + r * n;
-    const float m = f32_max__avx2(xr, n);
-    const __m256 vm = _mm256_set1_ps(m);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(yr + i, Math::exp(_mm256_sub_ps(_mm256_loadu_ps(xr + i), vm)));
-    for (; i < n; ++i) yr[i] = exact::exp(xr[i] - m);
-    const float s = f32_sum_exact__avx2(yr, n);
-    if (log) {
-      const float ls = exact::log(s);
-      const __m256 vls = _mm256_set1_ps(ls);
-      for (i = 0; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(yr + i, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + i), vm), vls));
-      for (; i < n; ++i) yr[i] = (xr[i] - m) - ls;
-    } else {
-      const __m256 vs = _mm256_set1_ps(s);
-      for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(yr + i, _mm256_div_ps(_mm256_loadu_ps(yr + i), vs));
-      for (; i < n; ++i) yr[i] = yr[i] / s;
-    }
-  }
-}
-
 struct Io {
   static constexpr size_t L = 8;
   static __m256 loadu(const float* p) { return _mm256_loadu_ps(p); }
   static void storeu(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+  static __m256 div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
   static float hsum(__m256 v) {
     const __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
     return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
   }
 };
+
+void f32_softmax_rows__avx2(const float* x, float* y, size_t rows, size_t n, bool log) {
+  for (size_t r = 0; r < rows; ++r)
+    exact::softmax_row<Lanes, Io, Math>(x + r * n, y + r * n, n, log, f32_max__avx2(x + r * n, n), f32_sum_exact__avx2);
+}
 
 // A row whose maximum is NaN or infinite takes the exact kernel (its NaN results are the same).
 void f32_softmax_rows_fast__avx2(const float* x, float* y, size_t rows, size_t n, bool log) {

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "onemodel/kernels/exact/softmax_row.h"
 #include "onemodel/kernels/fast_softmax.h"
 #include "onemodel/kernels/kernels_internal.h"
 #include "onemodel/kernels/neon/lanes_neon.h"
@@ -140,35 +141,18 @@ float f32_max__neon(const float* x, size_t n) {
   return any_nan ? elem::from_bits(elem::kCanonicalNan) : r;
 }
 
-void f32_softmax_rows__neon(const float* x, float* y, size_t rows, size_t n, bool log) {
-  for (size_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * n;
-    float* yr = y + r * n;
-    const float m = f32_max__neon(xr, n);
-    const float32x4_t vm = vdupq_n_f32(m);
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) vst1q_f32(yr + i, Math::exp(vsubq_f32(vld1q_f32(xr + i), vm)));
-    for (; i < n; ++i) yr[i] = exact::exp(xr[i] - m);
-    const float s = f32_sum_exact__neon(yr, n);
-    if (log) {
-      const float ls = exact::log(s);
-      const float32x4_t vls = vdupq_n_f32(ls);
-      for (i = 0; i + 4 <= n; i += 4) vst1q_f32(yr + i, vsubq_f32(vsubq_f32(vld1q_f32(xr + i), vm), vls));
-      for (; i < n; ++i) yr[i] = (xr[i] - m) - ls;
-    } else {
-      const float32x4_t vs = vdupq_n_f32(s);
-      for (i = 0; i + 4 <= n; i += 4) vst1q_f32(yr + i, vdivq_f32(vld1q_f32(yr + i), vs));
-      for (; i < n; ++i) yr[i] = yr[i] / s;
-    }
-  }
-}
-
 struct Io {
   static constexpr size_t L = 4;
   static float32x4_t loadu(const float* p) { return vld1q_f32(p); }
   static void storeu(float* p, float32x4_t v) { vst1q_f32(p, v); }
+  static float32x4_t div(float32x4_t a, float32x4_t b) { return vdivq_f32(a, b); }
   static float hsum(float32x4_t v) { return vaddvq_f32(v); }
 };
+
+void f32_softmax_rows__neon(const float* x, float* y, size_t rows, size_t n, bool log) {
+  for (size_t r = 0; r < rows; ++r)
+    exact::softmax_row<Lanes, Io, Math>(x + r * n, y + r * n, n, log, f32_max__neon(x + r * n, n), f32_sum_exact__neon);
+}
 
 // A row whose maximum is NaN or infinite takes the exact kernel (its NaN results are the same).
 void f32_softmax_rows_fast__neon(const float* x, float* y, size_t rows, size_t n, bool log) {
