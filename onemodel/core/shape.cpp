@@ -18,14 +18,16 @@ Shape contiguous_strides(const Shape& shape) {
   return s;
 }
 
-std::string shape_str(const Shape& shape) {
+std::string shape_str(const int64_t* dims, size_t rank) {
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ",";
-    s += std::to_string(shape[i]);
+  for (size_t i = 0; i < rank; ++i) {
+    if (i) s += ", ";
+    s += std::to_string(dims[i]);
   }
   return s + "]";
 }
+
+std::string shape_str(const Shape& shape) { return shape_str(shape.data(), shape.size()); }
 
 bool normalize_axis(int64_t axis, int64_t rank, int64_t* out) {
   if (axis < -rank || axis >= rank) return false;

@@ -5,6 +5,8 @@
 
 namespace om::graph {
 
+bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
 TensorData TensorData::copy_of(std::string name, DType dtype, std::vector<int64_t> dims, const void* data,
                                size_t nbytes) {
   TensorData t;
@@ -69,7 +71,7 @@ std::vector<int64_t> Node::attr_ints(const std::string& n) const {
 
 int64_t Graph::opset_version(const std::string& domain) const {
   for (const OpsetImport& o : opsets)
-    if (o.domain == domain || (domain.empty() && o.domain == "ai.onnx")) return o.version;
+    if (o.domain == domain || (domain.empty() && is_default_domain(o.domain))) return o.version;
   return 0;
 }
 

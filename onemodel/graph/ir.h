@@ -12,6 +12,9 @@
 
 namespace om::graph {
 
+// "" and "ai.onnx" both name the default ONNX domain.
+bool is_default_domain(const std::string& domain);
+
 // One axis: a static size (size >= 0), a symbolic one (param non-empty), or unknown (neither).
 struct Dim {
   int64_t size = -1;

@@ -24,15 +24,18 @@ void InferContext::set_output(size_t i, DType dtype, std::vector<int64_t> shape)
 }
 
 static bool same_domain(const std::string& a, const char* b) {
-  auto norm = [](const char* d) { return std::strcmp(d, "ai.onnx") == 0 ? "" : d; };
-  return std::strcmp(norm(a.c_str()), norm(b)) == 0;
+  return is_default_domain(a) ? is_default_domain(b) : a == b;
 }
 
 const std::vector<const OpDef*>& all_ops() {
   static const std::vector<const OpDef*> table = [] {
     std::vector<const OpDef*> v;
-    for (ops::OpTable t : {ops::elementwise_ops(), ops::matmul_ops(), ops::reduce_ops(), ops::shape_ops(),
-                           ops::index_ops()})
+    const ops::OpTable families[] = {
+#define OM_OP_FAMILY(name) ops::name##_ops(),
+#include "onemodel/graph/ops/families.def"
+#undef OM_OP_FAMILY
+    };
+    for (ops::OpTable t : families)
       for (size_t i = 0; i < t.count; ++i) v.push_back(&t.defs[i]);
     return v;
   }();
@@ -43,6 +46,37 @@ const OpDef* find_op(const std::string& domain, const std::string& op_type) {
   for (const OpDef* d : all_ops())
     if (op_type == d->op_type && same_domain(domain, d->domain)) return d;
   return nullptr;
+}
+
+bool packable_b(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
+  const OpDef* d = find_op(node.domain, node.op_type);
+  return d && d->prepack && d->prepack(node, inputs, out);
+}
+
+AttrType attr_type_of(AttrKind kind) {
+  switch (kind) {
+    case AttrKind::Int: case AttrKind::PositiveInt: return AttrType::Int;
+    case AttrKind::Float: return AttrType::Float;
+    case AttrKind::String: return AttrType::String;
+    case AttrKind::Ints: case AttrKind::PositiveInts: return AttrType::Ints;
+    case AttrKind::Floats: return AttrType::Floats;
+    case AttrKind::Strings: return AttrType::Strings;
+    case AttrKind::Tensor: return AttrType::Tensor;
+  }
+  return AttrType::Int;
+}
+
+const char* attr_kind_name(AttrKind kind) {
+  switch (kind) {
+    case AttrKind::Int: case AttrKind::PositiveInt: return "int";
+    case AttrKind::Float: return "float";
+    case AttrKind::String: return "string";
+    case AttrKind::Ints: case AttrKind::PositiveInts: return "ints";
+    case AttrKind::Floats: return "floats";
+    case AttrKind::Strings: return "strings";
+    case AttrKind::Tensor: return "tensor";
+  }
+  return "?";
 }
 
 const Attribute* find_attr(const Node& node, const char* name) {
@@ -68,17 +102,6 @@ std::shared_ptr<void> aligned_buffer(size_t nbytes) {
   std::memset(p, 0, size);
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
-
-std::string shape_str(const int64_t* dims, size_t rank) {
-  std::string s = "[";
-  for (size_t i = 0; i < rank; ++i) {
-    if (i) s += ", ";
-    s += std::to_string(dims[i]);
-  }
-  return s + "]";
-}
-
-std::string shape_str(const std::vector<int64_t>& shape) { return shape_str(shape.data(), shape.size()); }
 
 Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
                      const std::vector<const ValueDesc*>& inputs, std::vector<EvaluatedValue>* outputs) {

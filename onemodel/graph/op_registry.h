@@ -1,8 +1,9 @@
-// The graph operator registry: one table entry per (domain, op type) with its shape/dtype
-// inference, its fast kernel and its exact kernel (or none). Session validation ("every
-// operator known", "every operator has an exact kernel"), plan-time constant evaluation and
-// docs/operators.md all come from this one table. Each op family (graph/ops/*.cpp) contributes
-// a static array; nothing registers itself at run time.
+// The graph operator registry: one OpDef per (domain, op type) with its opset range, attribute
+// types, shape/dtype inference, Fast and Exact kernels, scratch and prepack hook. The ONNX
+// reader, Session validation, plan-time constant evaluation, docs/operators.md and the tests
+// all come from this one table (docs/adding-an-operator.md). Each op family (graph/ops/*.cpp,
+// listed in graph/ops/families.def) contributes a constexpr array; nothing registers itself at
+// run time.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "onemodel/core/dtype.h"
+#include "onemodel/core/shape.h"
 #include "onemodel/core/mode.h"
 #include "onemodel/core/status.h"
 #include "onemodel/graph/ir.h"
@@ -87,17 +89,23 @@ enum OpFlags : uint32_t {
   kOpShapeOnly = 1u << 1,
 };
 
-struct OpDef {
-  const char* op_type;
-  const char* domain;  // "" = ai.onnx
-  int min_inputs;
-  int max_inputs;
-  InferFn infer;
-  KernelFn fast;
-  KernelFn exact;      // nullptr: no exact kernel (Exact sessions refuse the op)
-  ScratchFn scratch;   // nullptr: none
-  uint32_t flags;
-  const char* notes;   // one line for docs/operators.md
+// The type an attribute must have. PositiveInt(s): every value must be >= 1 (kernel sizes,
+// strides, dilations, group, hidden sizes); a 0 or negative one is refused by the reader.
+enum class AttrKind { Int, PositiveInt, Float, String, Ints, PositiveInts, Floats, Strings, Tensor };
+struct AttrSpec {
+  const char* name;
+  AttrKind kind;
+};
+AttrType attr_type_of(AttrKind kind);
+const char* attr_kind_name(AttrKind kind);
+
+// An attribute that older opsets carried and newer ones take as an input (ReduceMean's `axes`
+// became input 1 in opset 18): the reader moves it into an initializer for models older than
+// `since`, so the IR always has the newest form.
+struct MovedAttr {
+  const char* name = nullptr;
+  int input = 0;
+  int since = 0;
 };
 
 // A node whose right-hand GEMM operand (input `input`) the plan may pack once when that input
@@ -108,6 +116,57 @@ struct PackableB {
   size_t K = 0, N = 0;
   ptrdiff_t rs = 0, cs = 1;
 };
+
+using PrepackFn = bool (*)(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out);
+
+// The oldest default-domain opset the registry's forms are written for: an operator whose
+// current signature predates it says kOldestOpset.
+constexpr int kOldestOpset = 13;
+constexpr int kNewestOpset = 20;
+
+// THE record of one graph operator. The ONNX reader (support, opset, attribute types), Session
+// validation, plan-time evaluation, weight prepacking, docs/operators.md and the tests all read
+// it; nothing else lists operators. Built with the named setters below (constexpr), so a table
+// entry says what each function is for and an omitted part has a declared default.
+struct OpDef {
+  const char* op_type = "";
+  const char* domain = "";            // "" = ai.onnx
+  int since = kOldestOpset;           // accepted for models importing opset since..kNewestOpset
+  int min_inputs = 0;
+  int max_inputs = 0;
+  const AttrSpec* attrs = nullptr;    // attribute types the reader checks; others pass through
+  size_t num_attrs = 0;
+  MovedAttr moved;                    // attribute -> input upgrade for older opsets
+  InferFn infer = nullptr;
+  KernelFn fast = nullptr;
+  KernelFn exact = nullptr;           // nullptr: no exact kernel (Exact sessions refuse the op)
+  ScratchFn scratch = nullptr;        // nullptr: no scratch
+  PrepackFn prepack = nullptr;        // nullptr: no constant operand packed at plan time
+  uint32_t flags = kOpNone;
+  const char* notes = "";             // one line for docs/operators.md
+
+  constexpr OpDef inputs(int lo, int hi) const { OpDef d = *this; d.min_inputs = lo; d.max_inputs = hi; return d; }
+  constexpr OpDef inputs(int n) const { return inputs(n, n); }
+  constexpr OpDef in_domain(const char* dom) const { OpDef d = *this; d.domain = dom; return d; }
+  constexpr OpDef since_opset(int v) const { OpDef d = *this; d.since = v; return d; }
+  template <size_t N>
+  constexpr OpDef attributes(const AttrSpec (&a)[N]) const { OpDef d = *this; d.attrs = a; d.num_attrs = N; return d; }
+  constexpr OpDef attr_became_input(const char* name, int input, int since_opset) const {
+    OpDef d = *this; d.moved.name = name; d.moved.input = input; d.moved.since = since_opset; return d;
+  }
+  constexpr OpDef shapes(InferFn f) const { OpDef d = *this; d.infer = f; return d; }
+  // One kernel for both modes: the op is exact by nature (one rounding per element, or a copy).
+  constexpr OpDef kernel(KernelFn f) const { return kernels(f, f); }
+  constexpr OpDef kernels(KernelFn fast_fn, KernelFn exact_fn) const { OpDef d = *this; d.fast = fast_fn; d.exact = exact_fn; return d; }
+  constexpr OpDef fast_only(KernelFn f) const { return kernels(f, nullptr); }
+  constexpr OpDef with_scratch(ScratchFn f) const { OpDef d = *this; d.scratch = f; return d; }
+  constexpr OpDef with_prepack(PrepackFn f) const { OpDef d = *this; d.prepack = f; return d; }
+  constexpr OpDef with_flags(uint32_t f) const { OpDef d = *this; d.flags = f; return d; }
+  constexpr OpDef doc(const char* line) const { OpDef d = *this; d.notes = line; return d; }
+};
+constexpr OpDef op(const char* op_type) { OpDef d; d.op_type = op_type; return d; }
+
+// The plan packs the node's constant right-hand GEMM operand when its op has a prepack hook.
 bool packable_b(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out);
 
 // nullptr when unknown. "ai.onnx" and "" are the same domain.
@@ -132,7 +191,5 @@ Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
 // 64-byte aligned zeroed bytes owned by a shared_ptr; null when memory is exhausted.
 std::shared_ptr<void> aligned_buffer(size_t nbytes);
 
-std::string shape_str(const std::vector<int64_t>& shape);
-std::string shape_str(const int64_t* dims, size_t rank);
 
 }  // namespace om::graph

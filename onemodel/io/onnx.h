@@ -19,8 +19,13 @@
 
 #include "onemodel/core/status.h"
 #include "onemodel/graph/ir.h"
+#include "onemodel/graph/op_registry.h"
 
 namespace om::onnx {
+
+constexpr int64_t kMinOpset = graph::kOldestOpset;  // the oldest default-domain opset the reader accepts
+constexpr int64_t kMaxOpset = graph::kNewestOpset;  // the opset the writer emits and the IR is normalised to
+constexpr int64_t kIrVersion = 9;                   // the ONNX IR version the writer emits
 
 Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g);
 Status write_file(const graph::Graph& g, const std::string& path);

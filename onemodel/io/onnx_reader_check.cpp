@@ -4,7 +4,8 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "onemodel/io/onnx_ops.h"
+#include "onemodel/graph/op_registry.h"
+#include "onemodel/io/onnx.h"
 #include "onemodel/io/onnx_reader_internal.h"
 
 namespace om::onnx::detail {
@@ -42,7 +43,29 @@ Status format(const std::string& where, const std::string& what) {
   return Status::error(ErrorKind::Format, msg("om::onnx::read: malformed ONNX file: ", where, ": ", what));
 }
 
-bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+using graph::is_default_domain;
+using graph::OpDef;
+
+// Checks the node's attributes against its operator's schema; names the schema does not list
+// pass through (kernels read what they know).
+Status check_attribute_types(const OpDef& op, const Node& node) {
+  for (const Attribute& a : node.attributes) {
+    for (size_t k = 0; k < op.num_attrs; ++k) {
+      const graph::AttrSpec& spec = op.attrs[k];
+      if (a.name != spec.name) continue;
+      const std::string who = msg("node '", node.name, "' (", node.op_type, "): attribute '", a.name, "'");
+      if (a.type != graph::attr_type_of(spec.kind))
+        return Status::error(ErrorKind::Format, msg(who, " must be of type ", graph::attr_kind_name(spec.kind),
+                                                    ", the file gives type code ", int(a.type)));
+      if (spec.kind == graph::AttrKind::PositiveInt && a.i < 1)
+        return Status::error(ErrorKind::Format, msg(who, " is ", a.i, "; it must be at least 1"));
+      if (spec.kind == graph::AttrKind::PositiveInts)
+        for (int64_t v : a.ints)
+          if (v < 1) return Status::error(ErrorKind::Format, msg(who, " holds ", v, "; every value must be at least 1"));
+    }
+  }
+  return Status::ok();
+}
 
 // Copies typed values (int32_data etc.) into the tensor's storage, checking each fits.
 template <typename T>
@@ -195,7 +218,7 @@ Status check_and_normalise(Decoded& d) {
   int64_t opset = 0;
   std::unordered_set<std::string> domains;
   for (graph::OpsetImport& o : g.opsets) {
-    if (o.domain == "ai.onnx") o.domain.clear();
+    if (is_default_domain(o.domain)) o.domain.clear();
     if (!domains.insert(o.domain).second) return format("model", msg("opset_import lists domain '", o.domain, "' twice"));
     if (o.domain.empty()) opset = o.version;
   }
@@ -208,18 +231,15 @@ Status check_and_normalise(Decoded& d) {
                              kMinOpset, " to ", kMaxOpset, ". Convert it first (the onnx Python package: "
                              "onnx.version_converter.convert_version(model, ", kMaxOpset, "))"));
 
-  // Every unsupported op type at once.
+  // Every unsupported op type at once; the registry is the only list.
   std::vector<std::string> unsupported;
   std::unordered_set<std::string> seen;
   for (const Node& n : g.nodes) {
     std::string label;
-    if (!is_default_domain(n.domain)) {
-      label = n.domain + "::" + n.op_type;
-    } else if (const OpInfo* op = find_onnx_op(n.op_type)) {
-      if (op->since > opset) label = msg(n.op_type, " (needs opset ", op->since, ", the model imports ", opset, ")");
-    } else {
-      label = n.op_type;
-    }
+    const OpDef* op = graph::find_op(n.domain, n.op_type);
+    if (!op) label = is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
+    else if (is_default_domain(n.domain) && op->since > opset)
+      label = msg(n.op_type, " (needs opset ", op->since, ", the model imports ", opset, ")");
     if (!label.empty() && seen.insert(label).second) unsupported.push_back(label);
   }
   if (!unsupported.empty()) {
@@ -228,11 +248,11 @@ Status check_and_normalise(Decoded& d) {
     return Status::error(ErrorKind::Unsupported,
                          msg("om::onnx::read: the model uses ", unsupported.size(), " operator type",
                              unsupported.size() == 1 ? "" : "s", " onemodel does not support: ", list,
-                             ". The supported operators are listed in docs/onnx.md"));
+                             ". The supported operators are listed in docs/operators.md"));
   }
   for (const Status& st : d.node_deferred) OM_TRY(st);
 
-  // Attribute types, then the opset-20 form: `axes` attributes that became inputs move there.
+  // Attribute types, then the opset-20 form: attributes that became inputs move there.
   std::unordered_set<std::string> names;
   for (const auto& v : g.inputs) names.insert(v.name);
   for (const auto& t : g.initializers) names.insert(t.name);
@@ -240,20 +260,19 @@ Status check_and_normalise(Decoded& d) {
     for (const std::string& o : n.outputs) names.insert(o);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
-    n.domain.clear();
-    const OpInfo* op = find_onnx_op(n.op_type);
+    if (is_default_domain(n.domain)) n.domain.clear();
+    const OpDef* op = graph::find_op(n.domain, n.op_type);
     OM_TRY(check_attribute_types(*op, n).with_context(msg("om::onnx::read: graph.node[", i, "]")));
-    if (op->axes_input_since == 0 || opset >= op->axes_input_since) continue;
+    if (!op->moved.name || opset >= op->moved.since) continue;
     for (size_t k = 0; k < n.attributes.size(); ++k) {
-      if (n.attributes[k].name != "axes") continue;
-      const std::string base = (n.outputs.empty() || n.outputs[0].empty() ? n.name : n.outputs[0]) + ".axes";
+      if (n.attributes[k].name != op->moved.name) continue;
+      const std::string base = (n.outputs.empty() || n.outputs[0].empty() ? n.name : n.outputs[0]) + "." + op->moved.name;
       std::string name = base;
       for (int suffix = 1; names.count(name); ++suffix) name = msg(base, "_", suffix);
       names.insert(name);
-      const std::vector<int64_t>& axes = n.attributes[k].ints;
-      g.initializers.push_back(TensorData::copy_of(name, DType::i64, {int64_t(axes.size())}, axes.data(), axes.size() * 8));
-      if (n.inputs.empty()) n.inputs.emplace_back();
-      n.inputs.resize(1);
+      const std::vector<int64_t>& values = n.attributes[k].ints;
+      g.initializers.push_back(TensorData::copy_of(name, DType::i64, {int64_t(values.size())}, values.data(), values.size() * 8));
+      n.inputs.resize(size_t(op->moved.input));
       n.inputs.push_back(name);
       n.attributes.erase(n.attributes.begin() + long(k));
       break;

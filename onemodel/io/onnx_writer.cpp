@@ -8,7 +8,7 @@
 #include <cstdio>
 
 #include "onemodel/io/onnx.h"
-#include "onemodel/io/onnx_ops.h"
+#include "onemodel/io/onnx.h"
 #include "onnx.pb.h"
 
 namespace om::onnx {
@@ -233,7 +233,7 @@ Status prepare(const Graph& g, ModelView& v) {
   v.g = &g;
   v.opsets.push_back(OpsetImport{"", kMaxOpset});
   for (const OpsetImport& o : g.opsets)
-    if (!o.domain.empty() && o.domain != "ai.onnx") v.opsets.push_back(o);
+    if (!graph::is_default_domain(o.domain)) v.opsets.push_back(o);
   v.msg.has_ir_version = true;
   v.msg.ir_version = kIrVersion;
   set(v.msg.producer_name, enc_string, &g.producer_name);

@@ -33,7 +33,7 @@ Status validate_ops(const graph::Graph& g, ArithmeticMode mode) {
   };
   for (const auto& n : g.nodes) {
     const graph::OpDef* op = graph::find_op(n.domain, n.op_type);
-    const std::string name = n.domain.empty() || n.domain == "ai.onnx" ? n.op_type : n.domain + "::" + n.op_type;
+    const std::string name = graph::is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
     if (!op) add_once(unknown, name);
     else if (mode == ArithmeticMode::Exact && !op->exact) add_once(inexact, name);
   }
@@ -183,14 +183,14 @@ static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t 
                                                          ", got ", dtype_name(t->dtype)));
     if (t->rank != vi.shape.size())
       return Status::error(ErrorKind::ShapeMismatch, msg("Session::run: input '", vi.name, "' expects rank ", vi.shape.size(), " ",
-                                                         dims_str(vi), ", got rank ", t->rank, " ", graph::shape_str(t->dims, t->rank)));
+                                                         dims_str(vi), ", got rank ", t->rank, " ", om::shape_str(t->dims, t->rank)));
     for (size_t d = 0; d < t->rank; ++d) {
       if (t->dims[d] < 0)
         return Status::error(ErrorKind::ShapeMismatch, msg("Session::run: input '", vi.name, "' has a negative size in ",
-                                                           graph::shape_str(t->dims, t->rank)));
+                                                           om::shape_str(t->dims, t->rank)));
       if (vi.shape[d].is_static() && vi.shape[d].size != t->dims[d])
         return Status::error(ErrorKind::ShapeMismatch, msg("Session::run: input '", vi.name, "' expects ", dims_str(vi), ", got ",
-                                                           graph::shape_str(t->dims, t->rank), " (axis ", d, " is fixed at ",
+                                                           om::shape_str(t->dims, t->rank), " (axis ", d, " is fixed at ",
                                                            vi.shape[d].size, ")"));
     }
     // A symbol names one size across all inputs.
@@ -232,7 +232,7 @@ static Result<runtime::Plan*> find_or_plan(Session::Impl& impl) {
   if (!built.is_ok()) {
     std::string sig;
     for (size_t j = 0; j < g.inputs.size(); ++j)
-      if (impl.ordered[j]) sig += (sig.empty() ? "" : ", ") + g.inputs[j].name + "=" + graph::shape_str(dims[j]);
+      if (impl.ordered[j]) sig += (sig.empty() ? "" : ", ") + g.inputs[j].name + "=" + om::shape_str(dims[j]);
     return built.status().with_context(msg("om::Session: planning for input shapes ", sig));
   }
   if (impl.options.max_cached_plans > 0 && impl.plans.size() >= impl.options.max_cached_plans) impl.plans.erase(impl.plans.begin());

@@ -153,7 +153,7 @@ TEST_CASE("from_vector for each element type; size mismatch is a ShapeMismatch")
   CHECK(om::from_vector<om::half>({om::half{0x3c00}}).to(om::DType::f32).item<float>() == 1.0f);
   om::Error e = error_of([] { om::from_vector<float>({1, 2, 3}, {2, 2}); });
   CHECK(e.kind() == om::ErrorKind::ShapeMismatch);
-  CHECK(contains(e.what(), "[2,2]"));
+  CHECK(contains(e.what(), "[2, 2]"));
 }
 
 TEST_CASE("to_vector get item data read logical elements of views") {
@@ -224,8 +224,8 @@ TEST_CASE("fill_ set mutable_data mutable_storage copy_from write through views"
   CHECK(ints.to_vector<int64_t>() == std::vector<int64_t>{1, -2, 3});
   om::Error e = error_of([&] { dst.copy_from(src); });
   CHECK(e.kind() == om::ErrorKind::ShapeMismatch);
-  CHECK(contains(e.what(), "[3,2]"));
-  CHECK(contains(e.what(), "[2,3]"));
+  CHECK(contains(e.what(), "[3, 2]"));
+  CHECK(contains(e.what(), "[2, 3]"));
   om::Tensor i = om::zeros({2}, om::DType::i32);
   i.fill_(3.7);
   CHECK(i.to_vector<int32_t>() == std::vector<int32_t>{3, 3});

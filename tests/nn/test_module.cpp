@@ -159,8 +159,8 @@ TEST_CASE("load_state_dict refuses mismatches with clear errors and leaves the m
   CHECK(e.kind() == om::ErrorKind::ShapeMismatch);
   CHECK(contains(e.what(), "om::nn::Module::load_state_dict"));
   CHECK(contains(e.what(), "'fc1.weight'"));
-  CHECK(contains(e.what(), "f32[5,3]"));
-  CHECK(contains(e.what(), "f32[4,3]"));
+  CHECK(contains(e.what(), "f32[5, 3]"));
+  CHECK(contains(e.what(), "f32[4, 3]"));
   CHECK(contains(e.what(), "'fc2.weight'"));
   CHECK(m->fc1->weight.to_vector<float>() == before);
   CHECK(m->fc1->bias.to_vector<float>() == bias_before);  // nothing written before the check

@@ -37,8 +37,8 @@ TEST_CASE("add sub mul div broadcast like numpy") {
 TEST_CASE("binary operators on strided, transposed and expanded views") {
   om::Generator g(12);
   om::Tensor base = ref::random({4, 6}, g);
-  om::Tensor a = base.t();                     // [6,4] non-contiguous
-  om::Tensor b = base.slice(1, 0, 6, 2);       // [4,3] stepped
+  om::Tensor a = base.t();                     // [6, 4] non-contiguous
+  om::Tensor b = base.slice(1, 0, 6, 2);       // [4, 3] stepped
   om::Tensor c = om::arange(4).reshape({4, 1}).expand({4, 3});
   ref::check_close(om::add(a.t(), base), ref::binary(ref::of(base), ref::of(base), [](double x, double y) { return x + y; }));
   ref::check_close(om::mul(b, c), ref::binary(ref::of(b), ref::of(c), [](double x, double y) { return x * y; }));
@@ -92,9 +92,9 @@ TEST_CASE("binary errors name the call, the shapes and the offending dim") {
   om::Error e = testutil::error_of([] { om::add(om::zeros({2, 3}), om::zeros({4, 3})); });
   CHECK(e.kind() == om::ErrorKind::ShapeMismatch);
   INFO(e.what());
-  CHECK(testutil::contains(e.what(), "om::add: shapes [2,3] and [4,3] do not broadcast (dim 0: 2 vs 4)"));
+  CHECK(testutil::contains(e.what(), "om::add: shapes [2, 3] and [4, 3] do not broadcast (dim 0: 2 vs 4)"));
   om::Error e2 = testutil::error_of([] { om::mul(om::zeros({5, 2}), om::zeros({3})); });
-  CHECK(testutil::contains(e2.what(), "om::mul: shapes [5,2] and [3] do not broadcast (dim 1: 2 vs 3)"));
+  CHECK(testutil::contains(e2.what(), "om::mul: shapes [5, 2] and [3] do not broadcast (dim 1: 2 vs 3)"));
   CHECK(testutil::contains(testutil::error_of([] { om::sub(om::zeros({2}), om::zeros({3})); }).what(), "om::sub"));
   CHECK(testutil::contains(testutil::error_of([] { om::div(om::zeros({2}), om::zeros({3})); }).what(), "om::div"));
   om::Error dt = testutil::error_of([] { om::add(om::zeros({2}), om::zeros({2}, om::DType::i64)); });

@@ -35,7 +35,7 @@ TEST_CASE("matmul reads transposed, sliced, flipped and expanded operands in pla
   om::Tensor w = ref::random({5, 4}, g);
   om::Tensor x = ref::random({3, 4}, g);
   check_matmul(x, w.t());                                // transposed weight
-  check_matmul(w.t().t(), x.t());                        // [5,4] @ [4,3]
+  check_matmul(w.t().t(), x.t());                        // [5, 4] @ [4, 3]
   om::Tensor big = ref::random({6, 10}, g);
   check_matmul(big.slice(1, 1, 9, 2), ref::random({4, 3}, g));  // column stride 2
   check_matmul(big.slice(0, 1, 4), big.t().slice(1, 2, 5));     // offsets
@@ -51,8 +51,8 @@ TEST_CASE("matmul errors") {
   CHECK(e.kind() == om::ErrorKind::ShapeMismatch);
   INFO(e.what());
   CHECK(testutil::contains(e.what(), "om::matmul"));
-  CHECK(testutil::contains(e.what(), "[2,3]"));
-  CHECK(testutil::contains(e.what(), "[4,5]"));
+  CHECK(testutil::contains(e.what(), "[2, 3]"));
+  CHECK(testutil::contains(e.what(), "[4, 5]"));
   CHECK(testutil::error_of([] { om::matmul(om::zeros({2, 2, 3}), om::zeros({3, 3, 4})); }).kind() == om::ErrorKind::ShapeMismatch);
   CHECK(testutil::error_of([] { om::matmul(om::scalar_tensor(1), om::zeros({3})); }).kind() == om::ErrorKind::InvalidArgument);
   CHECK(testutil::error_of([] { om::matmul(om::zeros({3}, om::DType::i64), om::zeros({3}, om::DType::i64)); }).kind() ==

@@ -250,37 +250,42 @@ Status pow_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-#define OM_UNARY(name, op, notes) \
-  {name, "", 1, 1, infer_f32_unary, unary_kernel<UnaryOp::op>, unary_kernel<UnaryOp::op>, nullptr, kOpNone, notes}
+constexpr AttrSpec kGeluAttrs[] = {{"approximate", AttrKind::String}};
+constexpr AttrSpec kLeakyAttrs[] = {{"alpha", AttrKind::Float}};
 
-const OpDef kOps[] = {
-    {"Add", "", 2, 2, infer_arith, arith_kernel<BinaryOp::Add>, arith_kernel<BinaryOp::Add>, nullptr, kOpNone, "f32 i64 i32, broadcasting"},
-    {"Sub", "", 2, 2, infer_arith, arith_kernel<BinaryOp::Sub>, arith_kernel<BinaryOp::Sub>, nullptr, kOpNone, "f32 i64 i32, broadcasting"},
-    {"Mul", "", 2, 2, infer_arith, arith_kernel<BinaryOp::Mul>, arith_kernel<BinaryOp::Mul>, nullptr, kOpNone, "f32 i64 i32, broadcasting"},
-    {"Div", "", 2, 2, infer_arith, arith_kernel<BinaryOp::Div>, arith_kernel<BinaryOp::Div>, nullptr, kOpNone,
-     "f32 i64 i32, broadcasting; integer division truncates, by zero is an error"},
-    {"Pow", "", 2, 2, infer_f32_binary, pow_kernel, nullptr, nullptr, kOpNone, "f32, broadcasting; fast only"},
-    {"Equal", "", 2, 2, infer_compare, compare_kernel<Cmp::Eq>, compare_kernel<Cmp::Eq>, nullptr, kOpNone, "f32 i64 i32 bool -> bool"},
-    {"Less", "", 2, 2, infer_compare, compare_kernel<Cmp::Lt>, compare_kernel<Cmp::Lt>, nullptr, kOpNone, "f32 i64 i32 bool -> bool"},
-    {"Greater", "", 2, 2, infer_compare, compare_kernel<Cmp::Gt>, compare_kernel<Cmp::Gt>, nullptr, kOpNone, "f32 i64 i32 bool -> bool"},
-    {"Where", "", 3, 3, infer_where, where_kernel, where_kernel, nullptr, kOpNone, "any dtype, three-way broadcasting"},
-    {"Neg", "", 1, 1, infer_neg, neg_kernel, neg_kernel, nullptr, kOpNone, "f32 i64 i32"},
-    OM_UNARY("Relu", Relu, "f32"),
-    OM_UNARY("Sigmoid", Sigmoid, "f32, library sigmoid"),
-    OM_UNARY("Tanh", Tanh, "f32, library tanh"),
-    OM_UNARY("Sqrt", Sqrt, "f32"),
-    OM_UNARY("Erf", Erf, "f32, library erf"),
-    OM_UNARY("Exp", Exp, "f32, library exp"),
-    OM_UNARY("Log", Log, "f32, library log"),
-    OM_UNARY("Abs", Abs, "f32"),
-    OM_UNARY("Reciprocal", Reciprocal, "f32"),
-    {"Gelu", "", 1, 1, infer_gelu, gelu_kernel, gelu_kernel, nullptr, kOpNone, "f32, approximate none|tanh"},
-    {"LeakyRelu", "", 1, 1, infer_f32_unary, leaky_relu_kernel, leaky_relu_kernel, nullptr, kOpNone, "f32, alpha"},
-    {"Clip", "", 1, 3, infer_clip, clip_kernel, clip_kernel, nullptr, kOpNone, "f32, optional scalar min/max inputs"},
+constexpr OpDef unary(const char* type, KernelFn k, const char* notes) {
+  return op(type).inputs(1).shapes(infer_f32_unary).kernel(k).doc(notes);
+}
+
+constexpr OpDef kOps[] = {
+    op("Add").inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Add>).doc("f32 i64 i32, broadcasting"),
+    op("Sub").inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Sub>).doc("f32 i64 i32, broadcasting"),
+    op("Mul").inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Mul>).doc("f32 i64 i32, broadcasting"),
+    op("Div").inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Div>)
+        .doc("f32 i64 i32, broadcasting; integer division truncates, by zero is an error"),
+    op("Pow").inputs(2).shapes(infer_f32_binary).fast_only(pow_kernel).doc("f32, broadcasting; fast only"),
+    op("Equal").inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Eq>).doc("f32 i64 i32 bool -> bool"),
+    op("Less").inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Lt>).doc("f32 i64 i32 bool -> bool"),
+    op("Greater").inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Gt>).doc("f32 i64 i32 bool -> bool"),
+    op("Where").inputs(3).shapes(infer_where).kernel(where_kernel).doc("any dtype, three-way broadcasting"),
+    op("Neg").inputs(1).shapes(infer_neg).kernel(neg_kernel).doc("f32 i64 i32"),
+    unary("Relu", unary_kernel<UnaryOp::Relu>, "f32"),
+    unary("Sigmoid", unary_kernel<UnaryOp::Sigmoid>, "f32, library sigmoid"),
+    unary("Tanh", unary_kernel<UnaryOp::Tanh>, "f32, library tanh"),
+    unary("Sqrt", unary_kernel<UnaryOp::Sqrt>, "f32"),
+    unary("Erf", unary_kernel<UnaryOp::Erf>, "f32, library erf"),
+    unary("Exp", unary_kernel<UnaryOp::Exp>, "f32, library exp"),
+    unary("Log", unary_kernel<UnaryOp::Log>, "f32, library log"),
+    unary("Abs", unary_kernel<UnaryOp::Abs>, "f32"),
+    unary("Reciprocal", unary_kernel<UnaryOp::Reciprocal>, "f32"),
+    op("Gelu").since_opset(20).inputs(1).attributes(kGeluAttrs).shapes(infer_gelu).kernel(gelu_kernel)
+        .doc("f32, approximate none|tanh"),
+    op("LeakyRelu").inputs(1).attributes(kLeakyAttrs).shapes(infer_f32_unary).kernel(leaky_relu_kernel).doc("f32, alpha"),
+    op("Clip").inputs(1, 3).shapes(infer_clip).kernel(clip_kernel).doc("f32, optional scalar min/max inputs"),
 };
 
 }  // namespace
 
-OpTable elementwise_ops() { return {kOps, sizeof(kOps) / sizeof(kOps[0])}; }
+OpTable elementwise_ops() { return table_of(kOps); }
 
 }  // namespace om::graph::ops

@@ -299,18 +299,21 @@ Status cast_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-const OpDef kOps[] = {
-    {"Slice", "", 3, 5, infer_slice, slice_kernel, slice_kernel, nullptr, kOpNone,
-     "any dtype; starts/ends/axes/steps known at plan time; negative steps, clamping"},
-    {"Gather", "", 2, 2, infer_gather, gather_kernel, gather_kernel, nullptr, kOpNone,
-     "any dtype, axis; i64/i32 indices of any rank, negative indices; out of range is an error"},
-    {"Concat", "", 1, 64, infer_concat, concat_kernel, concat_kernel, nullptr, kOpNone, "any dtype, axis"},
-    {"Cast", "", 1, 1, infer_cast, cast_kernel, cast_kernel, nullptr, kOpNone,
-     "f32 f16 i64 i32 i8 u8 bool, all pairs; float to int truncates"},
+constexpr AttrSpec kAxisAttrs[] = {{"axis", AttrKind::Int}};
+constexpr AttrSpec kCastAttrs[] = {{"to", AttrKind::Int}, {"saturate", AttrKind::Int}};
+
+constexpr OpDef kOps[] = {
+    op("Slice").inputs(3, 5).shapes(infer_slice).kernel(slice_kernel)
+        .doc("any dtype; starts/ends/axes/steps known at plan time; negative steps, clamping"),
+    op("Gather").inputs(2).attributes(kAxisAttrs).shapes(infer_gather).kernel(gather_kernel)
+        .doc("any dtype, axis; i64/i32 indices of any rank, negative indices; out of range is an error"),
+    op("Concat").inputs(1, 64).attributes(kAxisAttrs).shapes(infer_concat).kernel(concat_kernel).doc("any dtype, axis"),
+    op("Cast").inputs(1).attributes(kCastAttrs).shapes(infer_cast).kernel(cast_kernel)
+        .doc("f32 f16 i64 i32 i8 u8 bool, all pairs; float to int truncates"),
 };
 
 }  // namespace
 
-OpTable index_ops() { return {kOps, sizeof(kOps) / sizeof(kOps[0])}; }
+OpTable index_ops() { return table_of(kOps); }
 
 }  // namespace om::graph::ops

@@ -497,7 +497,7 @@ Status fused_kernel(const KernelContext& k) {
 
 bool matmul_packable_b(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
   if (inputs.size() < 2 || !inputs[0] || !inputs[1] || inputs[1]->dtype != DType::f32 || inputs[1]->shape.size() != 2) return false;
-  const bool onnx = node.domain.empty() || node.domain == "ai.onnx";
+  const bool onnx = is_default_domain(node.domain);
   const std::vector<int64_t>& b = inputs[1]->shape;
   out->input = 1;
   if (onnx && node.op_type == "MatMul") {
@@ -529,22 +529,21 @@ bool matmul_packable_b(const Node& node, const std::vector<const ValueDesc*>& in
 
 namespace {
 
-const OpDef kOps[] = {
-    {"MatMul", "", 2, 2, infer_matmul, matmul_kernel, matmul_kernel, matmul_scratch, kOpNone,
-     "f32, numpy semantics (1-D operands, broadcast batch axes); exact: fixed fma chain"},
-    {"Gemm", "", 2, 3, infer_gemm, gemm_kernel, gemm_kernel, gemm_scratch, kOpNone, "f32, transA/transB, alpha, beta, broadcast C"},
-    {"FusedMatMul", kOnemodelDomain, 2, 4, infer_fused, fused_kernel, fused_kernel, fused_scratch, kOpNone,
-     "written by the fusion passes: perm_y(act(perm_a(A) x perm_b(B) + bias) * alpha) (+ residual); transposes read and written through strides"},
+constexpr AttrSpec kGemmAttrs[] = {
+    {"alpha", AttrKind::Float}, {"beta", AttrKind::Float}, {"transA", AttrKind::Int}, {"transB", AttrKind::Int}};
+
+constexpr OpDef kOps[] = {
+    op("MatMul").inputs(2).shapes(infer_matmul).kernel(matmul_kernel).with_scratch(matmul_scratch).with_prepack(matmul_packable_b)
+        .doc("f32, numpy semantics (1-D operands, broadcast batch axes); exact: fixed fma chain"),
+    op("Gemm").inputs(2, 3).attributes(kGemmAttrs).shapes(infer_gemm).kernel(gemm_kernel).with_scratch(gemm_scratch)
+        .with_prepack(matmul_packable_b).doc("f32, transA/transB, alpha, beta, broadcast C"),
+    op("FusedMatMul").in_domain(kOnemodelDomain).inputs(2, 4).shapes(infer_fused).kernel(fused_kernel).with_scratch(fused_scratch)
+        .with_prepack(matmul_packable_b)
+        .doc("written by the fusion passes: perm_y(act(perm_a(A) x perm_b(B) + bias) * alpha) (+ residual); transposes read and written through strides"),
 };
 
 }  // namespace
 
-OpTable matmul_ops() { return {kOps, sizeof(kOps) / sizeof(kOps[0])}; }
+OpTable matmul_ops() { return table_of(kOps); }
 
 }  // namespace om::graph::ops
-
-namespace om::graph {
-bool packable_b(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
-  return ops::matmul_packable_b(node, inputs, out);
-}
-}  // namespace om::graph

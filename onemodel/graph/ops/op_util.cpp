@@ -2,12 +2,6 @@
 
 namespace om::graph::ops {
 
-bool normalize_axis(int64_t axis, int64_t rank, int64_t* out) {
-  if (axis < -rank || axis >= rank) return false;
-  *out = axis < 0 ? axis + rank : axis;
-  return true;
-}
-
 Status broadcast_shapes(const InferContext& ctx, const std::vector<const std::vector<int64_t>*>& shapes,
                         std::vector<int64_t>* out) {
   size_t rank = 0;

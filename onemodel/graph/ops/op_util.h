@@ -4,23 +4,22 @@
 #include <string>
 #include <vector>
 
+#include "onemodel/core/shape.h"
 #include "onemodel/graph/op_registry.h"
 
 namespace om::graph::ops {
 
-// Each family's table (defined in its .cpp); op_registry.cpp concatenates them.
+// Each family's table (defined in its .cpp, listed in families.def); op_registry.cpp
+// concatenates them.
 struct OpTable {
   const OpDef* defs;
   size_t count;
 };
-OpTable elementwise_ops();
-OpTable matmul_ops();
-OpTable reduce_ops();
-OpTable shape_ops();
-OpTable index_ops();
-
-// Normalises an axis in [-rank, rank) to [0, rank); false when out of range.
-bool normalize_axis(int64_t axis, int64_t rank, int64_t* out);
+template <size_t N>
+constexpr OpTable table_of(const OpDef (&defs)[N]) { return {defs, N}; }
+#define OM_OP_FAMILY(name) OpTable name##_ops();
+#include "onemodel/graph/ops/families.def"
+#undef OM_OP_FAMILY
 
 // numpy broadcasting of two or more shapes.
 Status broadcast_shapes(const InferContext& ctx, const std::vector<const std::vector<int64_t>*>& shapes,

@@ -191,21 +191,28 @@ Status softmax_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-const OpDef kOps[] = {
-    {"ReduceSum", "", 1, 2, infer_reduce, reduce_kernel<ReduceKind::Sum>, reduce_kernel<ReduceKind::Sum>, reduce_scratch, kOpNone,
-     "f32; axes input (or attribute), keepdims, noop_with_empty_axes; exact: fixed-order sum"},
-    {"ReduceMean", "", 1, 2, infer_reduce, reduce_kernel<ReduceKind::Mean>, reduce_kernel<ReduceKind::Mean>, reduce_scratch, kOpNone,
-     "f32; as ReduceSum, then one division by the count"},
-    {"ReduceMax", "", 1, 2, infer_reduce, reduce_kernel<ReduceKind::Max>, reduce_kernel<ReduceKind::Max>, reduce_scratch, kOpNone,
-     "f32; as ReduceSum; NaN propagates"},
-    {"Softmax", "", 1, 1, infer_softmax, softmax_kernel<false>, softmax_kernel<false>, softmax_scratch, kOpNone,
-     "f32, axis (opset 13 semantics); exact: fixed-order sum, library exp"},
-    {"LogSoftmax", "", 1, 1, infer_softmax, softmax_kernel<true>, softmax_kernel<true>, softmax_scratch, kOpNone,
-     "f32, axis (opset 13 semantics)"},
+constexpr AttrSpec kReduceAttrs[] = {{"keepdims", AttrKind::Int}, {"noop_with_empty_axes", AttrKind::Int}, {"axes", AttrKind::Ints}};
+constexpr AttrSpec kSoftmaxAttrs[] = {{"axis", AttrKind::Int}};
+
+constexpr OpDef reduction(const char* type, KernelFn k) {
+  return op(type).inputs(1, 2).attributes(kReduceAttrs).shapes(infer_reduce).kernel(k).with_scratch(reduce_scratch);
+}
+
+// ReduceSum's `axes` is an input since opset 13; ReduceMean's and ReduceMax's since 18.
+constexpr OpDef kOps[] = {
+    reduction("ReduceSum", reduce_kernel<ReduceKind::Sum>)
+        .doc("f32; axes input (or attribute), keepdims, noop_with_empty_axes; exact: fixed-order sum"),
+    reduction("ReduceMean", reduce_kernel<ReduceKind::Mean>).attr_became_input("axes", 1, 18)
+        .doc("f32; as ReduceSum, then one division by the count"),
+    reduction("ReduceMax", reduce_kernel<ReduceKind::Max>).attr_became_input("axes", 1, 18).doc("f32; as ReduceSum; NaN propagates"),
+    op("Softmax").inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax).kernel(softmax_kernel<false>)
+        .with_scratch(softmax_scratch).doc("f32, axis (opset 13 semantics); exact: fixed-order sum, library exp"),
+    op("LogSoftmax").inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax).kernel(softmax_kernel<true>)
+        .with_scratch(softmax_scratch).doc("f32, axis (opset 13 semantics)"),
 };
 
 }  // namespace
 
-OpTable reduce_ops() { return {kOps, sizeof(kOps) / sizeof(kOps[0])}; }
+OpTable reduce_ops() { return table_of(kOps); }
 
 }  // namespace om::graph::ops

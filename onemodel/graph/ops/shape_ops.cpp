@@ -275,22 +275,35 @@ Status transpose_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-const OpDef kOps[] = {
-    {"Identity", "", 1, 1, infer_identity, copy_kernel, copy_kernel, nullptr, kOpAlias, "any dtype; aliases its input"},
-    {"Reshape", "", 2, 2, infer_reshape, copy_kernel, copy_kernel, nullptr, kOpAlias,
-     "any dtype; shape input known at plan time, 0 copies, one -1, allowzero; aliases its input"},
-    {"Flatten", "", 1, 1, infer_flatten, copy_kernel, copy_kernel, nullptr, kOpAlias, "any dtype, axis; aliases its input"},
-    {"Squeeze", "", 1, 2, infer_squeeze, copy_kernel, copy_kernel, nullptr, kOpAlias, "any dtype; axes input or attribute; aliases"},
-    {"Unsqueeze", "", 1, 2, infer_unsqueeze, copy_kernel, copy_kernel, nullptr, kOpAlias, "any dtype; axes input or attribute; aliases"},
-    {"Shape", "", 1, 1, infer_shape, shape_kernel, shape_kernel, nullptr, kOpShapeOnly, "start/end; always folded when planning"},
-    {"Constant", "", 0, 0, infer_constant, constant_kernel, constant_kernel, nullptr, kOpNone,
-     "value, value_float(s), value_int(s); folded when planning"},
-    {"Expand", "", 2, 2, infer_expand, expand_kernel, expand_kernel, nullptr, kOpNone, "any dtype; shape input known at plan time"},
-    {"Transpose", "", 1, 1, infer_transpose, transpose_kernel, transpose_kernel, nullptr, kOpNone, "any dtype, perm (default reversed)"},
+constexpr AttrSpec kReshapeAttrs[] = {{"allowzero", AttrKind::Int}};
+constexpr AttrSpec kAxisAttrs[] = {{"axis", AttrKind::Int}};
+constexpr AttrSpec kShapeAttrs[] = {{"start", AttrKind::Int}, {"end", AttrKind::Int}};
+constexpr AttrSpec kTransposeAttrs[] = {{"perm", AttrKind::Ints}};
+constexpr AttrSpec kConstantAttrs[] = {
+    {"value", AttrKind::Tensor},      {"value_float", AttrKind::Float},   {"value_floats", AttrKind::Floats},
+    {"value_int", AttrKind::Int},     {"value_ints", AttrKind::Ints},     {"value_string", AttrKind::String},
+    {"value_strings", AttrKind::Strings}};
+
+constexpr OpDef alias(const char* type, InferFn f) { return op(type).shapes(f).kernel(copy_kernel).with_flags(kOpAlias); }
+
+constexpr OpDef kOps[] = {
+    alias("Identity", infer_identity).inputs(1).doc("any dtype; aliases its input"),
+    alias("Reshape", infer_reshape).inputs(2).attributes(kReshapeAttrs)
+        .doc("any dtype; shape input known at plan time, 0 copies, one -1, allowzero; aliases its input"),
+    alias("Flatten", infer_flatten).inputs(1).attributes(kAxisAttrs).doc("any dtype, axis; aliases its input"),
+    alias("Squeeze", infer_squeeze).inputs(1, 2).doc("any dtype; axes input or attribute; aliases"),
+    alias("Unsqueeze", infer_unsqueeze).inputs(1, 2).doc("any dtype; axes input or attribute; aliases"),
+    op("Shape").inputs(1).attributes(kShapeAttrs).shapes(infer_shape).kernel(shape_kernel).with_flags(kOpShapeOnly)
+        .doc("start/end; always folded when planning"),
+    op("Constant").inputs(0).attributes(kConstantAttrs).shapes(infer_constant).kernel(constant_kernel)
+        .doc("value, value_float(s), value_int(s); folded when planning"),
+    op("Expand").inputs(2).shapes(infer_expand).kernel(expand_kernel).doc("any dtype; shape input known at plan time"),
+    op("Transpose").inputs(1).attributes(kTransposeAttrs).shapes(infer_transpose).kernel(transpose_kernel)
+        .doc("any dtype, perm (default reversed)"),
 };
 
 }  // namespace
 
-OpTable shape_ops() { return {kOps, sizeof(kOps) / sizeof(kOps[0])}; }
+OpTable shape_ops() { return table_of(kOps); }
 
 }  // namespace om::graph::ops

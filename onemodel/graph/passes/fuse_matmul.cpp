@@ -17,7 +17,7 @@
 namespace om::graph::passes {
 namespace {
 
-bool default_domain(const Node& n) { return n.domain.empty() || n.domain == "ai.onnx"; }
+bool default_domain(const Node& n) { return is_default_domain(n.domain); }
 
 struct Uses {
   std::unordered_map<std::string, std::vector<size_t>> readers;  // value -> node indices

@@ -23,7 +23,7 @@ Status remove_identities(Graph& g, ArithmeticMode, size_t* changes) {
       auto it = rename.find(in);
       if (it != rename.end()) in = it->second;
     }
-    const bool identity = n.op_type == "Identity" && (n.domain.empty() || n.domain == "ai.onnx") && n.inputs.size() == 1 &&
+    const bool identity = n.op_type == "Identity" && is_default_domain(n.domain) && n.inputs.size() == 1 &&
                           n.outputs.size() == 1 && !n.inputs[0].empty();
     // An identity that names a graph output stays: the output name must be produced.
     if (identity && !is_graph_output(g, n.outputs[0])) {
