@@ -1,6 +1,6 @@
 // onemodel: the one header users include.
 #pragma once
-#include "onemodel/autograd/grad_mode.h"
+#include "onemodel/core/grad_mode.h"
 #include "onemodel/core/dtype.h"
 #include "onemodel/core/error.h"
 #include "onemodel/core/mode.h"

@@ -3,8 +3,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "onemodel/autograd/grad_mode.h"
-#include "onemodel/autograd/record.h"
+#include "onemodel/core/grad_mode.h"
+#include "onemodel/autograd/grad.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/core/trace_hook.h"
 #include "onemodel/kernels/kernels.h"
@@ -12,32 +12,9 @@
 
 namespace om::autograd {
 
-Status record(OpId op, std::vector<Tensor> inputs, Tensor& output, std::vector<int64_t> ints, std::vector<double> floats, Tensor saved) {
-  if (!GradMode::is_enabled()) return Status::ok();
-  bool any = false;
-  for (const Tensor& t : inputs) any = any || (t.defined() && t.requires_grad());
-  if (!any) return Status::ok();
-  auto rec = std::make_shared<BackwardRecord>();
-  rec->op = op;
-  rec->inputs = std::move(inputs);
-  rec->ints = std::move(ints);
-  rec->floats = std::move(floats);
-  rec->saved = std::move(saved);
-  rec->output_shape = output.shape();
-  rec->output_dtype = output.dtype();
-  detail::TensorImpl* out = output.impl();
-  // The same impl may come back (contiguous of a contiguous tensor returns its input).
-  for (const Tensor& t : rec->inputs)
-    if (t.impl() == out) return Status::ok();
-  out->grad_fn = rec;
-  out->requires_grad = true;
-  if (detail::TraceHook* h = detail::trace_hook()) OM_TRY(h->on_record(*rec, *out));
-  return Status::ok();
-}
-
 GradFn grad_fn(OpId op) {
   static const GradFn table[] = {
-#define OM_OP(id, name, arity, traceable) &grad_##id,
+#define OM_OP(id, name, arity, traceable, attrs) &grad_##id,
 #include "onemodel/ops/ops.def"
 #undef OM_OP
   };

@@ -1,6 +1,6 @@
 #include <cmath>
 
-#include "onemodel/autograd/record.h"
+#include "onemodel/autograd/grad.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/kernels/kernels.h"
 #include "onemodel/ops/ops.h"
@@ -42,7 +42,7 @@ Status grad_Tanh(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* 
 }
 
 Status grad_Gelu(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
-  if (r.ints.at(0) == 1) {
+  if (r.attrs_of<OpId::Gelu>().tanh) {
     return pointwise(r, g, gin, [](float x, float) {
       const float c = 0.7978845608028654f, k = 0.044715f;
       const float t = kernels::tanh_f32(c * (x + k * x * x * x));

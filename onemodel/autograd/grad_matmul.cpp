@@ -1,4 +1,4 @@
-#include "onemodel/autograd/record.h"
+#include "onemodel/autograd/grad.h"
 #include "onemodel/ops/ops.h"
 
 namespace om::autograd {

@@ -1,4 +1,4 @@
-#include "onemodel/autograd/record.h"
+#include "onemodel/autograd/grad.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/kernels/kernels.h"
 #include "onemodel/ops/ops.h"
@@ -6,18 +6,19 @@
 namespace om::autograd {
 namespace {
 
-// Spreads g back over the reduced axis (ints = {all, axis, keepdim}), scaled for a mean.
+// Spreads g back over the reduced axis, scaled for a mean.
 Status spread(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin, bool mean) {
   const Tensor& x = r.inputs[0];
   Tensor gk = g;
   double count;
-  if (r.ints[0]) {
+  const ReduceAttrs& a = r.attrs_as<ReduceAttrs>();
+  if (a.all) {
     count = double(x.numel());
     OM_ASSIGN_OR_RETURN(gk, ops::reshape(g, Shape(size_t(x.dim()), 1)));
   } else {
-    const int64_t axis = r.ints[1];
+    const int64_t axis = a.axis;
     count = double(x.shape()[size_t(axis)]);
-    if (!r.ints[2]) {
+    if (!a.keepdim) {
       OM_ASSIGN_OR_RETURN(gk, ops::unsqueeze(g, axis));
     }
   }
@@ -38,7 +39,7 @@ Status grad_Mean(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* 
 
 // softmax: dx = y * (g - sum(g*y)); log_softmax: dx = g - exp(y) * sum(g); sums along the axis.
 Status grad_Softmax(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
-  const int64_t axis = r.ints[0];
+  const int64_t axis = r.attrs_as<SoftmaxAttrs>().axis;
   OM_ASSIGN_OR_RETURN(Tensor gy, ops::mul(g, r.saved));
   OM_ASSIGN_OR_RETURN(Tensor s, ops::sum(gy, axis, true));
   OM_ASSIGN_OR_RETURN(Tensor d, ops::sub(g, s));
@@ -47,7 +48,7 @@ Status grad_Softmax(const BackwardRecord& r, const Tensor& g, std::vector<Tensor
 }
 
 Status grad_LogSoftmax(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
-  const int64_t axis = r.ints[0];
+  const int64_t axis = r.attrs_as<SoftmaxAttrs>().axis;
   OM_ASSIGN_OR_RETURN(Tensor s, ops::sum(g, axis, true));
   OM_ASSIGN_OR_RETURN(Tensor y, detail::dense(r.saved));
   OM_ASSIGN_OR_RETURN(Tensor p, detail::make_tensor(y.shape(), DType::f32));

@@ -1,6 +1,6 @@
 #include <cstring>
 
-#include "onemodel/autograd/record.h"
+#include "onemodel/autograd/grad.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/ops/ops.h"
 
@@ -36,8 +36,9 @@ Status grad_Contiguous(const BackwardRecord& r, const Tensor& g, std::vector<Ten
 Status grad_Clone(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) { return pass_through(r, g, gin); }
 
 Status grad_Permute(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
-  std::vector<int64_t> inverse(r.ints.size());
-  for (size_t k = 0; k < r.ints.size(); ++k) inverse[size_t(r.ints[k])] = int64_t(k);
+  const std::vector<int64_t>& perm = r.attrs_of<OpId::Permute>().perm;
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t k = 0; k < perm.size(); ++k) inverse[size_t(perm[k])] = int64_t(k);
   OM_ASSIGN_OR_RETURN((*gin)[0], ops::permute(g, inverse));
   return Status::ok();
 }
@@ -48,15 +49,17 @@ Status grad_Expand(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>
 }
 
 Status grad_Slice(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
-  return scatter_into_zeros(r, g, gin, [&](const Tensor& z) { return ops::slice(z, r.ints[0], r.ints[1], r.ints[2], r.ints[3]); });
+  const SliceAttrs& a = r.attrs_of<OpId::Slice>();
+  return scatter_into_zeros(r, g, gin, [&](const Tensor& z) { return ops::slice(z, a.dim, a.start, a.end, a.step); });
 }
 
 Status grad_Select(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
-  return scatter_into_zeros(r, g, gin, [&](const Tensor& z) { return ops::select(z, r.ints[0], r.ints[1]); });
+  const SelectAttrs& a = r.attrs_of<OpId::Select>();
+  return scatter_into_zeros(r, g, gin, [&](const Tensor& z) { return ops::select(z, a.dim, a.index); });
 }
 
 Status grad_Flip(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
-  OM_ASSIGN_OR_RETURN((*gin)[0], ops::flip(g, r.ints[0]));
+  OM_ASSIGN_OR_RETURN((*gin)[0], ops::flip(g, r.attrs_of<OpId::Flip>().dim));
   return Status::ok();
 }
 
@@ -70,7 +73,7 @@ Status grad_Cast(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* 
 }
 
 Status grad_Concat(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
-  const int64_t d = r.ints[0];
+  const int64_t d = r.attrs_of<OpId::Concat>().axis;
   int64_t at = 0;
   for (size_t i = 0; i < r.inputs.size(); ++i) {
     const int64_t n = r.inputs[i].shape()[size_t(d)];
@@ -86,8 +89,9 @@ Status grad_NllLoss(const BackwardRecord& r, const Tensor& g, std::vector<Tensor
   OM_ASSIGN_OR_RETURN(Tensor tg, detail::dense(r.inputs[1]));
   OM_ASSIGN_OR_RETURN(Tensor gd, detail::dense(g));
   const int64_t n = logp.shape()[0], c = logp.shape()[1];
-  const auto reduction = Reduction(r.ints[0]);
-  const int64_t ignore = r.ints[1], counted = r.ints[2];
+  const NllLossAttrs& a = r.attrs_of<OpId::NllLoss>();
+  const Reduction reduction = a.reduction;
+  const int64_t ignore = a.ignore_index, counted = a.counted;
   OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(logp.shape(), DType::f32, true));
   float* po = detail::raw_as<float>(out);
   const int64_t* t = detail::raw_as<int64_t>(tg);

@@ -4,11 +4,8 @@
 #include <cstring>
 #include <optional>
 
-#include "onemodel/autograd/grad_mode.h"
-#include "onemodel/autograd/record.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/core/trace_hook.h"
-#include "onemodel/ops/ops.h"
 
 namespace om {
 
@@ -141,13 +138,15 @@ double element_as_double(const Tensor& t, int64_t flat) {
 
 void bump_version(const Tensor& t) { t.impl()->storage->version.fetch_add(1); }
 
-}  // namespace detail
-
-namespace {
 Status defined_or_error(const Tensor& t, const char* call) {
   if (!t.defined()) return Status::error(ErrorKind::InvalidArgument, msg(call, ": the tensor is undefined (default-constructed)"));
   return Status::ok();
 }
+
+}  // namespace detail
+
+namespace {
+using detail::defined_or_error;
 Status user_read(const Tensor& t, const char* call) {
   OM_TRY(detail::check_live(t, call));
   if (detail::TraceHook* h = detail::trace_hook()) OM_TRY(h->on_user_read(*t.impl(), call));
@@ -349,43 +348,6 @@ Tensor Tensor::grad() const {
 void Tensor::zero_grad() {
   if (impl_ && impl_->grad) Tensor(impl_->grad).fill_(0.0);
 }
-
-void Tensor::backward() const {
-  check(defined_or_error(*this, "om::Tensor::backward"));
-  if (numel() != 1)
-    raise(Status::error(ErrorKind::InvalidArgument, msg("om::Tensor::backward: the tensor ", to_string(),
-                                                         " is not a scalar; pass the output gradient: backward(grad)")));
-  Tensor seed = unwrap(detail::make_tensor(shape(), DType::f32));
-  *detail::raw_as<float>(seed) = 1.0f;
-  check(autograd::backward(*this, seed));
-}
-
-void Tensor::backward(const Tensor& grad) const {
-  check(defined_or_error(*this, "om::Tensor::backward"));
-  if (grad.shape() != shape())
-    raise(Status::error(ErrorKind::ShapeMismatch, msg("om::Tensor::backward: gradient ", grad.to_string(), " does not match the tensor ", to_string())));
-  check(autograd::backward(*this, grad));
-}
-
-// ---- views: the recorded operators live in ops/shape_ops.cpp ----
-Tensor Tensor::reshape(const Shape& s) const { return unwrap(ops::reshape(*this, s)); }
-Tensor Tensor::permute(const std::vector<int64_t>& d) const { return unwrap(ops::permute(*this, d)); }
-Tensor Tensor::transpose(int64_t a, int64_t b) const { return unwrap(ops::transpose(*this, a, b)); }
-Tensor Tensor::t() const {
-  if (dim() > 2) raise(Status::error(ErrorKind::InvalidArgument, msg("om::Tensor::t: expects at most 2 dims, got ", to_string(), "; use transpose(a, b)")));
-  if (dim() < 2) return *this;
-  return transpose(0, 1);
-}
-Tensor Tensor::squeeze() const { return unwrap(ops::squeeze(*this, std::nullopt)); }
-Tensor Tensor::squeeze(int64_t d) const { return unwrap(ops::squeeze(*this, d)); }
-Tensor Tensor::unsqueeze(int64_t d) const { return unwrap(ops::unsqueeze(*this, d)); }
-Tensor Tensor::expand(const Shape& s) const { return unwrap(ops::expand(*this, s)); }
-Tensor Tensor::slice(int64_t d, int64_t s, int64_t e, int64_t st) const { return unwrap(ops::slice(*this, d, s, e, st)); }
-Tensor Tensor::select(int64_t d, int64_t i) const { return unwrap(ops::select(*this, d, i)); }
-Tensor Tensor::flip(int64_t d) const { return unwrap(ops::flip(*this, d)); }
-Tensor Tensor::contiguous() const { return unwrap(ops::contiguous(*this)); }
-Tensor Tensor::clone() const { return unwrap(ops::clone(*this)); }
-Tensor Tensor::to(DType dt) const { return unwrap(ops::cast(*this, dt)); }
 
 Tensor Tensor::detach() const {
   check(defined_or_error(*this, "om::Tensor::detach"));

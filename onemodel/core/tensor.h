@@ -12,9 +12,7 @@
 
 namespace om {
 
-namespace autograd {
 struct BackwardRecord;
-}
 
 namespace detail {
 struct TensorImpl {
@@ -26,7 +24,7 @@ struct TensorImpl {
 
   // autograd
   bool requires_grad = false;                       // set by the user (leaves) or by a record
-  std::shared_ptr<autograd::BackwardRecord> grad_fn;  // null for leaves
+  std::shared_ptr<BackwardRecord> grad_fn;  // null for leaves
   std::shared_ptr<TensorImpl> grad;                 // accumulated gradient of a leaf
   // Allocated by requires_grad_(true) in the store and scope current then, so a gradient
   // outlives the per-step scopes of a training loop just like its parameter.

@@ -23,6 +23,8 @@ Status copy_elements(const Tensor& src, const Tensor& dst);
 Result<Tensor> dense(const Tensor& src);
 // Reads one element as double (for messages, tests and slow paths).
 double element_as_double(const Tensor& t, int64_t flat_index_in_logical_order);
+// An InvalidArgument error naming `call` when t is undefined (default-constructed).
+Status defined_or_error(const Tensor& t, const char* call);
 void bump_version(const Tensor& t);
 
 }  // namespace om::detail

@@ -5,7 +5,7 @@
 #include "onemodel/core/status.h"
 
 namespace om {
-namespace autograd { struct BackwardRecord; }
+struct BackwardRecord;
 namespace detail {
 struct TensorImpl;
 
@@ -15,7 +15,7 @@ class TraceHook {
   // True when `t` depends on a trace input (it then reports requires_grad()).
   virtual bool is_traced(const TensorImpl& t) const = 0;
   // Called after an operator with at least one input requiring gradients built its record.
-  virtual Status on_record(const autograd::BackwardRecord& record, TensorImpl& output) = 0;
+  virtual Status on_record(const BackwardRecord& record, TensorImpl& output) = 0;
   // User code reads or writes tensor data (`call` names the API, e.g. "om::Tensor::to_vector").
   virtual Status on_user_read(const TensorImpl& t, const char* call) = 0;
   virtual Status on_user_write(const TensorImpl& t, const char* call) = 0;

@@ -2,7 +2,7 @@
 
 #include <unordered_map>
 
-#include "onemodel/autograd/grad_mode.h"
+#include "onemodel/core/grad_mode.h"
 #include "onemodel/core/status.h"
 
 namespace om::nn {

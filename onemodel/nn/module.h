@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "onemodel/core/tensor.h"
-#include "onemodel/nn/module_path.h"
+#include "onemodel/core/module_path.h"
 #include "onemodel/trace/tracer.h"
 
 namespace om::nn {

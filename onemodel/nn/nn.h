@@ -2,5 +2,5 @@
 #pragma once
 #include "onemodel/nn/layers.h"
 #include "onemodel/nn/module.h"
-#include "onemodel/nn/module_path.h"
+#include "onemodel/core/module_path.h"
 #include "onemodel/nn/optim.h"

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "onemodel/autograd/grad_mode.h"
+#include "onemodel/core/grad_mode.h"
 #include "onemodel/core/status.h"
 #include "onemodel/core/tensor_internal.h"
 

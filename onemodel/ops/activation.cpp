@@ -1,5 +1,5 @@
 // relu sigmoid tanh gelu: one kernel call on a dense copy of the input.
-#include "onemodel/autograd/record.h"
+#include "onemodel/ops/record.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/kernels/kernels.h"
 #include "onemodel/ops/ops.h"
@@ -8,7 +8,7 @@ namespace om {
 namespace ops {
 namespace {
 
-Result<Tensor> unary(OpId id, kernels::UnaryOp op, const Tensor& x, std::vector<int64_t> ints, bool save_output) {
+Result<Tensor> unary(OpId id, kernels::UnaryOp op, const Tensor& x, OpAttrs attrs, bool save_output) {
   const char* call = op_name(id);
   OM_TRY(check_input(x, call));
   if (x.dtype() != DType::f32)
@@ -17,18 +17,18 @@ Result<Tensor> unary(OpId id, kernels::UnaryOp op, const Tensor& x, std::vector<
   OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(x.shape(), DType::f32));
   kernels::f32_unary(op, detail::raw_as<float>(dx), detail::raw_as<float>(out), size_t(x.numel()));
   Tensor saved = save_output ? detail::make_view(out, out.shape(), out.strides(), 0) : Tensor();
-  OM_TRY(autograd::record(id, {x}, out, std::move(ints), {}, saved));
+  OM_TRY(record_op(id, {x}, out, std::move(attrs), saved));
   return out;
 }
 
 }  // namespace
 
-Result<Tensor> relu(const Tensor& x) { return unary(OpId::Relu, kernels::UnaryOp::Relu, x, {}, false); }
-Result<Tensor> sigmoid(const Tensor& x) { return unary(OpId::Sigmoid, kernels::UnaryOp::Sigmoid, x, {}, true); }
-Result<Tensor> tanh(const Tensor& x) { return unary(OpId::Tanh, kernels::UnaryOp::Tanh, x, {}, true); }
+Result<Tensor> relu(const Tensor& x) { return unary(OpId::Relu, kernels::UnaryOp::Relu, x, NoAttrs{}, false); }
+Result<Tensor> sigmoid(const Tensor& x) { return unary(OpId::Sigmoid, kernels::UnaryOp::Sigmoid, x, NoAttrs{}, true); }
+Result<Tensor> tanh(const Tensor& x) { return unary(OpId::Tanh, kernels::UnaryOp::Tanh, x, NoAttrs{}, true); }
 Result<Tensor> gelu(const Tensor& x, GeluApproximate approximate) {
   const bool t = approximate == GeluApproximate::Tanh;
-  return unary(OpId::Gelu, t ? kernels::UnaryOp::GeluTanh : kernels::UnaryOp::GeluErf, x, {t ? 1 : 0}, false);
+  return unary(OpId::Gelu, t ? kernels::UnaryOp::GeluTanh : kernels::UnaryOp::GeluErf, x, GeluAttrs{t}, false);
 }
 
 }  // namespace ops

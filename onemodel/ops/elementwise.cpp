@@ -1,7 +1,7 @@
 // add sub mul div neg with numpy broadcasting.
 #include <algorithm>
 
-#include "onemodel/autograd/record.h"
+#include "onemodel/ops/record.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/kernels/kernels.h"
 #include "onemodel/ops/ops.h"
@@ -94,7 +94,7 @@ Result<Tensor> binary(OpId id, kernels::BinaryOp op, const Tensor& a, const Tens
     default:
       return Status::error(ErrorKind::DTypeMismatch, msg(call, ": ", dtype_name(a.dtype()), " arithmetic is not supported; cast to f32 first"));
   }
-  OM_TRY(autograd::record(id, {a, b}, out));
+  OM_TRY(record_op(id, {a, b}, out));
   return out;
 }
 
@@ -114,7 +114,7 @@ Result<Tensor> neg(const Tensor& x) {
   OM_ASSIGN_OR_RETURN(Tensor dx, detail::dense(x));
   OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(x.shape(), x.dtype()));
   kernels::f32_unary(kernels::UnaryOp::Neg, detail::raw_as<float>(dx), detail::raw_as<float>(out), size_t(x.numel()));
-  OM_TRY(autograd::record(OpId::Neg, {x}, out));
+  OM_TRY(record<OpId::Neg>({x}, out));
   return out;
 }
 

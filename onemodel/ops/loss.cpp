@@ -1,5 +1,5 @@
 // Losses. nll_loss is a training operator: the tracer refuses it (seed §2).
-#include "onemodel/autograd/record.h"
+#include "onemodel/ops/record.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/ops/ops.h"
 
@@ -39,7 +39,7 @@ Result<Tensor> nll_loss(const Tensor& logp, const Tensor& target, Reduction redu
     OM_ASSIGN_OR_RETURN(out, detail::make_tensor({}, DType::f32));
     *detail::raw_as<float>(out) = float(reduction == Reduction::Sum ? total : (counted ? total / double(counted) : 0.0));
   }
-  OM_TRY(autograd::record(OpId::NllLoss, {logp, target}, out, {int64_t(reduction), ignore_index, counted}));
+  OM_TRY(record<OpId::NllLoss>({logp, target}, out, NllLossAttrs{reduction, ignore_index, counted}));
   return out;
 }
 

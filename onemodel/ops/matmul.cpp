@@ -1,6 +1,6 @@
 // matmul with torch semantics (1-D operands, batched, broadcast batch dims) on the GEMM kernel,
 // which reads strided operands directly (a transposed weight needs no copy).
-#include "onemodel/autograd/record.h"
+#include "onemodel/ops/record.h"
 #include "onemodel/core/mode.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/kernels/kernels.h"
@@ -67,7 +67,7 @@ Result<Tensor> matmul(const Tensor& a, const Tensor& b) {
   if (a.dim() != 1) final_shape.push_back(M);
   if (b.dim() != 1) final_shape.push_back(N);
   if (final_shape != out_shape) out = detail::make_view(out, final_shape, contiguous_strides(final_shape), 0);
-  OM_TRY(autograd::record(OpId::MatMul, {a, b}, out));
+  OM_TRY(record<OpId::MatMul>({a, b}, out));
   return out;
 }
 

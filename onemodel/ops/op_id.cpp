@@ -9,7 +9,7 @@ struct OpInfo {
   bool traceable;
 };
 constexpr OpInfo kOps[] = {
-#define OM_OP(id, name, arity, traceable) {name, #id, arity, traceable},
+#define OM_OP(id, name, arity, traceable, attrs) {name, #id, arity, traceable},
 #include "onemodel/ops/ops.def"
 #undef OM_OP
 };

@@ -5,13 +5,13 @@
 namespace om {
 
 enum class OpId : int {
-#define OM_OP(id, name, arity, traceable) id,
+#define OM_OP(id, name, arity, traceable, attrs) id,
 #include "onemodel/ops/ops.def"
 #undef OM_OP
 };
 
 constexpr size_t kOpCount = 0
-#define OM_OP(id, name, arity, traceable) +1
+#define OM_OP(id, name, arity, traceable, attrs) +1
 #include "onemodel/ops/ops.def"
 #undef OM_OP
     ;

@@ -1,7 +1,7 @@
 // sum mean (all or one axis, keepdim) and softmax / log_softmax along any dim.
 #include <cmath>
 
-#include "onemodel/autograd/record.h"
+#include "onemodel/ops/record.h"
 #include "onemodel/core/mode.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/kernels/kernels.h"
@@ -33,7 +33,7 @@ Result<Tensor> reduce_all(OpId id, const Tensor& x, bool mean) {
   float s = kernels::f32_sum(detail::raw_as<float>(dx), size_t(x.numel()), current_arithmetic_mode());
   if (mean) s = x.numel() ? s / float(x.numel()) : NAN;
   *detail::raw_as<float>(out) = s;
-  OM_TRY(autograd::record(id, {x}, out, {1, 0, 0}));
+  OM_TRY(record_op(id, {x}, out, ReduceAttrs{true, 0, false}));
   return out;
 }
 
@@ -56,7 +56,7 @@ Result<Tensor> reduce_axis(OpId id, const Tensor& x, int64_t dim, bool keepdim, 
     const float inv = float(n);
     for (int64_t i = 0; i < outer * inner; ++i) y[i] = y[i] / inv;
   }
-  OM_TRY(autograd::record(id, {x}, out, {0, axis, keepdim ? 1 : 0}));
+  OM_TRY(record_op(id, {x}, out, ReduceAttrs{false, axis, keepdim}));
   return out;
 }
 
@@ -98,7 +98,7 @@ Result<Tensor> softmax(const Tensor& x, int64_t dim, bool log) {
     }
   }
   Tensor saved = detail::make_view(out, out.shape(), out.strides(), 0);
-  OM_TRY(autograd::record(id, {x}, out, {axis}, {}, saved));
+  OM_TRY(record_op(id, {x}, out, SoftmaxAttrs{axis}, saved));
   return out;
 }
 

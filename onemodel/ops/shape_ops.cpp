@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "onemodel/autograd/record.h"
+#include "onemodel/ops/record.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/core/trace_hook.h"
 #include "onemodel/ops/ops.h"
@@ -72,7 +72,7 @@ Result<Shape> resolve_shape(const Tensor& x, const Shape& shape, const char* cal
 Result<Tensor> copy_of(const Tensor& x, OpId id) {
   OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(x.shape(), x.dtype()));
   OM_TRY(detail::copy_elements(x, out));
-  OM_TRY(autograd::record(id, {x}, out));
+  OM_TRY(record_op(id, {x}, out));
   return out;
 }
 
@@ -90,7 +90,7 @@ Result<Tensor> reshape(const Tensor& x, const Shape& shape) {
     OM_TRY(detail::copy_elements(x, dense));
     out = detail::make_view(dense, s, contiguous_strides(s), 0);
   }
-  OM_TRY(autograd::record(OpId::Reshape, {x}, out, s));
+  OM_TRY(record<OpId::Reshape>({x}, out));
   return out;
 }
 
@@ -112,7 +112,7 @@ Result<Tensor> permute(const Tensor& x, const std::vector<int64_t>& dims) {
     strides[k] = x.strides()[size_t(d)];
   }
   Tensor out = detail::make_view(x, shape, strides, x.storage_offset());
-  OM_TRY(autograd::record(OpId::Permute, {x}, out, perm));
+  OM_TRY(record<OpId::Permute>({x}, out, PermuteAttrs{perm}));
   return out;
 }
 
@@ -141,7 +141,7 @@ Result<Tensor> squeeze(const Tensor& x, std::optional<int64_t> dim) {
     }
   }
   Tensor out = detail::make_view(x, shape, strides, x.storage_offset());
-  OM_TRY(autograd::record(OpId::Squeeze, {x}, out, {dim ? d : -1}));
+  OM_TRY(record<OpId::Squeeze>({x}, out, SqueezeAttrs{dim ? d : -1}));
   return out;
 }
 
@@ -155,7 +155,7 @@ Result<Tensor> unsqueeze(const Tensor& x, int64_t dim) {
   shape.insert(shape.begin() + d, 1);
   strides.insert(strides.begin() + d, st);
   Tensor out = detail::make_view(x, shape, strides, x.storage_offset());
-  OM_TRY(autograd::record(OpId::Unsqueeze, {x}, out, {d}));
+  OM_TRY(record<OpId::Unsqueeze>({x}, out, UnsqueezeAttrs{d}));
   return out;
 }
 
@@ -182,7 +182,7 @@ Result<Tensor> expand(const Tensor& x, const Shape& shape) {
     strides[k] = have == want ? x.strides()[k - lead] : 0;
   }
   Tensor out = detail::make_view(x, out_shape, strides, x.storage_offset());
-  OM_TRY(autograd::record(OpId::Expand, {x}, out, out_shape));
+  OM_TRY(record<OpId::Expand>({x}, out));
   return out;
 }
 
@@ -202,7 +202,7 @@ Result<Tensor> slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, i
   shape[size_t(d)] = (e - s + step - 1) / step;
   strides[size_t(d)] *= step;
   Tensor out = detail::make_view(x, shape, strides, x.storage_offset() + s * x.strides()[size_t(d)]);
-  OM_TRY(autograd::record(OpId::Slice, {x}, out, {d, s, e, step}));
+  OM_TRY(record<OpId::Slice>({x}, out, SliceAttrs{d, s, e, step}));
   return out;
 }
 
@@ -219,7 +219,7 @@ Result<Tensor> select(const Tensor& x, int64_t dim, int64_t index) {
   shape.erase(shape.begin() + d);
   strides.erase(strides.begin() + d);
   Tensor out = detail::make_view(x, shape, strides, x.storage_offset() + i * x.strides()[size_t(d)]);
-  OM_TRY(autograd::record(OpId::Select, {x}, out, {d, i, index}));  // the index as given: a symbolic axis keeps a negative one
+  OM_TRY(record<OpId::Select>({x}, out, SelectAttrs{d, i, index}));
   return out;
 }
 
@@ -236,7 +236,7 @@ Result<Tensor> flip(const Tensor& x, int64_t dim) {
   Tensor reversed = detail::make_view(x, x.shape(), strides, off);
   OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(x.shape(), x.dtype()));
   OM_TRY(detail::copy_elements(reversed, out));
-  OM_TRY(autograd::record(OpId::Flip, {x}, out, {d}));
+  OM_TRY(record<OpId::Flip>({x}, out, FlipAttrs{d}));
   return out;
 }
 
@@ -256,7 +256,7 @@ Result<Tensor> cast(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
   OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(x.shape(), dtype));
   OM_TRY(detail::copy_elements(x, out));
-  OM_TRY(autograd::record(OpId::Cast, {x}, out, {int64_t(dtype), int64_t(x.dtype())}));
+  OM_TRY(record<OpId::Cast>({x}, out, CastAttrs{dtype}));
   return out;
 }
 
@@ -289,7 +289,7 @@ Result<Tensor> concat(const std::vector<Tensor>& xs, int64_t dim) {
     OM_TRY(detail::copy_elements(x, dst));
     at += x.shape()[size_t(d)];
   }
-  OM_TRY(autograd::record(OpId::Concat, xs, out, {d}));
+  OM_TRY(record<OpId::Concat>(xs, out, ConcatAttrs{d}));
   return out;
 }
 

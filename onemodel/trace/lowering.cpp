@@ -10,7 +10,7 @@ namespace lowering_impl {
 
 struct Ctx {
   TraceState& s;
-  const autograd::BackwardRecord& rec;
+  const BackwardRecord& rec;
   const std::vector<ValueId>& in;
   const char* call() const { return op_name(rec.op); }
   Result<ValueId> emit(const char* op, const std::vector<ValueId>& inputs, const std::vector<AttrSpec>& attrs, const SymShape& sym) {
@@ -74,7 +74,7 @@ OM_LOWER(Relu) { return unary(c, "Relu"); }
 OM_LOWER(Sigmoid) { return unary(c, "Sigmoid"); }
 OM_LOWER(Tanh) { return unary(c, "Tanh"); }
 OM_LOWER(Gelu) {
-  return c.emit("Gelu", c.in, {AttrSpec::of_string("approximate", c.rec.ints.at(0) ? "tanh" : "none")}, c.s.sym_of(c.in[0]));
+  return c.emit("Gelu", c.in, {AttrSpec::of_string("approximate", c.rec.attrs_of<OpId::Gelu>().tanh ? "tanh" : "none")}, c.s.sym_of(c.in[0]));
 }
 
 OM_LOWER(MatMul) {
@@ -91,11 +91,12 @@ OM_LOWER(MatMul) {
 
 namespace {
 Result<ValueId> reduce(Ctx& c, const char* op) {
-  const bool all = c.rec.ints[0] != 0;
+  const ReduceAttrs& a = c.rec.attrs_as<ReduceAttrs>();
+  const bool all = a.all;
   SymShape sym = c.s.sym_of(c.in[0]);
   if (all) return c.emit(op, {c.in[0]}, {AttrSpec::of_int("keepdims", 0)}, {});
-  const int64_t axis = c.rec.ints[1];
-  const bool keep = c.rec.ints[2] != 0;
+  const int64_t axis = a.axis;
+  const bool keep = a.keepdim;
   if (keep) sym[size_t(axis)] = Extent::fixed(1);
   else sym.erase(sym.begin() + axis);
   OM_ASSIGN_OR_RETURN(ValueId axes, c.s.const_i64({axis}));
@@ -106,7 +107,7 @@ Result<ValueId> reduce(Ctx& c, const char* op) {
 Result<ValueId> softmax(Ctx& c, const char* op) {
   const SymShape sym = c.s.sym_of(c.in[0]);
   const int64_t rank = int64_t(sym.size());
-  const int64_t axis = c.rec.ints[0];
+  const int64_t axis = c.rec.attrs_as<SoftmaxAttrs>().axis;
   if (axis == rank - 1) return c.emit(op, c.in, {AttrSpec::of_int("axis", -1)}, sym);
   std::vector<int64_t> perm(static_cast<size_t>(rank));
   for (int64_t k = 0; k < rank; ++k) perm[size_t(k)] = k;
@@ -127,7 +128,7 @@ OM_LOWER(Softmax) { return softmax(c, "Softmax"); }
 OM_LOWER(LogSoftmax) { return softmax(c, "LogSoftmax"); }
 
 OM_LOWER(Concat) {
-  const int64_t axis = c.rec.ints[0];
+  const int64_t axis = c.rec.attrs_of<OpId::Concat>().axis;
   SymShape out = c.s.sym_of(c.in[0]);
   Extent total = Extent::fixed(0);
   bool same_atoms = true, symbolic = false;
@@ -159,7 +160,7 @@ OM_LOWER(Reshape) {
 OM_LOWER(Squeeze) {
   const SymShape in = c.s.sym_of(c.in[0]);
   const Shape shape = c.s.shape_of(c.in[0]);
-  const int64_t d = c.rec.ints[0];
+  const int64_t d = c.rec.attrs_of<OpId::Squeeze>().dim;
   SymShape ext;
   for (size_t k = 0; k < in.size(); ++k)
     if (!(shape[k] == 1 && (d < 0 || int64_t(k) == d))) ext.push_back(in[k]);
@@ -168,15 +169,16 @@ OM_LOWER(Squeeze) {
 
 OM_LOWER(Unsqueeze) {
   SymShape ext = c.s.sym_of(c.in[0]);
-  ext.insert(ext.begin() + c.rec.ints[0], Extent::fixed(1));
+  ext.insert(ext.begin() + c.rec.attrs_of<OpId::Unsqueeze>().dim, Extent::fixed(1));
   return reshape_to(c, ext);
 }
 
 OM_LOWER(Permute) {
   const SymShape in = c.s.sym_of(c.in[0]);
   SymShape out;
-  for (int64_t p : c.rec.ints) out.push_back(in[size_t(p)]);
-  return c.emit("Transpose", c.in, {AttrSpec::of_ints("perm", c.rec.ints)}, out);
+  const std::vector<int64_t>& perm = c.rec.attrs_of<OpId::Permute>().perm;
+  for (int64_t p : perm) out.push_back(in[size_t(p)]);
+  return c.emit("Transpose", c.in, {AttrSpec::of_ints("perm", perm)}, out);
 }
 
 OM_LOWER(Expand) {
@@ -201,7 +203,8 @@ OM_LOWER(Expand) {
 }
 
 OM_LOWER(Slice) {
-  const int64_t d = c.rec.ints[0], start = c.rec.ints[1], end = c.rec.ints[2], step = c.rec.ints[3];
+  const SliceAttrs& a = c.rec.attrs_of<OpId::Slice>();
+  const int64_t d = a.dim, start = a.start, end = a.end, step = a.step;
   SymShape sym = c.s.sym_of(c.in[0]);
   const int64_t size = c.s.shape_of(c.in[0])[size_t(d)];
   if (start == 0 && end == size && step == 1) return c.in[0];  // full range: an alias
@@ -218,17 +221,18 @@ OM_LOWER(Slice) {
 }
 
 OM_LOWER(Select) {
-  const int64_t d = c.rec.ints[0];
+  const SelectAttrs& a = c.rec.attrs_of<OpId::Select>();
+  const int64_t d = a.dim;
   SymShape sym = c.s.sym_of(c.in[0]);
   // On a symbolic axis a negative index keeps counting from the end at every size.
-  const int64_t index = sym[size_t(d)].is_static() ? c.rec.ints[1] : c.rec.ints[2];
+  const int64_t index = sym[size_t(d)].is_static() ? a.index : a.index_as_given;
   sym.erase(sym.begin() + d);
   OM_ASSIGN_OR_RETURN(ValueId idx, c.s.const_i64({index}, true));
   return c.emit("Gather", {c.in[0], idx}, {AttrSpec::of_int("axis", d)}, sym);
 }
 
 OM_LOWER(Flip) {
-  const int64_t d = c.rec.ints[0];
+  const int64_t d = c.rec.attrs_of<OpId::Flip>().dim;
   OM_ASSIGN_OR_RETURN(ValueId s0, c.s.const_i64({-1}));
   OM_ASSIGN_OR_RETURN(ValueId e0, c.s.const_i64({INT64_MIN}));
   OM_ASSIGN_OR_RETURN(ValueId ax, c.s.const_i64({d}));
@@ -236,7 +240,7 @@ OM_LOWER(Flip) {
   return c.emit("Slice", {c.in[0], s0, e0, ax, st}, {}, c.s.sym_of(c.in[0]));
 }
 
-OM_LOWER(Cast) { return c.emit("Cast", c.in, {AttrSpec::of_int("to", c.rec.ints[0])}, c.s.sym_of(c.in[0])); }
+OM_LOWER(Cast) { return c.emit("Cast", c.in, {AttrSpec::of_int("to", int64_t(c.rec.attrs_of<OpId::Cast>().to))}, c.s.sym_of(c.in[0])); }
 // Copies keep the identity of their source: no node.
 OM_LOWER(Contiguous) { return c.in[0]; }
 OM_LOWER(Clone) { return c.in[0]; }
@@ -247,7 +251,7 @@ struct Entry {
   Result<ValueId> (*run)(Ctx&);
 };
 const Entry kTable[] = {
-#define OM_OP(id, name, arity, traceable) {Lowering<OpId::id>::available, &Lowering<OpId::id>::run},
+#define OM_OP(id, name, arity, traceable, attrs) {Lowering<OpId::id>::available, &Lowering<OpId::id>::run},
 #include "onemodel/ops/ops.def"
 #undef OM_OP
 };
@@ -257,7 +261,7 @@ const Entry kTable[] = {
 
 bool has_lowering(OpId op) { return lowering_impl::kTable[int(op)].available; }
 
-Result<ValueId> lower(TraceState& s, const autograd::BackwardRecord& rec, const std::vector<ValueId>& inputs) {
+Result<ValueId> lower(TraceState& s, const BackwardRecord& rec, const std::vector<ValueId>& inputs) {
   lowering_impl::Ctx c{s, rec, inputs};
   return lowering_impl::kTable[int(rec.op)].run(c);
 }

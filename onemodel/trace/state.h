@@ -6,7 +6,7 @@
 #include <tuple>
 #include <vector>
 
-#include "onemodel/autograd/record.h"
+#include "onemodel/ops/record.h"
 #include "onemodel/core/trace_hook.h"
 #include "onemodel/graph/ir.h"
 #include "onemodel/trace/arena.h"
@@ -100,7 +100,7 @@ class TraceState : public detail::TraceHook {
 
   // ---- the seam ----
   bool is_traced(const detail::TensorImpl& t) const override { return t.trace_id == id_; }
-  Status on_record(const autograd::BackwardRecord& record, detail::TensorImpl& output) override;
+  Status on_record(const BackwardRecord& record, detail::TensorImpl& output) override;
   Status on_user_read(const detail::TensorImpl& t, const char* call) override;
   Status on_user_write(const detail::TensorImpl& t, const char* call) override;
   Status on_no_grad() override;
@@ -159,6 +159,6 @@ class TraceState : public detail::TraceHook {
 };
 
 // Lowers one record (lowering.cpp): emits nodes and returns the output's value, or an alias.
-Result<ValueId> lower(TraceState& s, const autograd::BackwardRecord& rec, const std::vector<ValueId>& inputs);
+Result<ValueId> lower(TraceState& s, const BackwardRecord& rec, const std::vector<ValueId>& inputs);
 
 }  // namespace om::trace

@@ -6,7 +6,7 @@
 
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/trace/state.h"
-#include "onemodel/nn/module_path.h"
+#include "onemodel/core/module_path.h"
 
 namespace om::trace {
 namespace {
@@ -60,7 +60,7 @@ void TraceState::on_alias(const detail::TensorImpl& source, detail::TensorImpl& 
   alias.trace_value = source.trace_value;
 }
 
-Status TraceState::on_record(const autograd::BackwardRecord& rec, detail::TensorImpl& output) {
+Status TraceState::on_record(const BackwardRecord& rec, detail::TensorImpl& output) {
   bool traced = false;
   for (const Tensor& t : rec.inputs) traced = traced || (t.defined() && is_traced(*t.impl()));
   if (!traced) return Status::ok();  // constants in, constant out: it runs eagerly, no node

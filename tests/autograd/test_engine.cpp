@@ -1,6 +1,6 @@
 // Autograd semantics: accumulation, requires_grad_, grad mode, detach, stores and scopes.
 #include "autograd/gradcheck.h"
-#include "onemodel/autograd/record.h"
+#include "onemodel/autograd/grad.h"
 #include "test_util.h"
 
 using testutil::contains;
@@ -168,10 +168,23 @@ TEST_CASE("records carry the operator, inputs and attributes") {
   CHECK(impl->grad_fn->op == om::OpId::Slice);
   CHECK(impl->grad_fn->inputs.size() == 1);
   CHECK(impl->grad_fn->inputs[0].impl() == x.impl());
-  CHECK(impl->grad_fn->ints == std::vector<int64_t>{1, 1, 3, 1});
+  const om::SliceAttrs& sa = impl->grad_fn->attrs_of<om::OpId::Slice>();
+  CHECK(sa.dim == 1);
+  CHECK(sa.start == 1);
+  CHECK(sa.end == 3);
+  CHECK(sa.step == 1);
   CHECK(impl->grad_fn->output_shape == om::Shape{2, 2});
   CHECK(om::sum(x, 1, true).impl()->grad_fn->op == om::OpId::Sum);
-  CHECK(om::sum(x, 1, true).impl()->grad_fn->ints == std::vector<int64_t>{0, 1, 1});
+  const om::Tensor r = om::sum(x, 1, true);
+  const om::ReduceAttrs& ra = r.impl()->grad_fn->attrs_of<om::OpId::Sum>();
+  CHECK_FALSE(ra.all);
+  CHECK(ra.axis == 1);
+  CHECK(ra.keepdim);
+  // A record built with another operator's attribute struct is refused (ops.def names one).
+  om::Tensor y = om::ones({2}).requires_grad_();
+  om::Tensor out = om::ones({2});
+  CHECK(om::record_op(om::OpId::Slice, {y}, out, om::FlipAttrs{0}).kind() == om::ErrorKind::Internal);
+  CHECK(om::record_op(om::OpId::Flip, {y}, out, om::FlipAttrs{0}).is_ok());
   CHECK(std::string(om::op_name(om::OpId::Relu)) == "om::relu");
   CHECK_FALSE(om::op_traceable(om::OpId::NllLoss));
   CHECK(om::op_arity(om::OpId::Concat) == -1);

@@ -1,4 +1,4 @@
-#include "onemodel/autograd/grad_mode.h"
+#include "onemodel/core/grad_mode.h"
 
 #include "onemodel/core/status.h"
 #include "onemodel/core/trace_hook.h"

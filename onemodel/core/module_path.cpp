@@ -1,4 +1,4 @@
-#include "onemodel/nn/module_path.h"
+#include "onemodel/core/module_path.h"
 
 #include <utility>
 #include <vector>

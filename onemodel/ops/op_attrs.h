@@ -1,0 +1,95 @@
+// The typed attributes of eager records, one struct per kind of operator (named in ops.def's last
+// column). The operator fills it, its gradient and its tracer lowering read the same named
+// fields, so the record's layout is written down once (docs/adding-an-operator.md).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "onemodel/core/dtype.h"
+#include "onemodel/ops/op_id.h"
+#include "onemodel/ops/ops.h"
+
+namespace om {
+
+struct NoAttrs {};
+struct GeluAttrs {
+  bool tanh = false;  // approximate = tanh, else the erf form
+};
+struct ReduceAttrs {
+  bool all = true;  // over every element (axis and keepdim unused)
+  int64_t axis = 0;  // normalised, in [0, rank)
+  bool keepdim = false;
+};
+struct SoftmaxAttrs {
+  int64_t axis = 0;  // normalised
+};
+struct ConcatAttrs {
+  int64_t axis = 0;  // normalised
+};
+struct PermuteAttrs {
+  std::vector<int64_t> perm;  // output axis k is input axis perm[k]
+};
+struct SqueezeAttrs {
+  int64_t dim = -1;  // the squeezed axis (normalised), or -1: every size-1 axis
+};
+struct UnsqueezeAttrs {
+  int64_t dim = 0;  // the new axis' position in the output (normalised)
+};
+struct SliceAttrs {
+  int64_t dim = 0, start = 0, end = 0, step = 1;  // normalised and clamped to the input
+};
+struct SelectAttrs {
+  int64_t dim = 0;
+  int64_t index = 0;           // normalised, in [0, size)
+  int64_t index_as_given = 0;  // as the user wrote it: a symbolic axis keeps a negative one
+};
+struct FlipAttrs {
+  int64_t dim = 0;
+};
+struct CastAttrs {
+  DType to = DType::f32;
+};
+struct NllLossAttrs {
+  Reduction reduction = Reduction::Mean;
+  int64_t ignore_index = -100;
+  int64_t counted = 0;  // targets not ignored (the mean's divisor)
+};
+
+// Every attribute struct once (a variant needs distinct types).
+using OpAttrs = std::variant<NoAttrs, GeluAttrs, ReduceAttrs, SoftmaxAttrs, ConcatAttrs, PermuteAttrs, SqueezeAttrs,
+                             UnsqueezeAttrs, SliceAttrs, SelectAttrs, FlipAttrs, CastAttrs, NllLossAttrs>;
+
+// AttrsOf<OpId::Slice> is SliceAttrs: the struct ops.def names for the operator.
+template <OpId op> struct AttrsOfOp;
+#define OM_OP(id, name, arity, traceable, attrs) \
+  template <> struct AttrsOfOp<OpId::id> { using type = attrs; };
+#include "onemodel/ops/ops.def"
+#undef OM_OP
+template <OpId op> using AttrsOf = typename AttrsOfOp<op>::type;
+
+namespace detail {
+template <typename T, typename V> struct VariantIndex;
+template <typename T, typename... Ts> struct VariantIndex<T, std::variant<Ts...>> {
+  static constexpr size_t value = [] {
+    constexpr bool same[] = {std::is_same<T, Ts>::value...};
+    for (size_t i = 0; i < sizeof...(Ts); ++i)
+      if (same[i]) return i;
+    return sizeof...(Ts);
+  }();
+};
+}  // namespace detail
+
+// The OpAttrs alternative an operator's records hold.
+constexpr size_t attrs_index(OpId op) {
+  constexpr size_t table[] = {
+#define OM_OP(id, name, arity, traceable, attrs) detail::VariantIndex<attrs, OpAttrs>::value,
+#include "onemodel/ops/ops.def"
+#undef OM_OP
+  };
+  return table[size_t(op)];
+}
+
+}  // namespace om

@@ -1,0 +1,28 @@
+// Tensor's view and copy methods: declared with the tensor (core) and defined here, beside the
+// recorded operators they forward to (ops/shape_ops.cpp), so the tensor layer does not depend
+// on the operators.
+#include "onemodel/core/tensor_internal.h"
+#include "onemodel/ops/ops.h"
+
+namespace om {
+
+Tensor Tensor::reshape(const Shape& s) const { return unwrap(ops::reshape(*this, s)); }
+Tensor Tensor::permute(const std::vector<int64_t>& d) const { return unwrap(ops::permute(*this, d)); }
+Tensor Tensor::transpose(int64_t a, int64_t b) const { return unwrap(ops::transpose(*this, a, b)); }
+Tensor Tensor::t() const {
+  if (dim() > 2) raise(Status::error(ErrorKind::InvalidArgument, msg("om::Tensor::t: expects at most 2 dims, got ", to_string(), "; use transpose(a, b)")));
+  if (dim() < 2) return *this;
+  return transpose(0, 1);
+}
+Tensor Tensor::squeeze() const { return unwrap(ops::squeeze(*this, std::nullopt)); }
+Tensor Tensor::squeeze(int64_t d) const { return unwrap(ops::squeeze(*this, d)); }
+Tensor Tensor::unsqueeze(int64_t d) const { return unwrap(ops::unsqueeze(*this, d)); }
+Tensor Tensor::expand(const Shape& s) const { return unwrap(ops::expand(*this, s)); }
+Tensor Tensor::slice(int64_t d, int64_t s, int64_t e, int64_t st) const { return unwrap(ops::slice(*this, d, s, e, st)); }
+Tensor Tensor::select(int64_t d, int64_t i) const { return unwrap(ops::select(*this, d, i)); }
+Tensor Tensor::flip(int64_t d) const { return unwrap(ops::flip(*this, d)); }
+Tensor Tensor::contiguous() const { return unwrap(ops::contiguous(*this)); }
+Tensor Tensor::clone() const { return unwrap(ops::clone(*this)); }
+Tensor Tensor::to(DType dt) const { return unwrap(ops::cast(*this, dt)); }
+
+}  // namespace om
