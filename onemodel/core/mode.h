@@ -1,10 +1,8 @@
-// Arithmetic modes. Fast lets kernels choose the quickest order; Exact fixes summation order and
-// uses the library's own transcendental functions so results are bit-identical on every ISA.
+// The eager layer's arithmetic mode (ArithmeticMode itself: kernels/arithmetic_mode.h).
 #pragma once
+#include "onemodel/kernels/arithmetic_mode.h"
 
 namespace om {
-
-enum class ArithmeticMode { Fast, Exact };
 
 // The eager layer's current mode (thread-local); sessions take theirs from SessionOptions.
 ArithmeticMode current_arithmetic_mode();

@@ -116,4 +116,9 @@ struct Graph {
 // earlier node's output), outputs defined, attribute payloads consistent with their types.
 Status verify(const Graph& g);
 
+// Whether a function handed a graph must verify it. A graph is verified once where it enters
+// the library (reader, tracer, passes); functions handed a graph that already passed (a
+// TracedModel's, a Session's own) say AlreadyVerified.
+enum class GraphCheck { Verify, AlreadyVerified };
+
 }  // namespace om::graph

@@ -371,8 +371,8 @@ uint32_t crc32(const uint8_t* data, size_t size, uint32_t crc) {
   return ~crc;
 }
 
-Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g) {
-  OM_TRY(graph::verify(g).with_context("format_v1::write"));
+Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g, graph::GraphCheck check) {
+  if (check == graph::GraphCheck::Verify) OM_TRY(graph::verify(g).with_context("format_v1::write"));
   Writer w;
   w.raw(kMagic, 8);
   w.u32(kVersion);
@@ -423,8 +423,8 @@ Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g) {
   return std::move(w.b);
 }
 
-Status write_file(const graph::Graph& g, const std::string& path) {
-  OM_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, write_bytes(g));
+Status write_file(const graph::Graph& g, const std::string& path, graph::GraphCheck check) {
+  OM_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, write_bytes(g, check));
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return Status::error(ErrorKind::Io, msg("format_v1::write_file: cannot open '", path, "' for writing"));
   const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();

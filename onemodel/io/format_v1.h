@@ -16,8 +16,8 @@ namespace om::format_v1 {
 
 constexpr uint32_t kVersion = 1;
 
-Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g);
-Status write_file(const graph::Graph& g, const std::string& path);
+Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g, graph::GraphCheck check = graph::GraphCheck::Verify);
+Status write_file(const graph::Graph& g, const std::string& path, graph::GraphCheck check = graph::GraphCheck::Verify);
 
 // Copies the bytes into a 64-byte aligned buffer owned by the returned graph's initializers.
 Result<graph::Graph> read_bytes(const uint8_t* data, size_t size);

@@ -27,8 +27,8 @@ constexpr int64_t kMinOpset = graph::kOldestOpset;  // the oldest default-domain
 constexpr int64_t kMaxOpset = graph::kNewestOpset;  // the opset the writer emits and the IR is normalised to
 constexpr int64_t kIrVersion = 9;                   // the ONNX IR version the writer emits
 
-Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g);
-Status write_file(const graph::Graph& g, const std::string& path);
+Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g, graph::GraphCheck check = graph::GraphCheck::Verify);
+Status write_file(const graph::Graph& g, const std::string& path, graph::GraphCheck check = graph::GraphCheck::Verify);
 Result<graph::Graph> read_bytes(const uint8_t* data, size_t size);
 Result<graph::Graph> read_file(const std::string& path);
 

@@ -219,8 +219,8 @@ Status check_tensor_size(const TensorData& t, const char* what) {
 
 // Checks the graph and prepares the message. The default-domain opset is written as 20: the IR
 // is always in opset-20 form (the reader normalises older files).
-Status prepare(const Graph& g, ModelView& v) {
-  OM_TRY(graph::verify(g).with_context("om::onnx::write"));
+Status prepare(const Graph& g, graph::GraphCheck check, ModelView& v) {
+  if (check == graph::GraphCheck::Verify) OM_TRY(graph::verify(g).with_context("om::onnx::write"));
   for (const TensorData& t : g.initializers) OM_TRY(check_tensor_size(t, "initializer"));
   for (const Node& n : g.nodes)
     for (const Attribute& a : n.attributes)
@@ -260,9 +260,9 @@ bool file_write(pb_ostream_t* s, const pb_byte_t* buf, size_t n) {
 
 }  // namespace
 
-Result<std::vector<uint8_t>> write_bytes(const Graph& g) {
+Result<std::vector<uint8_t>> write_bytes(const Graph& g, graph::GraphCheck check) {
   ModelView v;
-  OM_TRY(prepare(g, v));
+  OM_TRY(prepare(g, check, v));
   OM_ASSIGN_OR_RETURN(size_t size, encoded_size(v));
   std::vector<uint8_t> out(size);
   pb_ostream_t s = pb_ostream_from_buffer(out.data(), out.size());
@@ -271,9 +271,9 @@ Result<std::vector<uint8_t>> write_bytes(const Graph& g) {
   return out;
 }
 
-Status write_file(const Graph& g, const std::string& path) {
+Status write_file(const Graph& g, const std::string& path, graph::GraphCheck check) {
   ModelView v;
-  OM_TRY(prepare(g, v));
+  OM_TRY(prepare(g, check, v));
   OM_ASSIGN_OR_RETURN(size_t size, encoded_size(v));
   FILE* fp = std::fopen(path.c_str(), "wb");
   if (!fp) return Status::error(ErrorKind::Io, msg("om::onnx::write: cannot open '", path, "' for writing"));

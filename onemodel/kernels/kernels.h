@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "onemodel/core/mode.h"
+#include "onemodel/kernels/arithmetic_mode.h"
 
 namespace om::kernels {
 

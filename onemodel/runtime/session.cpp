@@ -1,4 +1,5 @@
 #include "onemodel/runtime/session.h"
+#include "onemodel/trace/traced_model.h"
 
 #include <cstring>
 
@@ -69,11 +70,20 @@ Session& Session::operator=(Session&&) noexcept = default;
 
 Session::Session(const graph::Graph& graph, SessionOptions options) { check(create(graph, options, this)); }
 
+// A traced model's graph was verified when the trace finished.
+Session::Session(const TracedModel& model, SessionOptions options) {
+  check(create(model.graph(), options, this, graph::GraphCheck::AlreadyVerified));
+}
+
 Status Session::create(const graph::Graph& g, SessionOptions options, Session* out) {
+  return create(g, options, out, graph::GraphCheck::Verify);
+}
+
+Status Session::create(const graph::Graph& g, SessionOptions options, Session* out, graph::GraphCheck check) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->graph = g;
-  OM_TRY(graph::verify(impl->graph).with_context("om::Session"));
+  if (check == graph::GraphCheck::Verify) OM_TRY(graph::verify(impl->graph).with_context("om::Session"));
   OM_TRY(validate_ops(impl->graph, options.mode));
   for (const auto& v : impl->graph.inputs) {
     if (!v.has_shape)

@@ -24,7 +24,7 @@
 
 namespace om {
 
-class TracedModel;  // onemodel/trace/tracer.h
+class TracedModel;  // onemodel/trace/traced_model.h
 class Tensor;       // onemodel/core/tensor.h
 
 struct SessionOptions {
@@ -84,6 +84,8 @@ class Session {
 
   // Status-returning creation for builds without exceptions.
   static Status create(const graph::Graph& graph, SessionOptions options, Session* out);
+  // The same for a graph the caller has already verified (GraphCheck::AlreadyVerified skips it).
+  static Status create(const graph::Graph& graph, SessionOptions options, Session* out, graph::GraphCheck check);
   // ONNX bytes or file (onemodel/io/onnx.h reads and checks them; session_onnx.cpp).
   static Session from_onnx(const std::vector<uint8_t>& bytes, SessionOptions options = {});
   static Session from_onnx_file(const std::string& path, SessionOptions options = {});

@@ -1,7 +1,7 @@
+// A finished trace's graph, verified once by Tracer::finish; saving it does not check it again.
 #include "onemodel/io/format_v1.h"
 #include "onemodel/io/onnx.h"
-#include "onemodel/runtime/session.h"
-#include "onemodel/trace/tracer.h"
+#include "onemodel/trace/traced_model.h"
 
 namespace om {
 
@@ -10,12 +10,10 @@ const graph::Graph& TracedModel::graph() const {
   return *graph_;
 }
 
-std::vector<uint8_t> TracedModel::to_onnx() const { return unwrap(onnx::write_bytes(graph())); }
+std::vector<uint8_t> TracedModel::to_onnx() const { return unwrap(onnx::write_bytes(graph(), graph::GraphCheck::AlreadyVerified)); }
 
-void TracedModel::save_onnx(const std::string& path) const { check(onnx::write_file(graph(), path)); }
+void TracedModel::save_onnx(const std::string& path) const { check(onnx::write_file(graph(), path, graph::GraphCheck::AlreadyVerified)); }
 
-void TracedModel::save(const std::string& path) const { check(format_v1::write_file(graph(), path)); }
-
-Session::Session(const TracedModel& model, SessionOptions options) : Session(model.graph(), options) {}
+void TracedModel::save(const std::string& path) const { check(format_v1::write_file(graph(), path, graph::GraphCheck::AlreadyVerified)); }
 
 }  // namespace om

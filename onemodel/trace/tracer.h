@@ -8,6 +8,7 @@
 
 #include "onemodel/core/tensor.h"
 #include "onemodel/graph/ir.h"
+#include "onemodel/trace/traced_model.h"
 
 namespace om {
 
@@ -15,20 +16,6 @@ struct TracerOptions {
   // Capacity of the fixed arena holding the trace's records (values, nodes, attributes,
   // symbolic extents). Raise it for very large models.
   size_t arena_bytes = size_t(4) << 20;
-};
-
-// The graph of a finished trace. Copyable; shares the graph.
-class TracedModel {
- public:
-  TracedModel() = default;
-  explicit TracedModel(graph::Graph g) : graph_(std::make_shared<graph::Graph>(std::move(g))) {}
-  const graph::Graph& graph() const;
-  std::vector<uint8_t> to_onnx() const;
-  void save_onnx(const std::string& path) const;
-  void save(const std::string& path) const;  // library format v1
-
- private:
-  std::shared_ptr<const graph::Graph> graph_;
 };
 
 namespace trace {
