@@ -109,7 +109,7 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
 
 Status Session::try_load(const std::string& path, SessionOptions options, Session* out) {
   OM_ASSIGN_OR_RETURN(graph::Graph g, format_v1::read_file(path));
-  return create(g, options, out);
+  return create(g, options, out, graph::GraphCheck::AlreadyVerified);  // the reader verified it
 }
 
 Session Session::load(const std::string& path, SessionOptions options) {
