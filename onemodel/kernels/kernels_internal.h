@@ -56,16 +56,23 @@ struct KernelTable {
   void (*f32_to_f16)(const float*, uint16_t*, size_t);
 };
 
+// Every slot of every ISA's table is filled: a kernel of the ISA or, by declaration, the scalar
+// one. The one optional slot is GemmTile::pack_a, written kGenericPackA where the driver's
+// generic loop is meant. Tables are constexpr and static_assert this where they are defined, so
+// a forgotten slot does not compile; the size check makes a new slot come here first.
+constexpr GemmPackA kGenericPackA = nullptr;
+constexpr bool table_complete(const KernelTable& t) {
+  return t.binary && t.unary && t.sum_exact && t.sum_fast && t.reduce_sum_inner && t.max && t.softmax_rows &&
+         t.softmax_rows_fast && t.gemm.mr && t.gemm.nr && t.gemm.kernel && t.gemm.small && t.f16_to_f32 && t.f32_to_f16;
+}
+static_assert(sizeof(KernelTable) == sizeof(void*) * 10 + sizeof(GemmTile) + sizeof(void*),
+              "KernelTable gained a slot: add it to table_complete");
+
+// Defined only where the build compiles the ISA (x86-64: AVX2 and AVX-512; AArch64: NEON).
 const KernelTable& scalar_table();
-#if defined(ONEMODEL_HAVE_AVX2)
 const KernelTable& avx2_table();
-#endif
-#if defined(ONEMODEL_HAVE_AVX512)
 const KernelTable& avx512_table();
-#endif
-#if defined(ONEMODEL_HAVE_NEON)
 const KernelTable& neon_table();
-#endif
 
 // Cache blocking (floats). MC is a multiple of every MR, NC of every NR.
 constexpr size_t kGemmMC = 144;

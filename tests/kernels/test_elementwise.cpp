@@ -10,6 +10,7 @@
 
 #include "kernels/kernel_test_util.h"
 #include "onemodel/core/dtype.h"
+#include "onemodel/kernels/kernels_internal.h"
 
 using namespace om::kernels;
 using namespace om::kernels::test;
@@ -49,6 +50,20 @@ TEST_CASE("dispatch: native ISA is supported, scalar always is, force_isa switch
     CHECK(active_isa() == Isa::Scalar);
   }
   CHECK(active_isa() == native_isa());
+}
+
+TEST_CASE("dispatch: every slot of every ISA's kernel table is filled") {
+  CHECK(om::kernels::table_complete(om::kernels::scalar_table()));
+#if defined(__x86_64__)  // the library builds the AVX2 and AVX-512 tables on every x86-64 target
+  CHECK(om::kernels::table_complete(om::kernels::avx2_table()));
+  CHECK(om::kernels::table_complete(om::kernels::avx512_table()));
+#endif
+#if defined(__aarch64__)
+  CHECK(om::kernels::table_complete(om::kernels::neon_table()));
+#endif
+  om::kernels::KernelTable missing = om::kernels::scalar_table();
+  missing.softmax_rows_fast = nullptr;
+  CHECK_FALSE(om::kernels::table_complete(missing));
 }
 
 TEST_CASE("f32_binary: native == scalar bitwise, every op, size, step and misalignment") {

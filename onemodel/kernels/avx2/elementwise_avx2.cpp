@@ -244,22 +244,24 @@ void pack_a_6__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, fl
 
 namespace om::kernels {
 
+constexpr KernelTable kAvx2Table = {
+    Isa::Avx2,
+    avx2::f32_binary__avx2,
+    avx2::f32_unary__avx2,
+    avx2::f32_sum_exact__avx2,
+    avx2::f32_sum_fast__avx2,
+    avx2::f32_reduce_sum_inner__avx2,
+    avx2::f32_max__avx2,
+    avx2::f32_softmax_rows__avx2,
+    avx2::f32_softmax_rows_fast__avx2,
+    GemmTile{6, 16, avx2::f32_gemm_6x16__avx2, avx2::f32_gemm_small__avx2, avx2::pack_a_6__avx2},
+    avx2::f16_to_f32__avx2,
+    avx2::f32_to_f16__avx2,
+};
+static_assert(table_complete(kAvx2Table), "every slot of the avx2 kernel table is filled");
+
 const KernelTable& avx2_table() {
-  static const KernelTable t = {
-      Isa::Avx2,
-      avx2::f32_binary__avx2,
-      avx2::f32_unary__avx2,
-      avx2::f32_sum_exact__avx2,
-      avx2::f32_sum_fast__avx2,
-      avx2::f32_reduce_sum_inner__avx2,
-      avx2::f32_max__avx2,
-      avx2::f32_softmax_rows__avx2,
-      avx2::f32_softmax_rows_fast__avx2,
-      GemmTile{6, 16, avx2::f32_gemm_6x16__avx2, avx2::f32_gemm_small__avx2, avx2::pack_a_6__avx2},
-      avx2::f16_to_f32__avx2,
-      avx2::f32_to_f16__avx2,
-  };
-  return t;
+  return kAvx2Table;
 }
 
 }  // namespace om::kernels

@@ -167,7 +167,7 @@ const KernelTable& avx512_table() {
     };
     k.gemm = GemmTile{avx512::kMR, avx512::kNR, avx512::f32_gemm_12x32__avx512, avx512::f32_gemm_small__avx512,
                       avx2::pack_a_12__avx2};
-    return k;
+    return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it
   }();
   return t;
 }

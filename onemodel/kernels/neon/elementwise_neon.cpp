@@ -192,22 +192,24 @@ void f32_gemm_small__neon(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, p
 
 namespace om::kernels {
 
+constexpr KernelTable kNeonTable = {
+    Isa::Neon,
+    neon::f32_binary__neon,
+    neon::f32_unary__neon,
+    neon::f32_sum_exact__neon,
+    neon::f32_sum_fast__neon,
+    neon::f32_reduce_sum_inner__neon,
+    neon::f32_max__neon,
+    neon::f32_softmax_rows__neon,
+    neon::f32_softmax_rows_fast__neon,
+    GemmTile{8, 8, neon::f32_gemm_8x8__neon, neon::f32_gemm_small__neon, kGenericPackA},
+    neon::f16_to_f32__neon,
+    neon::f32_to_f16__neon,
+};
+static_assert(table_complete(kNeonTable), "every slot of the neon kernel table is filled");
+
 const KernelTable& neon_table() {
-  static const KernelTable t = {
-      Isa::Neon,
-      neon::f32_binary__neon,
-      neon::f32_unary__neon,
-      neon::f32_sum_exact__neon,
-      neon::f32_sum_fast__neon,
-      neon::f32_reduce_sum_inner__neon,
-      neon::f32_max__neon,
-      neon::f32_softmax_rows__neon,
-      neon::f32_softmax_rows_fast__neon,
-      GemmTile{8, 8, neon::f32_gemm_8x8__neon, neon::f32_gemm_small__neon, nullptr},
-      neon::f16_to_f32__neon,
-      neon::f32_to_f16__neon,
-  };
-  return t;
+  return kNeonTable;
 }
 
 }  // namespace om::kernels

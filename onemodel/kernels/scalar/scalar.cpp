@@ -170,22 +170,24 @@ void f32_to_f16__scalar(const float* x, uint16_t* y, size_t n) {
 
 }  // namespace
 
+constexpr KernelTable kScalarTable = {
+    Isa::Scalar,
+    f32_binary__scalar,
+    f32_unary__scalar,
+    f32_sum_exact__scalar,
+    f32_sum_exact__scalar,
+    f32_reduce_sum_inner__scalar,
+    f32_max__scalar,
+    f32_softmax_rows__scalar,
+    f32_softmax_rows__scalar,
+    GemmTile{kMR, kNR, f32_gemm_4x4__scalar, f32_gemm_small__scalar, kGenericPackA},
+    f16_to_f32__scalar,
+    f32_to_f16__scalar,
+};
+static_assert(table_complete(kScalarTable), "every slot of the scalar kernel table is filled");
+
 const KernelTable& scalar_table() {
-  static const KernelTable t = {
-      Isa::Scalar,
-      f32_binary__scalar,
-      f32_unary__scalar,
-      f32_sum_exact__scalar,
-      f32_sum_exact__scalar,
-      f32_reduce_sum_inner__scalar,
-      f32_max__scalar,
-      f32_softmax_rows__scalar,
-      f32_softmax_rows__scalar,
-      GemmTile{kMR, kNR, f32_gemm_4x4__scalar, f32_gemm_small__scalar, nullptr},
-      f16_to_f32__scalar,
-      f32_to_f16__scalar,
-  };
-  return t;
+  return kScalarTable;
 }
 
 }  // namespace om::kernels
