@@ -1,4 +1,4 @@
-// Losses. nll_loss is a training operator: the tracer refuses it (seed §2).
+// Losses. nll_loss is a training operator: the tracer refuses it (docs/tracing.md, "The operator mapping").
 #include "onemodel/ops/record.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/ops/ops.h"

@@ -67,7 +67,7 @@ Result<Tensor> mean_all(const Tensor& x) { return reduce_all(OpId::Mean, x, true
 Result<Tensor> sum(const Tensor& x, int64_t dim, bool keepdim) { return reduce_axis(OpId::Sum, x, dim, keepdim, false); }
 Result<Tensor> mean(const Tensor& x, int64_t dim, bool keepdim) { return reduce_axis(OpId::Mean, x, dim, keepdim, true); }
 
-// Eager softmax rows accumulate in double (seed §5); exp is the library's own.
+// Eager softmax rows accumulate in double (docs/exactness.md); exp is the library's own.
 Result<Tensor> softmax(const Tensor& x, int64_t dim, bool log) {
   const OpId id = log ? OpId::LogSoftmax : OpId::Softmax;
   const char* call = op_name(id);

@@ -1,4 +1,4 @@
-// The lowering table (seed §2), one entry per operator of ops.def. An operator without a
+// The lowering table (docs/tracing.md, "The operator mapping"), one entry per operator of ops.def. An operator without a
 // specialisation of Lowering<> is refused with UnsupportedOperation, so operators added to
 // ops.def later fail loudly until they get a mapping.
 #pragma once

@@ -1,4 +1,4 @@
-// Symbolic extents (seed §4): every axis of a traced value is coefficient × product of atoms,
+// Symbolic extents (docs/tracing.md, "Symbolic axes"): every axis of a traced value is coefficient × product of atoms,
 // where an atom is a declared symbol (a named input axis) or an extent derived by an operation.
 #pragma once
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The tracer: records one eager run and turns it into an ONNX-shaped graph (seeds/tracing.md).
+// The tracer: records one eager run and turns it into an ONNX-shaped graph (docs/tracing.md).
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -1,4 +1,4 @@
-// seeds/tracing.md §3: what fails loudly, and when. One case per failure.
+// docs/tracing.md, "What fails, and how": what fails loudly, and when. One case per failure.
 #include <doctest/doctest.h>
 
 #include "onemodel/onemodel.h"

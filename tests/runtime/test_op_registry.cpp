@@ -1,0 +1,214 @@
+// Every graph operator walked from its registry record: a one-node ONNX model of it is accepted
+// by the reader and runs in a Session in Fast mode and, when the record declares an exact
+// kernel, in Exact mode with the same result shape. An operator added to the registry without
+// an example here fails this test (docs/adding-an-operator.md).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "onemodel/graph/op_registry.h"
+#include "onemodel/io/onnx.h"
+#include "runtime/runtime_helpers.h"
+
+namespace {
+
+using namespace rt;
+using g::Attribute;
+using g::TensorData;
+
+struct Example {
+  std::vector<Feed> feeds;                 // graph inputs, fed at run time
+  std::vector<TensorData> consts;          // initializers
+  std::vector<std::string> inputs;         // the node's inputs by name ("" = omitted)
+  std::vector<Attribute> attrs;
+};
+
+Feed f32(const std::string& name, std::vector<int64_t> dims, uint32_t seed = 1) {
+  size_t n = 1;
+  for (int64_t d : dims) n *= size_t(d);
+  return Feed::of(name, std::move(dims), random_floats(n, seed));
+}
+TensorData i64(const std::string& name, std::vector<int64_t> v) {
+  return TensorData::from_vector(name, {int64_t(v.size())}, v);
+}
+TensorData f32_const(const std::string& name, std::vector<int64_t> dims, uint32_t seed) {
+  size_t n = 1;
+  for (int64_t d : dims) n *= size_t(d);
+  return TensorData::from_vector(name, dims, random_floats(n, seed));
+}
+
+Example unary() { return {{f32("x", {2, 3})}, {}, {"x"}, {}}; }
+Example binary() { return {{f32("a", {2, 3}), f32("b", {3}, 2)}, {}, {"a", "b"}, {}}; }
+Example reduce() { return {{f32("x", {2, 3, 4})}, {i64("axes", {1})}, {"x", "axes"}, {Attribute::of_int("keepdims", 0)}}; }
+Example matmul() { return {{f32("a", {2, 3})}, {f32_const("w", {3, 4}, 3)}, {"a", "w"}, {}}; }
+
+// One example per registry operator, by op type.
+const std::map<std::string, std::function<Example()>>& examples() {
+  static const std::map<std::string, std::function<Example()>> m = {
+      {"Add", binary}, {"Sub", binary}, {"Mul", binary}, {"Div", binary}, {"Pow", [] {
+         Example e = binary();
+         e.feeds[0] = Feed::of("a", {2, 3}, std::vector<float>{0.5f, 1, 2, 3, 4, 5});
+         return e;
+       }},
+      {"Equal", binary}, {"Less", binary}, {"Greater", binary},
+      {"Where", [] {
+         Example e = binary();
+         e.feeds.insert(e.feeds.begin(), Feed::of("c", {3}, std::vector<uint8_t>{1, 0, 1}));
+         e.feeds.front().dtype = om::DType::boolean;
+         e.inputs = {"c", "a", "b"};
+         return e;
+       }},
+      {"Neg", unary}, {"Relu", unary}, {"Sigmoid", unary}, {"Tanh", unary}, {"Erf", unary}, {"Exp", unary},
+      {"Abs", unary}, {"Reciprocal", unary}, {"Identity", unary},
+      {"Sqrt", [] { return Example{{Feed::of("x", {3}, std::vector<float>{0.25f, 1, 9})}, {}, {"x"}, {}}; }},
+      {"Log", [] { return Example{{Feed::of("x", {3}, std::vector<float>{0.25f, 1, 9})}, {}, {"x"}, {}}; }},
+      {"Gelu", [] { Example e = unary(); e.attrs = {Attribute::of_string("approximate", "tanh")}; return e; }},
+      {"LeakyRelu", [] { Example e = unary(); e.attrs = {Attribute::of_float("alpha", 0.1f)}; return e; }},
+      {"Clip", [] {
+         return Example{{f32("x", {2, 3})},
+                        {TensorData::from_vector<float>("lo", {}, {-0.5f}), TensorData::from_vector<float>("hi", {}, {0.5f})},
+                        {"x", "lo", "hi"}, {}};
+       }},
+      {"Slice", [] {
+         return Example{{f32("x", {4, 5})}, {i64("s", {1}), i64("e", {4}), i64("ax", {1}), i64("st", {2})}, {"x", "s", "e", "ax", "st"}, {}};
+       }},
+      {"Gather", [] {
+         return Example{{f32("x", {4, 3})}, {i64("idx", {3, 0, -1})}, {"x", "idx"}, {Attribute::of_int("axis", 0)}};
+       }},
+      {"Concat", [] { return Example{{f32("a", {2, 3}), f32("b", {1, 3}, 2)}, {}, {"a", "b"}, {Attribute::of_int("axis", 0)}}; }},
+      {"Cast", [] { Example e = unary(); e.attrs = {Attribute::of_int("to", int64_t(om::DType::i32))}; return e; }},
+      {"MatMul", matmul},
+      {"Gemm", [] {
+         Example e = matmul();
+         e.consts.push_back(f32_const("c", {4}, 4));
+         e.inputs.push_back("c");
+         e.attrs = {Attribute::of_float("alpha", 0.5f), Attribute::of_float("beta", 2.0f)};
+         return e;
+       }},
+      {"FusedMatMul", [] {
+         Example e = matmul();
+         e.consts.push_back(f32_const("bias", {4}, 4));
+         e.inputs.push_back("bias");
+         e.attrs = {Attribute::of_string("activation", "Relu")};
+         return e;
+       }},
+      {"ReduceSum", reduce}, {"ReduceMean", reduce}, {"ReduceMax", reduce},
+      {"Softmax", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 0)}; return e; }},
+      {"LogSoftmax", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", -1)}; return e; }},
+      {"Reshape", [] { return Example{{f32("x", {2, 3})}, {i64("shape", {3, -1})}, {"x", "shape"}, {}}; }},
+      {"Flatten", [] { return Example{{f32("x", {2, 3, 4})}, {}, {"x"}, {Attribute::of_int("axis", 2)}}; }},
+      {"Squeeze", [] { return Example{{f32("x", {2, 1, 3})}, {i64("axes", {1})}, {"x", "axes"}, {}}; }},
+      {"Unsqueeze", [] { return Example{{f32("x", {2, 3})}, {i64("axes", {0, 3})}, {"x", "axes"}, {}}; }},
+      {"Shape", [] { return Example{{f32("x", {2, 3, 4})}, {}, {"x"}, {Attribute::of_int("start", 1)}}; }},
+      {"Constant", [] {
+         return Example{{}, {}, {}, {Attribute::of_tensor("value", TensorData::from_vector<float>("", {2}, {1.5f, -2.0f}))}};
+       }},
+      {"Expand", [] { return Example{{f32("x", {3, 1})}, {i64("shape", {2, 3, 4})}, {"x", "shape"}, {}}; }},
+      {"Transpose", [] { return Example{{f32("x", {2, 3, 4})}, {}, {"x"}, {Attribute::of_ints("perm", {2, 0, 1})}}; }},
+  };
+  return m;
+}
+
+g::Graph one_node_graph(const g::OpDef& op, const Example& e) {
+  g::Graph gr;
+  gr.name = std::string("one_") + op.op_type;
+  for (const Feed& f : e.feeds) gr.inputs.push_back(value(f.name, f.dtype, f.dims));
+  gr.initializers = e.consts;
+  g::Node n = node(op.op_type, e.inputs, {"y"}, e.attrs);
+  n.domain = op.domain;
+  gr.nodes.push_back(n);
+  g::ValueInfo y;
+  y.name = "y";
+  gr.outputs.push_back(y);
+  if (!g::is_default_domain(op.domain)) gr.opsets.push_back(g::OpsetImport{op.domain, 1});
+  return gr;
+}
+
+}  // namespace
+
+TEST_CASE("every registry operator reads from a one-node ONNX model and runs in each mode it declares") {
+  size_t walked = 0;
+  for (const g::OpDef* op : g::all_ops()) {
+    CAPTURE(std::string(op->op_type));
+    auto it = examples().find(op->op_type);
+    if (it == examples().end()) {
+      FAIL_CHECK("no example for ", op->op_type, " in tests/runtime/test_op_registry.cpp: add one");
+      continue;
+    }
+    const Example e = it->second();
+    // The graph's output dtype is taken from a Fast session on the IR (the registry's inference).
+    g::Graph gr = one_node_graph(*op, e);
+    {
+      om::Session probe(gr, {om::ArithmeticMode::Fast});
+      gr.outputs[0].dtype = run(probe, e.feeds)[0].dtype;
+    }
+    const std::vector<uint8_t> bytes = om::onnx::write(gr);
+    om::Result<g::Graph> read = om::onnx::read_bytes(bytes.data(), bytes.size());
+    REQUIRE_MESSAGE(read.is_ok(), read.status().message());
+    CHECK(read.value().nodes.at(0).op_type == op->op_type);
+
+    om::Session fast = om::Session::from_onnx(bytes, {om::ArithmeticMode::Fast});
+    const std::vector<Out> yf = run(fast, e.feeds);
+    REQUIRE(yf.size() == 1);
+    if (op->exact) {
+      om::Session exact = om::Session::from_onnx(bytes, {om::ArithmeticMode::Exact});
+      const std::vector<Out> ye = run(exact, e.feeds);
+      CHECK(ye[0].dims == yf[0].dims);
+      CHECK(ye[0].dtype == yf[0].dtype);
+    } else {
+      CHECK_THROWS_AS(om::Session::from_onnx(bytes, {om::ArithmeticMode::Exact}), om::Error);
+    }
+    ++walked;
+  }
+  CHECK(walked == g::all_ops().size());
+  CHECK(walked == examples().size());  // no example left for an operator that is gone
+}
+
+TEST_CASE("registry records are complete and unique") {
+  std::set<std::string> seen;
+  for (const g::OpDef* op : g::all_ops()) {
+    CAPTURE(std::string(op->op_type));
+    CHECK(seen.insert(std::string(op->domain) + "::" + op->op_type).second);
+    CHECK(bool(op->infer));
+    CHECK(bool(op->fast));
+    CHECK(op->min_inputs <= op->max_inputs);
+    CHECK(op->since >= g::kOldestOpset);
+    CHECK(op->since <= g::kNewestOpset);
+    CHECK(std::string(op->notes).size() > 0);
+    CHECK(g::find_op(op->domain, op->op_type) == op);
+    if (op->moved.name) CHECK(op->moved.since > g::kOldestOpset);
+  }
+}
+
+TEST_CASE("every family table under graph/ops is listed in families.def") {
+  std::ifstream list(std::string(OM_SOURCE_DIR) + "/onemodel/graph/ops/families.def");
+  std::stringstream ls;
+  ls << list.rdbuf();
+  std::set<std::string> listed;
+  const std::string text = ls.str();
+  const std::regex fam(R"(\nOM_OP_FAMILY\((\w+)\))");
+  for (auto m = std::sregex_iterator(text.begin(), text.end(), fam); m != std::sregex_iterator(); ++m) listed.insert((*m)[1]);
+  REQUIRE(!listed.empty());
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(OM_SOURCE_DIR) + "/onemodel/graph/ops")) {
+    if (entry.path().extension() != ".cpp") continue;
+    ++files;
+    const std::string file = entry.path().filename().string();
+    std::ifstream f(entry.path());
+    std::stringstream ss;
+    ss << f.rdbuf();
+    const std::string src = ss.str();
+    const std::regex def(R"(OpTable (\w+)_ops\(\) \{)");
+    for (auto m = std::sregex_iterator(src.begin(), src.end(), def); m != std::sregex_iterator(); ++m) {
+      CAPTURE(file);
+      CHECK(listed.count((*m)[1]) == 1);
+    }
+  }
+  CHECK(files >= listed.size());
+}
