@@ -5,6 +5,7 @@
 // activation after the full chain" rule make each output independent of ISA.
 #include <cstring>
 
+#include "onemodel/graph/ops/epilogue.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/kernels/kernels.h"
 
@@ -235,12 +236,9 @@ Status gemm_kernel(const KernelContext& k) {
 bool activation_of(const Node& node, UnaryOp* op) {
   const Attribute* a = find_attr(node, "activation");
   if (!a || a->s.empty() || a->s == "Identity") { *op = UnaryOp::Identity; return true; }
-  if (a->s == "Relu") { *op = UnaryOp::Relu; return true; }
-  if (a->s == "Sigmoid") { *op = UnaryOp::Sigmoid; return true; }
-  if (a->s == "Tanh") { *op = UnaryOp::Tanh; return true; }
-  if (a->s == "Gelu") { *op = UnaryOp::GeluErf; return true; }
-  if (a->s == "GeluTanh") { *op = UnaryOp::GeluTanh; return true; }
-  return false;
+  const EpilogueActivation* e = find_epilogue_activation(a->s);
+  if (e) *op = e->op;
+  return e != nullptr;
 }
 
 // The perm attribute `name`, or null when absent (identity).
@@ -306,7 +304,7 @@ Status infer_fused(InferContext& ctx) {
   UnaryOp op;
   if (!activation_of(ctx.node, &op))
     return ctx.error(ErrorKind::InvalidArgument, msg("unknown activation '", find_attr(ctx.node, "activation")->s,
-                                                     "' (Identity, Relu, Sigmoid, Tanh, Gelu, GeluTanh)"));
+                                                     "' (", epilogue_activation_names(), ")"));
   return Status::ok();
 }
 

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "onemodel/graph/op_registry.h"
+#include "onemodel/graph/ops/epilogue.h"
 #include "onemodel/graph/passes/pass.h"
 
 namespace om::graph::passes {
@@ -62,13 +63,8 @@ bool residual_candidate(const Graph& g, const Node& n) {
 }
 
 const char* activation_name(const Node& n) {
-  if (!default_domain(n) || n.inputs.size() != 1) return nullptr;
-  if (n.op_type == "Relu" || n.op_type == "Sigmoid" || n.op_type == "Tanh") return n.op_type.c_str();
-  if (n.op_type == "Gelu") {
-    const std::string approx = n.attr_string("approximate", "none");
-    return approx == "tanh" ? "GeluTanh" : approx == "none" ? "Gelu" : nullptr;
-  }
-  return nullptr;
+  const EpilogueActivation* a = epilogue_activation_of(n);
+  return a ? a->name : nullptr;
 }
 
 // Rewrites: nodes in `drop` disappear, nodes[at] becomes `fused`.
