@@ -15,6 +15,7 @@
 #include "onemodel/trace/tracer.h"
 #include "onemodel/runtime/session.h"
 #include "onemodel/runtime/model.h"
+#include "onemodel/runtime/inspect.h"
 #include "onemodel/io/onnx.h"
 #include "onemodel/io/npy.h"
 #include "onemodel/io/tensor_npy.h"
