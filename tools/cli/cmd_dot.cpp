@@ -20,8 +20,8 @@ const char* kHelp =
 
 std::string quote(const std::string& s) {
   std::string q = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') q += '\\';
+  for (char c : s) {  // labels use DOT's own "\n" line breaks, so only quotes are escaped
+    if (c == '"') q += '\\';
     q += c;
   }
   return q + "\"";
