@@ -3,7 +3,7 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all bootstrap configure build test demo bench cross-test sanitize fuzz install install-no-exceptions install-aarch64 no-exceptions clean
+.PHONY: all bootstrap configure build test demo bench cross-test sanitize fuzz install install-no-exceptions install-aarch64 size no-exceptions clean
 
 all: build
 
@@ -34,6 +34,11 @@ cross-test: build
 	@cmake --build build-aarch64 -j $(JOBS)
 	@cd build-aarch64 && OM_TEST_EMULATOR="qemu-aarch64 -L /usr/aarch64-linux-gnu" ctest --output-on-failure -j 1 -E oracle
 	@tools/exactness.sh $(BUILD) build-aarch64
+
+# Stripped size of an inference-only AArch64 program; fails above 400 KB (docs/performance.md).
+size:
+	@tools/bootstrap.sh lib-cross
+	@tools/size_check.sh
 
 sanitize: bootstrap
 	@cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DONEMODEL_BUILD_BENCH=OFF \
@@ -82,4 +87,4 @@ install-aarch64:
 	@cmake --install build-install-aarch64 $(if $(PREFIX),--prefix $(PREFIX),)
 
 clean:
-	rm -rf build build-aarch64 build-sanitize build-fuzz build-noexc build-install build-install-noexc build-install-aarch64
+	rm -rf build build-aarch64 build-sanitize build-fuzz build-noexc build-install build-install-noexc build-install-aarch64 build-size-aarch64
