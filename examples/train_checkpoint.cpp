@@ -66,8 +66,11 @@ int main(int argc, char** argv) {
     om::nn::StateDict state;
     for (const auto& [name, tensor] : restored->state_dict()) state.emplace_back(name, om::load_npy((ckpt / (name + ".npy")).string()));
     restored->load_state_dict(state);
-    om::NoGradGuard no_grad;
-    const bool same = (*model)(x).to_vector<float>() == (*restored)(x).to_vector<float>();
+    bool same = false;
+    {
+      om::NoGradGuard no_grad;  // only while comparing: tracing below records under grad mode
+      same = (*model)(x).to_vector<float>() == (*restored)(x).to_vector<float>();
+    }
     std::printf("restored model agrees: %s\n", same ? "yes" : "NO");
     if (!same) return 1;
 
