@@ -3,7 +3,7 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all bootstrap configure build test demo bench cross-test sanitize fuzz install no-exceptions clean
+.PHONY: all bootstrap configure build test demo bench cross-test sanitize fuzz install install-no-exceptions install-aarch64 size no-exceptions clean
 
 all: build
 
@@ -35,6 +35,11 @@ cross-test: build
 	@cd build-aarch64 && OM_TEST_EMULATOR="qemu-aarch64 -L /usr/aarch64-linux-gnu" ctest --output-on-failure -j 1 -E oracle
 	@tools/exactness.sh $(BUILD) build-aarch64
 
+# Stripped size of an inference-only AArch64 program; fails above 400 KB (docs/performance.md).
+size:
+	@tools/bootstrap.sh lib-cross
+	@tools/size_check.sh
+
 sanitize: bootstrap
 	@cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DONEMODEL_BUILD_BENCH=OFF \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -O1" \
@@ -56,8 +61,30 @@ no-exceptions: bootstrap
 	@cmake --build build-noexc -j $(JOBS)
 	@./build-noexc/no_exceptions_check
 
-install: build
-	@cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX),)
+# Installs the library, its public headers, the CMake package, onemodel.pc and the `onemodel`
+# tool: built in their own folder without tests, examples or the ONNX Runtime oracle (no npm).
+# PREFIX=... chooses where; CMAKE_ARGS=... passes options (docs/deploying.md).
+LIB_ONLY = -DONEMODEL_BUILD_TESTS=OFF -DONEMODEL_BUILD_EXAMPLES=OFF -DONEMODEL_BUILD_BENCH=OFF
+install:
+	@tools/bootstrap.sh lib
+	@cmake -S . -B build-install -DCMAKE_BUILD_TYPE=Release $(LIB_ONLY) $(CMAKE_ARGS) >/dev/null
+	@cmake --build build-install -j $(JOBS)
+	@cmake --install build-install $(if $(PREFIX),--prefix $(PREFIX),)
+
+# The -fno-exceptions variant (errors go to om::set_error_handler; Status-returning calls).
+install-no-exceptions:
+	@tools/bootstrap.sh lib
+	@cmake -S . -B build-install-noexc -DCMAKE_BUILD_TYPE=Release $(LIB_ONLY) -DONEMODEL_NO_EXCEPTIONS=ON $(CMAKE_ARGS) >/dev/null
+	@cmake --build build-install-noexc -j $(JOBS)
+	@cmake --install build-install-noexc $(if $(PREFIX),--prefix $(PREFIX),)
+
+# The library cross-compiled for AArch64 (give PREFIX, e.g. PREFIX=$$HOME/sysroot-arm64).
+install-aarch64:
+	@tools/bootstrap.sh lib-cross
+	@cmake -S . -B build-install-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+	  -DCMAKE_BUILD_TYPE=Release $(LIB_ONLY) -DONEMODEL_BUILD_CLI=OFF $(CMAKE_ARGS) >/dev/null
+	@cmake --build build-install-aarch64 -j $(JOBS)
+	@cmake --install build-install-aarch64 $(if $(PREFIX),--prefix $(PREFIX),)
 
 clean:
-	rm -rf build build-aarch64 build-sanitize build-fuzz build-noexc
+	rm -rf build build-aarch64 build-sanitize build-fuzz build-noexc build-install build-install-noexc build-install-aarch64 build-size-aarch64

@@ -3,8 +3,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "onemodel/core/grad_mode.h"
+#include "onemodel/autograd/backward.h"
 #include "onemodel/autograd/grad.h"
+#include "onemodel/core/grad_mode.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/core/trace_hook.h"
 #include "onemodel/kernels/kernels.h"
@@ -54,9 +55,25 @@ Status accumulate_into_leaf(detail::TensorImpl& leaf, const Tensor& g) {
   return Status::ok();
 }
 
+// Stands in for the records of a graph a backward pass has consumed (retain_graph = false):
+// reaching it again is an error instead of a silent second accumulation (as in PyTorch).
+const std::shared_ptr<BackwardRecord>& consumed_record() {
+  static const auto* rec = new std::shared_ptr<BackwardRecord>(std::make_shared<BackwardRecord>());
+  return *rec;
+}
+
+Status consumed_error() {
+  return Status::error(ErrorKind::InvalidArgument,
+                       "om::Tensor::backward: this graph was already used by a backward pass, which released it "
+                       "(gradients would be counted twice); to run backward through the same graph again, pass "
+                       "retain_graph = true to the first call: loss.backward({}, true)");
+}
+
 }  // namespace
 
-Status backward(const Tensor& root, const Tensor& seed) {
+Status backward(const Tensor& root, const Tensor& seed) { return backward(root, seed, false); }
+
+Status backward(const Tensor& root, const Tensor& seed, bool retain_graph) {
   if (!root.impl()->requires_grad)
     return Status::error(ErrorKind::InvalidArgument, "om::Tensor::backward: the tensor does not require gradients (no input had requires_grad_())");
   OM_TRY(detail::check_live(root, "om::Tensor::backward"));
@@ -71,6 +88,7 @@ Status backward(const Tensor& root, const Tensor& seed) {
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
     const auto& rec = node->grad_fn;
+    if (rec == consumed_record()) return consumed_error();
     if (rec && next < rec->inputs.size()) {
       const Tensor& in = rec->inputs[next++];
       if (in.defined() && in.impl()->requires_grad && seen.insert(in.impl()).second) {
@@ -110,6 +128,11 @@ Status backward(const Tensor& root, const Tensor& seed) {
     }
     grads.erase(node);
   }
+  // Release the graph: the records (and the activations they hold) go, so the store can reuse
+  // their memory; a second pass through these tensors is refused by consumed_error().
+  if (!retain_graph)
+    for (detail::TensorImpl* node : order)
+      if (node->grad_fn) node->grad_fn = consumed_record();
   return Status::ok();
 }
 

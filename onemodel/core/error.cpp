@@ -50,7 +50,10 @@ ErrorHandler set_error_handler(ErrorHandler handler) {
 void raise(const Status& status) {
 #if defined(ONEMODEL_NO_EXCEPTIONS)
   g_handler(status);
-  std::abort();  // a handler must not return
+  // A handler must not return; one that does still leaves the reason on stderr.
+  std::fprintf(stderr, "onemodel error (%s): %s\nonemodel: the error handler returned; aborting "
+               "(a handler must not return: reset, loop or abort in it)\n", to_string(status.kind()), status.message().c_str());
+  std::abort();
 #else
   if (status.is_ok()) throw Error(ErrorKind::Internal, "om::raise called with an OK status");
   if (status.is_trace()) throw TraceException(status.trace_kind(), status.message());

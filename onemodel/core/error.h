@@ -4,6 +4,8 @@
 #include <exception>
 #include <string>
 
+#include "onemodel/config.h"  // generated: how the library was built (exceptions or not)
+
 namespace om {
 
 enum class ErrorKind {

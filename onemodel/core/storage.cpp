@@ -8,7 +8,11 @@ Result<std::shared_ptr<StorageImpl>> allocate_storage(size_t nbytes, bool zero) 
   Store& store = Store::current();
   uint64_t scope_id = 0;
   OM_ASSIGN_OR_RETURN(void* p, store.allocate(nbytes, &scope_id));
-  auto s = std::make_shared<StorageImpl>();
+  // The deleter tells the store, so a growing store can reuse blocks whose storages are gone.
+  std::shared_ptr<StorageImpl> s(new StorageImpl, [](StorageImpl* impl) {
+    if (impl->store) impl->store->on_storage_freed(impl->data);
+    delete impl;
+  });
   s->data = p;
   s->nbytes = nbytes;
   s->store = store.state();

@@ -13,6 +13,52 @@ bool StoreState::scope_live(uint64_t id) {
                              [](const ScopeMark& m, uint64_t v) { return m.id < v; });
   return it != scopes.end() && it->id == id;
 }
+
+namespace {
+// Blocks before the current one count whole (their tails were skipped), the current one up to
+// the bump offset.
+void recount_used(StoreState& s) {
+  size_t used = s.offset;
+  for (size_t i = 0; i < s.block && i < s.blocks.size(); ++i) used += s.blocks[i].size;
+  s.used = used;
+}
+
+// Block `i` of a growing store holds no storage and no scope is live (no mark points into it):
+// the current block restarts at offset 0; an earlier one moves after the current block as
+// reserved capacity (one spare is kept, more go back to the system).
+void reclaim_block(StoreState& s, size_t i) {
+  if (i == s.block) {
+    s.offset = 0;
+  } else if (i < s.block) {
+    StoreBlock b = std::move(s.blocks[i]);
+    s.blocks.erase(s.blocks.begin() + ptrdiff_t(i));
+    --s.block;
+    bool have_spare = false;
+    for (size_t k = s.block + 1; k < s.blocks.size(); ++k) have_spare = have_spare || s.blocks[k].live == 0;
+    if (!have_spare) s.blocks.insert(s.blocks.begin() + ptrdiff_t(s.block + 1), std::move(b));
+  }
+  recount_used(s);
+}
+
+void sweep(StoreState& s) {
+  if (s.fixed || !s.scopes.empty()) return;
+  for (size_t i = std::min(s.block + 1, s.blocks.size()); i-- > 0;)
+    if (s.blocks[i].live == 0) reclaim_block(s, i);
+}
+}  // namespace
+
+void StoreState::on_storage_freed(const void* p) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!alive) return;
+  const uint8_t* q = static_cast<const uint8_t*>(p);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    StoreBlock& b = blocks[i];
+    if (q < b.base || q >= b.base + b.size) continue;
+    if (b.live) --b.live;
+    if (!fixed && scopes.empty() && b.live == 0) reclaim_block(*this, i);
+    return;
+  }
+}
 }  // namespace detail
 
 namespace {
@@ -83,6 +129,7 @@ Result<void*> Store::allocate(size_t bytes, uint64_t* scope_id) {
     detail::StoreBlock& b = s.blocks[s.block];
     if (b.size - s.offset >= need) {
       void* p = b.base + s.offset;
+      ++b.live;
       s.offset += need;
       s.used += need;
       s.peak = std::max(s.peak, s.used);
@@ -110,6 +157,7 @@ Result<void*> Store::allocate(size_t bytes, uint64_t* scope_id) {
   s.blocks.insert(s.blocks.begin() + at, std::move(nb));
   s.block = at;
   s.offset = need;
+  ++s.blocks[at].live;
   s.used += need;
   s.peak = std::max(s.peak, s.used);
   return static_cast<void*>(s.blocks[at].base);
@@ -136,6 +184,7 @@ StoreScope::~StoreScope() {
       state_->offset = scopes[i].offset;
       state_->used = scopes[i].used;
       scopes.erase(scopes.begin() + i, scopes.end());
+      detail::sweep(*state_);
       break;
     }
   }

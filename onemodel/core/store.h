@@ -83,6 +83,7 @@ struct StoreBlock {
   std::unique_ptr<uint8_t[]> raw;
   uint8_t* base = nullptr;  // aligned start
   size_t size = 0;
+  size_t live = 0;  // storages allocated here and not yet destroyed (growing stores reuse at 0)
 };
 
 struct ScopeMark {
@@ -107,6 +108,9 @@ struct StoreState {
 
   // True while memory allocated under scope `id` has not been released.
   bool scope_live(uint64_t id);
+  // Called when the storage at `p` is destroyed. A growing store with no live scope reuses a
+  // block once no storage in it is left (docs/memory.md), so scope-less loops stay bounded.
+  void on_storage_freed(const void* p);
 };
 
 }  // namespace detail

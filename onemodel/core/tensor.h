@@ -69,8 +69,12 @@ class Tensor {
   Tensor& requires_grad_(bool on = true);
   Tensor grad() const;  // undefined until a backward pass reaches this leaf
   void zero_grad();
+  // A backward pass releases the graph it ran through (as PyTorch does): running backward again
+  // through it is an InvalidArgument error unless the first call passed retain_graph = true.
   void backward() const;                    // scalar outputs
   void backward(const Tensor& grad) const;  // any shape: grad has this tensor's shape
+  // grad undefined ({}) = 1 for a scalar; retain_graph keeps the graph for another pass.
+  void backward(const Tensor& grad, bool retain_graph) const;
 
   // ---- views and copies (PyTorch semantics) ----
   Tensor reshape(const Shape& shape) const;  // a view when strides allow, else a copy; one -1

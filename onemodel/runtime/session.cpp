@@ -157,6 +157,8 @@ static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t 
     for (const auto& s : impl.input_names) names += (names.empty() ? "" : ", ") + s;
     return Status::error(ErrorKind::InvalidArgument, msg("Session::run: got ", n, " inputs, the model takes ", expected, " (", names, ")"));
   }
+  if (n > 0 && !inputs)
+    return Status::error(ErrorKind::InvalidArgument, msg("Session::run: ", n, " inputs announced but the TensorView array is null"));
   for (auto& p : impl.ordered) p = nullptr;
   size_t pos = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -188,6 +190,9 @@ static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t 
     if (g.find_initializer(vi.name)) continue;
     const TensorView* t = impl.ordered[j];
     if (!t) return Status::error(ErrorKind::InvalidArgument, msg("Session::run: input '", vi.name, "' was not given"));
+    if (t->rank > 0 && !t->dims)
+      return Status::error(ErrorKind::InvalidArgument, msg("Session::run: input '", vi.name, "' has rank ", t->rank,
+                                                           " but dims is null; point dims at ", t->rank, " sizes"));
     if (t->dtype != vi.dtype)
       return Status::error(ErrorKind::DTypeMismatch, msg("Session::run: input '", vi.name, "' expects dtype ", dtype_name(vi.dtype),
                                                          ", got ", dtype_name(t->dtype)));
@@ -263,6 +268,8 @@ Status Session::try_run(const TensorView* inputs, size_t num_inputs, TensorView*
   if (num_outputs != impl.output_names.size())
     return Status::error(ErrorKind::InvalidArgument, msg("Session::run: got room for ", num_outputs, " outputs, the model has ",
                                                          impl.output_names.size()));
+  if (num_outputs > 0 && !outputs)
+    return Status::error(ErrorKind::InvalidArgument, "Session::run: the output TensorView array is null; pass one view per output");
   OM_TRY(bind_inputs(impl, inputs, num_inputs, true));
   OM_ASSIGN_OR_RETURN(runtime::Plan* plan, find_or_plan(impl));
   impl.last = plan;

@@ -17,10 +17,12 @@ TEST_CASE("gradients accumulate into .grad() across backward calls; zero_grad re
   CHECK(x.grad().to_vector<float>() == std::vector<float>{2, 4, 6});
   om::sum(om::mul(x, 3.0)).backward();
   CHECK(x.grad().to_vector<float>() == std::vector<float>{5, 7, 9});
-  // The same graph twice
+  // The same graph twice: only with retain_graph (as PyTorch)
   om::Tensor loss = om::sum(x);
+  loss.backward({}, true);
   loss.backward();
-  loss.backward();
+  CHECK(x.grad().to_vector<float>() == std::vector<float>{7, 9, 11});
+  CHECK_THROWS_AS(loss.backward(), om::Error);
   CHECK(x.grad().to_vector<float>() == std::vector<float>{7, 9, 11});
   x.zero_grad();
   CHECK(x.grad().to_vector<float>() == std::vector<float>{0, 0, 0});
@@ -108,7 +110,7 @@ TEST_CASE("detach cuts the graph") {
   om::Tensor y = om::mul(x, x);                 // 9, dy/dx = 6
   om::Tensor z = om::mul(y.detach(), x);        // y treated as a constant: dz/dx = 9
   CHECK_FALSE(y.detach().requires_grad());
-  om::sum(z).backward();
+  om::sum(z).backward({}, true);                // z is used again below: keep its graph
   CHECK(x.grad().item<float>() == 9.0f);
   x.zero_grad();
   om::sum(om::add(z, y)).backward();            // 9 + 6

@@ -1,0 +1,109 @@
+// Argument parsing, model loading and formatting shared by the subcommands.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+
+#include "cli.h"
+
+namespace cli {
+
+bool Args::has(const std::string& name) const {
+  return std::any_of(options.begin(), options.end(), [&](const auto& o) { return o.first == name; });
+}
+
+std::string Args::get(const std::string& name, const std::string& fallback) const {
+  for (auto it = options.rbegin(); it != options.rend(); ++it)
+    if (it->first == name) return it->second;
+  return fallback;
+}
+
+std::vector<std::string> Args::all(const std::string& name) const {
+  std::vector<std::string> v;
+  for (const auto& o : options)
+    if (o.first == name) v.push_back(o.second);
+  return v;
+}
+
+Args parse(int argc, char** argv, const std::vector<std::string>& with_value, const std::vector<std::string>& flags,
+           const std::string& command) {
+  Args a;
+  for (int i = 0; i < argc; ++i) {
+    std::string s = argv[i];
+    if (s.size() < 2 || s.compare(0, 2, "--") != 0) {
+      a.positional.push_back(s);
+      continue;
+    }
+    std::string name = s.substr(2), value;
+    const size_t eq = name.find('=');
+    bool inline_value = eq != std::string::npos;
+    if (inline_value) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    if (std::find(with_value.begin(), with_value.end(), name) != with_value.end()) {
+      if (!inline_value) {
+        if (i + 1 >= argc) throw UsageError{"option --" + name + " needs a value"};
+        value = argv[++i];
+      }
+    } else if (std::find(flags.begin(), flags.end(), name) == flags.end()) {
+      throw UsageError{"unknown option --" + name + " for `onemodel " + command + "`"};
+    }
+    a.options.emplace_back(name, value);
+  }
+  return a;
+}
+
+namespace {
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+}  // namespace
+
+om::graph::Graph load_graph(const std::string& path, std::string* format) {
+  if (!std::ifstream(path, std::ios::binary))
+    throw om::Error(om::ErrorKind::Io, "cannot open '" + path + "': no such file or it is not readable");
+  if (ends_with(path, ".onnx")) {
+    if (format) *format = "ONNX";
+    return om::onnx::read(path);
+  }
+  if (ends_with(path, ".om")) {
+    if (format) *format = "onemodel library format v1";
+    return om::Model::load(path).graph();
+  }
+  throw om::Error(om::ErrorKind::InvalidArgument, "'" + path + "': the extension tells neither format; name the file *.om "
+                                                  "(library format, om::Model::load) or *.onnx (om::onnx::read)");
+}
+
+om::ArithmeticMode parse_mode(const std::string& text, const std::string& command) {
+  if (text == "fast" || text.empty()) return om::ArithmeticMode::Fast;
+  if (text == "exact") return om::ArithmeticMode::Exact;
+  throw UsageError{"--mode is 'fast' or 'exact', got '" + text + "' (onemodel " + command + ")"};
+}
+
+std::string dims_str(const om::graph::ValueInfo& v) {
+  if (!v.has_shape) return "[?rank]";
+  std::string s = "[";
+  for (size_t i = 0; i < v.shape.size(); ++i) {
+    if (i) s += ",";
+    const om::graph::Dim& d = v.shape[i];
+    s += d.is_symbolic() ? d.param : d.is_static() ? std::to_string(d.size) : "?";
+  }
+  return s + "]";
+}
+
+std::string human_bytes(uint64_t bytes) {
+  char buf[64];
+  if (bytes < 10 * 1024) std::snprintf(buf, sizeof buf, "%" PRIu64 " B", bytes);
+  else if (bytes < 10 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", double(bytes) / 1024);
+  else std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
+}
+
+}  // namespace cli

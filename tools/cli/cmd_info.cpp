@@ -1,0 +1,79 @@
+// onemodel info MODEL: what a model takes and gives, what it is made of, and what a Session
+// of each mode would do with it.
+#include <cstdio>
+#include <map>
+
+#include "cli.h"
+
+namespace cli {
+namespace {
+
+const char* kHelp =
+    "usage: onemodel info MODEL\n"
+    "\n"
+    "Prints the inputs and outputs (symbolic axes by name), the opsets, a histogram of the\n"
+    "operators with whether each has an exact kernel, the parameter count and bytes, and the\n"
+    "graph passes a Fast and an Exact Session would run (docs/graph-passes.md).\n";
+
+void print_passes(const om::graph::Graph& g, om::ArithmeticMode mode, const char* label) {
+  om::SessionOptions o;
+  o.mode = mode;
+  om::Session s;
+  om::Status st = om::Session::create(g, o, &s);
+  if (!st.is_ok()) {
+    std::printf("passes (%s session): cannot create the session: %s\n", label, st.message().c_str());
+    return;
+  }
+  std::printf("passes (%s session):", label);
+  for (const om::PassReport& p : s.pass_reports())
+    std::printf(" %s%s(%zu)", p.name.c_str(), p.exact_safe ? "" : "[fast-only]", p.changes);
+  std::printf("\n  -> %zu nodes after the passes\n", s.graph().nodes.size());
+}
+
+}  // namespace
+
+int cmd_info(int argc, char** argv) {
+  Args a = parse(argc, argv, {}, {"help"}, "info");
+  if (a.has("help")) return std::fputs(kHelp, stdout), 0;
+  if (a.positional.size() != 1) throw UsageError{"expected one MODEL (.om or .onnx)"};
+  std::string format;
+  const om::graph::Graph g = load_graph(a.positional[0], &format);
+
+  std::printf("model: %s (%s), producer %s %s, IR version %lld\n", a.positional[0].c_str(), format.c_str(),
+              g.producer_name.c_str(), g.producer_version.c_str(), static_cast<long long>(g.ir_version));
+  std::printf("opsets:");
+  for (const auto& o : g.opsets) std::printf(" %s=%lld", o.domain.empty() ? "ai.onnx" : o.domain.c_str(), static_cast<long long>(o.version));
+  std::printf("\ninputs:\n");
+  for (const auto& v : g.inputs) {
+    if (g.find_initializer(v.name)) continue;
+    std::printf("  %-20s %-5s %s\n", v.name.c_str(), om::dtype_name(v.dtype), dims_str(v).c_str());
+  }
+  std::printf("outputs:\n");
+  for (const auto& v : g.outputs) std::printf("  %-20s %-5s %s\n", v.name.c_str(), om::dtype_name(v.dtype), dims_str(v).c_str());
+
+  std::map<std::pair<std::string, std::string>, size_t> histogram;
+  for (const auto& n : g.nodes) ++histogram[{n.domain, n.op_type}];
+  std::printf("operators: %zu nodes, %zu kinds\n", g.nodes.size(), histogram.size());
+  size_t without_exact = 0;
+  for (const auto& [key, count] : histogram) {
+    const bool known = om::is_known_operator(key.first, key.second);
+    const bool exact = om::has_exact_kernel(key.first, key.second);
+    without_exact += exact ? 0 : 1;
+    const std::string name = key.first.empty() ? key.second : key.first + "." + key.second;
+    std::printf("  %-24s %5zu  %s\n", name.c_str(), count, !known ? "UNSUPPORTED" : exact ? "exact kernel" : "fast only (no exact kernel)");
+  }
+  std::printf("exact mode: %s\n", without_exact ? "not available (some operators have no exact kernel)" : "available (every operator has an exact kernel)");
+
+  uint64_t values = 0, bytes = 0;
+  for (const auto& t : g.initializers) {
+    values += uint64_t(t.numel());
+    bytes += t.nbytes;
+  }
+  std::printf("parameters: %llu values in %zu tensors, %llu bytes (%s)\n", static_cast<unsigned long long>(values),
+              g.initializers.size(), static_cast<unsigned long long>(bytes), human_bytes(bytes).c_str());
+  print_passes(g, om::ArithmeticMode::Fast, "Fast");
+  print_passes(g, om::ArithmeticMode::Exact, "Exact");
+  return 0;
+}
+
+}  // namespace cli

@@ -1,0 +1,84 @@
+// onemodel run MODEL --input x=in.npy ...: runs a model once and writes its outputs.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "cli.h"
+
+namespace cli {
+namespace {
+const char* kHelp =
+    "usage: onemodel run MODEL --input NAME=FILE.npy [--input ...] [--mode fast|exact] [--out DIR]\n"
+    "\n"
+    "Runs MODEL once in a Session (Fast by default; --mode exact for the bit-exact kernels,\n"
+    "docs/exactness.md). Each input comes from a .npy file (a model with one input also takes\n"
+    "--input FILE.npy). Every output is written to DIR/<output name>.npy (DIR defaults to the\n"
+    "current directory) and listed with its FNV-1a 64-bit hash; the last line hashes all\n"
+    "outputs in order, so Exact runs can be compared across machines.\n";
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+  Args a = parse(argc, argv, {"input", "mode", "out"}, {"help"}, "run");
+  if (a.has("help")) return std::fputs(kHelp, stdout), 0;
+  if (a.positional.size() != 1) throw UsageError{"expected one MODEL (.om or .onnx)"};
+  om::SessionOptions options;
+  options.mode = parse_mode(a.get("mode", "fast"), "run");
+  om::Session session(load_graph(a.positional[0]), options);
+  const std::vector<std::string> names = session.input_names();
+
+  std::map<std::string, om::graph::TensorData> given;
+  for (const std::string& spec : a.all("input")) {
+    const size_t eq = spec.find('=');
+    std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
+    const std::string file = eq == std::string::npos ? spec : spec.substr(eq + 1);
+    if (name.empty()) {
+      if (names.size() != 1)
+        throw UsageError{"--input " + spec + ": the model has " + std::to_string(names.size()) + " inputs; write --input NAME=FILE.npy"};
+      name = names[0];
+    }
+    given[name] = om::npy::read(file);
+  }
+  std::vector<om::TensorView> inputs;
+  for (const std::string& n : names) {
+    auto it = given.find(n);
+    if (it == given.end()) {
+      std::string all;
+      for (const auto& s : names) all += (all.empty() ? "" : ", ") + s;
+      throw UsageError{"input '" + n + "' was not given; the model's inputs are: " + all + " (--input NAME=FILE.npy)"};
+    }
+    om::TensorView v;
+    v.name = it->first.c_str();
+    v.dtype = it->second.dtype;
+    v.dims = it->second.dims.data();
+    v.rank = it->second.dims.size();
+    v.data = const_cast<uint8_t*>(it->second.bytes);
+    inputs.push_back(v);
+  }
+  for (const auto& kv : given)
+    if (std::find(names.begin(), names.end(), kv.first) == names.end())
+      throw UsageError{"the model has no input named '" + kv.first + "'"};
+
+  std::vector<om::TensorView> outputs(session.output_names().size());
+  session.run(inputs.data(), inputs.size(), outputs.data(), outputs.size());
+
+  const std::filesystem::path dir = a.get("out", ".");
+  std::filesystem::create_directories(dir);
+  uint64_t all = kFnvOffset;
+  for (const om::TensorView& o : outputs) {
+    const size_t nbytes = size_t(o.numel()) * om::dtype_size(o.dtype);
+    om::graph::TensorData td = om::graph::TensorData::copy_of(o.name, o.dtype, std::vector<int64_t>(o.dims, o.dims + o.rank), o.data, nbytes);
+    const std::string path = (dir / (std::string(o.name) + ".npy")).string();
+    om::npy::write(td, path);
+    const uint64_t h = fnv1a(kFnvOffset, o.data, nbytes);
+    all = fnv1a(all, o.data, nbytes);
+    om::graph::ValueInfo vi;
+    for (size_t k = 0; k < o.rank; ++k) vi.shape.push_back(om::graph::Dim::fixed(o.dims[k]));
+    std::printf("output %s %s%s -> %s fnv1a=%016" PRIx64 "\n", o.name, om::dtype_name(o.dtype), dims_str(vi).c_str(), path.c_str(), h);
+  }
+  std::printf("hash %s fnv1a=%016" PRIx64 "\n", options.mode == om::ArithmeticMode::Exact ? "exact" : "fast", all);
+  return 0;
+}
+
+}  // namespace cli
