@@ -53,8 +53,8 @@ Result<Shape> resolve_shape(const Tensor& x, const Shape& shape, const char* cal
       infer = int64_t(k);
     } else if (out[k] < 0) {
       return Status::error(ErrorKind::InvalidArgument, msg(call, ": invalid size ", out[k], " in ", shape_str(shape)));
-    } else {
-      known *= out[k];
+    } else if (!checked_mul(known, out[k], &known)) {
+      return check_shape(call, shape);  // names the call and the dims (more than 2^48 elements)
     }
   }
   if (infer >= 0) {
@@ -181,6 +181,7 @@ Result<Tensor> expand(const Tensor& x, const Shape& shape) {
     out_shape[k] = want;
     strides[k] = have == want ? x.strides()[k - lead] : 0;
   }
+  OM_TRY(check_shape(call, out_shape));  // a broadcast view may not exceed the element limit either
   Tensor out = detail::make_view(x, out_shape, strides, x.storage_offset());
   OM_TRY(autograd::record(OpId::Expand, {x}, out, out_shape));
   return out;
