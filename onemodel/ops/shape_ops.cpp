@@ -53,10 +53,12 @@ Result<Shape> resolve_shape(const Tensor& x, const Shape& shape, const char* cal
       infer = int64_t(k);
     } else if (out[k] < 0) {
       return Status::error(ErrorKind::InvalidArgument, msg(call, ": invalid size ", out[k], " in ", shape_str(shape)));
-    } else if (!checked_mul(known, out[k], &known)) {
-      return check_shape(call, shape);  // names the call and the dims (more than 2^48 elements)
     }
   }
+  Shape given;  // the sizes other than -1, counted with the checked helper (core/shape.h)
+  for (int64_t d : out)
+    if (d != -1) given.push_back(d);
+  OM_TRY(check_shape(call, given, &known));
   if (infer >= 0) {
     if (known == 0 || x.numel() % known != 0)
       return Status::error(ErrorKind::ShapeMismatch, msg(call, ": cannot infer -1 in ", shape_str(shape), " for ", x.to_string()));

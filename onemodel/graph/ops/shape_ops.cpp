@@ -47,9 +47,12 @@ Status infer_reshape(InferContext& ctx) {
       continue;
     }
     if (d < 0) return ctx.error(ErrorKind::InvalidArgument, msg("shape ", shape_str(target), " has a negative size ", d));
-    if (!checked_mul(known, d, &known))
-      return ctx.error(ErrorKind::InvalidArgument, msg("shape ", shape_str(target), " has more than 2^48 elements (docs/memory.md)"));
   }
+  std::vector<int64_t> given;  // the sizes other than the -1, counted checked (core/shape.h)
+  for (size_t i = 0; i < target.size(); ++i)
+    if (int64_t(i) != infer_at) given.push_back(target[i]);
+  if (!checked_numel(given, &known))
+    return ctx.error(ErrorKind::InvalidArgument, msg("shape ", shape_str(target), " has more than 2^48 elements (docs/memory.md)"));
   const int64_t total = ctx.input(0)->numel();
   if (infer_at >= 0) {
     if (known == 0 || total % known != 0)
