@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target of a fuzz build on a copy of its seed corpus.
-#   tools/run_fuzzers.sh <build-fuzz-dir> <seconds-per-target>
+#   tools/run_fuzzers.sh <build-fuzz-dir> <seconds-per-target> [target-name-filter]
 # Target fuzz_<name>_reader (or fuzz_<name>) uses fuzz/corpus/<name>/. New inputs go to
 # fuzz/corpus-work/<name>/ (git-ignored), crash/leak/timeout reproducers to
 # fuzz/corpus-work/<name>/artifacts/. One process per target (-jobs unset), so it fits a small
@@ -9,6 +9,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: run_fuzzers.sh <build-fuzz-dir> <seconds>}
 seconds=${2:-60}
+only=${3:-}
 # UBSan findings stop the run and leave a reproducer, like ASan ones.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 status=0
@@ -17,12 +18,15 @@ for bin in "$build"/fuzz_*; do
   [ -x "$bin" ] && [ -f "$bin" ] || continue
   found=1
   name=$(basename "$bin")
+  [ -n "$only" ] && [[ "$name" != *"$only"* ]] && continue
   name=${name#fuzz_}
   name=${name%_reader}
   seeds="$here/fuzz/corpus/$name"
   work="$here/fuzz/corpus-work/$name"
   mkdir -p "$work/corpus" "$work/artifacts"
   [ -d "$seeds" ] && cp -n "$seeds"/* "$work/corpus/" 2>/dev/null
+  # The Session target also starts from the reader's per-operator models.
+  [ "$name" = session ] && cp -n "$here/fuzz/corpus/onnx"/* "$work/corpus/" 2>/dev/null
   echo "== $(basename "$bin"): ${seconds}s on $(ls "$work/corpus" | wc -l) inputs"
   "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/" "$work/corpus" 2>"$work/log.txt"

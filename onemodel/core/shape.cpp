@@ -2,6 +2,24 @@
 
 namespace om {
 
+Status check_shape(const std::string& who, const int64_t* dims, size_t rank, int64_t* numel) {
+  int64_t n = 0;
+  if (checked_numel(dims, rank, &n)) {
+    if (numel) *numel = n;
+    return Status::ok();
+  }
+  std::string s = "[";
+  bool negative = false;
+  for (size_t i = 0; i < rank; ++i) {
+    s += (i ? "," : "") + std::to_string(dims[i]);
+    negative = negative || dims[i] < 0;
+  }
+  s += "]";
+  if (negative) return Status::error(ErrorKind::InvalidArgument, who + ": shape " + s + " has a negative size; sizes must be >= 0");
+  return Status::error(ErrorKind::InvalidArgument,
+                       who + ": shape " + s + " has more than 2^48 elements (the limit of one tensor, docs/memory.md); use smaller sizes");
+}
+
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

@@ -1,15 +1,61 @@
 // Shapes and strides are plain vectors of int64_t (element units, not bytes).
+//
+// Checked shape arithmetic: every element count, product of dims, broadcast result, byte count
+// and arena size in the library is computed with checked_mul / checked_numel below, never with
+// a plain multiply. A shape is valid when every dim is >= 0 and its element count is at most
+// kMaxNumel (2^48): then numel * 8 (the widest dtype) fits easily in ptrdiff_t and in size_t
+// on 64-bit targets, and sums of a few such sizes cannot wrap. Larger shapes are refused with
+// an error naming the call and the dims (see docs/memory.md).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "onemodel/core/status.h"
+
 namespace om {
 
 using Shape = std::vector<int64_t>;
 
-int64_t shape_numel(const Shape& shape);
+// The largest element count a tensor may have (2^48, about 2.8e14).
+constexpr int64_t kMaxNumel = int64_t(1) << 48;
+
+// a * b when both are in [0, kMaxNumel] and the product is too; false otherwise (no UB).
+inline bool checked_mul(int64_t a, int64_t b, int64_t* out) {
+  if (a < 0 || b < 0 || a > kMaxNumel || b > kMaxNumel) return false;
+  if (a != 0 && b > kMaxNumel / a) return false;
+  *out = a * b;
+  return true;
+}
+// The element count of dims[0..rank) when every dim is >= 0 and the count is <= kMaxNumel.
+inline bool checked_numel(const int64_t* dims, size_t rank, int64_t* out) {
+  int64_t n = 1;
+  bool zero = false;
+  for (size_t i = 0; i < rank; ++i) {
+    if (dims[i] < 0) return false;
+    if (dims[i] == 0) zero = true;
+  }
+  // A zero anywhere makes the count 0, but every other dim must still be in range.
+  for (size_t i = 0; i < rank; ++i) {
+    if (dims[i] > kMaxNumel) return false;
+    if (!zero && !checked_mul(n, dims[i], &n)) return false;
+  }
+  *out = zero ? 0 : n;
+  return true;
+}
+inline bool checked_numel(const Shape& shape, int64_t* out) { return checked_numel(shape.data(), shape.size(), out); }
+// Saturating size_t sum (for arena offsets): SIZE_MAX on overflow, which any limit refuses.
+inline size_t saturating_add(size_t a, size_t b) { return a + b < a ? SIZE_MAX : a + b; }
+
+// The Status form: InvalidArgument "<who>: shape [..] has a negative size / more than 2^48
+// elements ...". `who` names the call or node.
+Status check_shape(const std::string& who, const int64_t* dims, size_t rank, int64_t* numel = nullptr);
+inline Status check_shape(const std::string& who, const Shape& shape, int64_t* numel = nullptr) {
+  return check_shape(who, shape.data(), shape.size(), numel);
+}
+
+int64_t shape_numel(const Shape& shape);  // for shapes already checked
 Shape contiguous_strides(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "[2, 3]"
 std::string shape_str(const int64_t* dims, size_t rank);

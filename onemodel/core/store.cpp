@@ -112,9 +112,27 @@ size_t Store::peak() const {
   return state_->peak;
 }
 
+namespace {
+// Each thread has its own default store (docs/memory.md): a StoreScope on one thread never
+// releases another thread's tensors. When the thread ends, the store object goes but its state
+// (the blocks) stays alive for as long as a tensor allocated there still references it, so
+// tensors handed to another thread, or living in static objects, remain valid.
+struct DefaultStoreHolder {
+  Store* store = nullptr;
+  ~DefaultStoreHolder() {
+    if (!store) return;
+    Store::detach_state(*store);
+    delete store;
+  }
+};
+thread_local DefaultStoreHolder t_default;
+}  // namespace
+
+void Store::detach_state(Store& s) { s.state_.reset(); }
+
 Store& Store::default_store() {
-  static Store* store = new Store();  // never destroyed: tensors may outlive static teardown
-  return *store;
+  if (!t_default.store) t_default.store = new Store();
+  return *t_default.store;
 }
 
 Store& Store::current() { return t_current ? *t_current : default_store(); }

@@ -35,7 +35,8 @@ class Store {
   size_t used() const;       // bytes handed out and not released
   size_t peak() const;       // high-water mark of used()
 
-  // The process-wide default (growing) store, used when no StoreGuard is active.
+  // This thread's default (growing) store, used when no StoreGuard is active. Per thread, so
+  // scopes opened by two threads never release each other's tensors (docs/memory.md).
   static Store& default_store();
   // The store new tensors go to on this thread.
   static Store& current();
@@ -43,6 +44,9 @@ class Store {
   // Internal: allocation. `scope_id` receives the id of the innermost live scope.
   Result<void*> allocate(size_t bytes, uint64_t* scope_id);
   const std::shared_ptr<detail::StoreState>& state() const { return state_; }
+  // Internal: drops this object's reference without releasing the blocks; storages still
+  // holding the state keep it (and their bytes) alive. Used when a thread's default store goes.
+  static void detach_state(Store& s);
 
  private:
   Store(size_t capacity, bool fixed);

@@ -11,10 +11,10 @@ namespace om {
 
 namespace detail {
 
-Result<Tensor> make_tensor(const Shape& shape, DType dtype, bool zero) {
-  for (int64_t d : shape)
-    if (d < 0) return Status::error(ErrorKind::InvalidArgument, msg("om::Tensor: negative size in shape ", shape_str(shape)));
-  const size_t n = size_t(shape_numel(shape));
+Result<Tensor> make_tensor(const Shape& shape, DType dtype, bool zero, const char* call) {
+  int64_t numel = 0;
+  OM_TRY(check_shape(call, shape, &numel));
+  const size_t n = size_t(numel);
   OM_ASSIGN_OR_RETURN(auto storage, allocate_storage(n * dtype_size(dtype), zero));
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
@@ -357,11 +357,11 @@ Tensor Tensor::detach() const {
 }
 
 // ---- creation ----
-Tensor empty(const Shape& shape, DType dtype) { return unwrap(detail::make_tensor(shape, dtype)); }
-Tensor zeros(const Shape& shape, DType dtype) { return unwrap(detail::make_tensor(shape, dtype, true)); }
+Tensor empty(const Shape& shape, DType dtype) { return unwrap(detail::make_tensor(shape, dtype, false, "om::empty")); }
+Tensor zeros(const Shape& shape, DType dtype) { return unwrap(detail::make_tensor(shape, dtype, true, "om::zeros")); }
 Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
 Tensor full(const Shape& shape, double value, DType dtype) {
-  Tensor t = unwrap(detail::make_tensor(shape, dtype));
+  Tensor t = unwrap(detail::make_tensor(shape, dtype, false, "om::full"));
   uint8_t* p = static_cast<uint8_t*>(detail::raw(t));
   const size_t es = dtype_size(dtype);
   for (int64_t i = 0; i < t.numel(); ++i) detail::store_any(dtype, p + i * es, value);
@@ -371,8 +371,12 @@ Tensor arange(int64_t end, DType dtype) { return arange(0, double(end), 1, dtype
 Tensor arange(double start, double end, double step, DType dtype) {
   if (step == 0 || (end - start) / step < 0)
     raise(Status::error(ErrorKind::InvalidArgument, msg("om::arange: start ", start, ", end ", end, " and step ", step, " give no sequence")));
-  const int64_t n = int64_t(std::ceil((end - start) / step));
-  Tensor t = unwrap(detail::make_tensor({n}, dtype));
+  const double count = std::ceil((end - start) / step);
+  if (!(count <= double(kMaxNumel)))  // also NaN; converting a larger double would be undefined
+    raise(Status::error(ErrorKind::InvalidArgument, msg("om::arange: start ", start, ", end ", end, " and step ", step,
+                                                        " give more than 2^48 elements (docs/memory.md)")));
+  const int64_t n = int64_t(count);
+  Tensor t = unwrap(detail::make_tensor({n}, dtype, false, "om::arange"));
   uint8_t* p = static_cast<uint8_t*>(detail::raw(t));
   for (int64_t i = 0; i < n; ++i) detail::store_any(dtype, p + i * dtype_size(dtype), start + double(i) * step);
   return t;
@@ -381,6 +385,7 @@ Tensor scalar_tensor(double value, DType dtype) { return full({}, value, dtype);
 
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape) {
+  check(check_shape("om::from_vector", shape));
   if (int64_t(values.size()) != shape_numel(shape))
     raise(Status::error(ErrorKind::ShapeMismatch, msg("om::from_vector: ", values.size(), " values cannot fill shape ", shape_str(shape),
                                                        " (", shape_numel(shape), " elements)")));

@@ -6,7 +6,8 @@
 namespace om::detail {
 
 // A new contiguous tensor in the current store.
-Result<Tensor> make_tensor(const Shape& shape, DType dtype, bool zero = false);
+// Refuses negative sizes and element counts above kMaxNumel (core/shape.h), naming `call`.
+Result<Tensor> make_tensor(const Shape& shape, DType dtype, bool zero = false, const char* call = "om::Tensor");
 // A view sharing `src`'s storage with a new shape/strides/offset (no record).
 Tensor make_view(const Tensor& src, Shape shape, Shape strides, int64_t offset);
 // UseAfterRelease when the storage's scope has been released.

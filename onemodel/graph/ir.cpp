@@ -3,6 +3,8 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "onemodel/core/shape.h"
+
 namespace om::graph {
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
@@ -83,11 +85,12 @@ const TensorData* Graph::find_initializer(const std::string& n) const {
 
 static Status check_tensor(const TensorData& t, const std::string& what) {
   if (dtype_size(t.dtype) == 0) return Status::error(ErrorKind::Format, msg("graph verify: ", what, " has an invalid dtype code ", int(t.dtype)));
-  uint64_t n = 1;
-  for (int64_t d : t.dims) {
+  for (int64_t d : t.dims)
     if (d < 0) return Status::error(ErrorKind::Format, msg("graph verify: ", what, " has a negative dim ", d));
-    n *= uint64_t(d);
-  }
+  int64_t count = 0;  // checked (core/shape.h): dims like [2^63, 2] must not wrap to 0 elements
+  if (!checked_numel(t.dims, &count))
+    return Status::error(ErrorKind::Format, msg("graph verify: ", what, " has dims ", shape_str(t.dims), " above 2^48 elements"));
+  const uint64_t n = uint64_t(count);
   if (n * dtype_size(t.dtype) != t.nbytes)
     return Status::error(ErrorKind::Format, msg("graph verify: ", what, " holds ", t.nbytes, " bytes but its shape needs ", n * dtype_size(t.dtype)));
   if (t.nbytes != 0 && t.bytes == nullptr) return Status::error(ErrorKind::Format, msg("graph verify: ", what, " has no data"));

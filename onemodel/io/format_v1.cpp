@@ -299,6 +299,12 @@ Result<graph::Graph> parse(const uint8_t* base, size_t size, std::shared_ptr<con
   if (get_u32(base + 12) != kNumSections) return header_error(msg("section count ", get_u32(base + 12), ", expected ", kNumSections));
   if (file_size != size)
     return header_error(msg("the file is ", size, " bytes, the header says ", file_size, " (truncated or extended)"));
+  // No flag is defined and reserved bytes are zero (docs/format.md): a file using them is from
+  // a newer writer whose meaning this reader cannot know.
+  if (get_u32(base + 24) != 0)
+    return header_error(msg("unknown flags ", get_u32(base + 24), " (this library defines none)"));
+  for (size_t i = 32; i < kHeaderBytes; ++i)
+    if (base[i] != 0) return header_error(msg("reserved byte ", i, " is ", int(base[i]), ", not zero"));
 
   struct Sec { uint32_t kind; uint64_t off, size; } secs[kNumSections];
   uint64_t expect = table_end;
@@ -306,6 +312,7 @@ Result<graph::Graph> parse(const uint8_t* base, size_t size, std::shared_ptr<con
     const uint8_t* e = base + kHeaderBytes + i * kEntryBytes;
     secs[i] = {get_u32(e), get_u64(e + 8), get_u64(e + 16)};
     if (secs[i].kind != i + 1) return header_error(msg("section ", i, " has kind ", secs[i].kind, ", expected ", i + 1));
+    if (get_u32(e + 4) != 0 || get_u32(e + 28) != 0) return header_error(msg("section ", i, " has nonzero reserved fields"));
     if (secs[i].off != expect || secs[i].size > size - expect)
       return header_error(msg("section '", section_name(secs[i].kind), "' spans bytes ", secs[i].off, "+", secs[i].size,
                               ", outside the file or not contiguous"));
@@ -440,16 +447,50 @@ Result<graph::Graph> read_bytes(const uint8_t* data, size_t size) {
   return parse(static_cast<const uint8_t*>(buf.get()), size, buf);
 }
 
-Result<graph::Graph> read_file(const std::string& path) {
+Result<graph::Graph> read_file(const std::string& path, bool map) {
 #if defined(OM_HAVE_MMAP)
-  const int fd = ::open(path.c_str(), O_RDONLY);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);
   if (fd < 0) return Status::error(ErrorKind::Io, msg("format_v1::read_file: cannot open '", path, "'"));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
     return Status::error(ErrorKind::Io, msg("format_v1::read_file: cannot stat '", path, "'"));
   }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::error(ErrorKind::Io, msg("format_v1::read_file: '", path, "' is not a regular file (a device, FIFO or directory); "
+                                            "model files must be regular files"));
+  }
   const size_t size = size_t(st.st_size);
+  if (size == 0) {  // nothing to map; and a file that reports 0 bytes is not read without bound
+    ::close(fd);
+    const uint8_t none = 0;
+    auto r = read_bytes(&none, 0);
+    if (!r.is_ok()) return r.status().with_context(path);
+    return r;
+  }
+  if (!map) {
+    // The copying load: one read into aligned memory; later changes to the file cannot reach
+    // the weights. The size is the one just measured, so the read is bounded.
+    std::shared_ptr<void> buf(std::aligned_alloc(64, (size + 63) / 64 * 64), [](void* q) { std::free(q); });
+    if (!buf) {
+      ::close(fd);
+      return Status::error(ErrorKind::OutOfMemory, msg("format_v1::read_file: cannot allocate ", size, " bytes for '", path, "'"));
+    }
+    size_t got = 0;
+    while (got < size) {
+      const ssize_t n = ::read(fd, static_cast<uint8_t*>(buf.get()) + got, size - got);
+      if (n <= 0) break;
+      got += size_t(n);
+    }
+    ::close(fd);
+    if (got != size)
+      return Status::error(ErrorKind::Io, msg("format_v1::read_file: '", path, "' gave ", got, " of its ", size, " bytes (changed while read?)"));
+    auto r = parse(static_cast<const uint8_t*>(buf.get()), size, buf);
+    if (!r.is_ok()) return r.status().with_context(path);
+    return r;
+  }
   if (size > 0) {
     void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     ::close(fd);
@@ -463,6 +504,7 @@ Result<graph::Graph> read_file(const std::string& path) {
     ::close(fd);
   }
 #endif
+  (void)map;
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return Status::error(ErrorKind::Io, msg("format_v1::read_file: cannot open '", path, "'"));
   std::vector<uint8_t> bytes;

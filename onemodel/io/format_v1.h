@@ -22,8 +22,10 @@ Status write_file(const graph::Graph& g, const std::string& path, graph::GraphCh
 // Copies the bytes into a 64-byte aligned buffer owned by the returned graph's initializers.
 Result<graph::Graph> read_bytes(const uint8_t* data, size_t size);
 // Maps the file read-only (POSIX mmap) and points the initializers into the mapping; falls back
-// to reading when mapping is unavailable.
-Result<graph::Graph> read_file(const std::string& path);
+// to reading when mapping is unavailable. A mapped file must not be truncated or rewritten while
+// the graph (or a Session made from it) is alive (docs/format.md). With map = false the file is
+// read into memory once instead. Only regular files are read (no devices, FIFOs, directories).
+Result<graph::Graph> read_file(const std::string& path, bool map = true);
 
 // CRC-32 (IEEE 802.3, reflected, as zlib computes it).
 uint32_t crc32(const uint8_t* data, size_t size, uint32_t crc = 0);

@@ -3,6 +3,7 @@
 
 #include "onemodel/ops/record.h"
 #include "onemodel/core/tensor_internal.h"
+#include "onemodel/kernels/int_arith.h"
 #include "onemodel/kernels/kernels.h"
 #include "onemodel/ops/ops.h"
 
@@ -35,15 +36,25 @@ Shape broadcast_strides(const Tensor& x, const Shape& out) {
   return s;
 }
 
+// Integer arithmetic as the graph kernels compute it (kernels/int_arith.h): wrap-around, and
+// INT_MIN / -1 == INT_MIN. Divisors are checked for 0 before the loop (binary()).
 template <typename T>
 T apply(kernels::BinaryOp op, T a, T b) {
   switch (op) {
-    case kernels::BinaryOp::Add: return a + b;
-    case kernels::BinaryOp::Sub: return a - b;
-    case kernels::BinaryOp::Mul: return a * b;
-    case kernels::BinaryOp::Div: return b == 0 ? T(0) : a / b;
+    case kernels::BinaryOp::Add: return kernels::int_wrap_add(a, b);
+    case kernels::BinaryOp::Sub: return kernels::int_wrap_sub(a, b);
+    case kernels::BinaryOp::Mul: return kernels::int_wrap_mul(a, b);
+    case kernels::BinaryOp::Div: return b == 0 ? T(0) : kernels::int_div(a, b);
     default: return a;
   }
+}
+
+template <typename T>
+Status check_divisor(const char* call, const Tensor& b) {
+  int64_t at = 0;
+  if (kernels::int_has_zero(detail::raw_as<T>(b), b.numel(), &at))
+    return Status::error(ErrorKind::InvalidArgument, msg(call, ": ", kernels::int_div_by_zero_text(), " (divisor element ", at, ")"));
+  return Status::ok();
 }
 
 // Walks `out` with the innermost dim as one run; a and b are dense, so their inner strides are
@@ -86,7 +97,9 @@ Result<Tensor> binary(OpId id, kernels::BinaryOp op, const Tensor& a, const Tens
   OM_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(a.shape(), b.shape(), call));
   OM_ASSIGN_OR_RETURN(Tensor da, detail::dense(a));
   OM_ASSIGN_OR_RETURN(Tensor db, detail::dense(b));
-  OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(shape, a.dtype()));
+  if (op == kernels::BinaryOp::Div && a.dtype() == DType::i64) OM_TRY(check_divisor<int64_t>(call, db));
+  if (op == kernels::BinaryOp::Div && a.dtype() == DType::i32) OM_TRY(check_divisor<int32_t>(call, db));
+  OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(shape, a.dtype(), false, call));
   switch (a.dtype()) {
     case DType::f32: binary_loop<float>(op, da, db, out); break;
     case DType::i64: binary_loop<int64_t>(op, da, db, out); break;

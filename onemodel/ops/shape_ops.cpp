@@ -53,10 +53,12 @@ Result<Shape> resolve_shape(const Tensor& x, const Shape& shape, const char* cal
       infer = int64_t(k);
     } else if (out[k] < 0) {
       return Status::error(ErrorKind::InvalidArgument, msg(call, ": invalid size ", out[k], " in ", shape_str(shape)));
-    } else {
-      known *= out[k];
     }
   }
+  Shape given;  // the sizes other than -1, counted with the checked helper (core/shape.h)
+  for (int64_t d : out)
+    if (d != -1) given.push_back(d);
+  OM_TRY(check_shape(call, given, &known));
   if (infer >= 0) {
     if (known == 0 || x.numel() % known != 0)
       return Status::error(ErrorKind::ShapeMismatch, msg(call, ": cannot infer -1 in ", shape_str(shape), " for ", x.to_string()));
@@ -181,6 +183,7 @@ Result<Tensor> expand(const Tensor& x, const Shape& shape) {
     out_shape[k] = want;
     strides[k] = have == want ? x.strides()[k - lead] : 0;
   }
+  OM_TRY(check_shape(call, out_shape));  // a broadcast view may not exceed the element limit either
   Tensor out = detail::make_view(x, out_shape, strides, x.storage_offset());
   OM_TRY(record<OpId::Expand>({x}, out));
   return out;

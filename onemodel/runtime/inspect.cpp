@@ -50,7 +50,9 @@ Status try_infer_shapes(const graph::Graph& g, std::vector<graph::ValueInfo>* ou
       }
       dims.push_back(std::move(d));
     }
-    auto built = runtime::build_plan(cg, ArithmeticMode::Fast, dims, false);
+    std::vector<char> fed(g.inputs.size());
+    for (size_t i = 0; i < g.inputs.size(); ++i) fed[i] = g.find_initializer(g.inputs[i].name) ? 0 : 1;
+    auto built = runtime::build_plan(cg, ArithmeticMode::Fast, dims, fed);
     if (!built.is_ok()) return built.status().with_context("om::infer_shapes: planning with trial sizes for the symbolic axes");
     plans[trial] = std::move(built).value();
   }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "onemodel/core/shape.h"
+#include "onemodel/graph/infer_check.h"
 #include "onemodel/kernels/kernels.h"
 #include "onemodel/runtime/memory_planner.h"
 
@@ -80,17 +82,25 @@ const float* packed_operand(CompiledGraph& cg, size_t ni, const std::vector<cons
 }  // namespace
 
 Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
-                                         const std::vector<std::vector<int64_t>>& input_dims, bool prepack) {
+                                         const std::vector<std::vector<int64_t>>& input_dims, const std::vector<char>& fed,
+                                         bool prepack, const PlanLimits& limits) {
   const graph::Graph& g = *cg.graph;
   auto plan = std::make_unique<Plan>();
   plan->signature = input_dims;
+  plan->fed = fed;
+  plan->fed.resize(g.inputs.size(), 1);
+  size_t folded_bytes = 0;
   plan->values.resize(size_t(cg.num_values));
   std::vector<int> buf_of(size_t(cg.num_values), -1);
   std::vector<bool> known(size_t(cg.num_values), false);  // shape known (defined so far)
   std::vector<Buffer> bufs;
 
+  std::vector<char> overridden(size_t(cg.num_values), 0);  // initializers the caller replaces in this plan
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    if (plan->fed[i]) overridden[size_t(cg.input_ids[i])] = 1;
   for (const auto& t : g.initializers) {
     const int id = cg.ids.at(t.name);
+    if (overridden[size_t(id)]) continue;
     ValueDesc& v = plan->values[size_t(id)];
     v.dtype = t.dtype;
     v.shape = t.dims;
@@ -103,7 +113,7 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
   }
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const int id = cg.input_ids[i];
-    if (g.find_initializer(g.inputs[i].name)) continue;  // an initializer overrides it (ONNX)
+    if (!plan->fed[i]) continue;  // an initializer-backed input left out: the initializer's value
     ValueDesc& v = plan->values[size_t(id)];
     v.dtype = g.inputs[i].dtype;
     v.shape = input_dims[i];
@@ -137,6 +147,14 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
 
     if (all_const || (op.flags & graph::kOpShapeOnly)) {
       // Plan-time evaluation: computed once per signature, never per run.
+      std::vector<ValueDesc> shapes;
+      OM_TRY(graph::infer_checked(node, op, in_desc, &shapes));  // before allocating anything
+      for (const ValueDesc& d : shapes) folded_bytes = saturating_add(folded_bytes, d.nbytes());
+      if (folded_bytes > limits.max_folded_bytes)
+        return Status::error(ErrorKind::OutOfMemory,
+                             msg(node.op_type, " node '", node.name, "': constants evaluated when planning reach ", folded_bytes,
+                                 " bytes, above SessionOptions::max_folded_bytes = ", limits.max_folded_bytes,
+                                 "; raise that option to allow it"));
       std::vector<graph::EvaluatedValue> results;
       OM_TRY(graph::evaluate_node(node, op, mode, in_desc, &results));
       for (size_t o = 0; o < outs.size() && o < results.size(); ++o) {
@@ -155,10 +173,8 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
 
     graph::InferContext ctx{node, in_desc, std::vector<ValueDesc>(node.outputs.size())};
     OM_TRY(op.infer(ctx));
+    OM_TRY(graph::check_inferred(ctx));  // dims >= 0, <= 2^48 elements, rank <= kMaxRank
     for (size_t o = 0; o < outs.size(); ++o) {
-      if (ctx.outputs[o].shape.size() > graph::kMaxRank)
-        return Status::error(ErrorKind::Unsupported, msg(node.op_type, " node '", node.name, "': output rank ",
-                                                         ctx.outputs[o].shape.size(), " exceeds ", graph::kMaxRank));
       if (outs[o] < 0) continue;
       plan->values[size_t(outs[o])] = ctx.outputs[o];
       plan->values[size_t(outs[o])].data = nullptr;
@@ -217,6 +233,10 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
       req_buf.push_back(i);
     }
   MemoryPlan mp = plan_memory(reqs, 64);
+  if (mp.arena_bytes > limits.max_arena_bytes)
+    return Status::error(ErrorKind::OutOfMemory, msg("plan: the activation arena needs ", mp.arena_bytes,
+                                                     " bytes, above SessionOptions::max_arena_bytes = ", limits.max_arena_bytes,
+                                                     "; raise that option or use smaller input shapes"));
   for (size_t r = 0; r < reqs.size(); ++r) bufs[req_buf[r]].offset = mp.offsets[r];
   plan->arena_bytes = mp.arena_bytes;
   plan->lower_bound_bytes = mp.lower_bound_bytes;

@@ -5,6 +5,7 @@
 // activation placed in one arena by the greedy memory planner. Executing a plan allocates
 // nothing.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -31,6 +32,7 @@ Result<CompiledGraph> compile_graph(const graph::Graph& g);
 
 struct Plan {
   std::vector<std::vector<int64_t>> signature;   // input dims, in session input order
+  std::vector<char> fed;                         // per graph input: given by the caller
   std::vector<graph::ValueDesc> values;          // per value id
   std::vector<std::shared_ptr<const void>> owned; // folded constants
   std::shared_ptr<void> arena;
@@ -62,10 +64,19 @@ struct Plan {
   std::vector<Output> outputs;
 };
 
-// input_dims[i] are the concrete dims of session input i. With prepack, constant right-hand
-// GEMM operands that are initializers are packed into cg.packed_b (once per session).
+// What one plan may take (SessionOptions of the same names); errors name the option.
+struct PlanLimits {
+  size_t max_arena_bytes = SIZE_MAX;
+  size_t max_folded_bytes = SIZE_MAX;
+};
+
+// input_dims[i] are the concrete dims of graph input i; fed[i] tells whether the caller gives
+// it (always for plain inputs; an initializer-backed input not fed takes the initializer). With
+// prepack, constant right-hand GEMM operands that are initializers are packed into cg.packed_b
+// (once per session).
 Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
-                                         const std::vector<std::vector<int64_t>>& input_dims, bool prepack = false);
+                                         const std::vector<std::vector<int64_t>>& input_dims, const std::vector<char>& fed,
+                                         bool prepack = false, const PlanLimits& limits = {});
 
 // Runs every step; input_data[i] is session input i's buffer.
 Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data);

@@ -1,8 +1,10 @@
 #include "onemodel/runtime/session.h"
 #include "onemodel/trace/traced_model.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include "onemodel/core/shape.h"
 #include "onemodel/graph/op_registry.h"
 #include "onemodel/graph/passes/pass.h"
 #include "onemodel/io/format_v1.h"
@@ -15,12 +17,16 @@ struct Session::Impl {
   graph::Graph graph;
   std::vector<PassReport> passes;
   std::vector<std::string> input_names, output_names;
+  std::vector<std::string> overridable_names;  // initializer-backed graph inputs
+  std::vector<char> overridable;               // per graph input: backed by an initializer
+  std::mutex mu;                               // serialises runs (see session.h)
   runtime::CompiledGraph compiled;
-  std::vector<std::unique_ptr<runtime::Plan>> plans;  // oldest first
+  std::vector<std::unique_ptr<runtime::Plan>> plans;  // least recently used first
   runtime::Plan* last = nullptr;
   // Per-run scratch sized at creation, so running needs no allocation.
   std::vector<const TensorView*> ordered;
   std::vector<void*> input_data;
+  std::vector<char> fed;  // per graph input: given by this run
 };
 
 namespace {
@@ -80,6 +86,8 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
 }
 
 Status Session::create(const graph::Graph& g, SessionOptions options, Session* out, graph::GraphCheck check) {
+  if (options.max_cached_plans == 0)
+    return Status::error(ErrorKind::InvalidArgument, "om::Session: SessionOptions::max_cached_plans must be at least 1 (the plan in use)");
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->graph = g;
@@ -94,21 +102,25 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
   }
   if (options.optimize) {
     std::vector<graph::passes::PassRun> runs;
-    OM_TRY(graph::passes::run_passes(impl->graph, options.mode, &runs).with_context("om::Session"));
+    OM_TRY(graph::passes::run_passes(impl->graph, options.mode, &runs, options.max_folded_bytes).with_context("om::Session"));
     for (const auto& r : runs) impl->passes.push_back({r.name, r.rule == graph::passes::BitRule::Exact, r.changes});
   }
   OM_ASSIGN_OR_RETURN(impl->compiled, runtime::compile_graph(impl->graph));
-  for (const auto& v : impl->graph.inputs)
-    if (!impl->graph.find_initializer(v.name)) impl->input_names.push_back(v.name);
+  for (const auto& v : impl->graph.inputs) {
+    const bool init = impl->graph.find_initializer(v.name) != nullptr;
+    impl->overridable.push_back(init);
+    (init ? impl->overridable_names : impl->input_names).push_back(v.name);
+  }
   for (const auto& v : impl->graph.outputs) impl->output_names.push_back(v.name);
   impl->ordered.resize(impl->graph.inputs.size());
   impl->input_data.resize(impl->graph.inputs.size());
+  impl->fed.resize(impl->graph.inputs.size());
   out->impl_ = std::move(impl);
   return Status::ok();
 }
 
 Status Session::try_load(const std::string& path, SessionOptions options, Session* out) {
-  OM_ASSIGN_OR_RETURN(graph::Graph g, format_v1::read_file(path));
+  OM_ASSIGN_OR_RETURN(graph::Graph g, format_v1::read_file(path, options.map_weights));
   return create(g, options, out, graph::GraphCheck::AlreadyVerified);  // the reader verified it
 }
 
@@ -119,6 +131,10 @@ Session Session::load(const std::string& path, SessionOptions options) {
 }
 
 std::vector<std::string> Session::input_names() const { return impl_ ? impl_->input_names : std::vector<std::string>{}; }
+std::vector<std::string> Session::overridable_input_names() const {
+  return impl_ ? impl_->overridable_names : std::vector<std::string>{};
+}
+std::mutex* Session::run_mutex() const { return impl_ ? &impl_->mu : nullptr; }
 std::vector<std::string> Session::output_names() const { return impl_ ? impl_->output_names : std::vector<std::string>{}; }
 const graph::Graph& Session::graph() const {
   static const graph::Graph empty;
@@ -132,11 +148,17 @@ const SessionOptions& Session::options() const {
   static const SessionOptions defaults;
   return impl_ ? impl_->options : defaults;
 }
-size_t Session::cached_plan_count() const { return impl_ ? impl_->plans.size() : 0; }
+size_t Session::cached_plan_count() const {
+  if (!impl_) return 0;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->plans.size();
+}
 
 PlanStats Session::last_plan_stats() const {
   PlanStats s;
-  if (!impl_ || !impl_->last) return s;
+  if (!impl_) return s;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (!impl_->last) return s;
   const runtime::Plan& p = *impl_->last;
   s.arena_bytes = p.arena_bytes;
   s.lower_bound_bytes = p.lower_bound_bytes;
@@ -151,11 +173,18 @@ PlanStats Session::last_plan_stats() const {
 // Touches no heap unless it fails.
 static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t n, bool need_data) {
   const graph::Graph& g = impl.graph;
+  int64_t numel_unused = 0;
   const size_t expected = impl.input_names.size();
-  if (n != expected) {
+  if (n < expected || n > expected + impl.overridable_names.size()) {
     std::string names;
     for (const auto& s : impl.input_names) names += (names.empty() ? "" : ", ") + s;
-    return Status::error(ErrorKind::InvalidArgument, msg("Session::run: got ", n, " inputs, the model takes ", expected, " (", names, ")"));
+    std::string extra;
+    if (!impl.overridable_names.empty()) {
+      for (const auto& s : impl.overridable_names) extra += (extra.empty() ? "" : ", ") + s;
+      extra = msg(", plus up to ", impl.overridable_names.size(), " overridable initializers given by name: ", extra);
+    }
+    return Status::error(ErrorKind::InvalidArgument,
+                         msg("Session::run: got ", n, " inputs, the model takes ", expected, " (", names, ")", extra));
   }
   if (n > 0 && !inputs)
     return Status::error(ErrorKind::InvalidArgument, msg("Session::run: ", n, " inputs announced but the TensorView array is null"));
@@ -166,19 +195,23 @@ static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t 
     size_t slot = g.inputs.size();
     if (t.name) {
       for (size_t j = 0; j < g.inputs.size(); ++j)
-        if (g.inputs[j].name == t.name && !g.find_initializer(g.inputs[j].name)) slot = j;
+        if (g.inputs[j].name == t.name) slot = j;
       if (slot == g.inputs.size()) {
         std::string names;
         for (const auto& s : impl.input_names) names += (names.empty() ? "" : ", ") + s;
+        for (const auto& s : impl.overridable_names) names += (names.empty() ? "" : ", ") + s + " (overridable)";
         return Status::error(ErrorKind::InvalidArgument, msg("Session::run: no input named '", t.name, "'; the inputs are: ", names));
       }
     } else {
       // Positional: the i-th non-initializer input.
       size_t seen = 0;
       for (size_t j = 0; j < g.inputs.size(); ++j) {
-        if (g.find_initializer(g.inputs[j].name)) continue;
+        if (impl.overridable[j]) continue;
         if (seen++ == pos) { slot = j; break; }
       }
+      if (slot == g.inputs.size())
+        return Status::error(ErrorKind::InvalidArgument, msg("Session::run: input #", i, " has no name; overridable initializers (",
+                                                             impl.overridable_names.size(), " of them) must be given by name"));
     }
     ++pos;
     if (impl.ordered[slot])
@@ -187,8 +220,9 @@ static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t 
   }
   for (size_t j = 0; j < g.inputs.size(); ++j) {
     const graph::ValueInfo& vi = g.inputs[j];
-    if (g.find_initializer(vi.name)) continue;
     const TensorView* t = impl.ordered[j];
+    impl.fed[j] = t != nullptr;
+    if (!t && impl.overridable[j]) continue;  // the initializer's value
     if (!t) return Status::error(ErrorKind::InvalidArgument, msg("Session::run: input '", vi.name, "' was not given"));
     if (t->rank > 0 && !t->dims)
       return Status::error(ErrorKind::InvalidArgument, msg("Session::run: input '", vi.name, "' has rank ", t->rank,
@@ -199,18 +233,24 @@ static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t 
     if (t->rank != vi.shape.size())
       return Status::error(ErrorKind::ShapeMismatch, msg("Session::run: input '", vi.name, "' expects rank ", vi.shape.size(), " ",
                                                          dims_str(vi), ", got rank ", t->rank, " ", om::shape_str(t->dims, t->rank)));
+    if (!checked_numel(t->dims, t->rank, &numel_unused))
+      return Status::error(ErrorKind::ShapeMismatch, check_shape(msg("Session::run: input '", vi.name, "'"), t->dims, t->rank).message());
     for (size_t d = 0; d < t->rank; ++d) {
-      if (t->dims[d] < 0)
-        return Status::error(ErrorKind::ShapeMismatch, msg("Session::run: input '", vi.name, "' has a negative size in ",
-                                                           om::shape_str(t->dims, t->rank)));
       if (vi.shape[d].is_static() && vi.shape[d].size != t->dims[d])
         return Status::error(ErrorKind::ShapeMismatch, msg("Session::run: input '", vi.name, "' expects ", dims_str(vi), ", got ",
                                                            om::shape_str(t->dims, t->rank), " (axis ", d, " is fixed at ",
                                                            vi.shape[d].size, ")"));
     }
-    // A symbol names one size across all inputs.
+    // A symbol names one size within an input and across all inputs (ONNX Runtime requires the
+    // same: a dim_param is one value).
     for (size_t d = 0; d < t->rank; ++d) {
       if (!vi.shape[d].is_symbolic()) continue;
+      for (size_t e = 0; e < d; ++e)
+        if (vi.shape[e].param == vi.shape[d].param && t->dims[e] != t->dims[d])
+          return Status::error(ErrorKind::ShapeMismatch,
+                               msg("Session::run: axis '", vi.shape[d].param, "' is ", t->dims[e], " at axis ", e, " of input '", vi.name,
+                                   "' but ", t->dims[d], " at axis ", d, " (", dims_str(vi), " fed ", om::shape_str(t->dims, t->rank),
+                                   "); a symbol names one size"));
       for (size_t k = 0; k < j; ++k) {
         const graph::ValueInfo& other = g.inputs[k];
         if (!impl.ordered[k]) continue;
@@ -230,39 +270,57 @@ static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t 
 
 static Result<runtime::Plan*> find_or_plan(Session::Impl& impl) {
   const graph::Graph& g = impl.graph;
-  for (auto& p : impl.plans) {
+  for (size_t pi = 0; pi < impl.plans.size(); ++pi) {
+    runtime::Plan& p = *impl.plans[pi];
     bool match = true;
     for (size_t j = 0; match && j < g.inputs.size(); ++j) {
-      if (!impl.ordered[j]) continue;
-      const std::vector<int64_t>& s = p->signature[j];
+      match = p.fed[j] == impl.fed[j];
+      if (!match || !impl.ordered[j]) continue;
+      const std::vector<int64_t>& s = p.signature[j];
       const TensorView& t = *impl.ordered[j];
       match = s.size() == t.rank && (t.rank == 0 || std::memcmp(s.data(), t.dims, t.rank * sizeof(int64_t)) == 0);
     }
-    if (match) return p.get();
+    if (!match) continue;
+    // Least recently used last out: move the hit to the back (a rotation, no allocation).
+    std::rotate(impl.plans.begin() + std::ptrdiff_t(pi), impl.plans.begin() + std::ptrdiff_t(pi) + 1, impl.plans.end());
+    return impl.plans.back().get();
   }
   std::vector<std::vector<int64_t>> dims(g.inputs.size());
   for (size_t j = 0; j < g.inputs.size(); ++j)
     if (impl.ordered[j]) dims[j].assign(impl.ordered[j]->dims, impl.ordered[j]->dims + impl.ordered[j]->rank);
-  auto built = runtime::build_plan(impl.compiled, impl.options.mode, dims, impl.options.prepack_weights);
+  runtime::PlanLimits limits;
+  limits.max_arena_bytes = impl.options.max_arena_bytes;
+  limits.max_folded_bytes = impl.options.max_folded_bytes;
+  auto built = runtime::build_plan(impl.compiled, impl.options.mode, dims, impl.fed, impl.options.prepack_weights, limits);
   if (!built.is_ok()) {
     std::string sig;
     for (size_t j = 0; j < g.inputs.size(); ++j)
       if (impl.ordered[j]) sig += (sig.empty() ? "" : ", ") + g.inputs[j].name + "=" + om::shape_str(dims[j]);
     return built.status().with_context(msg("om::Session: planning for input shapes ", sig));
   }
-  if (impl.options.max_cached_plans > 0 && impl.plans.size() >= impl.options.max_cached_plans) impl.plans.erase(impl.plans.begin());
+  if (impl.plans.size() >= impl.options.max_cached_plans) {
+    if (impl.last == impl.plans.front().get()) impl.last = nullptr;
+    impl.plans.erase(impl.plans.begin());
+  }
   impl.plans.push_back(std::move(built).value());
   return impl.plans.back().get();
 }
 
 Status Session::try_prepare(const TensorView* inputs, size_t num_inputs) {
   if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::prepare: the session is empty (default-constructed or moved from)");
+  std::lock_guard<std::mutex> lock(impl_->mu);
   OM_TRY(bind_inputs(*impl_, inputs, num_inputs, false));
   OM_ASSIGN_OR_RETURN(impl_->last, find_or_plan(*impl_));
   return Status::ok();
 }
 
 Status Session::try_run(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs) {
+  if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::run: the session is empty (default-constructed or moved from)");
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return run_locked(inputs, num_inputs, outputs, num_outputs);
+}
+
+Status Session::run_locked(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs) {
   if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::run: the session is empty (default-constructed or moved from)");
   Impl& impl = *impl_;
   if (num_outputs != impl.output_names.size())

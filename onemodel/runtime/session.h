@@ -7,12 +7,21 @@
 // (shape inference, plan-time constant evaluation, kernel choice, memory plan); the plan is
 // cached, and every later run with that signature performs no heap allocation.
 //
-// A Session is not safe to run from two threads at once (runs share the plan's arena); use one
-// Session per thread.
+// Threads: run(), prepare() and the stats calls may be called from several threads on one
+// Session; they are serialised by a mutex held for the whole call (runs share the plan's
+// arena), so concurrent runs are correct but not parallel — use one Session per thread for
+// parallel inference. An output returned as a view into the session (capacity == 0) is valid
+// only until the next run by any thread: with several threads, pass output buffers
+// (capacity > 0) or use the Tensor overload, which copy inside the lock. docs/memory.md.
+//
+// Limits (SessionOptions): planned activation bytes, bytes of constants folded at creation and
+// when planning, and cached plans are bounded, with defaults a device can live with; a model
+// that needs more fails with an error naming the option to raise.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,9 +39,21 @@ class Tensor;       // onemodel/core/tensor.h
 struct SessionOptions {
   ArithmeticMode mode = ArithmeticMode::Fast;
   bool optimize = true;        // run the graph passes the mode allows
-  size_t max_cached_plans = 8; // the oldest plan is dropped beyond this
+  // Plans kept for different input-shape signatures (>= 1). Beyond it the least recently used
+  // plan is dropped (its output views become invalid).
+  size_t max_cached_plans = 8;
   // Pack constant GEMM weights once (at the first plan) instead of on every run; same bits.
   bool prepack_weights = true;
+  // The activation arena one plan may need (bytes); planning above it fails naming this option.
+  size_t max_arena_bytes = size_t(256) << 20;
+  // Bytes of constants computed at creation (fold_constants) and per plan (plan-time folding),
+  // each counted separately; above it creation/planning fails naming this option.
+  size_t max_folded_bytes = size_t(64) << 20;
+  // Session::load only: map the file and read the weights in place (true), or copy the file
+  // into memory once (false). A mapped file must not be truncated or rewritten while the
+  // Session (or any graph loaded from it) is alive: truncation is a SIGBUS, a rewrite changes
+  // the weights. docs/format.md.
+  bool map_weights = true;
 };
 
 // A tensor handed across the run() boundary without copies or allocation.
@@ -50,6 +71,7 @@ struct TensorView {
   void* data = nullptr;
   size_t capacity = 0;
 
+  // For dims Session::run accepted (each >= 0, at most 2^48 elements: no overflow).
   int64_t numel() const {
     int64_t n = 1;
     for (size_t i = 0; i < rank; ++i) n *= dims[i];
@@ -94,7 +116,10 @@ class Session {
   static Session load(const std::string& path, SessionOptions options = {});
   static Status try_load(const std::string& path, SessionOptions options, Session* out);
 
-  std::vector<std::string> input_names() const;
+  std::vector<std::string> input_names() const;  // the inputs a run must give
+  // Graph inputs backed by an initializer: a run may give them by name (overriding the
+  // initializer for that run, as ONNX Runtime does) or leave them out.
+  std::vector<std::string> overridable_input_names() const;
   std::vector<std::string> output_names() const;
   const graph::Graph& graph() const;  // after the passes
   const std::vector<PassReport>& pass_reports() const;
@@ -115,6 +140,9 @@ class Session {
   struct Impl;
 
  private:
+  // try_run's body; the caller holds the session's run mutex.
+  Status run_locked(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs);
+  std::mutex* run_mutex() const;
   std::unique_ptr<Impl> impl_;
 };
 

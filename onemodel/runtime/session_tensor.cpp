@@ -52,8 +52,11 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
     in[i].data = const_cast<void*>(raw(t));
   }
   std::vector<TensorView> out(output_names().size());
-  run(in.data(), in.size(), out.data(), out.size());
   std::vector<Tensor> result;
+  // Copy the outputs out before another thread's run can overwrite the arena.
+  std::unique_lock<std::mutex> lock;
+  if (std::mutex* m = run_mutex()) lock = std::unique_lock<std::mutex>(*m);
+  check(run_locked(in.data(), in.size(), out.data(), out.size()));
   for (const TensorView& v : out) {
     const bool is_bool = v.dtype == DType::boolean;
     Tensor t = empty(Shape(v.dims, v.dims + v.rank), is_bool ? DType::u8 : v.dtype);

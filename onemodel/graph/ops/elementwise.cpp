@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "onemodel/graph/ops/op_util.h"
+#include "onemodel/kernels/int_arith.h"
 #include "onemodel/kernels/kernels.h"
 
 namespace om::graph::ops {
@@ -123,16 +124,16 @@ void f32_binary_broadcast(const KernelContext& k, BinaryOp op) {
 template <typename T>
 Status int_arith(const KernelContext& k, BinaryOp op) {
   switch (op) {
-    case BinaryOp::Add: binary_loop<T, T>(k, [](T x, T y) { return T(x + y); }); break;
-    case BinaryOp::Sub: binary_loop<T, T>(k, [](T x, T y) { return T(x - y); }); break;
-    case BinaryOp::Mul: binary_loop<T, T>(k, [](T x, T y) { return T(x * y); }); break;
+    // Wrap-around and division defined once for both layers (kernels/int_arith.h).
+    case BinaryOp::Add: binary_loop<T, T>(k, [](T x, T y) { return kernels::int_wrap_add(x, y); }); break;
+    case BinaryOp::Sub: binary_loop<T, T>(k, [](T x, T y) { return kernels::int_wrap_sub(x, y); }); break;
+    case BinaryOp::Mul: binary_loop<T, T>(k, [](T x, T y) { return kernels::int_wrap_mul(x, y); }); break;
     case BinaryOp::Div: {
-      const T* b = k.in(1).as<const T>();
-      for (int64_t i = 0; i < k.in(1).numel; ++i)
-        if (b[i] == 0)
-          return Status::error(ErrorKind::InvalidArgument, msg("Div node '", k.node->name, "': integer division by zero (divisor '",
-                                                               k.node->inputs[1], "' element ", i, ")"));
-      binary_loop<T, T>(k, [](T x, T y) { return T(x / y); });
+      int64_t at = 0;
+      if (kernels::int_has_zero(k.in(1).as<const T>(), k.in(1).numel, &at))
+        return Status::error(ErrorKind::InvalidArgument, msg("Div node '", k.node->name, "': ", kernels::int_div_by_zero_text(),
+                                                             " (divisor '", k.node->inputs[1], "' element ", at, ")"));
+      binary_loop<T, T>(k, [](T x, T y) { return kernels::int_div(x, y); });
       break;
     }
     default: return Status::error(ErrorKind::Internal, "int_arith: unsupported op");
@@ -205,8 +206,8 @@ Status neg_kernel(const KernelContext& k) {
   const int64_t n = k.in(0).numel;
   switch (k.in(0).dtype) {
     case DType::f32: kernels::f32_unary(UnaryOp::Neg, k.in(0).as<const float>(), k.out(0).as<float>(), size_t(n)); break;
-    case DType::i64: for (int64_t i = 0; i < n; ++i) k.out(0).as<int64_t>()[i] = -k.in(0).as<const int64_t>()[i]; break;
-    case DType::i32: for (int64_t i = 0; i < n; ++i) k.out(0).as<int32_t>()[i] = -k.in(0).as<const int32_t>()[i]; break;
+    case DType::i64: for (int64_t i = 0; i < n; ++i) k.out(0).as<int64_t>()[i] = kernels::int_wrap_neg(k.in(0).as<const int64_t>()[i]); break;
+    case DType::i32: for (int64_t i = 0; i < n; ++i) k.out(0).as<int32_t>()[i] = kernels::int_wrap_neg(k.in(0).as<const int32_t>()[i]); break;
     default: return Status::error(ErrorKind::DTypeMismatch, "Neg: unsupported dtype");
   }
   return Status::ok();

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 
+#include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
 
 namespace om::graph::ops {
@@ -44,18 +45,20 @@ const char* slice_params(const int64_t* dims, size_t rank, IntOperand starts, In
     int64_t s = read_int(starts.data, starts.dtype, j), e = read_int(ends.data, ends.dtype, j);
     if (s < 0) s += d;
     if (e < 0) e += d;
+    // ONNX Slice clamping. The count is 1 + (span - 1) / |step| over unsigned magnitudes, so a
+    // step of INT64_MAX or INT64_MIN neither overflows nor yields a negative size.
     int64_t size;
     if (step > 0) {
       s = std::min(std::max<int64_t>(s, 0), d);
       e = std::min(std::max<int64_t>(e, 0), d);
-      size = e > s ? (e - s + step - 1) / step : 0;
+      size = e > s ? int64_t(1 + uint64_t(e - s - 1) / uint64_t(step)) : 0;
     } else {
       s = std::min(std::max<int64_t>(s, 0), d - 1);
       e = std::min(std::max<int64_t>(e, -1), d - 1);
-      size = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+      size = s > e ? int64_t(1 + uint64_t(s - e - 1) / (uint64_t(0) - uint64_t(step))) : 0;
     }
     p->start[ax] = s;
-    p->step[ax] = step;
+    p->step[ax] = size > 1 ? step : 1;  // one element: the step is never applied (and step * stride could overflow)
     p->size[ax] = size;
   }
   return "";
@@ -199,7 +202,8 @@ Status infer_concat(InferContext& ctx) {
     if (!ok)
       return ctx.error(ErrorKind::ShapeMismatch, msg("input ", i, " ", shape_str(v->shape), " does not match input 0 ", shape_str(first->shape),
                                                      " outside axis ", axis));
-    out[size_t(axis)] += v->shape[size_t(axis)];
+    out[size_t(axis)] += v->shape[size_t(axis)];  // each term <= kMaxNumel (checked inputs)
+    if (out[size_t(axis)] > kMaxNumel) return check_shape(msg("Concat node '", ctx.node.name, "'"), out);
   }
   ctx.set_output(0, first->dtype, std::move(out));
   return Status::ok();

@@ -3,6 +3,7 @@
 // Constant, Expand and Transpose.
 #include <cstring>
 
+#include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
 
 namespace om::graph::ops {
@@ -46,8 +47,12 @@ Status infer_reshape(InferContext& ctx) {
       continue;
     }
     if (d < 0) return ctx.error(ErrorKind::InvalidArgument, msg("shape ", shape_str(target), " has a negative size ", d));
-    known *= d;
   }
+  std::vector<int64_t> given;  // the sizes other than the -1, counted checked (core/shape.h)
+  for (size_t i = 0; i < target.size(); ++i)
+    if (int64_t(i) != infer_at) given.push_back(target[i]);
+  if (!checked_numel(given, &known))
+    return ctx.error(ErrorKind::InvalidArgument, msg("shape ", shape_str(target), " has more than 2^48 elements (docs/memory.md)"));
   const int64_t total = ctx.input(0)->numel();
   if (infer_at >= 0) {
     if (known == 0 || total % known != 0)
@@ -208,6 +213,8 @@ Status infer_expand(InferContext& ctx) {
   OM_TRY(require_input(ctx, 0));
   std::vector<int64_t> target, out;
   OM_TRY(const_ints(ctx, 1, &target));
+  for (int64_t d : target)
+    if (d < 0) return ctx.error(ErrorKind::InvalidArgument, msg("shape ", shape_str(target), " has a negative size ", d));
   OM_TRY(broadcast_shapes(ctx, {&ctx.input(0)->shape, &target}, &out));
   ctx.set_output(0, ctx.input(0)->dtype, std::move(out));
   return Status::ok();

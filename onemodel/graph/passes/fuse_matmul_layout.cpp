@@ -10,6 +10,7 @@
 // fold_matmul_scale: MatMul -> Mul(., scalar constant) becomes the node's alpha, applied after
 // the whole epilogue as one multiplication per output — the very rounding the Mul made.
 #include <unordered_map>
+#include <unordered_set>
 
 #include "onemodel/graph/op_registry.h"
 #include "onemodel/graph/passes/pass.h"
@@ -22,10 +23,10 @@ bool default_domain(const Node& n) { return is_default_domain(n.domain); }
 struct Index {
   std::unordered_map<std::string, std::vector<size_t>> readers;
   std::unordered_map<std::string, size_t> producer;
+  std::unordered_set<std::string> outputs;
   const Graph* g = nullptr;
   bool single_internal_use(const std::string& v) const {
-    for (const auto& o : g->outputs)
-      if (o.name == v) return false;
+    if (outputs.count(v)) return false;
     auto it = readers.find(v);
     return it != readers.end() && it->second.size() == 1;
   }
@@ -40,6 +41,7 @@ struct Index {
 Index index_graph(const Graph& g) {
   Index x;
   x.g = &g;
+  for (const auto& o : g.outputs) x.outputs.insert(o.name);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     for (const auto& in : g.nodes[i].inputs)
       if (!in.empty()) x.readers[in].push_back(i);
@@ -137,33 +139,46 @@ Status fold_transposes_into_matmul(Graph& g, ArithmeticMode, size_t* changes) {
   return Status::ok();
 }
 
+// One scan (a rewrite changes node i and drops a later Mul; nothing an earlier node matches
+// changes), the dropped nodes removed at the end: linear in the graph.
 Status fold_matmul_scale(Graph& g, ArithmeticMode, size_t* changes) {
-  for (bool again = true; again;) {
-    again = false;
-    const Index x = index_graph(g);
-    for (size_t i = 0; i < g.nodes.size() && !again; ++i) {
+  const Index x = index_graph(g);
+  std::unordered_map<std::string, const TensorData*> inits;
+  for (const auto& t : g.initializers) inits.emplace(t.name, &t);
+  std::unordered_set<std::string> inputs;
+  for (const auto& in : g.inputs) inputs.insert(in.name);
+  std::vector<char> dropped(g.nodes.size(), 0);
+  {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (dropped[i]) continue;
       Node& n = g.nodes[i];
       if (!is_matmul(n) || has_residual(n) || has_attr(n, "alpha") || !x.single_internal_use(n.outputs[0])) continue;
       const size_t mi = x.reader(n.outputs[0]);
+      if (dropped[mi]) continue;
       const Node& mul = g.nodes[mi];
       if (mul.op_type != "Mul" || !default_domain(mul) || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||
           mul.inputs[0] == mul.inputs[1])
         continue;
       const std::string& other = mul.inputs[0] == n.outputs[0] ? mul.inputs[1] : mul.inputs[0];
-      const TensorData* s = g.find_initializer(other);
+      auto init = inits.find(other);
+      const TensorData* s = init == inits.end() ? nullptr : init->second;
       // Rank 0 or [1] only: a higher-rank scalar would raise the product's rank.
       if (!s || s->dtype != DType::f32 || s->numel() != 1 || s->dims.size() > 1 || s->nbytes < sizeof(float)) continue;
-      bool overridable = false;
-      for (const auto& in : g.inputs) overridable = overridable || in.name == other;
-      if (overridable) continue;
+      if (inputs.count(other)) continue;  // overridable
       to_fused(n);
       n.outputs[0] = mul.outputs[0];
       n.attributes.push_back(Attribute::of_float("alpha", s->data<float>()[0]));
-      drop_node(g, mi);
+      dropped[mi] = 1;
       ++*changes;
-      again = true;
     }
   }
+  size_t w = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!dropped[i]) {
+      if (w != i) g.nodes[w] = std::move(g.nodes[i]);
+      ++w;
+    }
+  g.nodes.resize(w);
   return Status::ok();
 }
 

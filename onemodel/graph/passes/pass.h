@@ -2,6 +2,7 @@
 // passes change no output bit in any mode and run everywhere; FastOnly passes may change the
 // last bits and run only in ArithmeticMode::Fast sessions.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,12 +33,14 @@ struct PassRun {
 // fusion (FastOnly), dead-node removal.
 const std::vector<Pass>& all_passes();
 
-// Runs every pass the mode allows, in order; the graph is verified afterwards.
-Status run_passes(Graph& g, ArithmeticMode mode, std::vector<PassRun>* runs);
+// Runs every pass the mode allows, in order; the graph is verified afterwards. Constant folding
+// may add at most max_folded_bytes of new initializer bytes (SessionOptions::max_folded_bytes).
+Status run_passes(Graph& g, ArithmeticMode mode, std::vector<PassRun>* runs, size_t max_folded_bytes = SIZE_MAX);
 
 // The individual passes (for tests).
 Status remove_identities(Graph& g, ArithmeticMode mode, size_t* changes);
-Status fold_constants(Graph& g, ArithmeticMode mode, size_t* changes);
+Status fold_constants(Graph& g, ArithmeticMode mode, size_t* changes);  // no byte limit
+Status fold_constants_within(Graph& g, ArithmeticMode mode, size_t max_folded_bytes, size_t* changes);
 Status fuse_matmul_epilogue(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fold_transposes_into_matmul(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fold_matmul_scale(Graph& g, ArithmeticMode mode, size_t* changes);

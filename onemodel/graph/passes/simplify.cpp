@@ -4,19 +4,17 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "onemodel/core/shape.h"
+#include "onemodel/graph/infer_check.h"
 #include "onemodel/graph/op_registry.h"
 #include "onemodel/graph/passes/pass.h"
 
 namespace om::graph::passes {
 
-static bool is_graph_output(const Graph& g, const std::string& name) {
-  for (const auto& o : g.outputs)
-    if (o.name == name) return true;
-  return false;
-}
-
 Status remove_identities(Graph& g, ArithmeticMode, size_t* changes) {
   std::unordered_map<std::string, std::string> rename;
+  std::unordered_set<std::string> outputs;
+  for (const auto& o : g.outputs) outputs.insert(o.name);
   std::vector<Node> kept;
   for (Node& n : g.nodes) {
     for (auto& in : n.inputs) {
@@ -26,7 +24,7 @@ Status remove_identities(Graph& g, ArithmeticMode, size_t* changes) {
     const bool identity = n.op_type == "Identity" && is_default_domain(n.domain) && n.inputs.size() == 1 &&
                           n.outputs.size() == 1 && !n.inputs[0].empty();
     // An identity that names a graph output stays: the output name must be produced.
-    if (identity && !is_graph_output(g, n.outputs[0])) {
+    if (identity && !outputs.count(n.outputs[0])) {
       rename[n.outputs[0]] = n.inputs[0];
       ++*changes;
       continue;
@@ -56,22 +54,25 @@ Status remove_dead_nodes(Graph& g, ArithmeticMode, size_t* changes) {
   }
   g.nodes = std::move(kept);
   std::vector<TensorData> inits;
+  std::unordered_set<std::string> inputs;
+  for (const auto& in : g.inputs) inputs.insert(in.name);
   for (auto& t : g.initializers) {
-    bool is_input = false;
-    for (const auto& in : g.inputs) is_input = is_input || in.name == t.name;
-    if (needed.count(t.name) || is_input) inits.push_back(std::move(t));
+    if (needed.count(t.name) || inputs.count(t.name)) inits.push_back(std::move(t));
     else ++*changes;
   }
   g.initializers = std::move(inits);
   return Status::ok();
 }
 
-Status fold_constants(Graph& g, ArithmeticMode mode, size_t* changes) {
+Status fold_constants(Graph& g, ArithmeticMode mode, size_t* changes) { return fold_constants_within(g, mode, SIZE_MAX, changes); }
+
+Status fold_constants_within(Graph& g, ArithmeticMode mode, size_t max_folded_bytes, size_t* changes) {
   std::unordered_map<std::string, ValueDesc> known;
+  std::unordered_set<std::string> inputs;  // an initializer that is also a graph input may be replaced by the caller
+  for (const auto& in : g.inputs) inputs.insert(in.name);
+  size_t folded_bytes = 0;
   for (const auto& t : g.initializers) {
-    bool overridable = false;  // an initializer that is also a graph input may be replaced by the caller
-    for (const auto& in : g.inputs) overridable = overridable || in.name == t.name;
-    if (overridable) continue;
+    if (inputs.count(t.name)) continue;
     ValueDesc d;
     d.dtype = t.dtype;
     d.shape = t.dims;
@@ -92,6 +93,18 @@ Status fold_constants(Graph& g, ArithmeticMode mode, size_t* changes) {
     }
     for (const auto& o : n.outputs) foldable = foldable && !o.empty();
     std::vector<EvaluatedValue> results;
+    std::vector<ValueDesc> shapes;
+    // Shapes first (checked: no wrapped sizes), so nothing is allocated beyond the limit.
+    if (foldable && !infer_checked(n, *op, ins, &shapes).is_ok()) foldable = false;  // left for the session to report
+    if (foldable) {
+      size_t bytes = folded_bytes;
+      for (const ValueDesc& d : shapes) bytes = saturating_add(bytes, d.nbytes());
+      if (bytes > max_folded_bytes)
+        return Status::error(ErrorKind::OutOfMemory,
+                             msg(n.op_type, " node '", n.name, "': folding constants would create ", bytes,
+                                 " bytes, above SessionOptions::max_folded_bytes = ", max_folded_bytes, "; raise that option to allow it"));
+      folded_bytes = bytes;
+    }
     if (foldable && !evaluate_node(n, *op, mode, ins, &results).is_ok()) foldable = false;  // left for the session to report
     if (!foldable) {
       kept.push_back(std::move(n));
