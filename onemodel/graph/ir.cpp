@@ -1,5 +1,6 @@
 #include "onemodel/graph/ir.h"
 
+#include <atomic>
 #include <cstring>
 #include <unordered_set>
 
@@ -117,7 +118,14 @@ static Status check_attribute(const Node& node, const Attribute& a) {
   return Status::ok();
 }
 
+namespace {
+std::atomic<uint64_t> g_verify_count{0};
+}  // namespace
+
+uint64_t verify_count() { return g_verify_count.load(); }
+
 Status verify(const Graph& g) {
+  g_verify_count.fetch_add(1, std::memory_order_relaxed);
   std::unordered_set<std::string> defined;
   auto define = [&](const std::string& name, const char* what) -> Status {
     if (name.empty()) return Status::error(ErrorKind::Format, msg("graph verify: a ", what, " has an empty name"));

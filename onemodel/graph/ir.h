@@ -120,5 +120,7 @@ Status verify(const Graph& g);
 // the library (reader, tracer, passes); functions handed a graph that already passed (a
 // TracedModel's, a Session's own) say AlreadyVerified.
 enum class GraphCheck { Verify, AlreadyVerified };
+// How many times verify() ran in this process (tests hold the hand-over rule with it).
+uint64_t verify_count();
 
 }  // namespace om::graph

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <array>
 #include <memory>
@@ -281,7 +282,11 @@ Status header_error(const std::string& what) {
 Result<graph::Graph> parse(const uint8_t* base, size_t size, std::shared_ptr<const void> owner) {
   const size_t table_end = kHeaderBytes + kNumSections * kEntryBytes;
   if (size < 8 || std::memcmp(base, kMagic, 8) != 0)
-    return header_error("the file does not start with the magic \"ONEMODEL\"; it is not a onemodel library file");
+    // An ONNX ModelProto starts with field 1 (ir_version, varint): tag byte 0x08.
+    return header_error(size > 0 && base[0] == 0x08
+                            ? "the file does not start with the magic \"ONEMODEL\"; it looks like an ONNX model: open it with "
+                              "om::Session::from_onnx_file (or convert it with `onemodel convert in.onnx out.om`)"
+                            : "the file does not start with the magic \"ONEMODEL\"; it is not a onemodel library file");
   if (size < table_end) return header_error(msg("the file is ", size, " bytes, shorter than the ", table_end, "-byte header (truncated)"));
   const uint32_t stored_crc = get_u32(base + 28);
   uint8_t head[kHeaderBytes + kNumSections * kEntryBytes];
@@ -451,7 +456,7 @@ Result<graph::Graph> read_file(const std::string& path, bool map) {
 #if defined(OM_HAVE_MMAP)
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);
-  if (fd < 0) return Status::error(ErrorKind::Io, msg("format_v1::read_file: cannot open '", path, "'"));
+  if (fd < 0) return Status::error(ErrorKind::Io, msg("format_v1::read_file: cannot open '", path, "': ", std::strerror(errno)));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
@@ -506,7 +511,7 @@ Result<graph::Graph> read_file(const std::string& path, bool map) {
 #endif
   (void)map;
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return Status::error(ErrorKind::Io, msg("format_v1::read_file: cannot open '", path, "'"));
+  if (!f) return Status::error(ErrorKind::Io, msg("format_v1::read_file: cannot open '", path, "': ", std::strerror(errno)));
   std::vector<uint8_t> bytes;
   uint8_t chunk[65536];
   size_t n;

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 
 #include "onemodel/io/onnx.h"
@@ -495,8 +496,19 @@ std::shared_ptr<uint8_t> alloc_aligned(size_t n) {
 
 namespace om::onnx {
 
+namespace {
+// The library format's magic (docs/format.md): such a file given to the ONNX reader gets the
+// loader that fits, not a protobuf decoding error.
+bool is_library_file(const uint8_t* head) { return std::memcmp(head, "ONEMODEL", 8) == 0; }
+Status library_file_error() {
+  return Status::error(ErrorKind::Format, "om::onnx::read: this is a onemodel library file (docs/format.md), not ONNX: open it with "
+                                          "om::Session::load or om::Model::load");
+}
+}  // namespace
+
 Result<graph::Graph> read_bytes(const uint8_t* data, size_t size) {
   static const uint8_t empty = 0;
+  if (data && size >= 8 && is_library_file(data)) return library_file_error();
   detail::Ctx ctx;
   ctx.base = data ? data : &empty;
   pb_istream_t s = {detail::mem_read, const_cast<uint8_t*>(ctx.base), data ? size : 0, nullptr};
@@ -505,12 +517,21 @@ Result<graph::Graph> read_bytes(const uint8_t* data, size_t size) {
 
 Result<graph::Graph> read_file(const std::string& path) {
   FILE* fp = std::fopen(path.c_str(), "rb");
-  if (!fp) return Status::error(ErrorKind::Io, msg("om::onnx::read: cannot open '", path, "' (does the file exist and is it readable?)"));
+  if (!fp) return Status::error(ErrorKind::Io, msg("om::onnx::read: cannot open '", path, "': ", std::strerror(errno)));
   long size = -1;
   if (std::fseek(fp, 0, SEEK_END) == 0) size = std::ftell(fp);
   if (size < 0 || std::fseek(fp, 0, SEEK_SET) != 0) {
     std::fclose(fp);
     return Status::error(ErrorKind::Io, msg("om::onnx::read: cannot determine the size of '", path, "' (not a regular file?)"));
+  }
+  uint8_t head[8];
+  if (size >= 8 && std::fread(head, 1, 8, fp) == 8 && is_library_file(head)) {
+    std::fclose(fp);
+    return library_file_error().with_context(path);
+  }
+  if (std::fseek(fp, 0, SEEK_SET) != 0) {
+    std::fclose(fp);
+    return Status::error(ErrorKind::Io, msg("om::onnx::read: cannot rewind '", path, "'"));
   }
   // Decoding straight from the file: initializer bytes go from the stdio buffer into their own
   // aligned storage, so reading needs no whole-file buffer next to the weights.

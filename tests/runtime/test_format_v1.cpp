@@ -6,6 +6,7 @@
 #include <map>
 
 #include "onemodel/io/format_v1.h"
+#include "onemodel/io/onnx.h"
 #include "onemodel/runtime/model.h"
 #include "runtime_helpers.h"
 
@@ -114,4 +115,28 @@ TEST_CASE("format v1: every single-byte corruption and every truncation is refus
   std::vector<uint8_t> longer = good;
   longer.push_back(0);
   CHECK(!om::format_v1::read_bytes(longer.data(), longer.size()).is_ok());
+}
+
+TEST_CASE("a file given to the wrong loader names the loader that fits") {
+  const g::Graph gr = small_model();
+  const std::string om_path = std::string(OM_BINARY_DIR) + "/wrong_loader.om";
+  const std::string onnx_path = std::string(OM_BINARY_DIR) + "/wrong_loader.onnx";
+  REQUIRE(om::format_v1::write_file(gr, om_path).is_ok());
+  om::onnx::write(gr, onnx_path);
+  om::Session s;
+  const om::Status a = om::Session::try_load(onnx_path, {}, &s);
+  CHECK(a.kind() == om::ErrorKind::Format);
+  CHECK(a.message().find("from_onnx_file") != std::string::npos);
+  CHECK(a.message().find(onnx_path) != std::string::npos);
+  try {
+    om::Session::from_onnx_file(om_path);
+    FAIL("an .om file read as ONNX");
+  } catch (const om::Error& e) {
+    CHECK(std::string(e.what()).find("om::Session::load") != std::string::npos);
+  }
+  const om::Status missing = om::Session::try_load(om_path + ".missing", {}, &s);
+  CHECK(missing.kind() == om::ErrorKind::Io);
+  CHECK(missing.message().find("No such file") != std::string::npos);
+  std::remove(om_path.c_str());
+  std::remove(onnx_path.c_str());
 }

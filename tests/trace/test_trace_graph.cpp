@@ -231,3 +231,21 @@ TEST_CASE("tracing the same model twice gives byte-identical ONNX, also across p
   while (!child.empty() && (child.back() == '\n' || child.back() == '\r')) child.pop_back();
   CHECK(child == hex_digest(a));
 }
+
+TEST_CASE("a traced graph is verified once on its way to ONNX, the library format and a Session") {
+  auto tracer = om::Tracer::begin();
+  om::Tensor x = tracer.input("x", om::ones({2, 3}), {"batch", ""});
+  om::Tensor y = om::tanh(om::relu(x));
+  const uint64_t before = om::graph::verify_count();
+  om::TracedModel m = tracer.finish({{"y", y}});
+  CHECK(om::graph::verify_count() == before + 1);  // finish
+  (void)m.to_onnx();
+  const std::string path = std::string(OM_BINARY_DIR) + "/verify_once.om";
+  m.save(path);
+  om::Session fast(m, {om::ArithmeticMode::Fast});
+  om::Session exact(m, {om::ArithmeticMode::Exact});
+  CHECK(om::graph::verify_count() == before + 1);  // no pass changes this graph: nothing re-verified
+  om::Session loaded = om::Session::load(path);
+  CHECK(om::graph::verify_count() == before + 2);  // the reader checks the file once, the Session trusts it
+  std::remove(path.c_str());
+}
