@@ -70,7 +70,8 @@ int64_t weight_cols(const Index& x, const Node& n) {
 // scale (the residual is added last, to the product as the node lays it out).
 bool residual_candidate(const Index& x, const Node& n) {
   if (weight_cols(x, n) >= 0) return true;
-  if (n.op_type != "FusedMatMul" || n.domain != kOnemodelDomain || n.outputs.size() != 1) return false;
+  // A FusedMatMul may come from a file too: it needs both operands (found by fuzz_session).
+  if (n.op_type != "FusedMatMul" || n.domain != kOnemodelDomain || n.outputs.size() != 1 || n.inputs.size() < 2) return false;
   if (n.inputs.size() >= 4 && !n.inputs[3].empty()) return false;
   for (const auto& a : n.attributes)
     if (a.name == "perm_y" || a.name == "alpha") return false;
@@ -78,6 +79,7 @@ bool residual_candidate(const Index& x, const Node& n) {
 }
 
 const char* activation_name(const Node& n) {
+  if (n.outputs.size() != 1) return nullptr;
   const EpilogueActivation* a = epilogue_activation_of(n);
   return a ? a->name : nullptr;
 }
@@ -105,7 +107,9 @@ Status fuse_matmul_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
     const size_t ai = uses.reader(mm.outputs[0]);
     if (dropped[ai]) continue;
     const Node& add = g.nodes[ai];
-    if (add.op_type != "Add" || !default_domain(add) || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) continue;
+    if (add.op_type != "Add" || !default_domain(add) || add.inputs.size() != 2 || add.outputs.size() != 1 ||
+        add.inputs[0] == add.inputs[1])
+      continue;  // (an Add without an output can come from a file: found by fuzz_session)
     const std::string& other = add.inputs[0] == mm.outputs[0] ? add.inputs[1] : add.inputs[0];
     const TensorData* bias = uses.initializer(other);
     if (!bias || bias->dtype != DType::f32 || bias->dims.size() != 1 || bias->dims[0] != N) continue;
@@ -145,7 +149,9 @@ Status fuse_matmul_residual(Graph& g, ArithmeticMode, size_t* changes) {
     const size_t ai = uses.reader(mm.outputs[0]);
     if (dropped[ai]) continue;
     const Node& add = g.nodes[ai];
-    if (add.op_type != "Add" || !default_domain(add) || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) continue;
+    if (add.op_type != "Add" || !default_domain(add) || add.inputs.size() != 2 || add.outputs.size() != 1 ||
+        add.inputs[0] == add.inputs[1])
+      continue;  // (an Add without an output can come from a file: found by fuzz_session)
     const std::string& other = add.inputs[0] == mm.outputs[0] ? add.inputs[1] : add.inputs[0];
     if (uses.initializer(other)) continue;  // constants are the epilogue pass's business
     // The residual must be defined before the MatMul, where the fused node will stand.

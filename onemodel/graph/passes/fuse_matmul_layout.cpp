@@ -62,7 +62,7 @@ const std::vector<int64_t>* transpose_perm(const Node& n) {
 bool is_matmul(const Node& n) {
   if (n.outputs.size() != 1) return false;
   if (n.op_type == "MatMul" && default_domain(n)) return n.inputs.size() == 2;
-  return n.op_type == "FusedMatMul" && n.domain == kOnemodelDomain;
+  return n.op_type == "FusedMatMul" && n.domain == kOnemodelDomain && n.inputs.size() >= 2;  // may come from a file
 }
 
 bool has_attr(const Node& n, const char* name) {
