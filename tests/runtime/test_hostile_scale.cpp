@@ -189,3 +189,35 @@ TEST_CASE("hostile: 10,000 MatMul+Add pairs fuse and plan in linear time") {
     CHECK(t < 20.0);
   }
 }
+
+TEST_CASE("hostile: 10,000 Transpose -> MatMul -> Transpose triples fold in linear time") {
+  const int n = 10000;
+  g::Graph gr;
+  gr.inputs.push_back(value("x", DType::f32, {4, 4}));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("w", {4, 4}, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}));
+  std::string prev = "x";
+  for (int i = 0; i < n; ++i) {
+    const std::string s = std::to_string(i), out = i + 1 == n ? "y" : "a" + s;
+    gr.nodes.push_back(node("Transpose", {prev}, {"t" + s}, {g::Attribute::of_ints("perm", {1, 0})}));
+    gr.nodes.push_back(node("MatMul", {"t" + s, "w"}, {"m" + s}));
+    gr.nodes.push_back(node("Transpose", {"m" + s}, {out}, {g::Attribute::of_ints("perm", {1, 0})}));
+    prev = out;
+  }
+  gr.outputs.push_back(value("y", DType::f32, {4, 4}));
+  const std::vector<float> x = random_floats(16, 3);
+  for (auto mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
+    om::SessionOptions opt;
+    opt.mode = mode;
+    const auto t0 = std::chrono::steady_clock::now();
+    om::Session s(gr, opt);
+    auto out = run(s, {Feed::of<float>("x", {4, 4}, x)});
+    const double t = seconds_since(t0);
+    MESSAGE("10,000 Transpose-MatMul-Transpose triples: create + plan + run " << t << " s");
+    // Each trailing Transpose composes with the next leading one into an identity that folds
+    // into the next MatMul; only the last trailing Transpose stays (a [1, 0] perm_y would move
+    // the last axis).
+    CHECK(s.graph().nodes.size() == size_t(n + 1));
+    CHECK(out[0].as<float>() == x);              // the identity weight and paired transposes keep x
+    CHECK(t < 20.0);
+  }
+}

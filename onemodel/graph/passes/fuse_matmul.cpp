@@ -84,15 +84,6 @@ const char* activation_name(const Node& n) {
   return a ? a->name : nullptr;
 }
 
-void remove_dropped(Graph& g, const std::vector<char>& dropped) {
-  size_t w = 0;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!dropped[i]) {
-      if (w != i) g.nodes[w] = std::move(g.nodes[i]);
-      ++w;
-    }
-  g.nodes.resize(w);
-}
 
 }  // namespace
 

@@ -79,12 +79,23 @@ void to_fused(Node& n) {
   n.domain = kOnemodelDomain;
 }
 
-void drop_node(Graph& g, size_t at) { g.nodes.erase(g.nodes.begin() + std::ptrdiff_t(at)); }
+// `reader` stops reading `v` and `by` reads it instead (the reader count stays the same).
+void move_reader(Index& x, const std::string& v, size_t reader, size_t by) {
+  for (size_t& r : x.readers[v])
+    if (r == reader) r = by;
+}
 
-// One rewrite, or false when nothing matches.
-bool fold_one_transpose(Graph& g) {
-  const Index x = index_graph(g);
+}  // namespace
+
+// One scan in node order. Every rewrite at node i drops a node that only i used (an earlier
+// Transpose feeding it, or the later Transpose of its product) and keeps the index true, so
+// later nodes see the rewritten graph: a chain of Transposes composes in one pass, and a
+// MatMul takes both operand perms and perm_y in one visit. Linear in the graph.
+Status fold_transposes_into_matmul(Graph& g, ArithmeticMode, size_t* changes) {
+  Index x = index_graph(g);
+  std::vector<char> dropped(g.nodes.size(), 0);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (dropped[i]) continue;
     Node& n = g.nodes[i];
     // Transpose(Transpose(v, p1), p2) = Transpose(v, p1[p2[i]]).
     if (const std::vector<int64_t>* p2 = transpose_perm(n)) {
@@ -94,11 +105,12 @@ bool fold_one_transpose(Graph& g) {
         std::vector<int64_t> q(p2->size());
         for (size_t k = 0; k < q.size(); ++k) q[k] = (*p1)[size_t((*p2)[k])];
         const size_t t0i = x.producer_index(n.inputs[0]);
+        move_reader(x, t0->inputs[0], t0i, i);
         n.inputs[0] = t0->inputs[0];
         for (auto& a : n.attributes)
           if (a.name == "perm") a.ints = q;
-        drop_node(g, t0i);
-        return true;
+        dropped[t0i] = 1;
+        ++*changes;
       }
       continue;
     }
@@ -113,29 +125,25 @@ bool fold_one_transpose(Graph& g) {
       if (n.inputs[0] == n.inputs[1]) continue;  // one Transpose read twice: keep it simple
       const size_t ti = x.producer_index(n.inputs[j]);
       to_fused(n);
+      move_reader(x, t->inputs[0], ti, i);
       n.inputs[j] = t->inputs[0];
       n.attributes.push_back(Attribute::of_ints(attr, *p));
-      drop_node(g, ti);
-      return true;
+      dropped[ti] = 1;
+      ++*changes;
     }
     // The product's Transpose, when the last axis stays last.
     if (has_attr(n, "perm_y") || has_residual(n) || !x.single_internal_use(n.outputs[0])) continue;
     const size_t ri = x.reader(n.outputs[0]);
     const std::vector<int64_t>* p = transpose_perm(g.nodes[ri]);
-    if (!p || p->size() > kMaxRank || p->back() != int64_t(p->size() - 1)) continue;
+    if (dropped[ri] || !p || p->size() > kMaxRank || p->back() != int64_t(p->size() - 1)) continue;
     to_fused(n);
     n.outputs[0] = g.nodes[ri].outputs[0];
+    x.producer[n.outputs[0]] = i;
     n.attributes.push_back(Attribute::of_ints("perm_y", *p));
-    drop_node(g, ri);
-    return true;
+    dropped[ri] = 1;
+    ++*changes;
   }
-  return false;
-}
-
-}  // namespace
-
-Status fold_transposes_into_matmul(Graph& g, ArithmeticMode, size_t* changes) {
-  while (fold_one_transpose(g)) ++*changes;
+  remove_dropped(g, dropped);
   return Status::ok();
 }
 
@@ -172,13 +180,7 @@ Status fold_matmul_scale(Graph& g, ArithmeticMode, size_t* changes) {
       ++*changes;
     }
   }
-  size_t w = 0;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!dropped[i]) {
-      if (w != i) g.nodes[w] = std::move(g.nodes[i]);
-      ++w;
-    }
-  g.nodes.resize(w);
+  remove_dropped(g, dropped);
   return Status::ok();
 }
 

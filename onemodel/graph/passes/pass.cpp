@@ -15,6 +15,16 @@ const std::vector<Pass>& all_passes() {
   return passes;
 }
 
+void remove_dropped(Graph& g, const std::vector<char>& dropped) {
+  size_t w = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!dropped[i]) {
+      if (w != i) g.nodes[w] = std::move(g.nodes[i]);
+      ++w;
+    }
+  g.nodes.resize(w);
+}
+
 Status run_passes(Graph& g, ArithmeticMode mode, std::vector<PassRun>* runs, size_t max_folded_bytes) {
   size_t total = 0;
   for (const Pass& p : all_passes()) {

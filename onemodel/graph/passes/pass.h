@@ -37,6 +37,10 @@ const std::vector<Pass>& all_passes();
 // may add at most max_folded_bytes of new initializer bytes (SessionOptions::max_folded_bytes).
 Status run_passes(Graph& g, ArithmeticMode mode, std::vector<PassRun>* runs, size_t max_folded_bytes = SIZE_MAX);
 
+// Removes the nodes marked in `dropped` (one per node), keeping the order of the rest: the
+// single-scan passes mark while they rewrite and compact once at the end (linear time).
+void remove_dropped(Graph& g, const std::vector<char>& dropped);
+
 // The individual passes (for tests).
 Status remove_identities(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fold_constants(Graph& g, ArithmeticMode mode, size_t* changes);  // no byte limit
