@@ -40,6 +40,7 @@ struct Plan {
   size_t lower_bound_bytes = 0;
   size_t folded_nodes = 0;
   size_t aliased_nodes = 0;
+  size_t number = 0;  // the order in which the session built its plans (PlanStats::plan_number)
 
   struct Step {
     graph::KernelFn fn = nullptr;

@@ -22,6 +22,7 @@ struct Session::Impl {
   std::mutex mu;                               // serialises runs (see session.h)
   runtime::CompiledGraph compiled;
   std::vector<std::unique_ptr<runtime::Plan>> plans;  // least recently used first
+  size_t plans_built = 0;                              // numbers the plans (PlanStats::plan_number)
   runtime::Plan* last = nullptr;
   // Per-run scratch sized at creation, so running needs no allocation.
   std::vector<const TensorView*> ordered;
@@ -165,6 +166,7 @@ PlanStats Session::last_plan_stats() const {
   s.steps = p.steps.size();
   s.folded_nodes = p.folded_nodes;
   s.aliased_nodes = p.aliased_nodes;
+  s.plan_number = p.number;
   for (const auto& st : p.steps) s.packed_weights += st.packed_b != nullptr;
   return s;
 }
@@ -303,6 +305,7 @@ static Result<runtime::Plan*> find_or_plan(Session::Impl& impl) {
     impl.plans.erase(impl.plans.begin());
   }
   impl.plans.push_back(std::move(built).value());
+  impl.plans.back()->number = ++impl.plans_built;
   return impl.plans.back().get();
 }
 

@@ -86,6 +86,8 @@ struct PlanStats {
   size_t folded_nodes = 0;       // nodes evaluated once when planning
   size_t aliased_nodes = 0;      // reshape-type nodes that share their input's bytes
   size_t packed_weights = 0;     // steps reading a constant GEMM operand packed once
+  size_t plan_number = 0;        // 1 for the session's first plan, 2 for the next built...: a
+                                 // signature planned again after eviction gets a new number
 };
 
 struct PassReport {

@@ -222,8 +222,19 @@ TEST_CASE("hostile: SessionOptions limits name the option to raise") {
   om::SessionOptions two;
   two.max_cached_plans = 2;
   om::Session c(gr, two);
-  for (int64_t n : {1, 2, 1, 3, 1}) run(c, {Feed::of<float>("x", {n}, std::vector<float>(size_t(n)))});
+  auto plan_of = [&](int64_t n) {
+    run(c, {Feed::of<float>("x", {n}, std::vector<float>(size_t(n)))});
+    return c.last_plan_stats().plan_number;
+  };
+  CHECK(plan_of(1) == 1);
+  CHECK(plan_of(2) == 2);
+  CHECK(plan_of(1) == 1);  // cached; now the most recently used
+  CHECK(plan_of(3) == 3);  // evicts the least recently used: the plan for 2
   CHECK(c.cached_plan_count() == 2);
+  CHECK(plan_of(1) == 1);  // kept
+  CHECK(plan_of(2) == 4);  // planned again; evicts 3
+  CHECK(plan_of(1) == 1);
+  CHECK(plan_of(3) == 5);
 }
 
 TEST_CASE("hostile: initializer-backed graph inputs may be fed by name or left out") {
