@@ -18,7 +18,7 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 # Tools count as present when their command is (they may come from elsewhere than Debian, e.g.
 # a newer Node.js); libraries and generators are checked as packages.
 tools="cmake:cmake g++:g++ make:make"
-[ $lib_only = 1 ] || tools="$tools node:nodejs npm:npm"
+[ $lib_only = 1 ] || tools="$tools node:nodejs npm:npm dot:graphviz"  # dot: the CLI test renders --svg
 for c in $tools; do
   command -v "${c%%:*}" >/dev/null 2>&1 || need+=("${c##*:}")
 done
