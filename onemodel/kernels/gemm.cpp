@@ -138,7 +138,7 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const floa
 }
 
 void gemm_compute(const GemmArgs& g, const KernelTable& t, float* ws) {
-  if (g.M <= kGemmSmallM && g.b_cs == 1 && t.gemm.small != nullptr) {
+  if (g.M <= kGemmSmallM && g.b_cs == 1 && t.gemm.small.fn != nullptr) {
     // B read in place: a plain row-major matrix is the panel form with panel_stride = NR.
     t.gemm.small(g.K, g.M, g.a, g.a_rs, g.a_cs, g.b, g.b_rs, t.gemm.nr, g.c, g.ldc, g.N, g.accumulate);
     return;
@@ -158,7 +158,7 @@ void gemm_compute_prepacked(const GemmArgs& g, const KernelTable& t, const float
   }
   const float* data = packed + kPackedHeaderFloats;
   const size_t NR = t.gemm.nr;
-  if (h.nr == NR && g.M <= kGemmSmallM && t.gemm.small != nullptr) {
+  if (h.nr == NR && g.M <= kGemmSmallM && t.gemm.small.fn != nullptr) {
     for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
       const size_t nc = std::min(kGemmNC, g.N - j0);
       for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {

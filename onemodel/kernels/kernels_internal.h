@@ -31,39 +31,52 @@ constexpr size_t kGemmSmallM = 4;
 // driver's generic loop); a copy, so it cannot change any result.
 using GemmPackA = void (*)(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst);
 
+// A table slot that must be given: it has no default, so an aggregate initialiser that leaves
+// it out does not compile ("by declaration, never by omission"). It calls like the function
+// pointer it holds.
+template <typename Fn>
+struct Required {
+  Fn fn;
+  template <typename F>
+  constexpr Required(F f) : fn(f) {}  // NOLINT: implicit, so a table lists plain functions
+  constexpr operator Fn() const { return fn; }
+};
+
 struct GemmTile {
   size_t mr;
   size_t nr;
-  GemmMicroKernel kernel;
-  GemmSmallKernel small;
-  GemmPackA pack_a;
+  Required<GemmMicroKernel> kernel;
+  Required<GemmSmallKernel> small;
+  GemmPackA pack_a;  // optional: kGenericPackA = the driver's generic loop
 };
 
 struct KernelTable {
   Isa isa;
-  void (*binary)(BinaryOp, const float*, size_t, const float*, size_t, float*, size_t);
-  void (*unary)(UnaryOp, const float*, float*, size_t);
-  float (*sum_exact)(const float*, size_t);
-  float (*sum_fast)(const float*, size_t);
+  Required<void (*)(BinaryOp, const float*, size_t, const float*, size_t, float*, size_t)> binary;
+  Required<void (*)(UnaryOp, const float*, float*, size_t)> unary;
+  Required<float (*)(const float*, size_t)> sum_exact;
+  Required<float (*)(const float*, size_t)> sum_fast;
   // Adds x[0..n) columnwise: y[i] = sum over r of x[r*inner + i] (exact order), for i < inner.
-  void (*reduce_sum_inner)(const float*, size_t n, size_t inner, float*);
-  float (*max)(const float*, size_t);
-  void (*softmax_rows)(const float*, float*, size_t, size_t, bool);
+  Required<void (*)(const float*, size_t n, size_t inner, float*)> reduce_sum_inner;
+  Required<float (*)(const float*, size_t)> max;
+  Required<void (*)(const float*, float*, size_t, size_t, bool)> softmax_rows;
   // Fast mode (any summation order, faster exp); the scalar table reuses the exact kernel.
-  void (*softmax_rows_fast)(const float*, float*, size_t, size_t, bool);
+  Required<void (*)(const float*, float*, size_t, size_t, bool)> softmax_rows_fast;
   GemmTile gemm;
-  void (*f16_to_f32)(const uint16_t*, float*, size_t);
-  void (*f32_to_f16)(const float*, uint16_t*, size_t);
+  Required<void (*)(const uint16_t*, float*, size_t)> f16_to_f32;
+  Required<void (*)(const float*, uint16_t*, size_t)> f32_to_f16;
 };
 
 // Every slot of every ISA's table is filled: a kernel of the ISA or, by declaration, the scalar
-// one. The one optional slot is GemmTile::pack_a, written kGenericPackA where the driver's
-// generic loop is meant. Tables are constexpr and static_assert this where they are defined, so
-// a forgotten slot does not compile; the size check makes a new slot come here first.
+// one. Required slots cannot be left out of a table's initialiser (it does not compile); the
+// one optional slot is GemmTile::pack_a, written kGenericPackA where the driver's generic loop is
+// meant. table_complete also refuses a slot given as nullptr (the test over every ISA runs it);
+// the size check makes a new slot come here first.
 constexpr GemmPackA kGenericPackA = nullptr;
-constexpr bool table_complete(const KernelTable& t) {
-  return t.binary && t.unary && t.sum_exact && t.sum_fast && t.reduce_sum_inner && t.max && t.softmax_rows &&
-         t.softmax_rows_fast && t.gemm.mr && t.gemm.nr && t.gemm.kernel && t.gemm.small && t.f16_to_f32 && t.f32_to_f16;
+inline bool table_complete(const KernelTable& t) {
+  return t.binary.fn && t.unary.fn && t.sum_exact.fn && t.sum_fast.fn && t.reduce_sum_inner.fn && t.max.fn &&
+         t.softmax_rows.fn && t.softmax_rows_fast.fn && t.gemm.mr && t.gemm.nr && t.gemm.kernel.fn && t.gemm.small.fn &&
+         t.f16_to_f32.fn && t.f32_to_f16.fn;
 }
 static_assert(sizeof(KernelTable) == sizeof(void*) * 10 + sizeof(GemmTile) + sizeof(void*),
               "KernelTable gained a slot: add it to table_complete");

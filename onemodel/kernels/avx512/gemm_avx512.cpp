@@ -162,7 +162,7 @@ const KernelTable& avx512_table() {
   static const KernelTable t = [] {
     KernelTable k = avx2_table();
     k.isa = Isa::Avx512;
-    k.softmax_rows_fast = [](const float* x, float* y, size_t rows, size_t n, bool log) {
+    k.softmax_rows_fast = +[](const float* x, float* y, size_t rows, size_t n, bool log) {
       avx512::f32_softmax_rows_fast__avx512(x, y, rows, n, log, avx2_table().softmax_rows);
     };
     k.gemm = GemmTile{avx512::kMR, avx512::kNR, avx512::f32_gemm_12x32__avx512, avx512::f32_gemm_small__avx512,
