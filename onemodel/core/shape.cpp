@@ -11,7 +11,7 @@ Status check_shape(const std::string& who, const int64_t* dims, size_t rank, int
   std::string s = "[";
   bool negative = false;
   for (size_t i = 0; i < rank; ++i) {
-    s += (i ? "," : "") + std::to_string(dims[i]);
+    s += (i ? ", " : "") + std::to_string(dims[i]);
     negative = negative || dims[i] < 0;
   }
   s += "]";
@@ -21,18 +21,24 @@ Status check_shape(const std::string& who, const int64_t* dims, size_t rank, int
 }
 
 int64_t shape_numel(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  int64_t n = 0;
+  return checked_numel(shape, &n) ? n : -1;
+}
+
+// A zero-sized axis counts as 1 (PyTorch's rule). A tensor with zero elements may have sizes whose
+// product exceeds int64 (e.g. [2^40, 2^40, 0]): its strides are never used to address memory,
+// so they saturate instead of overflowing.
+void contiguous_strides(const int64_t* dims, size_t rank, int64_t* strides) {
+  int64_t acc = 1;
+  for (size_t i = rank; i-- > 0;) {
+    strides[i] = acc;
+    if (i > 0 && __builtin_mul_overflow(acc, dims[i] > 0 ? dims[i] : 1, &acc)) acc = INT64_MAX;
+  }
 }
 
 Shape contiguous_strides(const Shape& shape) {
   Shape s(shape.size());
-  int64_t acc = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    s[i] = acc;
-    acc *= shape[i] > 0 ? shape[i] : 1;
-  }
+  contiguous_strides(shape.data(), shape.size(), s.data());
   return s;
 }
 

@@ -55,8 +55,13 @@ inline Status check_shape(const std::string& who, const Shape& shape, int64_t* n
   return check_shape(who, shape.data(), shape.size(), numel);
 }
 
-int64_t shape_numel(const Shape& shape);  // for shapes already checked
+// The element count of a shape already checked; for one that is not (a negative size, or more
+// than kMaxNumel elements) -1, never an overflow, so a comparison with a real count fails.
+int64_t shape_numel(const Shape& shape);
+// Row-major strides (elements); a zero-sized axis counts as 1, and strides of a zero-element
+// tensor saturate rather than overflow (they never address memory).
 Shape contiguous_strides(const Shape& shape);
+void contiguous_strides(const int64_t* dims, size_t rank, int64_t* strides);
 std::string shape_str(const Shape& shape);  // "[2, 3]"
 std::string shape_str(const int64_t* dims, size_t rank);
 // Normalises a possibly negative axis against rank; false when out of range.

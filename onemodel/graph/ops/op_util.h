@@ -64,14 +64,7 @@ struct BroadcastIter {
   }
 };
 
-// Row-major contiguous strides of dims.
-inline void contiguous_strides(const int64_t* dims, size_t rank, int64_t* strides) {
-  int64_t s = 1;
-  for (size_t i = rank; i-- > 0;) {
-    strides[i] = s;
-    s *= dims[i];
-  }
-}
+using om::contiguous_strides;  // core/shape.h
 
 // y = x permuted: y's axis i is x's axis perm[i]. Elements of elem_size bytes.
 void transpose_copy(const void* x, const int64_t* dims, size_t rank, const int64_t* perm, size_t elem_size, void* y);
