@@ -97,9 +97,10 @@ inline Result run(const Case& c) {
         h = hn;
         for (int64_t j = 0; j < H; ++j) r.Y[yat(t, d, b, j)] = h[size_t(j)];
       }
+      // A sequence of length 0 has final states 0 (ONNX Runtime's reading of the operator).
       for (int64_t j = 0; j < H; ++j) {
-        r.Yh[st(d, b, j)] = h[size_t(j)];
-        r.Yc[st(d, b, j)] = cc[size_t(j)];
+        r.Yh[st(d, b, j)] = len == 0 ? 0.0 : h[size_t(j)];
+        r.Yc[st(d, b, j)] = len == 0 ? 0.0 : cc[size_t(j)];
       }
     }
   }

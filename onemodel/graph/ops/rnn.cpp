@@ -366,7 +366,11 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
   for (size_t o = 1; o < k.num_outputs; ++o) {
     float* out = k.out(o).as<float>();
     const float* src = o == 1 ? h : c;
-    for (int64_t b = 0; b < B; ++b) std::memcpy(out + state_off(b), src + b * H, size_t(H) * sizeof(float));
+    for (int64_t b = 0; b < B; ++b) {
+      // A sequence of length 0 has final states 0, not its initial states (as ONNX Runtime does).
+      if (len_of(b) == 0) std::memset(out + state_off(b), 0, size_t(H) * sizeof(float));
+      else std::memcpy(out + state_off(b), src + b * H, size_t(H) * sizeof(float));
+    }
   }
   return Status::ok();
 }
