@@ -4,9 +4,10 @@
 //
 // One kernel serves both modes, because its order of operations is fixed (docs/exactness.md):
 //   - the input projection of every time step is one GEMM, X [rows, I] x W^T -> proj, each
-//     element the fma chain over k = 0..I-1 (on the plan's pre-packed W for one direction);
+//     element the fma chain over k = 0..I-1;
 //   - per step the recurrent GEMM continues that same chain over k = 0..H-1 (accumulate = true,
-//     on R packed once per run in scratch): pre = chain(x, W) then chain(h, R);
+//     on R pre-packed once per session by the plan for one direction, else packed once per run
+//     in scratch): pre = chain(x, W) then chain(h, R);
 //   - then the bias, (Wb + Rb) rounded once, is added, then the library sigmoid / tanh;
 //   - LSTM: c = f*c' + i*g (two products, one sum), h = o * tanh(c);
 //   - GRU: z, r as above; linear_before_reset = 1: n = tanh((chain(x, Wh) + Wbh) + r * (chain(h, Rh)
@@ -157,25 +158,24 @@ Status infer_rnn(InferContext& ctx) {
 
 // Scratch regions, in floats, each rounded up to 16 floats (64 bytes).
 struct Scratch {
-  size_t proj = 0, gates = 0, aux = 0, h = 0, c = 0, bias = 0, packed_r = 0, packed_rh = 0, work = 0, total = 0;
+  size_t proj = 0, gates = 0, aux = 0, rh = 0, h = 0, c = 0, bias = 0, packed_r = 0, work = 0, total = 0;
 };
 
 size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
-Scratch scratch_layout(const Dims& d, Cell cell) {
+Scratch scratch_layout(const Dims& d) {
   Scratch s;
   const size_t T = size_t(d.T), B = size_t(d.B), H = size_t(d.H), G = size_t(d.G), I = size_t(d.I);
-  const size_t n_rec = cell == Cell::Gru ? 2 * H : G * H;  // GRU: z, r in one GEMM, h in another
   size_t at = 0;
   auto take = [&](size_t floats) { const size_t off = at; at += round16(floats); return off; };
   s.proj = take(T * B * G * H);
   s.gates = take(B * G * H);
   s.aux = take(B * H);
+  s.rh = take(B * H);
   s.h = take(B * H);
   s.c = take(B * H);
   s.bias = take(2 * G * H);
-  s.packed_r = take(kernels::gemm_packed_b_floats(H, n_rec));
-  s.packed_rh = take(cell == Cell::Gru ? kernels::gemm_packed_b_floats(H, H) : 0);
+  s.packed_r = take(kernels::gemm_packed_b_floats(H, G * H));  // used when the plan did not pack R
   const size_t rows = std::max<size_t>(T * B, B);
   s.work = take(kernels::gemm_workspace_floats(rows + 8, G * H + 16, std::max(I, H)));
   s.total = at;
@@ -185,7 +185,7 @@ Scratch scratch_layout(const Dims& d, Cell cell) {
 size_t rnn_scratch(const InferContext& ctx) {
   Dims d;
   if (!rnn_dims(ctx, &d).is_ok()) return 0;
-  return scratch_layout(d, cell_of(ctx.node)).total * sizeof(float);
+  return scratch_layout(d).total * sizeof(float);
 }
 
 struct Step {
@@ -220,8 +220,7 @@ void input_projection(const Step& st, int64_t dir, float* proj) {
     std::memset(proj, 0, size_t(d.T * d.B * GH) * sizeof(float));
     return;
   }
-  if (k.packed_b && d.D == 1) kernels::f32_gemm_prepacked(g, k.packed_b, k.mode);
-  else kernels::f32_gemm(g, k.mode);
+  kernels::f32_gemm(g, k.mode);
 }
 
 // c[B, N] (+)= h[B, H] x packed (chain continued when accumulate).
@@ -248,11 +247,10 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
   float* proj = st.at(st.s.proj);
   float* gates = st.at(st.s.gates);
   float* aux = st.at(st.s.aux);
+  float* rh = st.at(st.s.rh);
   float* h = st.at(st.s.h);
   float* c = st.at(st.s.c);
   float* bias = st.at(st.s.bias);
-  float* pr = st.at(st.s.packed_r);
-  float* prh = st.at(st.s.packed_rh);
   const int32_t* lens = k.has_input(kSeq) ? k.in(kSeq).as<const int32_t>() : nullptr;
 
   input_projection(st, dir, proj);
@@ -263,13 +261,11 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
     bias[j] = bb ? (apart ? bb[j] : bb[j] + bb[GH + j]) : 0.0f;
     bias[GH + j] = bb && apart ? bb[GH + j] : 0.0f;
   }
-  // R_d^T packed once for this run: [H, n] with B[k, n] = R[n, k].
+  // R_d^T as the recurrent GEMM's right operand, [H, G*H] with B[k, n] = R[n, k]: packed once per
+  // session by the plan (one direction), else packed here once per run.
   const float* R = k.in(kR).as<const float>() + dir * GH * H;
-  const int64_t n_rec = st.cell == Cell::Gru ? 2 * H : GH;
-  if (H > 0) {
-    kernels::gemm_pack_b(R, 1, H, size_t(H), size_t(n_rec), pr);
-    if (st.cell == Cell::Gru) kernels::gemm_pack_b(R + 2 * H * H, 1, H, size_t(H), size_t(H), prh);
-  }
+  const float* pr = k.packed_b && D == 1 ? k.packed_b : st.at(st.s.packed_r);
+  if (H > 0 && pr != k.packed_b) kernels::gemm_pack_b(R, 1, H, size_t(H), size_t(GH), st.at(st.s.packed_r));
   // Initial states.
   auto state_off = [&](int64_t b) { return d.batch_major ? (b * D + dir) * H : (dir * B + b) * H; };
   for (int64_t b = 0; b < B; ++b) {
@@ -296,31 +292,43 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
       const int64_t row = d.batch_major ? b * T + t : t * B + b;
       std::memcpy(gates + b * GH, proj + row * GH, size_t(GH) * sizeof(float));
     }
-    if (H > 0) recurrent(st, h, pr, size_t(n_rec), gates, size_t(GH), true);
-    if (st.cell == Cell::Gru && st.lbr && H > 0) recurrent(st, h, prh, size_t(H), aux, size_t(H), false);
+    // GRU: the h gate's recurrent chain starts from +0 (linear_before_reset = 1: it is kept apart
+    // and multiplied by r; = 0: this column block is discarded and recomputed from r * h below).
+    if (st.cell == Cell::Gru)
+      for (int64_t b = 0; b < B; ++b) {
+        float* gr = gates + b * GH;
+        std::memcpy(aux + b * H, gr + 2 * H, size_t(H) * sizeof(float));  // the h gate's input projection
+        std::memset(gr + 2 * H, 0, size_t(H) * sizeof(float));
+      }
+    if (H > 0) recurrent(st, h, pr, size_t(GH), gates, size_t(GH), true);
+    // Bias after the chains; GRU h gate: aux = its input chain (+ Wbh), gates[2H..3H) = its
+    // recurrent chain (+ Rbh).
     for (int64_t b = 0; b < B; ++b) {
       float* gr = gates + b * GH;
-      if (st.cell == Cell::Gru && !st.lbr) {
-        // z, r first; then the h gate's chain continues over r * h.
-        for (int64_t j = 0; j < 2 * H; ++j) gr[j] = gr[j] + bias[j];
-        kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr, gr, size_t(2 * H));
-        for (int64_t j = 0; j < H; ++j) aux[b * H + j] = gr[H + j] * h[b * H + j];
-      } else {
+      if (st.cell != Cell::Gru) {
         for (int64_t j = 0; j < GH; ++j) gr[j] = gr[j] + bias[j];
+        continue;
       }
+      for (int64_t j = 0; j < 2 * H; ++j) gr[j] = gr[j] + bias[j];
+      kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr, gr, size_t(2 * H));
+      if (!st.lbr)  // the h gate's chain continues over r * h
+        for (int64_t j = 0; j < H; ++j) rh[b * H + j] = gr[H + j] * h[b * H + j];
     }
-    if (st.cell == Cell::Gru && !st.lbr && H > 0) {
+    if (st.cell == Cell::Gru && !st.lbr && H > 0 && B > 0) {
       kernels::GemmArgs g;
       g.M = size_t(B);
       g.N = size_t(H);
       g.K = size_t(H);
-      g.a = aux;
+      g.a = rh;
       g.a_rs = H;
-      g.c = gates + 2 * H;
-      g.ldc = size_t(GH);
+      g.b = R + 2 * H * H;
+      g.b_rs = 1;
+      g.b_cs = H;
+      g.c = aux;
+      g.ldc = size_t(H);
       g.accumulate = true;
       g.workspace = st.at(st.s.work);
-      if (g.M) kernels::f32_gemm_prepacked(g, prh, k.mode);
+      kernels::f32_gemm(g, k.mode);
     }
     for (int64_t b = 0; b < B; ++b) {
       const int64_t len = len_of(b);
@@ -340,14 +348,15 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
         kernels::f32_unary(kernels::UnaryOp::Tanh, cb, hb, size_t(H));
         for (int64_t j = 0; j < H; ++j) hb[j] = gr[H + j] * hb[j];
       } else if (st.cell == Cell::Gru) {  // ONNX gate order z, r, h
+        const float* xa = aux + b * H;
         if (st.lbr) {
-          kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr, gr, size_t(2 * H));
           for (int64_t j = 0; j < H; ++j) {
-            const float rec = aux[b * H + j] + bias[GH + 2 * H + j];
-            gr[2 * H + j] = gr[2 * H + j] + gr[H + j] * rec;
+            const float xin = xa[j] + bias[2 * H + j];
+            const float rec = gr[2 * H + j] + bias[GH + 2 * H + j];
+            gr[2 * H + j] = xin + gr[H + j] * rec;
           }
         } else {
-          for (int64_t j = 0; j < H; ++j) gr[2 * H + j] = gr[2 * H + j] + bias[2 * H + j];
+          for (int64_t j = 0; j < H; ++j) gr[2 * H + j] = xa[j] + bias[2 * H + j];
         }
         kernels::f32_unary(kernels::UnaryOp::Tanh, gr + 2 * H, gr + 2 * H, size_t(H));
         for (int64_t j = 0; j < H; ++j) {
@@ -390,7 +399,7 @@ Status rnn_kernel(const KernelContext& k) {
   st.d.G = gates_of(st.cell);
   st.d.H = k.in(kR).dims[2];
   st.d.D = dir == 2 ? 2 : 1;
-  st.s = scratch_layout(st.d, st.cell);
+  st.s = scratch_layout(st.d);
   st.base = static_cast<float*>(k.scratch);
   if (k.has_input(kSeq)) {
     const int32_t* lens = k.in(kSeq).as<const int32_t>();
@@ -407,16 +416,16 @@ Status rnn_kernel(const KernelContext& k) {
   return run_direction(st, 0, dir == -1);
 }
 
-// The plan packs W (one direction) as the input projection's right-hand operand: B[k, n] = W[0, n, k].
-bool rnn_packable_w(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
-  if (inputs.size() < 3 || !inputs[kW] || inputs[kW]->dtype != DType::f32 || inputs[kW]->shape.size() != 3) return false;
-  const std::vector<int64_t>& w = inputs[kW]->shape;
-  if (w[0] != 1 || directions_of(node) == 2) return false;
-  out->input = kW;
-  out->K = size_t(w[2]);
-  out->N = size_t(w[1]);
+// The plan packs R (one direction) as the recurrent GEMM's right-hand operand: B[k, n] = R[0, n, k].
+bool rnn_packable_r(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
+  if (inputs.size() < 3 || !inputs[kR] || inputs[kR]->dtype != DType::f32 || inputs[kR]->shape.size() != 3) return false;
+  const std::vector<int64_t>& r = inputs[kR]->shape;
+  if (r[0] != 1 || directions_of(node) == 2) return false;
+  out->input = kR;
+  out->K = size_t(r[2]);
+  out->N = size_t(r[1]);
   out->rs = 1;
-  out->cs = w[2];
+  out->cs = r[2];
   return true;
 }
 
@@ -435,14 +444,14 @@ constexpr AttrSpec kGruAttrs[] = {{"hidden_size", AttrKind::PositiveInt}, {"dire
 
 constexpr OpDef kOps[] = {
     op("LSTM").inputs(3, 8).attributes(kLstmAttrs).shapes(infer_rnn).kernel(rnn_kernel).with_scratch(rnn_scratch)
-        .with_prepack(rnn_packable_w)
+        .with_prepack(rnn_packable_r)
         .doc("f32; direction, layout 0/1, sequence_lens (i32), initial_h/c, outputs Y, Y_h, Y_c; default activations only (no clip, "
              "input_forget, peepholes); exact: fixed fma chain per gate (input then recurrent), bias after, library sigmoid/tanh"),
     op("GRU").inputs(3, 6).attributes(kGruAttrs).shapes(infer_rnn).kernel(rnn_kernel).with_scratch(rnn_scratch)
-        .with_prepack(rnn_packable_w)
+        .with_prepack(rnn_packable_r)
         .doc("f32; as LSTM, linear_before_reset 0 and 1, outputs Y, Y_h; exact: fixed fma chain per gate, bias after"),
     op("RNN").inputs(3, 6).attributes(kRnnAttrs).shapes(infer_rnn).kernel(rnn_kernel).with_scratch(rnn_scratch)
-        .with_prepack(rnn_packable_w)
+        .with_prepack(rnn_packable_r)
         .doc("f32; as LSTM, activation Tanh only, outputs Y, Y_h; exact: fixed fma chain, bias after"),
 };
 
