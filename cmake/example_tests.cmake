@@ -9,3 +9,5 @@ set_tests_properties(example_deploy_device PROPERTIES FIXTURES_REQUIRED example_
 add_test(NAME example_run_onnx COMMAND run_onnx ${OM_EXAMPLES_OUT}/model.onnx features=${OM_EXAMPLES_OUT}/input.npy
   --out ${OM_EXAMPLES_OUT}/onnx_out)
 set_tests_properties(example_run_onnx PROPERTIES FIXTURES_REQUIRED example_model PASS_REGULAR_EXPRESSION "logits -> ")
+add_test(NAME example_sine_rnn COMMAND sine_rnn ${OM_EXAMPLES_OUT})
+set_tests_properties(example_sine_rnn PROPERTIES PASS_REGULAR_EXPRESSION "sine_rnn: deployed model agrees with eager")

@@ -57,10 +57,20 @@ struct NllLossAttrs {
   int64_t ignore_index = -100;
   int64_t counted = 0;  // targets not ignored (the mean's divisor)
 };
+// lstm_layer / gru_layer records (ops/rnn.cpp): which optional inputs follow x, w_ih, w_hh (b_ih
+// and b_hh, then h0, then c0), and for RnnState which final state the record produces.
+struct RnnLayerAttrs {
+  bool gru = false;
+  int64_t hidden = 0;
+  bool batch_first = false;
+  bool has_bias = false, has_h0 = false, has_c0 = false;
+  int64_t state = 0;  // RnnState: 1 = h_n, 2 = c_n (the last input is the layer's output sequence)
+};
 
 // Every attribute struct once (a variant needs distinct types).
 using OpAttrs = std::variant<NoAttrs, GeluAttrs, ReduceAttrs, SoftmaxAttrs, ConcatAttrs, PermuteAttrs, SqueezeAttrs,
-                             UnsqueezeAttrs, SliceAttrs, SelectAttrs, FlipAttrs, CastAttrs, NllLossAttrs>;
+                             UnsqueezeAttrs, SliceAttrs, SelectAttrs, FlipAttrs, CastAttrs, NllLossAttrs,
+                             RnnLayerAttrs>;
 
 // AttrsOf<OpId::Slice> is SliceAttrs: the struct ops.def names for the operator.
 template <OpId op> struct AttrsOfOp;

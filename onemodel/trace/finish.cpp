@@ -41,7 +41,8 @@ Result<graph::Graph> TraceState::finish(const std::vector<std::pair<std::string,
     const Value& val = values_[v];
     if (val.kind != ValueKind::Node) continue;
     keep_node[size_t(val.node)] = true;
-    for (ValueId in : nodes_[size_t(val.node)].inputs) stack.push_back(in);
+    for (ValueId in : nodes_[size_t(val.node)].inputs)
+      if (in != kNoValue) stack.push_back(in);
   }
 
   // Captured constants must still hold the values the graph recorded.
@@ -109,7 +110,7 @@ Result<graph::Graph> TraceState::finish(const std::vector<std::pair<std::string,
     graph::Node node;
     node.op_type = src.op_type;
     node.name = msg(src.op_type, "_", node_index++);
-    for (ValueId in : src.inputs) node.inputs.push_back(value_name[in]);
+    for (ValueId in : src.inputs) node.inputs.push_back(in == kNoValue ? std::string() : value_name[in]);
     for (ValueId o : src.outputs) node.outputs.push_back(value_name[o]);
     for (const Attr& a : src.attrs) {
       switch (a.type) {

@@ -16,6 +16,7 @@
 namespace om::trace {
 
 using ValueId = uint32_t;
+constexpr ValueId kNoValue = UINT32_MAX;  // an omitted optional node input
 
 struct SymDim {
   int64_t coef;
@@ -117,6 +118,18 @@ class TraceState : public detail::TraceHook {
   // Emits a node with one output of the given dtype / example shape / extents.
   Result<ValueId> emit(const char* op_type, const std::vector<ValueId>& inputs, const std::vector<AttrSpec>& attrs, DType dtype,
                        const Shape& shape, const SymShape& sym);
+  // A node with several outputs (LSTM, GRU): one (dtype, example shape, extents) per output.
+  // An input kNoValue is an omitted optional input (written as "").
+  struct OutSpec {
+    DType dtype;
+    Shape shape;
+    SymShape sym;
+  };
+  Result<std::vector<ValueId>> emit_multi(const char* op_type, const std::vector<ValueId>& inputs, const std::vector<AttrSpec>& attrs,
+                                          const std::vector<OutSpec>& outs);
+  // The final-state outputs (Y_h, Y_c) of the recurrent node whose output sequence lowered to
+  // the key value; read by the RnnState lowering.
+  std::map<ValueId, std::vector<ValueId>> rnn_states;
   const Value& value(ValueId v) { return values_[v]; }
   SymShape sym_of(ValueId v);
   Status update_sym(ValueId v, const SymShape& sym) { return set_sym(values_[v], shape_of(v), sym); }

@@ -142,6 +142,25 @@ Result<ValueId> TraceState::emit(const char* op_type, const std::vector<ValueId>
   return out;
 }
 
+Result<std::vector<ValueId>> TraceState::emit_multi(const char* op_type, const std::vector<ValueId>& inputs,
+                                                     const std::vector<AttrSpec>& attrs, const std::vector<OutSpec>& outs) {
+  if (outs.empty()) return Status::error(ErrorKind::Internal, "emit_multi: no outputs");
+  OM_ASSIGN_OR_RETURN(ValueId first, emit(op_type, inputs, attrs, outs[0].dtype, outs[0].shape, outs[0].sym));
+  std::vector<ValueId> ids = {first};
+  for (size_t k = 1; k < outs.size(); ++k) {
+    Value v;
+    v.kind = ValueKind::Node;
+    v.dtype = outs[k].dtype;
+    v.node = values_[first].node;
+    OM_TRY(set_sym(v, outs[k].shape, outs[k].sym));
+    OM_ASSIGN_OR_RETURN(ValueId id, new_value(v));
+    ids.push_back(id);
+  }
+  nodes_[size_t(values_[first].node)].outputs = copy_span<ValueId>(arena_, ids);
+  if (arena_.exhausted()) return arena_full();
+  return ids;
+}
+
 Result<ValueId> TraceState::value_of(const Tensor& t) {
   if (is_traced(*t.impl())) return ValueId(t.impl()->trace_value);
   return capture_constant(t);

@@ -48,6 +48,14 @@ Example binary() { return {{f32("a", {2, 3}), f32("b", {3}, 2)}, {}, {"a", "b"},
 Example reduce() { return {{f32("x", {2, 3, 4})}, {i64("axes", {1})}, {"x", "axes"}, {Attribute::of_int("keepdims", 0)}}; }
 Example matmul() { return {{f32("a", {2, 3})}, {f32_const("w", {3, 4}, 3)}, {"a", "w"}, {}}; }
 
+// A recurrent node (LSTM gates = 4, GRU 3, RNN 1): X [5, 2, 3], hidden 4, bias, output Y.
+Example rnn_example(int64_t gates) {
+  return {{f32("x", {5, 2, 3})},
+          {f32_const("W", {1, gates * 4, 3}, 5), f32_const("R", {1, gates * 4, 4}, 6), f32_const("B", {1, 2 * gates * 4}, 7)},
+          {"x", "W", "R", "B"},
+          {Attribute::of_int("hidden_size", 4)}};
+}
+
 // One example per registry operator, by op type.
 const std::map<std::string, std::function<Example()>>& examples() {
   static const std::map<std::string, std::function<Example()>> m = {
@@ -111,6 +119,9 @@ const std::map<std::string, std::function<Example()>>& examples() {
        }},
       {"Expand", [] { return Example{{f32("x", {3, 1})}, {i64("shape", {2, 3, 4})}, {"x", "shape"}, {}}; }},
       {"Transpose", [] { return Example{{f32("x", {2, 3, 4})}, {}, {"x"}, {Attribute::of_ints("perm", {2, 0, 1})}}; }},
+      {"LSTM", [] { return rnn_example(4); }},
+      {"GRU", [] { Example e = rnn_example(3); e.attrs.push_back(Attribute::of_int("linear_before_reset", 1)); return e; }},
+      {"RNN", [] { return rnn_example(1); }},
   };
   return m;
 }

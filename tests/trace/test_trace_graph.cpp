@@ -54,6 +54,16 @@ std::map<om::OpId, Call> operator_calls() {
       {OpId::Contiguous, {[](const om::Tensor& x) { return om::relu(x.t().contiguous()); }, "Transpose"}},
       {OpId::Clone, {[](const om::Tensor& x) { return om::relu(x.clone()); }, "Relu"}},
       {OpId::NllLoss, {[](const om::Tensor& x) { return om::nll_loss(x, om::from_vector<int64_t>({0, 1})); }, nullptr}},
+      {OpId::LstmLayer, {[](const om::Tensor& x) {
+         return om::lstm_layer(x.unsqueeze(2), om::full({8, 1}, 0.3), om::full({8, 2}, -0.2), om::full({8}, 0.1), om::full({8}, 0.05)).output;
+       }, "LSTM"}},
+      {OpId::GruLayer, {[](const om::Tensor& x) {
+         return om::gru_layer(x.unsqueeze(2), om::full({6, 1}, 0.3), om::full({6, 2}, -0.2), om::full({6}, 0.1), om::full({6}, 0.05), {},
+                              true).output;
+       }, "GRU"}},
+      {OpId::RnnState, {[](const om::Tensor& x) {
+         return om::lstm_layer(x.unsqueeze(2), om::full({8, 1}, 0.3), om::full({8, 2}, -0.2)).c_n;
+       }, "LSTM"}},
   };
 }
 

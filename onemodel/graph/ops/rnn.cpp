@@ -1,0 +1,462 @@
+// Recurrent operators: LSTM, GRU and RNN with ONNX semantics (direction forward / reverse /
+// bidirectional, layout 0 and 1, optional sequence_lens, initial states, GRU's
+// linear_before_reset, default activations only). See docs/operators.md.
+//
+// One kernel serves both modes, because its order of operations is fixed (docs/exactness.md):
+//   - the input projection of every time step is one GEMM, X [rows, I] x W^T -> proj, each
+//     element the fma chain over k = 0..I-1;
+//   - per step the recurrent GEMM continues that same chain over k = 0..H-1 (accumulate = true,
+//     on R pre-packed once per session by the plan for one direction, else packed once per run
+//     in scratch): pre = chain(x, W) then chain(h, R);
+//   - then the bias, (Wb + Rb) rounded once, is added, then the library sigmoid / tanh;
+//   - LSTM: c = f*c' + i*g (two products, one sum), h = o * tanh(c);
+//   - GRU: z, r as above; linear_before_reset = 1: n = tanh((chain(x, Wh) + Wbh) + r * (chain(h, Rh)
+//     + Rbh)); = 0: n = tanh(chain(x, Wh) then chain(r*h, Rh), + (Wbh + Rbh)); h = (1 - z)*n + z*h';
+//   - RNN: h = tanh(chain(x, W) then chain(h, R) + (Wb + Rb)).
+// Every GEMM keeps its per-element fma chain on every ISA and path, so results are identical
+// across ISAs. All buffers live in the plan's scratch: running allocates nothing.
+#include <cstring>
+
+#include "onemodel/graph/ops/op_util.h"
+#include "onemodel/kernels/kernels.h"
+
+namespace om::graph::ops {
+namespace {
+
+enum class Cell { Lstm, Gru, Rnn };
+
+Cell cell_of(const Node& node) {
+  if (node.op_type == "LSTM") return Cell::Lstm;
+  if (node.op_type == "GRU") return Cell::Gru;
+  return Cell::Rnn;
+}
+int64_t gates_of(Cell c) { return c == Cell::Lstm ? 4 : c == Cell::Gru ? 3 : 1; }
+
+// Input positions (ONNX): X, W, R, B, sequence_lens, initial_h, initial_c (LSTM), P (LSTM).
+constexpr size_t kX = 0, kW = 1, kR = 2, kB = 3, kSeq = 4, kH0 = 5, kC0 = 6, kP = 7;
+
+struct Dims {
+  int64_t T = 0, B = 0, I = 0, H = 0, G = 1, D = 1;
+  bool batch_major = false;  // layout = 1
+  bool reverse = false;      // direction = reverse (one direction)
+};
+
+int directions_of(const Node& node) {
+  const Attribute* a = find_attr(node, "direction");
+  if (!a || a->s.empty() || a->s == "forward") return 1;
+  if (a->s == "reverse") return -1;
+  if (a->s == "bidirectional") return 2;
+  return 0;
+}
+
+// The activations the kernel implements: ONNX's defaults, given explicitly or not.
+bool default_activations(const Node& node, Cell cell, int64_t D, std::string* got) {
+  const Attribute* a = find_attr(node, "activations");
+  if (!a || a->strings.empty()) return true;
+  static const char* const lstm[] = {"Sigmoid", "Tanh", "Tanh"};
+  static const char* const gru[] = {"Sigmoid", "Tanh"};
+  static const char* const rnn[] = {"Tanh"};
+  const char* const* want = cell == Cell::Lstm ? lstm : cell == Cell::Gru ? gru : rnn;
+  const size_t per = cell == Cell::Lstm ? 3 : cell == Cell::Gru ? 2 : 1;
+  bool ok = a->strings.size() == per * size_t(D);
+  for (size_t i = 0; ok && i < a->strings.size(); ++i) ok = a->strings[i] == want[i % per];
+  for (size_t i = 0; i < a->strings.size(); ++i) *got += (i ? "," : "") + a->strings[i];
+  return ok;
+}
+
+Status require_shape(const InferContext& ctx, size_t i, const char* name, const std::vector<int64_t>& want) {
+  const ValueDesc* v = ctx.input(i);
+  if (!v) return Status::ok();
+  if (v->dtype != DType::f32)
+    return ctx.error(ErrorKind::DTypeMismatch, msg(name, " must be f32, got ", dtype_name(v->dtype)));
+  if (v->shape != want)
+    return ctx.error(ErrorKind::ShapeMismatch, msg(name, " must be ", shape_str(want), ", got ", shape_str(v->shape)));
+  return Status::ok();
+}
+
+Status rnn_dims(const InferContext& ctx, Dims* d) {
+  const Node& node = ctx.node;
+  const Cell cell = cell_of(node);
+  d->G = gates_of(cell);
+  const int dir = directions_of(node);
+  if (dir == 0)
+    return ctx.error(ErrorKind::InvalidArgument,
+                     msg("direction '", find_attr(node, "direction")->s, "' is not forward, reverse or bidirectional"));
+  d->D = dir == 2 ? 2 : 1;
+  d->reverse = dir == -1;
+  const int64_t layout = attr_int(node, "layout", 0);
+  if (layout != 0 && layout != 1) return ctx.error(ErrorKind::InvalidArgument, msg("layout must be 0 or 1, got ", layout));
+  d->batch_major = layout == 1;
+  std::string acts;
+  if (!default_activations(node, cell, d->D, &acts))
+    return ctx.error(ErrorKind::Unsupported, msg("activations [", acts, "] are not supported; only the defaults (",
+                                                 cell == Cell::Lstm ? "Sigmoid,Tanh,Tanh" : cell == Cell::Gru ? "Sigmoid,Tanh" : "Tanh",
+                                                 " per direction) are"));
+  if (find_attr(node, "clip")) return ctx.error(ErrorKind::Unsupported, "the clip attribute is not supported; remove it");
+  if (cell == Cell::Lstm && attr_int(node, "input_forget", 0) != 0)
+    return ctx.error(ErrorKind::Unsupported, "input_forget = 1 is not supported; use 0");
+  if (cell == Cell::Lstm && ctx.input(kP)) return ctx.error(ErrorKind::Unsupported, "peephole weights (input P) are not supported");
+  const int64_t lbr = cell == Cell::Gru ? attr_int(node, "linear_before_reset", 0) : 0;
+  if (lbr != 0 && lbr != 1) return ctx.error(ErrorKind::InvalidArgument, msg("linear_before_reset must be 0 or 1, got ", lbr));
+
+  const ValueDesc* x = ctx.input(kX);
+  const ValueDesc* w = ctx.input(kW);
+  const ValueDesc* r = ctx.input(kR);
+  if (!x || !w || !r) return ctx.error(ErrorKind::InvalidArgument, "inputs X, W and R are required");
+  if (x->dtype != DType::f32 || w->dtype != DType::f32 || r->dtype != DType::f32)
+    return ctx.error(ErrorKind::DTypeMismatch, "X, W and R must be f32");
+  if (x->shape.size() != 3) return ctx.error(ErrorKind::ShapeMismatch, msg("X must be 3-D, got ", shape_str(x->shape)));
+  if (w->shape.size() != 3)
+    return ctx.error(ErrorKind::ShapeMismatch, msg("W must be 3-D [num_directions, ", d->G, "*hidden_size, input_size], got ",
+                                                   shape_str(w->shape)));
+  if (r->shape.size() != 3) return ctx.error(ErrorKind::ShapeMismatch, msg("R must be 3-D, got ", shape_str(r->shape)));
+  d->T = d->batch_major ? x->shape[1] : x->shape[0];
+  d->B = d->batch_major ? x->shape[0] : x->shape[1];
+  d->I = x->shape[2];
+  d->H = attr_int(node, "hidden_size", r->shape[2]);
+  int64_t gh = 0;
+  if (!checked_mul(d->G, d->H, &gh)) return ctx.error(ErrorKind::InvalidArgument, msg("hidden_size ", d->H, " is too large"));
+  if (w->shape[0] != d->D || w->shape[1] != gh || w->shape[2] != d->I)
+    return ctx.error(ErrorKind::ShapeMismatch,
+                     msg("W ", shape_str(w->shape), " does not match hidden_size = ", d->H, ", ", d->D, " direction(s) and input size ",
+                         d->I, ": expected [", d->D, ", ", gh, ", ", d->I, "]"));
+  OM_TRY(require_shape(ctx, kR, "R", {d->D, gh, d->H}));
+  OM_TRY(require_shape(ctx, kB, "B", {d->D, 2 * gh}));
+  if (const ValueDesc* s = ctx.input(kSeq)) {
+    if (s->dtype != DType::i32)
+      return ctx.error(ErrorKind::DTypeMismatch, msg("sequence_lens must be i32 (int32), got ", dtype_name(s->dtype)));
+    if (s->shape != std::vector<int64_t>{d->B})
+      return ctx.error(ErrorKind::ShapeMismatch, msg("sequence_lens must be [", d->B, "], got ", shape_str(s->shape)));
+    if (s->data)
+      for (int64_t b = 0; b < d->B; ++b) {
+        const int32_t len = static_cast<const int32_t*>(s->data)[b];
+        if (len < 0 || len > d->T)
+          return ctx.error(ErrorKind::InvalidArgument, msg("sequence_lens[", b, "] = ", len, " is outside [0, ", d->T, "]"));
+      }
+  }
+  const std::vector<int64_t> state = d->batch_major ? std::vector<int64_t>{d->B, d->D, d->H} : std::vector<int64_t>{d->D, d->B, d->H};
+  OM_TRY(require_shape(ctx, kH0, "initial_h", state));
+  if (cell == Cell::Lstm) OM_TRY(require_shape(ctx, kC0, "initial_c", state));
+  // Every buffer the kernel touches stays within the element limit.
+  int64_t n = 0;
+  if (!checked_mul(d->T, d->B, &n) || !checked_mul(n, gh, &n) || !checked_mul(n, d->D, &n) || !checked_mul(d->H, gh, &n))
+    return ctx.error(ErrorKind::InvalidArgument, msg("sizes T = ", d->T, ", batch = ", d->B, ", hidden_size = ", d->H, " are too large"));
+  return Status::ok();
+}
+
+Status infer_rnn(InferContext& ctx) {
+  Dims d;
+  OM_TRY(rnn_dims(ctx, &d));
+  const size_t outs = ctx.node.outputs.size();
+  const size_t max_outs = cell_of(ctx.node) == Cell::Lstm ? 3 : 2;
+  if (outs > max_outs) return ctx.error(ErrorKind::InvalidArgument, msg("has ", outs, " outputs; it has at most ", max_outs));
+  const std::vector<int64_t> state = d.batch_major ? std::vector<int64_t>{d.B, d.D, d.H} : std::vector<int64_t>{d.D, d.B, d.H};
+  const std::vector<int64_t> y = d.batch_major ? std::vector<int64_t>{d.B, d.T, d.D, d.H} : std::vector<int64_t>{d.T, d.D, d.B, d.H};
+  for (size_t o = 0; o < outs; ++o) ctx.set_output(o, DType::f32, o == 0 ? y : state);
+  return Status::ok();
+}
+
+// Scratch regions, in floats, each rounded up to 16 floats (64 bytes).
+struct Scratch {
+  size_t proj = 0, gates = 0, aux = 0, rh = 0, h = 0, c = 0, bias = 0, packed_r = 0, work = 0, total = 0;
+};
+
+size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+
+Scratch scratch_layout(const Dims& d) {
+  Scratch s;
+  const size_t T = size_t(d.T), B = size_t(d.B), H = size_t(d.H), G = size_t(d.G), I = size_t(d.I);
+  size_t at = 0;
+  auto take = [&](size_t floats) { const size_t off = at; at += round16(floats); return off; };
+  s.proj = take(T * B * G * H);
+  s.gates = take(B * G * H);
+  s.aux = take(B * H);
+  s.rh = take(B * H);
+  s.h = take(B * H);
+  s.c = take(B * H);
+  s.bias = take(2 * G * H);
+  s.packed_r = take(kernels::gemm_packed_b_floats(H, G * H));  // used when the plan did not pack R
+  const size_t rows = std::max<size_t>(T * B, B);
+  s.work = take(kernels::gemm_workspace_floats(rows + 8, G * H + 16, std::max(I, H)));
+  s.total = at;
+  return s;
+}
+
+size_t rnn_scratch(const InferContext& ctx) {
+  Dims d;
+  if (!rnn_dims(ctx, &d).is_ok()) return 0;
+  return scratch_layout(d).total * sizeof(float);
+}
+
+struct Step {
+  const KernelContext* k;
+  Dims d;
+  Cell cell;
+  bool lbr = false;
+  Scratch s;
+  float* base = nullptr;
+  float* at(size_t off) const { return base + off; }
+};
+
+// proj[row] = X[row] x W_d^T, rows in X's order (chain over I from 0).
+void input_projection(const Step& st, int64_t dir, float* proj) {
+  const KernelContext& k = *st.k;
+  const Dims& d = st.d;
+  const int64_t GH = d.G * d.H;
+  kernels::GemmArgs g;
+  g.M = size_t(d.T * d.B);
+  g.N = size_t(GH);
+  g.K = size_t(d.I);
+  g.a = k.in(kX).as<const float>();
+  g.a_rs = d.I;
+  g.a_cs = 1;
+  g.b = k.in(kW).as<const float>() + dir * GH * d.I;
+  g.b_rs = 1;
+  g.b_cs = d.I;
+  g.c = proj;
+  g.ldc = size_t(GH);
+  g.workspace = st.at(st.s.work);
+  if (g.M == 0 || g.K == 0) {
+    std::memset(proj, 0, size_t(d.T * d.B * GH) * sizeof(float));
+    return;
+  }
+  kernels::f32_gemm(g, k.mode);
+}
+
+// c[B, N] (+)= h[B, H] x packed (chain continued when accumulate).
+void recurrent(const Step& st, const float* h, const float* packed, size_t N, float* c, size_t ldc, bool accumulate) {
+  kernels::GemmArgs g;
+  g.M = size_t(st.d.B);
+  g.N = N;
+  g.K = size_t(st.d.H);
+  g.a = h;
+  g.a_rs = st.d.H;
+  g.a_cs = 1;
+  g.c = c;
+  g.ldc = ldc;
+  g.accumulate = accumulate;
+  g.workspace = st.at(st.s.work);
+  if (g.M == 0) return;
+  kernels::f32_gemm_prepacked(g, packed, st.k->mode);
+}
+
+Status run_direction(const Step& st, int64_t dir, bool reverse) {
+  const KernelContext& k = *st.k;
+  const Dims& d = st.d;
+  const int64_t T = d.T, B = d.B, H = d.H, G = d.G, GH = G * H, D = d.D;
+  float* proj = st.at(st.s.proj);
+  float* gates = st.at(st.s.gates);
+  float* aux = st.at(st.s.aux);
+  float* rh = st.at(st.s.rh);
+  float* h = st.at(st.s.h);
+  float* c = st.at(st.s.c);
+  float* bias = st.at(st.s.bias);
+  const int32_t* lens = k.has_input(kSeq) ? k.in(kSeq).as<const int32_t>() : nullptr;
+
+  input_projection(st, dir, proj);
+  // Bias: (Wb + Rb) per gate, one rounding; GRU with linear_before_reset keeps Wbh and Rbh apart.
+  const float* bb = k.has_input(kB) ? k.in(kB).as<const float>() + dir * 2 * GH : nullptr;
+  for (int64_t j = 0; j < GH; ++j) {
+    const bool apart = st.cell == Cell::Gru && st.lbr && j >= 2 * H;
+    bias[j] = bb ? (apart ? bb[j] : bb[j] + bb[GH + j]) : 0.0f;
+    bias[GH + j] = bb && apart ? bb[GH + j] : 0.0f;
+  }
+  // R_d^T as the recurrent GEMM's right operand, [H, G*H] with B[k, n] = R[n, k]: packed once per
+  // session by the plan (one direction), else packed here once per run.
+  const float* R = k.in(kR).as<const float>() + dir * GH * H;
+  const float* pr = k.packed_b && D == 1 ? k.packed_b : st.at(st.s.packed_r);
+  if (H > 0 && pr != k.packed_b) kernels::gemm_pack_b(R, 1, H, size_t(H), size_t(GH), st.at(st.s.packed_r));
+  // Initial states.
+  auto state_off = [&](int64_t b) { return d.batch_major ? (b * D + dir) * H : (dir * B + b) * H; };
+  for (int64_t b = 0; b < B; ++b) {
+    if (k.has_input(kH0)) std::memcpy(h + b * H, k.in(kH0).as<const float>() + state_off(b), size_t(H) * sizeof(float));
+    else std::memset(h + b * H, 0, size_t(H) * sizeof(float));
+    if (st.cell == Cell::Lstm) {
+      if (k.has_input(kC0)) std::memcpy(c + b * H, k.in(kC0).as<const float>() + state_off(b), size_t(H) * sizeof(float));
+      else std::memset(c + b * H, 0, size_t(H) * sizeof(float));
+    }
+  }
+  float* Y = k.num_outputs > 0 ? k.out(0).as<float>() : nullptr;
+  auto y_off = [&](int64_t t, int64_t b) { return d.batch_major ? ((b * T + t) * D + dir) * H : ((t * D + dir) * B + b) * H; };
+  auto len_of = [&](int64_t b) { return lens ? int64_t(lens[b]) : T; };
+
+  for (int64_t s = 0; s < T; ++s) {
+    // Gather this step's projection rows (each sequence has its own time index when reversed).
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t len = len_of(b);
+      if (s >= len) {
+        std::memset(gates + b * GH, 0, size_t(GH) * sizeof(float));
+        continue;
+      }
+      const int64_t t = reverse ? len - 1 - s : s;
+      const int64_t row = d.batch_major ? b * T + t : t * B + b;
+      std::memcpy(gates + b * GH, proj + row * GH, size_t(GH) * sizeof(float));
+    }
+    // GRU: the h gate's recurrent chain starts from +0 (linear_before_reset = 1: it is kept apart
+    // and multiplied by r; = 0: this column block is discarded and recomputed from r * h below).
+    if (st.cell == Cell::Gru)
+      for (int64_t b = 0; b < B; ++b) {
+        float* gr = gates + b * GH;
+        std::memcpy(aux + b * H, gr + 2 * H, size_t(H) * sizeof(float));  // the h gate's input projection
+        std::memset(gr + 2 * H, 0, size_t(H) * sizeof(float));
+      }
+    if (H > 0) recurrent(st, h, pr, size_t(GH), gates, size_t(GH), true);
+    // Bias after the chains; GRU h gate: aux = its input chain (+ Wbh), gates[2H..3H) = its
+    // recurrent chain (+ Rbh).
+    for (int64_t b = 0; b < B; ++b) {
+      float* gr = gates + b * GH;
+      if (st.cell != Cell::Gru) {
+        for (int64_t j = 0; j < GH; ++j) gr[j] = gr[j] + bias[j];
+        continue;
+      }
+      for (int64_t j = 0; j < 2 * H; ++j) gr[j] = gr[j] + bias[j];
+      kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr, gr, size_t(2 * H));
+      if (!st.lbr)  // the h gate's chain continues over r * h
+        for (int64_t j = 0; j < H; ++j) rh[b * H + j] = gr[H + j] * h[b * H + j];
+    }
+    if (st.cell == Cell::Gru && !st.lbr && H > 0 && B > 0) {
+      kernels::GemmArgs g;
+      g.M = size_t(B);
+      g.N = size_t(H);
+      g.K = size_t(H);
+      g.a = rh;
+      g.a_rs = H;
+      g.b = R + 2 * H * H;
+      g.b_rs = 1;
+      g.b_cs = H;
+      g.c = aux;
+      g.ldc = size_t(H);
+      g.accumulate = true;
+      g.workspace = st.at(st.s.work);
+      kernels::f32_gemm(g, k.mode);
+    }
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t len = len_of(b);
+      if (s >= len) continue;  // the state holds; Y stays 0 there
+      const int64_t t = reverse ? len - 1 - s : s;
+      float* gr = gates + b * GH;
+      float* hb = h + b * H;
+      if (st.cell == Cell::Lstm) {  // ONNX gate order i, o, f, c
+        kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr, gr, size_t(3 * H));
+        kernels::f32_unary(kernels::UnaryOp::Tanh, gr + 3 * H, gr + 3 * H, size_t(H));
+        float* cb = c + b * H;
+        for (int64_t j = 0; j < H; ++j) {
+          const float fc = gr[2 * H + j] * cb[j];
+          const float ig = gr[j] * gr[3 * H + j];
+          cb[j] = fc + ig;
+        }
+        kernels::f32_unary(kernels::UnaryOp::Tanh, cb, hb, size_t(H));
+        for (int64_t j = 0; j < H; ++j) hb[j] = gr[H + j] * hb[j];
+      } else if (st.cell == Cell::Gru) {  // ONNX gate order z, r, h
+        const float* xa = aux + b * H;
+        if (st.lbr) {
+          for (int64_t j = 0; j < H; ++j) {
+            const float xin = xa[j] + bias[2 * H + j];
+            const float rec = gr[2 * H + j] + bias[GH + 2 * H + j];
+            gr[2 * H + j] = xin + gr[H + j] * rec;
+          }
+        } else {
+          for (int64_t j = 0; j < H; ++j) gr[2 * H + j] = xa[j] + bias[2 * H + j];
+        }
+        kernels::f32_unary(kernels::UnaryOp::Tanh, gr + 2 * H, gr + 2 * H, size_t(H));
+        for (int64_t j = 0; j < H; ++j) {
+          const float z = gr[j];
+          const float a = (1.0f - z) * gr[2 * H + j];
+          const float bz = z * hb[j];
+          hb[j] = a + bz;
+        }
+      } else {
+        kernels::f32_unary(kernels::UnaryOp::Tanh, gr, hb, size_t(H));
+      }
+      if (Y) std::memcpy(Y + y_off(t, b), hb, size_t(H) * sizeof(float));
+    }
+  }
+  // Final states.
+  for (size_t o = 1; o < k.num_outputs; ++o) {
+    float* out = k.out(o).as<float>();
+    const float* src = o == 1 ? h : c;
+    for (int64_t b = 0; b < B; ++b) {
+      // A sequence of length 0 has final states 0, not its initial states (as ONNX Runtime does).
+      if (len_of(b) == 0) std::memset(out + state_off(b), 0, size_t(H) * sizeof(float));
+      else std::memcpy(out + state_off(b), src + b * H, size_t(H) * sizeof(float));
+    }
+  }
+  return Status::ok();
+}
+
+Status rnn_kernel(const KernelContext& k) {
+  const Node& node = *k.node;
+  Step st;
+  st.k = &k;
+  st.cell = cell_of(node);
+  st.lbr = st.cell == Cell::Gru && attr_int(node, "linear_before_reset", 0) != 0;
+  const TensorArg& X = k.in(kX);
+  const int dir = directions_of(node);
+  st.d.batch_major = attr_int(node, "layout", 0) == 1;
+  st.d.T = st.d.batch_major ? X.dims[1] : X.dims[0];
+  st.d.B = st.d.batch_major ? X.dims[0] : X.dims[1];
+  st.d.I = X.dims[2];
+  st.d.G = gates_of(st.cell);
+  st.d.H = k.in(kR).dims[2];
+  st.d.D = dir == 2 ? 2 : 1;
+  st.s = scratch_layout(st.d);
+  st.base = static_cast<float*>(k.scratch);
+  if (k.has_input(kSeq)) {
+    const int32_t* lens = k.in(kSeq).as<const int32_t>();
+    for (int64_t b = 0; b < st.d.B; ++b)
+      if (lens[b] < 0 || lens[b] > st.d.T)
+        return Status::error(ErrorKind::InvalidArgument, msg(node.op_type, " node '", node.name, "': sequence_lens[", b, "] = ", lens[b],
+                                                             " is outside [0, ", st.d.T, "] (the sequence length of X)"));
+    if (k.num_outputs > 0) std::memset(k.out(0).data, 0, size_t(st.d.T * st.d.B * st.d.D * st.d.H) * sizeof(float));
+  }
+  if (dir == 2) {
+    OM_TRY(run_direction(st, 0, false));
+    return run_direction(st, 1, true);
+  }
+  return run_direction(st, 0, dir == -1);
+}
+
+// The plan packs R (one direction) as the recurrent GEMM's right-hand operand: B[k, n] = R[0, n, k].
+bool rnn_packable_r(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
+  if (inputs.size() < 3 || !inputs[kR] || inputs[kR]->dtype != DType::f32 || inputs[kR]->shape.size() != 3) return false;
+  const std::vector<int64_t>& r = inputs[kR]->shape;
+  if (r[0] != 1 || directions_of(node) == 2) return false;
+  out->input = kR;
+  out->K = size_t(r[2]);
+  out->N = size_t(r[1]);
+  out->rs = 1;
+  out->cs = r[2];
+  return true;
+}
+
+constexpr AttrSpec kRnnAttrs[] = {{"hidden_size", AttrKind::PositiveInt}, {"direction", AttrKind::String},
+                                  {"layout", AttrKind::Int},              {"activations", AttrKind::Strings},
+                                  {"activation_alpha", AttrKind::Floats}, {"activation_beta", AttrKind::Floats},
+                                  {"clip", AttrKind::Float}};
+constexpr AttrSpec kLstmAttrs[] = {{"hidden_size", AttrKind::PositiveInt}, {"direction", AttrKind::String},
+                                   {"layout", AttrKind::Int},              {"activations", AttrKind::Strings},
+                                   {"activation_alpha", AttrKind::Floats}, {"activation_beta", AttrKind::Floats},
+                                   {"clip", AttrKind::Float},              {"input_forget", AttrKind::Int}};
+constexpr AttrSpec kGruAttrs[] = {{"hidden_size", AttrKind::PositiveInt}, {"direction", AttrKind::String},
+                                  {"layout", AttrKind::Int},              {"activations", AttrKind::Strings},
+                                  {"activation_alpha", AttrKind::Floats}, {"activation_beta", AttrKind::Floats},
+                                  {"clip", AttrKind::Float},              {"linear_before_reset", AttrKind::Int}};
+
+constexpr OpDef kOps[] = {
+    op("LSTM").inputs(3, 8).attributes(kLstmAttrs).shapes(infer_rnn).kernel(rnn_kernel).with_scratch(rnn_scratch)
+        .with_prepack(rnn_packable_r)
+        .doc("f32; direction, layout 0/1, sequence_lens (i32), initial_h/c, outputs Y, Y_h, Y_c; default activations only (no clip, "
+             "input_forget, peepholes); exact: fixed fma chain per gate (input then recurrent), bias after, library sigmoid/tanh"),
+    op("GRU").inputs(3, 6).attributes(kGruAttrs).shapes(infer_rnn).kernel(rnn_kernel).with_scratch(rnn_scratch)
+        .with_prepack(rnn_packable_r)
+        .doc("f32; as LSTM, linear_before_reset 0 and 1, outputs Y, Y_h; exact: fixed fma chain per gate, bias after"),
+    op("RNN").inputs(3, 6).attributes(kRnnAttrs).shapes(infer_rnn).kernel(rnn_kernel).with_scratch(rnn_scratch)
+        .with_prepack(rnn_packable_r)
+        .doc("f32; as LSTM, activation Tanh only, outputs Y, Y_h; exact: fixed fma chain, bias after"),
+};
+
+}  // namespace
+
+OpTable rnn_ops() { return table_of(kOps); }
+
+}  // namespace om::graph::ops
