@@ -19,3 +19,5 @@
 #include "onemodel/io/onnx.h"
 #include "onemodel/io/npy.h"
 #include "onemodel/io/tensor_npy.h"
+#include "onemodel/ops/math_ops.h"
+#include "onemodel/ops/losses.h"

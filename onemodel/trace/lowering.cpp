@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 #include "onemodel/trace/state.h"
 
@@ -244,6 +245,28 @@ OM_LOWER(Cast) { return c.emit("Cast", c.in, {AttrSpec::of_int("to", int64_t(c.r
 // Copies keep the identity of their source: no node.
 OM_LOWER(Contiguous) { return c.in[0]; }
 OM_LOWER(Clone) { return c.in[0]; }
+
+// ---- appended: training (math, comparisons, selection) ----
+OM_LOWER(Exp) { return unary(c, "Exp"); }
+OM_LOWER(Log) { return unary(c, "Log"); }
+OM_LOWER(Sqrt) { return unary(c, "Sqrt"); }
+OM_LOWER(Abs) { return unary(c, "Abs"); }
+OM_LOWER(Pow) { return elementwise(c, "Pow"); }
+OM_LOWER(Clamp) {
+  // Clip with scalar f32 operands; an open side is +-infinity (the same result).
+  const ClampAttrs& a = c.rec.attrs_of<OpId::Clamp>();
+  OM_ASSIGN_OR_RETURN(ValueId lo, c.s.value_of(scalar_tensor(a.has_min ? a.min : -HUGE_VAL)));
+  OM_ASSIGN_OR_RETURN(ValueId hi, c.s.value_of(scalar_tensor(a.has_max ? a.max : HUGE_VAL)));
+  return c.emit("Clip", {c.in[0], lo, hi}, {}, c.s.sym_of(c.in[0]));
+}
+OM_LOWER(Eq) { return elementwise(c, "Equal"); }
+OM_LOWER(Lt) { return elementwise(c, "Less"); }
+OM_LOWER(Gt) { return elementwise(c, "Greater"); }
+OM_LOWER(Where) {
+  const SymShape ab = broadcast_sym(c.s, c.s.sym_of(c.in[1]), c.s.sym_of(c.in[2]));
+  return c.emit("Where", c.in, {}, broadcast_sym(c.s, c.s.sym_of(c.in[0]), ab));
+}
+OM_LOWER(MaxReduce) { return reduce(c, "ReduceMax"); }
 
 namespace {
 struct Entry {
