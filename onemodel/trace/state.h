@@ -122,6 +122,8 @@ class TraceState : public detail::TraceHook {
   // Emits a node with one output of the given dtype / example shape / extents.
   Result<ValueId> emit(const char* op_type, const std::vector<ValueId>& inputs, const std::vector<AttrSpec>& attrs, DType dtype,
                        const Shape& shape, const SymShape& sym);
+  // Gives the node that produced `first` a second output (TopK's indices) and returns it.
+  Result<ValueId> add_output(ValueId first, DType dtype, const Shape& shape, const SymShape& sym);
   const Value& value(ValueId v) { return values_[v]; }
   SymShape sym_of(ValueId v);
   Status update_sym(ValueId v, const SymShape& sym) { return set_sym(values_[v], shape_of(v), sym); }

@@ -144,6 +144,21 @@ Result<ValueId> TraceState::emit(const char* op_type, const std::vector<ValueId>
   return out;
 }
 
+Result<ValueId> TraceState::add_output(ValueId first, DType dtype, const Shape& shape, const SymShape& sym) {
+  Value v;
+  v.kind = ValueKind::Node;
+  v.dtype = dtype;
+  v.node = values_[first].node;
+  OM_TRY(set_sym(v, shape, sym));
+  OM_ASSIGN_OR_RETURN(ValueId out, new_value(v));
+  Node& n = nodes_[size_t(v.node)];
+  std::vector<ValueId> outs(n.outputs.data, n.outputs.data + n.outputs.size);
+  outs.push_back(out);
+  n.outputs = copy_span<ValueId>(arena_, outs);
+  if (arena_.exhausted()) return arena_full();
+  return out;
+}
+
 Result<ValueId> TraceState::value_of(const Tensor& t) {
   if (is_traced(*t.impl())) return ValueId(t.impl()->trace_value);
   return capture_constant(t);

@@ -111,6 +111,16 @@ const std::map<std::string, std::function<Example()>>& examples() {
        }},
       {"Expand", [] { return Example{{f32("x", {3, 1})}, {i64("shape", {2, 3, 4})}, {"x", "shape"}, {}}; }},
       {"Transpose", [] { return Example{{f32("x", {2, 3, 4})}, {}, {"x"}, {Attribute::of_ints("perm", {2, 0, 1})}}; }},
+      // appended: training (graph/ops/select.cpp)
+      {"Not", [] {
+         Example e{{Feed::of("c", {3}, std::vector<uint8_t>{1, 0, 1})}, {}, {"c"}, {}};
+         e.feeds.front().dtype = om::DType::boolean;
+         return e;
+       }},
+      {"LessOrEqual", binary}, {"GreaterOrEqual", binary}, {"Max", binary}, {"Min", binary},
+      {"ArgMax", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 1), Attribute::of_int("keepdims", 0)}; return e; }},
+      {"ArgMin", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 0)}; return e; }},
+      {"TopK", [] { return Example{{f32("x", {2, 5})}, {i64("k", {3})}, {"x", "k"}, {Attribute::of_int("axis", -1)}}; }},
   };
   return m;
 }

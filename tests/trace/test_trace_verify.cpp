@@ -140,3 +140,28 @@ TEST_CASE("Tracer::parameter outside a trace does nothing") {
   om::Tracer::parameter("fc1.bias", om::ones({2}));  // the name was not taken by the call outside
   CHECK_NOTHROW(tracer.finish({{"y", om::relu(x)}}));
 }
+
+namespace {
+// Selection operators along the static axis of a [batch, 6] input.
+class Selecting : public om::nn::Module {
+ public:
+  Selecting() : Module("Selecting") {}
+  om::Tensor forward(const om::Tensor& x) override {
+    om::Tensor top = om::topk(x, 3, 1).first;
+    om::Tensor idx = om::argmax(x, 1, true).to(om::DType::f32);
+    om::Tensor low = om::min(x, 1, true).first;
+    om::Tensor mask = om::where(om::le(x.slice(1, 0, 3), top), top, om::clamp(om::max(top, low), -0.5, 0.5));
+    return om::add(om::add(mask, idx), om::sqrt(om::abs(low)));
+  }
+};
+}  // namespace
+
+TEST_CASE("selection, comparison and math operators trace with a symbolic batch and pass verification") {
+  auto model = std::make_shared<Selecting>();
+  om::TracedModel m = model->trace(om::randn({4, 6}), {"batch", ""});
+  for (int64_t b : {1, 3, 9}) {
+    om::Tensor x = om::randn({b, 6});
+    auto out = tracetest::run_graph(m.graph(), {{"input", x}}, om::ArithmeticMode::Exact);
+    CHECK(tracetest::scaled_error(out[0], (*model)(x)) == 0);  // shared kernels: equal bits
+  }
+}
