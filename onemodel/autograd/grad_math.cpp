@@ -56,9 +56,8 @@ Status scatter(const BackwardRecord& r, const Tensor& g, const Tensor& idx, int6
   OM_ASSIGN_OR_RETURN(Tensor dg, detail::dense(gk));
   OM_ASSIGN_OR_RETURN(Tensor di, detail::dense(ik));
   OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(x.shape(), DType::f32, true));
-  int64_t outer = 1, inner = 1;
-  for (int64_t k = 0; k < axis; ++k) outer *= x.shape()[size_t(k)];
-  for (int64_t k = axis + 1; k < x.dim(); ++k) inner *= x.shape()[size_t(k)];
+  const Shape& xs = x.shape();
+  const int64_t outer = shape_numel(Shape(xs.begin(), xs.begin() + axis)), inner = shape_numel(Shape(xs.begin() + axis + 1, xs.end()));
   const int64_t extent = x.shape()[size_t(axis)], kk = dg.shape()[size_t(axis)];
   const float* pg = detail::raw_as<float>(dg);
   const int64_t* pi = detail::raw_as<int64_t>(di);

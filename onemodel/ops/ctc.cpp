@@ -70,12 +70,15 @@ Result<Tensor> ctc_loss(const Tensor& log_probs, const Tensor& targets, const st
       if (label[s] < 0 || label[s] >= C || label[s] == o.blank)
         return Status::error(ErrorKind::InvalidArgument, msg(call, ": target label ", label[s], " of batch entry ", b, " is not a class in [0, ", C,
                                                              ") other than the blank ", o.blank));
-    const int64_t L = 2 * S + 1;
+    const int64_t L = 2 * S + 1;  // S <= the targets' numel (<= 2^48): no overflow
+    int64_t cells = 0;
+    if (!checked_mul(Tb, L, &cells))
+      return Status::error(ErrorKind::InvalidArgument, msg(call, ": batch entry ", b, " needs ", Tb, " x ", L, " alignment cells, more than 2^48"));
     auto ext = [&](int64_t s) { return s % 2 == 0 ? o.blank : label[s / 2]; };
     double nll = std::numeric_limits<double>::infinity();
     if (Tb > 0) {
-      alpha.assign(size_t(Tb * L), kNegInf);
-      beta.assign(size_t(Tb * L), kNegInf);
+      alpha.assign(size_t(cells), kNegInf);
+      beta.assign(size_t(cells), kNegInf);
       alpha[0] = lp[at(0, b, o.blank)];
       if (L > 1) alpha[1] = lp[at(0, b, ext(1))];
       for (int64_t t = 1; t < Tb; ++t)

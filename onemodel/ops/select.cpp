@@ -43,9 +43,10 @@ Status layout(const Tensor& x, bool all, int64_t* dim, bool keepdim, const char*
   *dim = d;
   const Shape& s = x.shape();
   if (s[size_t(d)] == 0) return Status::error(ErrorKind::InvalidArgument, msg(call, ": dim ", d, " of ", x.to_string(), " is empty"));
-  for (int64_t k = 0; k < d; ++k) l->outer *= s[size_t(k)];
+  // sub-products of a checked shape (docs/memory.md): shape_numel cannot overflow here
+  l->outer = shape_numel(Shape(s.begin(), s.begin() + d));
   l->extent = s[size_t(d)];
-  for (int64_t k = d + 1; k < x.dim(); ++k) l->inner *= s[size_t(k)];
+  l->inner = shape_numel(Shape(s.begin() + d + 1, s.end()));
   l->out_shape = s;
   if (keepdim) l->out_shape[size_t(d)] = 1;
   else l->out_shape.erase(l->out_shape.begin() + d);

@@ -299,8 +299,7 @@ Result<ValueId> arg_extreme(Ctx& c, const char* op) {
   const ReduceAttrs& a = c.rec.attrs_as<ReduceAttrs>();
   if (a.all) {
     const Shape in_shape = c.s.shape_of(c.in[0]);
-    int64_t n = 1;
-    for (int64_t d : in_shape) n *= d;
+    const int64_t n = shape_numel(in_shape);
     OM_ASSIGN_OR_RETURN(ValueId shape, c.s.const_i64({-1}));
     OM_ASSIGN_OR_RETURN(ValueId flat, c.s.emit("Reshape", {c.in[0], shape}, {}, DType::f32, {n}, {Extent::fixed(n)}));
     return c.emit(op, {flat}, {AttrSpec::of_int("axis", 0), AttrSpec::of_int("keepdims", 0)}, {});

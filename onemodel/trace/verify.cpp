@@ -49,8 +49,8 @@ Result<std::vector<Tensor>> make_inputs(const VerifyPlan& plan, const Symbol& sy
 }
 
 // The first node (in graph order) with a constant operand (not its first input) that holds
-// `size` as a value of an integer constant, or else as a dim of a constant: the §4 trap of
-// docs/tracing.md, a size read from a shape and frozen into the graph.
+// `size` as a value of an integer constant, or else as a dim of a constant: a size read from a
+// shape and frozen into the graph (docs/tracing.md, "Verification").
 std::string baked_node(const graph::Graph& g, int64_t size) {
   std::string by_dim;
   for (const graph::Node& n : g.nodes) {

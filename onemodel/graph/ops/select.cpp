@@ -108,12 +108,11 @@ Status infer_arg(InferContext& ctx) {
   return Status::ok();
 }
 
+// Sub-products of a planned (checked) shape, with the checked helper of core/shape.h.
 void split(const int64_t* dims, size_t rank, int64_t axis, int64_t* outer, int64_t* n, int64_t* inner) {
-  *outer = 1;
-  *inner = 1;
-  for (int64_t d = 0; d < axis; ++d) *outer *= dims[d];
+  checked_numel(dims, size_t(axis), outer);
   *n = dims[axis];
-  for (size_t d = size_t(axis) + 1; d < rank; ++d) *inner *= dims[d];
+  checked_numel(dims + axis + 1, rank - size_t(axis) - 1, inner);
 }
 
 template <bool Max>
