@@ -31,6 +31,15 @@ Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
   for (size_t i = 0; i < params_.size(); ++i) check_param(params_[i], i, "om::optim::Optimizer");
 }
 
+double Optimizer::lr() const {
+  raise(Status::error(ErrorKind::Unsupported, "om::optim::Optimizer::lr: this optimizer does not expose its learning rate; override lr() and set_lr()"));
+  return 0;
+}
+
+void Optimizer::set_lr(double) {
+  raise(Status::error(ErrorKind::Unsupported, "om::optim::Optimizer::set_lr: this optimizer does not expose its learning rate; override lr() and set_lr()"));
+}
+
 void Optimizer::zero_grad() {
   for (Tensor& p : params_) p.zero_grad();
 }

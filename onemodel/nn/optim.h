@@ -27,11 +27,12 @@ class Optimizer {
   virtual void step() = 0;
   void zero_grad();  // every parameter's gradient back to zero
   const std::vector<Tensor>& parameters() const { return params_; }
-  // The learning rate the next step uses (schedules set it: nn/lr_schedule.h).
-  virtual double lr() const = 0;
-  virtual void set_lr(double lr) = 0;
-  // Names are "<kind>.<parameter index>" for per-parameter tensors ("exp_avg.0").
-  virtual StateRefs state() = 0;
+  // The learning rate the next step uses (schedules set it: nn/lr_schedule.h). An optimizer
+  // defined outside the library that does not override them raises Unsupported when called.
+  virtual double lr() const;
+  virtual void set_lr(double lr);
+  // Names are "<kind>.<parameter index>" for per-parameter tensors ("exp_avg.0"). Default: none.
+  virtual StateRefs state() { return {}; }
 
  protected:
   std::vector<Tensor> params_;
