@@ -20,3 +20,5 @@
 #include "onemodel/io/npy.h"
 #include "onemodel/io/tensor_npy.h"
 #include "onemodel/ops/rnn.h"
+#include "onemodel/ops/math_ops.h"
+#include "onemodel/ops/losses.h"

@@ -99,8 +99,14 @@ Status grad_NllLoss(const BackwardRecord& r, const Tensor& g, std::vector<Tensor
   for (int64_t i = 0; i < n; ++i) {
     if (t[i] == ignore) continue;
     float gi = reduction == Reduction::None ? pg[i] : pg[0];
-    if (reduction == Reduction::Mean) gi /= float(counted);
-    po[i * c + t[i]] = -gi;
+    if (a.weight.empty()) {
+      if (reduction == Reduction::Mean) gi /= float(counted);
+      po[i * c + t[i]] = -gi;
+    } else {  // class weights: the mean divides by the sum of the targets' weights
+      double gw = double(gi) * a.weight[size_t(t[i])];
+      if (reduction == Reduction::Mean) gw /= a.weight_sum;
+      po[i * c + t[i]] = float(-gw);
+    }
   }
   (*gin)[0] = out;
   return Status::ok();

@@ -5,3 +5,5 @@
 #include "onemodel/core/module_path.h"
 #include "onemodel/nn/optim.h"
 #include "onemodel/nn/recurrent.h"
+#include "onemodel/nn/lr_schedule.h"
+#include "onemodel/nn/checkpoint.h"

@@ -1,5 +1,6 @@
 #include "onemodel/nn/optim.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "onemodel/core/grad_mode.h"
@@ -30,6 +31,15 @@ Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
   for (size_t i = 0; i < params_.size(); ++i) check_param(params_[i], i, "om::optim::Optimizer");
 }
 
+double Optimizer::lr() const {
+  raise(Status::error(ErrorKind::Unsupported, "om::optim::Optimizer::lr: this optimizer does not expose its learning rate; override lr() and set_lr()"));
+  return 0;
+}
+
+void Optimizer::set_lr(double) {
+  raise(Status::error(ErrorKind::Unsupported, "om::optim::Optimizer::set_lr: this optimizer does not expose its learning rate; override lr() and set_lr()"));
+}
+
 void Optimizer::zero_grad() {
   for (Tensor& p : params_) p.zero_grad();
 }
@@ -42,7 +52,7 @@ Sgd::Sgd(std::vector<Tensor> params, const SgdOptions& options) : Optimizer(std:
     raise(Status::error(ErrorKind::InvalidArgument, "om::optim::Sgd: nesterov needs momentum > 0 and dampening 0"));
   if (options.momentum != 0)
     for (const Tensor& p : params_) momentum_.push_back(zeros(p.shape()));
-  started_.assign(params_.size(), false);
+  started_.assign(params_.size(), 0);
 }
 
 void Sgd::step() {
@@ -71,7 +81,7 @@ void Sgd::step() {
       }
       pp[k] -= lr * d;
     }
-    started_[i] = true;
+    started_[i] = 1;
     detail::bump_version(p);
   }
 }
@@ -88,8 +98,9 @@ Adam::Adam(std::vector<Tensor> params, const AdamOptions& options) : Optimizer(s
   }
 }
 
-void Adam::step() {
-  const char* call = "om::optim::Adam::step";
+void Adam::step() { adam_step("om::optim::Adam::step", false); }
+
+void Adam::adam_step(const char* call, bool decoupled) {
   detail::InternalNoGrad no_grad;
   ++t_;
   beta1_pow_ *= options_.beta1;
@@ -109,9 +120,14 @@ void Adam::step() {
     const float* pg = detail::raw_as<float>(g);
     float* pm = detail::raw_as<float>(m_[i]);
     float* pv = detail::raw_as<float>(v_[i]);
+    const float decay = float(1.0 - options_.lr * options_.weight_decay);
     for (int64_t k = 0; k < p.numel(); ++k) {
       float d = pg[k];
-      if (wd != 0) d += wd * pp[k];
+      if (decoupled) {
+        if (wd != 0) pp[k] *= decay;
+      } else if (wd != 0) {
+        d += wd * pp[k];
+      }
       pm[k] = b1 * pm[k] + (1 - b1) * d;
       pv[k] = b2 * pv[k] + (1 - b2) * d * d;
       const float denom = std::sqrt(pv[k]) / sqrt_bc2 + eps;
@@ -119,6 +135,132 @@ void Adam::step() {
     }
     detail::bump_version(p);
   }
+}
+
+StateRefs Sgd::state() {
+  StateRefs r;
+  r.reals.push_back({"lr", &options_.lr});
+  for (size_t i = 0; i < momentum_.size(); ++i) r.tensors.push_back({msg("momentum_buffer.", i), momentum_[i]});
+  for (size_t i = 0; i < started_.size(); ++i) r.ints.push_back({msg("started.", i), &started_[i]});
+  return r;
+}
+
+StateRefs Adam::state() {
+  StateRefs r;
+  r.reals.push_back({"lr", &options_.lr});
+  r.ints.push_back({"step", &t_});
+  r.reals.push_back({"beta1_pow", &beta1_pow_});
+  r.reals.push_back({"beta2_pow", &beta2_pow_});
+  for (size_t i = 0; i < m_.size(); ++i) r.tensors.push_back({msg("exp_avg.", i), m_[i]});
+  for (size_t i = 0; i < v_.size(); ++i) r.tensors.push_back({msg("exp_avg_sq.", i), v_[i]});
+  return r;
+}
+
+AdamW::AdamW(std::vector<Tensor> params, const AdamWOptions& o)
+    : Adam(std::move(params), AdamOptions{o.lr, o.beta1, o.beta2, o.eps, o.weight_decay}) {}
+
+void AdamW::step() { adam_step("om::optim::AdamW::step", true); }
+
+Rmsprop::Rmsprop(std::vector<Tensor> params, const RmspropOptions& o) : Optimizer(std::move(params)), options_(o) {
+  if (o.lr < 0 || o.eps < 0 || o.alpha < 0 || o.alpha > 1 || o.momentum < 0 || o.weight_decay < 0)
+    raise(Status::error(ErrorKind::InvalidArgument, msg("om::optim::Rmsprop: invalid options lr ", o.lr, ", alpha ", o.alpha, ", eps ", o.eps,
+                                                        ", momentum ", o.momentum, ", weight_decay ", o.weight_decay,
+                                                        "; alpha must lie in [0, 1], the rest be non-negative")));
+  for (const Tensor& p : params_) {
+    square_avg_.push_back(zeros(p.shape()));
+    if (o.centered) grad_avg_.push_back(zeros(p.shape()));
+    if (o.momentum > 0) momentum_.push_back(zeros(p.shape()));
+  }
+}
+
+void Rmsprop::step() {
+  const char* call = "om::optim::Rmsprop::step";
+  detail::InternalNoGrad no_grad;
+  ++t_;
+  const float lr = float(options_.lr), a = float(options_.alpha), eps = float(options_.eps), wd = float(options_.weight_decay),
+              mom = float(options_.momentum);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    check_param(p, i, call);
+    Tensor g = dense_grad(p, call);
+    if (!g.defined()) continue;
+    check(detail::check_live(square_avg_[i], call));
+    float* pp = detail::raw_as<float>(p);
+    const float* pg = detail::raw_as<float>(g);
+    float* sq = detail::raw_as<float>(square_avg_[i]);
+    float* ga = options_.centered ? detail::raw_as<float>(grad_avg_[i]) : nullptr;
+    float* buf = mom > 0 ? detail::raw_as<float>(momentum_[i]) : nullptr;
+    for (int64_t k = 0; k < p.numel(); ++k) {
+      float d = pg[k];
+      if (wd != 0) d += wd * pp[k];
+      sq[k] = a * sq[k] + (1 - a) * d * d;
+      float avg;
+      if (ga) {
+        ga[k] = a * ga[k] + (1 - a) * d;
+        avg = std::sqrt(sq[k] - ga[k] * ga[k]) + eps;
+      } else {
+        avg = std::sqrt(sq[k]) + eps;
+      }
+      if (buf) {
+        buf[k] = mom * buf[k] + d / avg;
+        pp[k] -= lr * buf[k];
+      } else {
+        pp[k] -= lr * (d / avg);
+      }
+    }
+    detail::bump_version(p);
+  }
+}
+
+StateRefs Rmsprop::state() {
+  StateRefs r;
+  r.reals.push_back({"lr", &options_.lr});
+  r.ints.push_back({"step", &t_});
+  for (size_t i = 0; i < square_avg_.size(); ++i) r.tensors.push_back({msg("square_avg.", i), square_avg_[i]});
+  for (size_t i = 0; i < grad_avg_.size(); ++i) r.tensors.push_back({msg("grad_avg.", i), grad_avg_[i]});
+  for (size_t i = 0; i < momentum_.size(); ++i) r.tensors.push_back({msg("momentum_buffer.", i), momentum_[i]});
+  return r;
+}
+
+double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type) {
+  const char* call = "om::optim::clip_grad_norm_";
+  if (!(max_norm >= 0) || !(norm_type >= 1))
+    raise(Status::error(ErrorKind::InvalidArgument, msg(call, ": max_norm ", max_norm, " must be >= 0 and norm_type ", norm_type,
+                                                        " >= 1 (or INFINITY)")));
+  detail::InternalNoGrad no_grad;
+  std::vector<Tensor> grads;
+  for (const Tensor& p : params) {
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    check(detail::check_live(g, call));
+    grads.push_back(g);
+  }
+  // Per-tensor norms accumulated in double, then the norm of the norms (PyTorch's order).
+  double total = 0;
+  for (const Tensor& g : grads) {
+    Tensor d = unwrap(detail::dense(g));
+    const float* pg = detail::raw_as<float>(d);
+    double n = 0;
+    for (int64_t k = 0; k < d.numel(); ++k) {
+      const double a = std::fabs(double(pg[k]));
+      if (std::isinf(norm_type)) n = std::max(n, a);
+      else n += std::pow(a, norm_type);
+    }
+    if (std::isinf(norm_type)) total = std::max(total, n);
+    else total += std::pow(std::pow(n, 1.0 / norm_type), norm_type);
+  }
+  if (!std::isinf(norm_type)) total = std::pow(total, 1.0 / norm_type);
+  const double coef = max_norm / (total + 1e-6);
+  if (coef < 1) {
+    for (Tensor& g : grads) {
+      if (!g.is_contiguous()) raise(Status::error(ErrorKind::InvalidArgument, msg(call, ": a gradient is not contiguous")));
+      float* pg = detail::raw_as<float>(g);
+      const float c = float(coef);
+      for (int64_t k = 0; k < g.numel(); ++k) pg[k] = pg[k] * c;
+      detail::bump_version(g);
+    }
+  }
+  return total;
 }
 
 }  // namespace om::optim

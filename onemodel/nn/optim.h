@@ -3,11 +3,22 @@
 // outside per-step scopes. step() updates parameters in place (bumping their storage versions)
 // and skips parameters that have no gradient yet.
 #pragma once
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "onemodel/core/tensor.h"
 
 namespace om::optim {
+
+// References to an optimizer's state, by name, for checkpoints (nn/checkpoint.h): the live
+// tensors (moments, momentum buffers) and the addresses of its scalars (step counts, products of
+// betas, the learning rate), so loading writes them in place.
+struct StateRefs {
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  std::vector<std::pair<std::string, double*>> reals;
+  std::vector<std::pair<std::string, int64_t*>> ints;
+};
 
 class Optimizer {
  public:
@@ -16,6 +27,12 @@ class Optimizer {
   virtual void step() = 0;
   void zero_grad();  // every parameter's gradient back to zero
   const std::vector<Tensor>& parameters() const { return params_; }
+  // The learning rate the next step uses (schedules set it: nn/lr_schedule.h). An optimizer
+  // defined outside the library that does not override them raises Unsupported when called.
+  virtual double lr() const;
+  virtual void set_lr(double lr);
+  // Names are "<kind>.<parameter index>" for per-parameter tensors ("exp_avg.0"). Default: none.
+  virtual StateRefs state() { return {}; }
 
  protected:
   std::vector<Tensor> params_;
@@ -37,11 +54,14 @@ class Sgd : public Optimizer {
   Sgd(std::vector<Tensor> params, double lr) : Sgd(std::move(params), SgdOptions{lr}) {}
   void step() override;
   SgdOptions& options() { return options_; }
+  double lr() const override { return options_.lr; }
+  void set_lr(double lr) override { options_.lr = lr; }
+  StateRefs state() override;
 
  private:
   SgdOptions options_;
   std::vector<Tensor> momentum_;
-  std::vector<bool> started_;
+  std::vector<int64_t> started_;  // 1 once a parameter's momentum buffer holds its first step
 };
 
 struct AdamOptions {
@@ -58,12 +78,64 @@ class Adam : public Optimizer {
   void step() override;
   AdamOptions& options() { return options_; }
   int64_t steps() const { return t_; }
+  double lr() const override { return options_.lr; }
+  void set_lr(double lr) override { options_.lr = lr; }
+  StateRefs state() override;
 
- private:
+ protected:
+  // One Adam step; `decoupled`: weight decay multiplies the parameter by (1 - lr wd) first (AdamW).
+  void adam_step(const char* call, bool decoupled);
+
   AdamOptions options_;
   std::vector<Tensor> m_, v_;
   int64_t t_ = 0;
   double beta1_pow_ = 1, beta2_pow_ = 1;  // beta^t by repeated products: no pow(), same on every machine
 };
+
+struct AdamWOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 1e-2;  // decoupled: p -= lr * wd * p before the Adam step (PyTorch's AdamW)
+};
+
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<Tensor> params, const AdamWOptions& options = {});
+  void step() override;
+};
+
+struct RmspropOptions {
+  double lr = 1e-2;
+  double alpha = 0.99;  // smoothing of the squared-gradient average
+  double eps = 1e-8;
+  double weight_decay = 0;  // L2 added to the gradient
+  double momentum = 0;
+  bool centered = false;    // divide by the gradient's estimated variance, not its second moment
+};
+
+// PyTorch's RMSprop: v = a v + (1-a) g^2; centered: m = a m + (1-a) g and avg = sqrt(v - m^2) +
+// eps, else avg = sqrt(v) + eps; momentum: buf = mu buf + g / avg, p -= lr buf; else p -= lr g / avg.
+class Rmsprop : public Optimizer {
+ public:
+  Rmsprop(std::vector<Tensor> params, const RmspropOptions& options = {});
+  void step() override;
+  RmspropOptions& options() { return options_; }
+  double lr() const override { return options_.lr; }
+  void set_lr(double lr) override { options_.lr = lr; }
+  StateRefs state() override;
+
+ private:
+  RmspropOptions options_;
+  std::vector<Tensor> square_avg_, grad_avg_, momentum_;
+  int64_t t_ = 0;
+};
+
+// Scales every gradient by max_norm / (total + 1e-6) when the total norm of all gradients
+// (parameters without one are skipped) exceeds max_norm; returns the total norm before clipping.
+// norm_type 2 (default), any p >= 1, or INFINITY (the largest magnitude). As PyTorch's
+// torch.nn.utils.clip_grad_norm_.
+double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type = 2.0);
 
 }  // namespace om::optim

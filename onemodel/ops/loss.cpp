@@ -2,11 +2,12 @@
 #include "onemodel/ops/record.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/ops/ops.h"
+#include <vector>
 
 namespace om {
 namespace ops {
 
-Result<Tensor> nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction, int64_t ignore_index) {
+Result<Tensor> nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction, int64_t ignore_index, const Tensor& weight) {
   const char* call = "om::nll_loss";
   OM_TRY(check_input(logp, call));
   OM_TRY(check_input(target, call));
@@ -15,6 +16,15 @@ Result<Tensor> nll_loss(const Tensor& logp, const Tensor& target, Reduction redu
   if (target.dtype() != DType::i64 || target.dim() != 1 || target.shape()[0] != logp.shape()[0])
     return Status::error(ErrorKind::InvalidArgument, msg(call, ": target must be i64 [", logp.shape()[0], "] class indices, got ", target.to_string()));
   const int64_t n = logp.shape()[0], c = logp.shape()[1];
+  std::vector<float> w;
+  if (weight.defined()) {
+    OM_TRY(check_input(weight, call));
+    if (weight.dtype() != DType::f32 || weight.shape() != Shape{c})
+      return Status::error(ErrorKind::InvalidArgument, msg(call, ": weight must be f32 [", c, "] (one per class), got ", weight.to_string()));
+    OM_ASSIGN_OR_RETURN(Tensor dw, detail::dense(weight));
+    w.assign(detail::raw_as<float>(dw), detail::raw_as<float>(dw) + c);
+  }
+  double weight_sum = 0;
   OM_ASSIGN_OR_RETURN(Tensor lp, detail::dense(logp));
   OM_ASSIGN_OR_RETURN(Tensor tg, detail::dense(target));
   const float* p = detail::raw_as<float>(lp);
@@ -30,30 +40,30 @@ Result<Tensor> nll_loss(const Tensor& logp, const Tensor& target, Reduction redu
     }
     if (t[i] < 0 || t[i] >= c)
       return Status::error(ErrorKind::InvalidArgument, msg(call, ": target[", i, "] = ", t[i], " is not a class index in [0, ", c, ")"));
-    y[i] = -p[i * c + t[i]];
+    if (w.empty()) {
+      y[i] = -p[i * c + t[i]];
+    } else {
+      y[i] = float(-double(w[size_t(t[i])]) * p[i * c + t[i]]);
+      weight_sum += w[size_t(t[i])];
+    }
     total += y[i];
     ++counted;
   }
   Tensor out = per;
   if (reduction != Reduction::None) {
     OM_ASSIGN_OR_RETURN(out, detail::make_tensor({}, DType::f32));
-    *detail::raw_as<float>(out) = float(reduction == Reduction::Sum ? total : (counted ? total / double(counted) : 0.0));
+    const double divisor = w.empty() ? double(counted) : weight_sum;
+    *detail::raw_as<float>(out) = float(reduction == Reduction::Sum ? total : (counted ? total / divisor : 0.0));
   }
-  OM_TRY(record<OpId::NllLoss>({logp, target}, out, NllLossAttrs{reduction, ignore_index, counted}));
+  OM_TRY(record<OpId::NllLoss>({logp, target}, out, NllLossAttrs{reduction, ignore_index, counted, std::move(w), weight_sum}));
   return out;
 }
 
 }  // namespace ops
 
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index) {
-  return unwrap(ops::nll_loss(log_probs, target, reduction, ignore_index));
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index, const Tensor& weight) {
+  return unwrap(ops::nll_loss(log_probs, target, reduction, ignore_index, weight));
 }
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction) {
-  return nll_loss(log_softmax(logits, 1), target, reduction);
-}
-Tensor mse_loss(const Tensor& prediction, const Tensor& target) {
-  Tensor d = sub(prediction, target);
-  return mean(mul(d, d));
-}
+// cross_entropy with options and mse_loss: ops/losses.cpp.
 
 }  // namespace om

@@ -56,6 +56,43 @@ struct NllLossAttrs {
   Reduction reduction = Reduction::Mean;
   int64_t ignore_index = -100;
   int64_t counted = 0;  // targets not ignored (the mean's divisor)
+  std::vector<float> weight;  // per-class weights (empty: all 1)
+  double weight_sum = 0;      // the weighted mean's divisor: sum of weight[target] not ignored
+};
+
+// ---- appended: training (math, selection, losses) ----
+struct ClampAttrs {
+  bool has_min = false, has_max = false;
+  double min = 0, max = 0;
+};
+struct TopKAttrs {
+  int64_t axis = 0;  // normalised
+  int64_t k = 1;
+  bool largest = true;
+};
+struct LossAttrs {
+  Reduction reduction = Reduction::Mean;
+};
+struct CrossEntropyAttrs {
+  Reduction reduction = Reduction::Mean;
+  int64_t ignore_index = -100;
+  double label_smoothing = 0;
+  std::vector<float> weight;  // per-class weights (empty: all 1)
+  double divisor = 1;         // the mean's divisor of the NLL part (sum of weight[target] over counted rows)
+  double smooth_divisor = 1;  // the mean's divisor of the smoothing part (PyTorch: rows, or the weight sum)
+};
+struct SmoothL1Attrs {
+  Reduction reduction = Reduction::Mean;
+  double beta = 1;   // smooth_l1: beta; huber: delta
+};
+struct BceAttrs {
+  Reduction reduction = Reduction::Mean;  // inputs: logits, target, pos_weight (may be undefined)
+};
+struct CtcAttrs {
+  Reduction reduction = Reduction::Mean;
+  int64_t blank = 0;
+  bool zero_infinity = false;
+  std::vector<int64_t> input_lengths, target_lengths;
 };
 // lstm_layer / gru_layer records (ops/rnn.cpp): which optional inputs follow x, w_ih, w_hh (b_ih
 // and b_hh, then h0, then c0), and for RnnState which final state the record produces.
@@ -70,7 +107,9 @@ struct RnnLayerAttrs {
 // Every attribute struct once (a variant needs distinct types).
 using OpAttrs = std::variant<NoAttrs, GeluAttrs, ReduceAttrs, SoftmaxAttrs, ConcatAttrs, PermuteAttrs, SqueezeAttrs,
                              UnsqueezeAttrs, SliceAttrs, SelectAttrs, FlipAttrs, CastAttrs, NllLossAttrs,
-                             RnnLayerAttrs>;
+                             RnnLayerAttrs,
+                             // appended: training (ops/math.cpp, ops/select.cpp, ops/losses.cpp)
+                             ClampAttrs, TopKAttrs, CrossEntropyAttrs, LossAttrs, SmoothL1Attrs, BceAttrs, CtcAttrs>;
 
 // AttrsOf<OpId::Slice> is SliceAttrs: the struct ops.def names for the operator.
 template <OpId op> struct AttrsOfOp;

@@ -54,10 +54,11 @@ Tensor log_softmax(const Tensor& x, int64_t dim = -1);
 Tensor concat(const std::vector<Tensor>& xs, int64_t dim = 0);
 
 // losses (training only: not traceable)
+// (more losses, with options: onemodel/ops/losses.h)
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean,
-                int64_t ignore_index = -100);
+                int64_t ignore_index = -100, const Tensor& weight = Tensor());  // weight: f32 [classes]
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::Mean);
-Tensor mse_loss(const Tensor& prediction, const Tensor& target);
+Tensor mse_loss(const Tensor& prediction, const Tensor& target, Reduction reduction = Reduction::Mean);
 
 namespace ops {
 Result<Tensor> add(const Tensor& a, const Tensor& b);
@@ -76,7 +77,8 @@ Result<Tensor> mean_all(const Tensor& x);
 Result<Tensor> mean(const Tensor& x, int64_t dim, bool keepdim);
 Result<Tensor> softmax(const Tensor& x, int64_t dim, bool log);
 Result<Tensor> concat(const std::vector<Tensor>& xs, int64_t dim);
-Result<Tensor> nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index);
+Result<Tensor> nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index,
+                        const Tensor& weight = Tensor());
 
 Result<Tensor> reshape(const Tensor& x, const Shape& shape);
 Result<Tensor> permute(const Tensor& x, const std::vector<int64_t>& dims);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 #include "onemodel/trace/state.h"
 
@@ -246,6 +247,87 @@ OM_LOWER(Contiguous) { return c.in[0]; }
 OM_LOWER(Clone) { return c.in[0]; }
 
 #include "onemodel/trace/lowering_rnn.h"
+// ---- appended: training (math, comparisons, selection) ----
+OM_LOWER(Exp) { return unary(c, "Exp"); }
+OM_LOWER(Log) { return unary(c, "Log"); }
+OM_LOWER(Sqrt) { return unary(c, "Sqrt"); }
+OM_LOWER(Abs) { return unary(c, "Abs"); }
+OM_LOWER(Pow) { return elementwise(c, "Pow"); }
+OM_LOWER(Clamp) {
+  // Clip with scalar f32 operands; an open side is +-infinity (the same result).
+  const ClampAttrs& a = c.rec.attrs_of<OpId::Clamp>();
+  OM_ASSIGN_OR_RETURN(ValueId lo, c.s.value_of(scalar_tensor(a.has_min ? a.min : -HUGE_VAL)));
+  OM_ASSIGN_OR_RETURN(ValueId hi, c.s.value_of(scalar_tensor(a.has_max ? a.max : HUGE_VAL)));
+  return c.emit("Clip", {c.in[0], lo, hi}, {}, c.s.sym_of(c.in[0]));
+}
+OM_LOWER(Eq) { return elementwise(c, "Equal"); }
+OM_LOWER(Lt) { return elementwise(c, "Less"); }
+OM_LOWER(Gt) { return elementwise(c, "Greater"); }
+OM_LOWER(Where) {
+  const SymShape ab = broadcast_sym(c.s, c.s.sym_of(c.in[1]), c.s.sym_of(c.in[2]));
+  return c.emit("Where", c.in, {}, broadcast_sym(c.s, c.s.sym_of(c.in[0]), ab));
+}
+OM_LOWER(MaxReduce) { return reduce(c, "ReduceMax"); }
+OM_LOWER(Ne) {
+  OM_ASSIGN_OR_RETURN(ValueId eq, elementwise(c, "Equal"));
+  return c.emit("Not", {eq}, {}, c.s.sym_of(eq));
+}
+OM_LOWER(Le) { return elementwise(c, "LessOrEqual"); }
+OM_LOWER(Ge) { return elementwise(c, "GreaterOrEqual"); }
+OM_LOWER(Maximum) { return elementwise(c, "Max"); }
+OM_LOWER(Minimum) { return elementwise(c, "Min"); }
+namespace {
+// min = -max(-x), so the graph needs only ReduceMax (same values; NaN propagates either way).
+Result<ValueId> min_reduce(Ctx& c) {
+  const ReduceAttrs& a = c.rec.attrs_as<ReduceAttrs>();
+  const Shape in_shape = c.s.shape_of(c.in[0]);
+  OM_ASSIGN_OR_RETURN(ValueId neg, c.s.emit("Neg", {c.in[0]}, {}, DType::f32, in_shape, c.s.sym_of(c.in[0])));
+  SymShape sym = c.s.sym_of(c.in[0]);
+  std::vector<ValueId> ins = {neg};
+  if (a.all) {
+    sym.clear();
+  } else {
+    if (a.keepdim) sym[size_t(a.axis)] = Extent::fixed(1);
+    else sym.erase(sym.begin() + a.axis);
+    OM_ASSIGN_OR_RETURN(ValueId axes, c.s.const_i64({a.axis}));
+    ins.push_back(axes);
+  }
+  OM_ASSIGN_OR_RETURN(ValueId m, c.emit("ReduceMax", ins, {AttrSpec::of_int("keepdims", !a.all && a.keepdim ? 1 : 0)}, sym));
+  return c.emit("Neg", {m}, {}, sym);
+}
+// ArgMax / ArgMin: over the flattened tensor (a Reshape to [-1] first) or along an axis.
+Result<ValueId> arg_extreme(Ctx& c, const char* op) {
+  const ReduceAttrs& a = c.rec.attrs_as<ReduceAttrs>();
+  if (a.all) {
+    const Shape in_shape = c.s.shape_of(c.in[0]);
+    const int64_t n = shape_numel(in_shape);
+    OM_ASSIGN_OR_RETURN(ValueId shape, c.s.const_i64({-1}));
+    OM_ASSIGN_OR_RETURN(ValueId flat, c.s.emit("Reshape", {c.in[0], shape}, {}, DType::f32, {n}, {Extent::fixed(n)}));
+    return c.emit(op, {flat}, {AttrSpec::of_int("axis", 0), AttrSpec::of_int("keepdims", 0)}, {});
+  }
+  SymShape sym = c.s.sym_of(c.in[0]);
+  if (a.keepdim) sym[size_t(a.axis)] = Extent::fixed(1);
+  else sym.erase(sym.begin() + a.axis);
+  return c.emit(op, c.in, {AttrSpec::of_int("axis", a.axis), AttrSpec::of_int("keepdims", a.keepdim ? 1 : 0)}, sym);
+}
+// TopK with both outputs; returns values or indices.
+Result<ValueId> topk(Ctx& c, bool indices) {
+  const TopKAttrs& a = c.rec.attrs_as<TopKAttrs>();
+  SymShape sym = c.s.sym_of(c.in[0]);
+  sym[size_t(a.axis)] = Extent::fixed(a.k);
+  OM_ASSIGN_OR_RETURN(ValueId k, c.s.const_i64({a.k}));
+  OM_ASSIGN_OR_RETURN(ValueId values, c.s.emit("TopK", {c.in[0], k}, {AttrSpec::of_int("axis", a.axis), AttrSpec::of_int("largest", a.largest ? 1 : 0),
+                                                                          AttrSpec::of_int("sorted", 1)},
+                                                DType::f32, c.rec.output_shape, sym));
+  OM_ASSIGN_OR_RETURN(ValueId idx, c.s.add_output(values, DType::i64, c.rec.output_shape, sym));
+  return indices ? idx : values;
+}
+}  // namespace
+OM_LOWER(MinReduce) { return min_reduce(c); }
+OM_LOWER(ArgMax) { return arg_extreme(c, "ArgMax"); }
+OM_LOWER(ArgMin) { return arg_extreme(c, "ArgMin"); }
+OM_LOWER(TopK) { return topk(c, false); }
+OM_LOWER(TopKIndices) { return topk(c, true); }
 
 namespace {
 struct Entry {

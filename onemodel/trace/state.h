@@ -12,6 +12,7 @@
 #include "onemodel/trace/arena.h"
 #include "onemodel/trace/symbolic.h"
 #include "onemodel/trace/tracer.h"
+#include "onemodel/trace/verify_plan.h"
 
 namespace om::trace {
 
@@ -111,6 +112,10 @@ class TraceState : public detail::TraceHook {
   Result<Tensor> add_input(const std::string& name, const Tensor& example, const std::vector<std::string>& axis_names);
   Status add_parameter(const std::string& name, const Tensor& t);
   Result<graph::Graph> finish(const std::vector<std::pair<std::string, Tensor>>& outputs);
+  // What verification needs after finish: the inputs' examples and axis names, and every static
+  // size the trace saw (verify.h).
+  VerifyPlan verify_plan();
+  const TracerOptions& options() const { return options_; }
 
   // ---- for lowering ----
   Result<ValueId> value_of(const Tensor& t);  // the traced value, or the tensor captured as a constant
@@ -130,6 +135,8 @@ class TraceState : public detail::TraceHook {
   // The final-state outputs (Y_h, Y_c) of the recurrent node whose output sequence lowered to
   // the key value; read by the RnnState lowering.
   std::map<ValueId, std::vector<ValueId>> rnn_states;
+  // Gives the node that produced `first` a second output (TopK's indices) and returns it.
+  Result<ValueId> add_output(ValueId first, DType dtype, const Shape& shape, const SymShape& sym);
   const Value& value(ValueId v) { return values_[v]; }
   SymShape sym_of(ValueId v);
   Status update_sym(ValueId v, const SymShape& sym) { return set_sym(values_[v], shape_of(v), sym); }
@@ -168,6 +175,9 @@ class TraceState : public detail::TraceHook {
   std::map<std::tuple<const void*, int64_t, Shape, Shape>, ValueId> constant_index_;
   std::map<std::pair<ValueId, uint32_t>, ValueId> extent_cache_;
   std::vector<std::string> names_;  // every user-given name, for the "used twice" check
+  std::vector<VerifyInput> verify_inputs_;
+  std::map<std::string, std::string> suspects_;  // symbol -> the first reshape/expand given its example size
+  void note_sizes(const BackwardRecord& rec);
   friend class GraphBuilder;
 };
 

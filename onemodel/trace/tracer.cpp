@@ -75,6 +75,7 @@ Status TraceState::on_record(const BackwardRecord& rec, detail::TensorImpl& outp
     ins.push_back(v);
   }
   OM_ASSIGN_OR_RETURN(ValueId out, lower(*this, rec, ins));
+  if (rec.op == OpId::Reshape || rec.op == OpId::Expand) note_sizes(rec);
   output.trace_id = id_;
   output.trace_value = out;
   return Status::ok();
@@ -142,22 +143,31 @@ Result<ValueId> TraceState::emit(const char* op_type, const std::vector<ValueId>
   return out;
 }
 
+Result<ValueId> TraceState::add_output(ValueId first, DType dtype, const Shape& shape, const SymShape& sym) {
+  Value v;
+  v.kind = ValueKind::Node;
+  v.dtype = dtype;
+  v.node = values_[first].node;
+  OM_TRY(set_sym(v, shape, sym));
+  OM_ASSIGN_OR_RETURN(ValueId out, new_value(v));
+  Node& n = nodes_[size_t(v.node)];
+  std::vector<ValueId> outs(n.outputs.data, n.outputs.data + n.outputs.size);
+  outs.push_back(out);
+  n.outputs = copy_span<ValueId>(arena_, outs);
+  if (arena_.exhausted()) return arena_full();
+  return out;
+}
+
+// emit_multi: the first output by emit, the others added to the same node.
 Result<std::vector<ValueId>> TraceState::emit_multi(const char* op_type, const std::vector<ValueId>& inputs,
                                                      const std::vector<AttrSpec>& attrs, const std::vector<OutSpec>& outs) {
   if (outs.empty()) return Status::error(ErrorKind::Internal, "emit_multi: no outputs");
   OM_ASSIGN_OR_RETURN(ValueId first, emit(op_type, inputs, attrs, outs[0].dtype, outs[0].shape, outs[0].sym));
   std::vector<ValueId> ids = {first};
   for (size_t k = 1; k < outs.size(); ++k) {
-    Value v;
-    v.kind = ValueKind::Node;
-    v.dtype = outs[k].dtype;
-    v.node = values_[first].node;
-    OM_TRY(set_sym(v, outs[k].shape, outs[k].sym));
-    OM_ASSIGN_OR_RETURN(ValueId id, new_value(v));
+    OM_ASSIGN_OR_RETURN(ValueId id, add_output(first, outs[k].dtype, outs[k].shape, outs[k].sym));
     ids.push_back(id);
   }
-  nodes_[size_t(values_[first].node)].outputs = copy_span<ValueId>(arena_, ids);
-  if (arena_.exhausted()) return arena_full();
   return ids;
 }
 
@@ -308,6 +318,33 @@ Result<ValueId> TraceState::shape_operand(const SymShape& ext, bool allow_minus_
   return emit("Concat", parts, {AttrSpec::of_int("axis", 0)}, DType::i64, {int64_t(ext.size())}, {Extent::fixed(int64_t(ext.size()))});
 }
 
+// ---- verification ----
+
+// A reshape or expand given a size equal to a symbol's example size: the first such call per
+// symbol is what verification names when the re-run disagrees (the user may have read the size
+// from a shape, or written a fixed size the tracer took for the symbol).
+void TraceState::note_sizes(const BackwardRecord& rec) {
+  atoms_.for_each([&](size_t, Atom& a) {
+    if (std::string(a.name).rfind("concat_", 0) == 0 || suspects_.count(a.name)) return;
+    for (int64_t d : rec.output_shape)
+      if (d == a.example) {
+        suspects_[a.name] = msg(where(op_name(rec.op)), " to ", shape_str(rec.output_shape), " was given the size ", d);
+        return;
+      }
+  });
+}
+
+VerifyPlan TraceState::verify_plan() {
+  VerifyPlan plan;
+  plan.inputs = verify_inputs_;
+  plan.suspects = suspects_;
+  values_.for_each([&](size_t, Value& v) {
+    for (uint32_t k = 0; k < v.shape.size; ++k)
+      if (v.sym[k].atoms.size == 0) plan.static_sizes.insert(v.shape[k]);
+  });
+  return plan;
+}
+
 // ---- inputs and parameters ----
 
 Result<Tensor> TraceState::add_input(const std::string& name, const Tensor& example, const std::vector<std::string>& axis_names) {
@@ -360,6 +397,7 @@ Result<Tensor> TraceState::add_input(const std::string& name, const Tensor& exam
   }
   OM_TRY(set_sym(values_[id], example.shape(), sym));
   inputs_.push_back({name, id});
+  verify_inputs_.push_back({name, example, axis_names});
   x.impl()->trace_id = id_;
   x.impl()->trace_value = id;
   return x;
@@ -406,16 +444,22 @@ Tensor Tracer::input(const std::string& name, const Tensor& example, const std::
 
 void Tracer::parameter(const std::string& name, const Tensor& tensor) {
   auto* state = dynamic_cast<trace::TraceState*>(detail::trace_hook());
-  if (!state) raise(Status::trace(TraceErrorKind::InvalidUsage, msg("om::Tracer::parameter: no trace is recording on this thread to name '", name, "' in")));
+  if (!state) return;  // no trace on this thread: nothing to name (docs/tracing.md, "Constants")
   check(state->add_parameter(name, tensor));
 }
 
-TracedModel Tracer::finish(const std::vector<std::pair<std::string, Tensor>>& outputs) {
+TracedModel Tracer::end_recording(const std::vector<std::pair<std::string, Tensor>>& outputs,
+                                  std::unique_ptr<trace::TraceState>* ended) {
   if (!state_) raise(Status::trace(TraceErrorKind::InvalidUsage, "om::Tracer::finish: the tracer has finished (or was moved from)"));
   // The recording ends whatever happens: a failed finish abandons the trace.
-  std::unique_ptr<trace::TraceState> state = std::move(state_);
+  *ended = std::move(state_);
   detail::set_trace_hook(nullptr);
-  return TracedModel(unwrap(state->finish(outputs)));
+  return TracedModel(unwrap((*ended)->finish(outputs)));
+}
+
+TracedModel Tracer::finish(const std::vector<std::pair<std::string, Tensor>>& outputs) {
+  std::unique_ptr<trace::TraceState> ended;
+  return end_recording(outputs, &ended);
 }
 
 }  // namespace om

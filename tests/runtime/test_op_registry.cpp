@@ -122,6 +122,16 @@ const std::map<std::string, std::function<Example()>>& examples() {
       {"LSTM", [] { return rnn_example(4); }},
       {"GRU", [] { Example e = rnn_example(3); e.attrs.push_back(Attribute::of_int("linear_before_reset", 1)); return e; }},
       {"RNN", [] { return rnn_example(1); }},
+      // appended: training (graph/ops/select.cpp)
+      {"Not", [] {
+         Example e{{Feed::of("c", {3}, std::vector<uint8_t>{1, 0, 1})}, {}, {"c"}, {}};
+         e.feeds.front().dtype = om::DType::boolean;
+         return e;
+       }},
+      {"LessOrEqual", binary}, {"GreaterOrEqual", binary}, {"Max", binary}, {"Min", binary},
+      {"ArgMax", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 1), Attribute::of_int("keepdims", 0)}; return e; }},
+      {"ArgMin", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 0)}; return e; }},
+      {"TopK", [] { return Example{{f32("x", {2, 5})}, {i64("k", {3})}, {"x", "k"}, {Attribute::of_int("axis", -1)}}; }},
   };
   return m;
 }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "onemodel/graph/op_registry.h"
 #include "onemodel/onemodel.h"
 
 namespace tracetest {
@@ -77,6 +78,15 @@ om::TraceErrorKind trace_error_kind(Fn fn, std::string* message = nullptr) {
   }
   FAIL("expected a TraceException");
   return om::TraceErrorKind::InvalidUsage;
+}
+
+// True when every node of `g` has an Exact kernel (docs/operators.md).
+inline bool all_exact(const om::graph::Graph& g) {
+  for (const auto& n : g.nodes) {
+    const om::graph::OpDef* d = om::graph::find_op(n.domain, n.op_type);
+    if (!d || !d->exact) return false;
+  }
+  return true;
 }
 
 }  // namespace tracetest

@@ -1,0 +1,209 @@
+// Selection and ordering graph operators: Not, LessOrEqual, GreaterOrEqual, Max and Min (two
+// inputs), ArgMax, ArgMin, TopK. They compute what the eager operators of ops/math.cpp and
+// ops/select.cpp compute (NaN counts as the extreme value, ties keep the lower index), so traced
+// graphs agree with eager bit for bit; all are exact by nature.
+#include <algorithm>
+#include <cmath>
+
+#include "onemodel/graph/ops/op_util.h"
+
+namespace om::graph::ops {
+namespace {
+
+Status infer_not(InferContext& ctx) {
+  const ValueDesc* x = ctx.input(0);
+  if (!x || x->dtype != DType::boolean) return ctx.error(ErrorKind::DTypeMismatch, "input 0 must be bool");
+  ctx.set_output(0, DType::boolean, x->shape);
+  return Status::ok();
+}
+
+Status infer_binary(InferContext& ctx, bool bool_result) {
+  const ValueDesc* a = ctx.input(0);
+  const ValueDesc* b = ctx.input(1);
+  if (!a || !b) return ctx.error(ErrorKind::InvalidArgument, "needs two inputs");
+  if (a->dtype != b->dtype)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("input dtypes differ: ", dtype_name(a->dtype), " and ", dtype_name(b->dtype),
+                                                   "; insert a Cast so both operands have one dtype"));
+  const bool ok = bool_result ? (a->dtype == DType::f32 || a->dtype == DType::i64 || a->dtype == DType::i32) : a->dtype == DType::f32;
+  if (!ok) return ctx.error(ErrorKind::DTypeMismatch, msg("dtype ", dtype_name(a->dtype), " is not supported; ", bool_result ? "f32 i64 i32" : "f32"));
+  std::vector<int64_t> shape;
+  OM_TRY(broadcast_shapes(ctx, {&a->shape, &b->shape}, &shape));
+  ctx.set_output(0, bool_result ? DType::boolean : a->dtype, std::move(shape));
+  return Status::ok();
+}
+Status infer_compare(InferContext& ctx) { return infer_binary(ctx, true); }
+Status infer_extreme(InferContext& ctx) { return infer_binary(ctx, false); }
+
+template <typename T, typename R, typename F>
+void binary_loop(const KernelContext& k, F f) {
+  const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
+  BroadcastIter it;
+  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
+  const T* a = k.in(0).as<const T>();
+  const T* b = k.in(1).as<const T>();
+  R* y = k.out(0).as<R>();
+  const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
+  it.for_each([&](const int64_t* off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[off[0] + i] = f(a[off[1] + i * sa], b[off[2] + i * sb]);
+  });
+}
+
+template <bool Le>
+Status compare_kernel(const KernelContext& k) {
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    binary_loop<T, bool>(k, [](T x, T y) { return Le ? x <= y : x >= y; });
+  };
+  switch (k.in(0).dtype) {
+    case DType::f32: run(float()); break;
+    case DType::i64: run(int64_t()); break;
+    case DType::i32: run(int32_t()); break;
+    default: return Status::error(ErrorKind::DTypeMismatch, "compare kernel: unsupported dtype");
+  }
+  return Status::ok();
+}
+
+Status not_kernel(const KernelContext& k) {
+  const bool* x = k.in(0).as<const bool>();
+  bool* y = k.out(0).as<bool>();
+  for (int64_t i = 0; i < k.in(0).numel; ++i) y[i] = !x[i];
+  return Status::ok();
+}
+
+template <bool Max>
+Status extreme_kernel(const KernelContext& k) {
+  binary_loop<float, float>(k, [](float a, float b) {
+    if (std::isnan(a) || std::isnan(b)) return NAN;
+    return Max ? (a < b ? b : a) : (b < a ? b : a);
+  });
+  return Status::ok();
+}
+
+// `a` comes before `b` in the order "largest first" (max) or "smallest first"; NaN first.
+inline bool before(float a, float b, bool max) {
+  if (std::isnan(a)) return !std::isnan(b);
+  if (std::isnan(b)) return false;
+  return max ? a > b : a < b;
+}
+
+Status axis_of(const InferContext& ctx, int64_t fallback, int64_t* axis) {
+  const ValueDesc* x = ctx.input(0);
+  if (!x || x->dtype != DType::f32) return ctx.error(ErrorKind::DTypeMismatch, "input 0 must be f32");
+  const int64_t rank = int64_t(x->shape.size());
+  if (!normalize_axis(attr_int(ctx.node, "axis", fallback), rank, axis))
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", fallback), " is out of range for rank ", rank));
+  if (x->shape[size_t(*axis)] == 0) return ctx.error(ErrorKind::InvalidArgument, msg("axis ", *axis, " is empty"));
+  return Status::ok();
+}
+
+Status infer_arg(InferContext& ctx) {
+  int64_t axis;
+  OM_TRY(axis_of(ctx, 0, &axis));
+  if (attr_int(ctx.node, "select_last_index", 0) != 0)
+    return ctx.error(ErrorKind::Unsupported, "select_last_index = 1 is not supported (the first index of ties is returned)");
+  std::vector<int64_t> shape = ctx.input(0)->shape;
+  if (attr_int(ctx.node, "keepdims", 1) != 0) shape[size_t(axis)] = 1;
+  else shape.erase(shape.begin() + axis);
+  ctx.set_output(0, DType::i64, std::move(shape));
+  return Status::ok();
+}
+
+// Sub-products of a planned (checked) shape, with the checked helper of core/shape.h.
+void split(const int64_t* dims, size_t rank, int64_t axis, int64_t* outer, int64_t* n, int64_t* inner) {
+  checked_numel(dims, size_t(axis), outer);
+  *n = dims[axis];
+  checked_numel(dims + axis + 1, rank - size_t(axis) - 1, inner);
+}
+
+template <bool Max>
+Status arg_kernel(const KernelContext& k) {
+  int64_t axis = attr_int(*k.node, "axis", 0);
+  normalize_axis(axis, int64_t(k.in(0).rank), &axis);
+  int64_t outer, n, inner;
+  split(k.in(0).dims, k.in(0).rank, axis, &outer, &n, &inner);
+  const float* x = k.in(0).as<const float>();
+  int64_t* y = k.out(0).as<int64_t>();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const float* row = x + o * n * inner + i;
+      int64_t best = 0;
+      for (int64_t a = 1; a < n; ++a)
+        if (before(row[a * inner], row[best * inner], Max)) best = a;
+      y[o * inner + i] = best;
+    }
+  return Status::ok();
+}
+
+Status infer_topk(InferContext& ctx) {
+  int64_t axis;
+  OM_TRY(axis_of(ctx, -1, &axis));
+  std::vector<int64_t> kv;
+  OM_TRY(const_ints(ctx, 1, &kv));
+  const std::vector<int64_t>& s = ctx.input(0)->shape;
+  if (kv.size() != 1 || kv[0] < 0 || kv[0] > s[size_t(axis)])
+    return ctx.error(ErrorKind::InvalidArgument, msg("K must be one value in [0, ", s[size_t(axis)], "]"));
+  if (attr_int(ctx.node, "sorted", 1) == 0) return ctx.error(ErrorKind::Unsupported, "sorted = 0 is not supported (results are always sorted)");
+  std::vector<int64_t> shape = s;
+  shape[size_t(axis)] = kv[0];
+  ctx.set_output(0, DType::f32, shape);
+  if (ctx.outputs.size() > 1) ctx.set_output(1, DType::i64, shape);
+  return Status::ok();
+}
+
+Status topk_kernel(const KernelContext& k) {
+  int64_t axis = attr_int(*k.node, "axis", -1);
+  normalize_axis(axis, int64_t(k.in(0).rank), &axis);
+  const bool largest = attr_int(*k.node, "largest", 1) != 0;
+  int64_t outer, n, inner;
+  split(k.in(0).dims, k.in(0).rank, axis, &outer, &n, &inner);
+  const int64_t kk = k.out(0).dims[axis];
+  const float* x = k.in(0).as<const float>();
+  float* v = k.out(0).as<float>();
+  int64_t* idx = k.num_outputs > 1 && k.out(1).present ? k.out(1).as<int64_t>() : nullptr;
+  // Selection of the k best, one at a time, in the plan's scratch (n flags): no heap at run
+  // time. The first best among the remaining keeps ties in index order, as the eager sort does.
+  bool* used = static_cast<bool*>(k.scratch);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const float* row = x + o * n * inner + i;
+      std::fill(used, used + n, false);
+      for (int64_t j = 0; j < kk; ++j) {
+        int64_t best = -1;
+        for (int64_t a = 0; a < n; ++a)
+          if (!used[a] && (best < 0 || before(row[a * inner], row[best * inner], largest))) best = a;
+        used[best] = true;
+        v[(o * kk + j) * inner + i] = row[best * inner];
+        if (idx) idx[(o * kk + j) * inner + i] = best;
+      }
+    }
+  return Status::ok();
+}
+
+size_t topk_scratch(const InferContext& ctx) {
+  int64_t axis = attr_int(ctx.node, "axis", -1);
+  normalize_axis(axis, int64_t(ctx.input(0)->shape.size()), &axis);
+  return size_t(ctx.input(0)->shape[size_t(axis)]);
+}
+
+constexpr AttrSpec kArgAttrs[] = {{"axis", AttrKind::Int}, {"keepdims", AttrKind::Int}, {"select_last_index", AttrKind::Int}};
+constexpr AttrSpec kTopKAttrs[] = {{"axis", AttrKind::Int}, {"largest", AttrKind::Int}, {"sorted", AttrKind::Int}};
+
+constexpr OpDef kOps[] = {
+    op("Not").inputs(1).shapes(infer_not).kernel(not_kernel).doc("bool"),
+    op("LessOrEqual").since_opset(16).inputs(2).shapes(infer_compare).kernel(compare_kernel<true>).doc("f32 i64 i32 -> bool, broadcasting"),
+    op("GreaterOrEqual").since_opset(16).inputs(2).shapes(infer_compare).kernel(compare_kernel<false>).doc("f32 i64 i32 -> bool, broadcasting"),
+    op("Max").inputs(2).shapes(infer_extreme).kernel(extreme_kernel<true>).doc("f32, two inputs, broadcasting; NaN propagates"),
+    op("Min").inputs(2).shapes(infer_extreme).kernel(extreme_kernel<false>).doc("f32, two inputs, broadcasting; NaN propagates"),
+    op("ArgMax").inputs(1).attributes(kArgAttrs).shapes(infer_arg).kernel(arg_kernel<true>)
+        .doc("f32 -> i64, axis, keepdims; first index of ties; NaN is the largest"),
+    op("ArgMin").inputs(1).attributes(kArgAttrs).shapes(infer_arg).kernel(arg_kernel<false>)
+        .doc("f32 -> i64, axis, keepdims; first index of ties; NaN is the smallest"),
+    op("TopK").inputs(2).attributes(kTopKAttrs).shapes(infer_topk).kernel(topk_kernel).with_scratch(topk_scratch)
+        .doc("f32; K known at plan time; axis, largest; always sorted, ties by lower index"),
+};
+
+}  // namespace
+
+OpTable select_ops() { return table_of(kOps); }
+
+}  // namespace om::graph::ops
