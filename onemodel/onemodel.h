@@ -19,3 +19,4 @@
 #include "onemodel/io/onnx.h"
 #include "onemodel/io/npy.h"
 #include "onemodel/io/tensor_npy.h"
+#include "onemodel/ops/transformer.h"

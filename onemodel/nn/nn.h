@@ -4,3 +4,4 @@
 #include "onemodel/nn/module.h"
 #include "onemodel/core/module_path.h"
 #include "onemodel/nn/optim.h"
+#include "onemodel/nn/transformer.h"

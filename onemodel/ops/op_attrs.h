@@ -57,10 +57,27 @@ struct NllLossAttrs {
   int64_t ignore_index = -100;
   int64_t counted = 0;  // targets not ignored (the mean's divisor)
 };
+struct LayerNormAttrs {
+  int64_t normalized_dims = 1;  // trailing axes normalised together
+  double eps = 1e-5;
+};
+struct EmbeddingAttrs {
+  int64_t padding_idx = -1;  // normalised row that gets no gradient, or -1
+};
+struct DropoutAttrs {
+  double p = 0.5;
+};
+struct ArangeAttrs {
+  double start = 0, step = 1;  // the end is the creation's size (docs/tracing.md, creation from sizes)
+};
+struct FullAttrs {
+  double value = 0;
+};
 
 // Every attribute struct once (a variant needs distinct types).
 using OpAttrs = std::variant<NoAttrs, GeluAttrs, ReduceAttrs, SoftmaxAttrs, ConcatAttrs, PermuteAttrs, SqueezeAttrs,
-                             UnsqueezeAttrs, SliceAttrs, SelectAttrs, FlipAttrs, CastAttrs, NllLossAttrs>;
+                             UnsqueezeAttrs, SliceAttrs, SelectAttrs, FlipAttrs, CastAttrs, NllLossAttrs,
+                             LayerNormAttrs, EmbeddingAttrs, DropoutAttrs, ArangeAttrs, FullAttrs>;
 
 // AttrsOf<OpId::Slice> is SliceAttrs: the struct ops.def names for the operator.
 template <OpId op> struct AttrsOfOp;

@@ -245,6 +245,8 @@ OM_LOWER(Cast) { return c.emit("Cast", c.in, {AttrSpec::of_int("to", int64_t(c.r
 OM_LOWER(Contiguous) { return c.in[0]; }
 OM_LOWER(Clone) { return c.in[0]; }
 
+#include "onemodel/trace/lowering_transformer.inc"
+
 namespace {
 struct Entry {
   bool available;

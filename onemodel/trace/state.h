@@ -105,6 +105,7 @@ class TraceState : public detail::TraceHook {
   Status on_user_write(const detail::TensorImpl& t, const char* call) override;
   Status on_no_grad() override;
   void on_alias(const detail::TensorImpl& source, detail::TensorImpl& alias) override;
+  Status on_create(detail::TensorImpl& t, detail::CreateKind kind, double a, double b) override;  // creation.cpp
 
   // ---- public calls ----
   Result<Tensor> add_input(const std::string& name, const Tensor& example, const std::vector<std::string>& axis_names);
@@ -141,6 +142,7 @@ class TraceState : public detail::TraceHook {
   Result<ValueId> new_value(const Value& v);
   Status set_sym(Value& v, const Shape& shape, const SymShape& sym);
   Result<ValueId> capture_constant(const Tensor& t);
+  Result<ValueId> scalar_constant(double v, DType dtype);  // creation.cpp
   std::string constant_name(const Tensor& t);
 
   uint64_t id_;

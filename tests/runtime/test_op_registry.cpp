@@ -111,6 +111,14 @@ const std::map<std::string, std::function<Example()>>& examples() {
        }},
       {"Expand", [] { return Example{{f32("x", {3, 1})}, {i64("shape", {2, 3, 4})}, {"x", "shape"}, {}}; }},
       {"Transpose", [] { return Example{{f32("x", {2, 3, 4})}, {}, {"x"}, {Attribute::of_ints("perm", {2, 0, 1})}}; }},
+      {"LayerNormalization", [] {
+         return Example{{f32("x", {2, 3, 4})}, {f32_const("scale", {4}, 5), f32_const("bias", {4}, 6)}, {"x", "scale", "bias"},
+                        {Attribute::of_int("axis", -1), Attribute::of_float("epsilon", 1e-5f)}};
+       }},
+      {"Range", [] {
+         return Example{{}, {TensorData::from_vector<float>("s", {}, {1.0f}), TensorData::from_vector<float>("l", {}, {4.0f}),
+                             TensorData::from_vector<float>("d", {}, {0.5f})}, {"s", "l", "d"}, {}};
+       }},
   };
   return m;
 }
