@@ -80,7 +80,7 @@ TEST_CASE("attention matches a direct computation with masks and causal") {
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < H; ++h)
         for (int64_t i = 0; i < L; ++i) {
-          std::vector<double> s(size_t(L));
+          std::vector<double> s(static_cast<size_t>(L), 0.0);
           double mx = -1e300;
           for (int64_t j = 0; j < L; ++j) {
             double acc = 0;
