@@ -1,5 +1,5 @@
 // Gradients of embedding (rows scattered back, the padding row left at zero), dropout (the
-// saved scaled mask) and the creations from sizes (no inputs).
+// saved scaled mask).
 #include "onemodel/autograd/grad.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/ops/ops.h"
@@ -31,8 +31,5 @@ Status grad_Dropout(const BackwardRecord& r, const Tensor& g, std::vector<Tensor
   OM_ASSIGN_OR_RETURN((*gin)[0], ops::mul(g, r.saved));
   return Status::ok();
 }
-
-Status grad_Arange(const BackwardRecord&, const Tensor&, std::vector<Tensor>*) { return Status::ok(); }
-Status grad_Full(const BackwardRecord&, const Tensor&, std::vector<Tensor>*) { return Status::ok(); }
 
 }  // namespace om::autograd

@@ -67,17 +67,11 @@ struct EmbeddingAttrs {
 struct DropoutAttrs {
   double p = 0.5;
 };
-struct ArangeAttrs {
-  double start = 0, step = 1;  // the end is the creation's size (docs/tracing.md, creation from sizes)
-};
-struct FullAttrs {
-  double value = 0;
-};
 
 // Every attribute struct once (a variant needs distinct types).
 using OpAttrs = std::variant<NoAttrs, GeluAttrs, ReduceAttrs, SoftmaxAttrs, ConcatAttrs, PermuteAttrs, SqueezeAttrs,
                              UnsqueezeAttrs, SliceAttrs, SelectAttrs, FlipAttrs, CastAttrs, NllLossAttrs,
-                             LayerNormAttrs, EmbeddingAttrs, DropoutAttrs, ArangeAttrs, FullAttrs>;
+                             LayerNormAttrs, EmbeddingAttrs, DropoutAttrs>;
 
 // AttrsOf<OpId::Slice> is SliceAttrs: the struct ops.def names for the operator.
 template <OpId op> struct AttrsOfOp;

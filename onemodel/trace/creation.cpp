@@ -53,6 +53,7 @@ Status TraceState::on_create(detail::TensorImpl& t, detail::CreateKind kind, dou
   }
   t.trace_id = id_;
   t.trace_value = out;
+  created_.insert(out);
   return Status::ok();
 }
 

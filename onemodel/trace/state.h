@@ -1,6 +1,7 @@
 // Internal: the state of one active trace and the helpers lowering functions use.
 #pragma once
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -157,6 +158,7 @@ class TraceState : public detail::TraceHook {
   std::map<std::tuple<const void*, int64_t, Shape, Shape>, ValueId> constant_index_;
   std::map<std::pair<ValueId, uint32_t>, ValueId> extent_cache_;
   std::vector<std::string> names_;  // every user-given name, for the "used twice" check
+  std::set<ValueId> created_;       // values of creations from sizes (creation.cpp): readable, usable as examples
   friend class GraphBuilder;
 };
 
