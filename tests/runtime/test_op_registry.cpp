@@ -119,6 +119,10 @@ const std::map<std::string, std::function<Example()>>& examples() {
          return Example{{}, {TensorData::from_vector<float>("s", {}, {1.0f}), TensorData::from_vector<float>("l", {}, {4.0f}),
                              TensorData::from_vector<float>("d", {}, {0.5f})}, {"s", "l", "d"}, {}};
        }},
+      {"Attention", [] {
+         return Example{{f32("q", {2, 3, 5, 4}), f32("k", {2, 3, 6, 4}, 2), f32("v", {2, 3, 6, 3}, 3), f32("m", {5, 6}, 4)}, {},
+                        {"q", "k", "v", "m"}, {Attribute::of_float("scale", 0.5f)}};
+       }},
   };
   return m;
 }

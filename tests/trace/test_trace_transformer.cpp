@@ -171,6 +171,14 @@ TEST_CASE("a BERT-style encoder with symbolic batch and sequence agrees with eag
   CHECK(count_ops(gr, "Gather") >= 2);
   CHECK(count_ops(gr, "Range") == 1);
   CHECK(count_ops(gr, "Softmax") == 2);
+  // In a Fast session the passes fuse both attentions and merge each layer's Q, K, V projections.
+  om::Session fast(gr);
+  CHECK(count_ops(fast.graph(), "Attention") == 2);
+  CHECK(count_ops(fast.graph(), "Softmax") == 0);
+  size_t merged = 0;
+  for (const auto& r : fast.pass_reports())
+    if (r.name == "merge_qkv_projections") merged = r.changes;
+  CHECK(merged == 6);
 }
 
 TEST_CASE("a GPT-style pre-norm decoder block with a causal mask agrees with eager at three shapes") {
@@ -191,6 +199,7 @@ TEST_CASE("a GPT-style pre-norm decoder block with a causal mask agrees with eag
   om::graph::Graph gr = check_traced("gpt_block", m, {{"ids", {"batch", "seq"}}},
                                      {{tokens(3, 5, 23, g)}, {tokens(2, 9, 23, g)}, {tokens(4, 2, 23, g)}});
   CHECK(count_ops(gr, "Range") == 2);
+  CHECK(count_ops(om::Session(gr).graph(), "Attention") == 1);
   // Causality: the first position's logits do not depend on later tokens.
   om::Tensor a = tokens(1, 6, 23, g);
   std::vector<int64_t> bv = a.to_vector<int64_t>();

@@ -1,4 +1,4 @@
-// Creation family: Range (opset 11 semantics). Its output length depends on the input values,
+// Creation family: Range (unchanged since opset 11). Its output length depends on the input values,
 // so they must be known when the session plans (constants or computed from `Shape`, as the
 // tracer writes them for creation from sizes, docs/tracing.md); plan-time evaluation then folds
 // the node once per input-shape signature. output[i] = start + i * delta (one rounding for the
@@ -56,7 +56,7 @@ Status range_kernel(const KernelContext& k) {
 }
 
 constexpr OpDef kOps[] = {
-    op("Range").since_opset(11).inputs(3).shapes(infer_range).kernel(range_kernel)
+    op("Range").inputs(3).shapes(infer_range).kernel(range_kernel)
         .doc("f32 i64 i32 scalars known at plan time; start + i * delta"),
 };
 

@@ -46,5 +46,7 @@ Status fold_transposes_into_matmul(Graph& g, ArithmeticMode mode, size_t* change
 Status fold_matmul_scale(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_matmul_residual(Graph& g, ArithmeticMode mode, size_t* changes);
 Status remove_dead_nodes(Graph& g, ArithmeticMode mode, size_t* changes);
+Status fuse_attention(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_attention.cpp
+Status merge_qkv_projections(Graph& g, ArithmeticMode mode, size_t* changes);  // fuse_attention.cpp
 
 }  // namespace om::graph::passes
