@@ -9,3 +9,5 @@ set_tests_properties(example_deploy_device PROPERTIES FIXTURES_REQUIRED example_
 add_test(NAME example_run_onnx COMMAND run_onnx ${OM_EXAMPLES_OUT}/model.onnx features=${OM_EXAMPLES_OUT}/input.npy
   --out ${OM_EXAMPLES_OUT}/onnx_out)
 set_tests_properties(example_run_onnx PROPERTIES FIXTURES_REQUIRED example_model PASS_REGULAR_EXPRESSION "logits -> ")
+add_test(NAME example_text_classifier COMMAND text_classifier)
+set_tests_properties(example_text_classifier PROPERTIES PASS_REGULAR_EXPRESSION "text classifier: ok")
