@@ -3,7 +3,11 @@
 //
 // Inputs: Q [..., L, D]; K [..., S, D] (transpose_k = 1, the default) or K^T [..., D, S]
 // (transpose_k = 0); V [..., S, Dv]; optional additive mask broadcastable to [..., L, S]. Ranks 2
-// to 4; the leading (batch, head) axes broadcast as MatMul's do. Output [..., L, Dv].
+// to 4; the leading (batch, head) axes broadcast as MatMul's do. Output [..., L, Dv]. The pass
+// also absorbs the Transposes around the pattern: perm_q / perm_k / perm_v (rank 4) read an
+// input through its stored layout (logical axis i is stored axis perm[i]) and perm_y writes the
+// output transposed (stored axis k holds logical axis perm_y[k]; the last axis stays last), so
+// the head split and merge of multi-head attention cost no copies.
 //
 // The [L, S] score matrix is never materialised: each block of kRows query rows walks the keys
 // in blocks of kCols with a row-wise online softmax (running max m, running sum l, the output
@@ -20,52 +24,137 @@
 namespace om::graph::ops {
 namespace {
 
-constexpr int64_t kRows = 32;
+constexpr int64_t kRows = 128;
 constexpr int64_t kCols = 256;
 
 bool transpose_k(const Node& n) { return attr_int(n, "transpose_k", 1) != 0; }
 
-// dims right-aligned into 4 axes (leading 1s).
-void pad4(const int64_t* dims, size_t rank, int64_t out[4]) {
-  for (size_t i = 0; i < 4; ++i) out[i] = i < 4 - rank ? 1 : dims[i - (4 - rank)];
+// A tensor as the kernel reads it: 4 logical axes [lead0, lead1, rows, cols] with element
+// strides. Ranks below 4 get leading 1s; a `perm` attribute (rank 4 only) says that logical axis
+// i is the stored tensor's axis perm[i] (a Transpose the fusion pass absorbed).
+struct View4 {
+  int64_t dims[4] = {1, 1, 1, 1};
+  int64_t strides[4] = {0, 0, 0, 0};
+};
+
+bool view_of(const int64_t* dims, size_t rank, const Attribute* perm, View4* v) {
+  if (rank < 2 || rank > 4) return false;
+  int64_t pd[4], ps[4];
+  for (size_t i = 0; i < 4; ++i) pd[i] = i < 4 - rank ? 1 : dims[i - (4 - rank)];
+  int64_t st = 1;
+  for (int i = 3; i >= 0; --i) {
+    ps[i] = st;
+    st *= pd[i];
+  }
+  if (perm) {
+    if (rank != 4 || perm->ints.size() != 4) return false;
+    bool seen[4] = {};
+    for (int i = 0; i < 4; ++i) {
+      const int64_t p = perm->ints[size_t(i)];
+      if (p < 0 || p > 3 || seen[p]) return false;
+      seen[p] = true;
+      v->dims[i] = pd[p];
+      v->strides[i] = ps[p];
+    }
+  } else {
+    for (int i = 0; i < 4; ++i) {
+      v->dims[i] = pd[i];
+      v->strides[i] = ps[i];
+    }
+  }
+  for (int i = 0; i < 2; ++i)
+    if (v->dims[i] == 1) v->strides[i] = 0;  // broadcast over the leading axes
+  return true;
+}
+
+// The output's logical [lead0, lead1, L, Dv] strides when it is stored permuted by perm_y
+// (stored axis k holds logical axis perm_y[k]); the last axis must stay last.
+bool output_layout(const int64_t logical[4], const Attribute* perm_y, int64_t stored[4], int64_t strides[4]) {
+  int64_t perm[4] = {0, 1, 2, 3};
+  if (perm_y) {
+    if (perm_y->ints.size() != 4 || perm_y->ints[3] != 3) return false;
+    bool seen[4] = {};
+    for (int k = 0; k < 4; ++k) {
+      const int64_t p = perm_y->ints[size_t(k)];
+      if (p < 0 || p > 3 || seen[p]) return false;
+      seen[p] = true;
+      perm[k] = p;
+    }
+  }
+  for (int k = 0; k < 4; ++k) stored[k] = logical[perm[k]];
+  int64_t st = 1;
+  for (int k = 3; k >= 0; --k) {
+    strides[perm[k]] = st;
+    st *= stored[k];
+  }
+  return true;
+}
+
+struct Plan {
+  View4 q, k, v;
+  int64_t lead[2] = {1, 1};
+  int64_t L = 0, D = 0, S = 0, Dv = 0;
+  bool tk = true;
+  size_t out_rank = 4;
+};
+
+// Shapes and strides of a node's operands; an error message when they do not fit.
+bool make_plan(const Node& node, const int64_t* const dims[3], const size_t ranks[3], Plan* p, std::string* why) {
+  p->tk = transpose_k(node);
+  if (!view_of(dims[0], ranks[0], find_attr(node, "perm_q"), &p->q) || !view_of(dims[1], ranks[1], find_attr(node, "perm_k"), &p->k) ||
+      !view_of(dims[2], ranks[2], find_attr(node, "perm_v"), &p->v)) {
+    *why = "Q, K and V must be f32 of rank 2 to 4 (rank 4 with a perm)";
+    return false;
+  }
+  p->L = p->q.dims[2];
+  p->D = p->q.dims[3];
+  p->S = p->tk ? p->k.dims[2] : p->k.dims[3];
+  const int64_t kd = p->tk ? p->k.dims[3] : p->k.dims[2];
+  p->Dv = p->v.dims[3];
+  if (kd != p->D || p->v.dims[2] != p->S) {
+    *why = msg("Q (L ", p->L, ", D ", p->D, "), K (transpose_k ", p->tk ? 1 : 0, ") and V do not agree in D and S");
+    return false;
+  }
+  for (int a = 0; a < 2; ++a) {
+    p->lead[a] = std::max(p->q.dims[a], std::max(p->k.dims[a], p->v.dims[a]));
+    for (int64_t x : {p->q.dims[a], p->k.dims[a], p->v.dims[a]})
+      if (x != p->lead[a] && x != 1) {
+        *why = "the leading axes of Q, K and V do not broadcast";
+        return false;
+      }
+  }
+  p->out_rank = std::max(ranks[0], std::max(ranks[1], ranks[2]));
+  return true;
 }
 
 Status infer_attention(InferContext& ctx) {
   const ValueDesc *q = ctx.input(0), *k = ctx.input(1), *v = ctx.input(2), *m = ctx.input(3);
   for (const ValueDesc* t : {q, k, v})
-    if (!t || t->dtype != DType::f32 || t->shape.size() < 2 || t->shape.size() > 4)
-      return ctx.error(ErrorKind::ShapeMismatch, "Q, K and V must be f32 of rank 2 to 4");
-  int64_t qd[4], kd[4], vd[4];
-  pad4(q->shape.data(), q->shape.size(), qd);
-  pad4(k->shape.data(), k->shape.size(), kd);
-  pad4(v->shape.data(), v->shape.size(), vd);
-  const bool tk = transpose_k(ctx.node);
-  const int64_t D = qd[3], S = tk ? kd[2] : kd[3], KD = tk ? kd[3] : kd[2];
-  if (KD != D || vd[2] != S)
-    return ctx.error(ErrorKind::ShapeMismatch, msg("Q ", shape_str(q->shape), ", K ", shape_str(k->shape), " (transpose_k ", tk ? 1 : 0,
-                                                   ") and V ", shape_str(v->shape), " do not agree in D and S"));
-  int64_t lead[2];
-  for (int a = 0; a < 2; ++a) {
-    lead[a] = std::max(qd[a], std::max(kd[a], vd[a]));
-    for (int64_t x : {qd[a], kd[a], vd[a]})
-      if (x != lead[a] && x != 1)
-        return ctx.error(ErrorKind::ShapeMismatch, msg("the leading axes of Q ", shape_str(q->shape), ", K ", shape_str(k->shape), " and V ",
-                                                       shape_str(v->shape), " do not broadcast"));
-  }
-  const size_t rank = std::max(q->shape.size(), std::max(k->shape.size(), v->shape.size()));
-  const int64_t full[4] = {lead[0], lead[1], qd[2], S};
+    if (!t || t->dtype != DType::f32) return ctx.error(ErrorKind::DTypeMismatch, "Q, K and V must be f32");
+  const int64_t* dims[3] = {q->shape.data(), k->shape.data(), v->shape.data()};
+  const size_t ranks[3] = {q->shape.size(), k->shape.size(), v->shape.size()};
+  Plan p;
+  std::string why;
+  if (!make_plan(ctx.node, dims, ranks, &p, &why))
+    return ctx.error(ErrorKind::ShapeMismatch, msg(why, ": Q ", shape_str(q->shape), ", K ", shape_str(k->shape), ", V ", shape_str(v->shape)));
+  const int64_t full[4] = {p.lead[0], p.lead[1], p.L, p.S};
   if (m) {
     if (m->dtype != DType::f32 || m->shape.size() > 4)
       return ctx.error(ErrorKind::ShapeMismatch, msg("mask ", shape_str(m->shape), " must be f32 of rank <= 4"));
-    int64_t md[4];
-    pad4(m->shape.data(), m->shape.size(), md);
-    for (int i = 0; i < 4; ++i)
-      if (md[i] != full[i] && md[i] != 1)
-        return ctx.error(ErrorKind::ShapeMismatch, msg("mask ", shape_str(m->shape), " must broadcast to the scores [", full[0], ", ", full[1],
-                                                       ", ", full[2], ", ", full[3], "]"));
+    for (size_t i = 0; i < m->shape.size(); ++i) {
+      const int64_t want = full[4 - m->shape.size() + i];
+      if (m->shape[i] != want && m->shape[i] != 1)
+        return ctx.error(ErrorKind::ShapeMismatch, msg("mask ", shape_str(m->shape), " must broadcast to the scores [", full[0], ", ",
+                                                       full[1], ", ", full[2], ", ", full[3], "]"));
+    }
   }
-  std::vector<int64_t> out = {lead[0], lead[1], qd[2], vd[3]};
-  out.erase(out.begin(), out.begin() + (4 - std::max<size_t>(rank, 2)));
+  const int64_t logical[4] = {p.lead[0], p.lead[1], p.L, p.Dv};
+  int64_t stored[4], strides[4];
+  const Attribute* perm_y = find_attr(ctx.node, "perm_y");
+  if (!output_layout(logical, perm_y, stored, strides))
+    return ctx.error(ErrorKind::InvalidArgument, "perm_y must be a permutation of 4 axes keeping the last axis last");
+  std::vector<int64_t> out(stored, stored + 4);
+  if (!perm_y) out.erase(out.begin(), out.begin() + (4 - std::max<size_t>(p.out_rank, 2)));
   ctx.set_output(0, DType::f32, std::move(out));
   return Status::ok();
 }
@@ -76,37 +165,34 @@ size_t gemm_ws(int64_t D, int64_t Dv) {
 }
 
 size_t attention_scratch(const InferContext& ctx) {
-  const int64_t D = ctx.input(0)->shape.back(), Dv = ctx.input(2)->shape.back();
-  const size_t floats = size_t(kRows * kCols + kRows * Dv + 2 * kRows) + gemm_ws(D, Dv) + 16;
+  const int64_t* dims[3] = {ctx.input(0)->shape.data(), ctx.input(1)->shape.data(), ctx.input(2)->shape.data()};
+  const size_t ranks[3] = {ctx.input(0)->shape.size(), ctx.input(1)->shape.size(), ctx.input(2)->shape.size()};
+  Plan p;
+  std::string why;
+  make_plan(ctx.node, dims, ranks, &p, &why);
+  const size_t floats = size_t(kRows * kCols + kRows * p.Dv + 2 * kRows) + gemm_ws(p.D, p.Dv) + 16;
   return floats * sizeof(float);
-}
-
-// Element strides of the two leading axes of a [a0, a1, rows, cols] tensor (0 where broadcast).
-void lead_strides(const int64_t d[4], int64_t s[2]) {
-  const int64_t mat = d[2] * d[3];
-  s[1] = d[1] == 1 ? 0 : mat;
-  s[0] = d[0] == 1 ? 0 : d[1] * mat;
 }
 
 Status attention_kernel(const KernelContext& k) {
   const TensorArg &Q = k.in(0), &K = k.in(1), &V = k.in(2);
-  int64_t qd[4], kd[4], vd[4], md[4] = {1, 1, 1, 1};
-  pad4(Q.dims, Q.rank, qd);
-  pad4(K.dims, K.rank, kd);
-  pad4(V.dims, V.rank, vd);
-  const bool tk = transpose_k(*k.node);
-  const int64_t L = qd[2], D = qd[3], S = tk ? kd[2] : kd[3], Dv = vd[3];
-  const int64_t lead0 = std::max(qd[0], std::max(kd[0], vd[0])), lead1 = std::max(qd[1], std::max(kd[1], vd[1]));
-  int64_t qs[2], ks[2], vs[2], ms[4] = {0, 0, 0, 0};
-  lead_strides(qd, qs);
-  lead_strides(kd, ks);
-  lead_strides(vd, vs);
+  const int64_t* dims[3] = {Q.dims, K.dims, V.dims};
+  const size_t ranks[3] = {Q.rank, K.rank, V.rank};
+  Plan p;
+  std::string why;  // checked by infer; no message is built here
+  make_plan(*k.node, dims, ranks, &p, &why);
+  const int64_t L = p.L, D = p.D, S = p.S, Dv = p.Dv;
+  const int64_t logical[4] = {p.lead[0], p.lead[1], L, Dv};
+  int64_t stored[4], ys[4];
+  output_layout(logical, find_attr(*k.node, "perm_y"), stored, ys);
   const float scale = attr_float(*k.node, "scale", 1.0f);
   const float* mp = nullptr;
+  int64_t ms[4] = {0, 0, 0, 0};
   if (k.has_input(3)) {
     const TensorArg& M = k.in(3);
     mp = M.as<const float>();
-    pad4(M.dims, M.rank, md);
+    int64_t md[4];
+    for (size_t i = 0; i < 4; ++i) md[i] = i < 4 - M.rank ? 1 : M.dims[i - (4 - M.rank)];
     int64_t st = 1;
     for (int i = 3; i >= 0; --i) {
       ms[i] = md[i] == 1 ? 0 : st;
@@ -119,12 +205,13 @@ Status attention_kernel(const KernelContext& k) {
   float* lrow = mrow + kRows;
   float* ws = lrow + kRows;
   float* y = k.out(0).as<float>();
-  for (int64_t a0 = 0; a0 < lead0; ++a0)
-    for (int64_t a1 = 0; a1 < lead1; ++a1) {
-      const float* qb = Q.as<const float>() + a0 * qs[0] + a1 * qs[1];
-      const float* kb = K.as<const float>() + a0 * ks[0] + a1 * ks[1];
-      const float* vb = V.as<const float>() + a0 * vs[0] + a1 * vs[1];
-      float* yb = y + (a0 * lead1 + a1) * L * Dv;
+  const View4 &qv = p.q, &kv = p.k, &vv = p.v;
+  for (int64_t a0 = 0; a0 < p.lead[0]; ++a0)
+    for (int64_t a1 = 0; a1 < p.lead[1]; ++a1) {
+      const float* qb = Q.as<const float>() + a0 * qv.strides[0] + a1 * qv.strides[1];
+      const float* kb = K.as<const float>() + a0 * kv.strides[0] + a1 * kv.strides[1];
+      const float* vb = V.as<const float>() + a0 * vv.strides[0] + a1 * vv.strides[1];
+      float* yb = y + a0 * ys[0] + a1 * ys[1];
       const float* mb = mp ? mp + a0 * ms[0] + a1 * ms[1] : nullptr;
       for (int64_t i0 = 0; i0 < L; i0 += kRows) {
         const int64_t rq = std::min(kRows, L - i0);
@@ -139,17 +226,17 @@ Status attention_kernel(const KernelContext& k) {
           g.M = size_t(rq);
           g.N = size_t(kc);
           g.K = size_t(D);
-          g.a = qb + i0 * D;
-          g.a_rs = D;
-          g.a_cs = 1;
-          if (tk) {  // K [S, D]: B[d, j] = K[j0 + j, d]
-            g.b = kb + j0 * D;
-            g.b_rs = 1;
-            g.b_cs = D;
-          } else {  // K^T [D, S]
-            g.b = kb + j0;
-            g.b_rs = S;
-            g.b_cs = 1;
+          g.a = qb + i0 * qv.strides[2];
+          g.a_rs = qv.strides[2];
+          g.a_cs = qv.strides[3];
+          if (p.tk) {  // logical K [S, D]: B[d, j] = K[j0 + j, d]
+            g.b = kb + j0 * kv.strides[2];
+            g.b_rs = kv.strides[3];
+            g.b_cs = kv.strides[2];
+          } else {  // logical K^T [D, S]
+            g.b = kb + j0 * kv.strides[3];
+            g.b_rs = kv.strides[2];
+            g.b_cs = kv.strides[3];
           }
           g.c = sblk;
           g.ldc = size_t(kc);
@@ -157,27 +244,22 @@ Status attention_kernel(const KernelContext& k) {
           kernels::f32_gemm(g, k.mode);
           for (int64_t i = 0; i < rq; ++i) {
             float* row = sblk + i * kc;
-            const float* mrow_in = mb ? mb + (i0 + i) * ms[2] + j0 * ms[3] : nullptr;
-            float mx = -INFINITY;
-            for (int64_t j = 0; j < kc; ++j) {
-              float s = row[j] * scale;
-              if (mrow_in) s = s + mrow_in[j * ms[3]];
-              row[j] = s;
-              mx = s > mx ? s : mx;
+            kernels::f32_binary(kernels::BinaryOp::Mul, row, 1, &scale, 0, row, size_t(kc));
+            if (mb) {
+              const float* mrow_in = mb + (i0 + i) * ms[2] + j0 * ms[3];
+              kernels::f32_binary(kernels::BinaryOp::Add, row, 1, mrow_in, ms[3] == 0 ? 0 : 1, row, size_t(kc));
             }
+            const float mx = kernels::f32_max(row, size_t(kc));
             const float m_new = mx > mrow[i] ? mx : mrow[i];
             if (m_new == -INFINITY) {  // every key so far masked out: contributes nothing yet
               std::fill(row, row + kc, 0.0f);
               continue;
             }
             const float factor = kernels::exp_f32(mrow[i] - m_new);  // exp(-inf) = 0 on the first block
-            for (int64_t j = 0; j < kc; ++j) row[j] = row[j] - m_new;
+            kernels::f32_binary(kernels::BinaryOp::Sub, row, 1, &m_new, 0, row, size_t(kc));
             kernels::f32_unary(kernels::UnaryOp::Exp, row, row, size_t(kc));
             lrow[i] = lrow[i] * factor + kernels::f32_sum(row, size_t(kc), k.mode);
-            if (factor != 1.0f) {
-              float* ar = acc + i * Dv;
-              for (int64_t e = 0; e < Dv; ++e) ar[e] *= factor;
-            }
+            if (factor != 1.0f) kernels::f32_binary(kernels::BinaryOp::Mul, acc + i * Dv, 1, &factor, 0, acc + i * Dv, size_t(Dv));
             mrow[i] = m_new;
           }
           kernels::GemmArgs pv;
@@ -187,9 +269,9 @@ Status attention_kernel(const KernelContext& k) {
           pv.a = sblk;
           pv.a_rs = kc;
           pv.a_cs = 1;
-          pv.b = vb + j0 * Dv;
-          pv.b_rs = Dv;
-          pv.b_cs = 1;
+          pv.b = vb + j0 * vv.strides[2];
+          pv.b_rs = vv.strides[2];
+          pv.b_cs = vv.strides[3];
           pv.c = acc;
           pv.ldc = size_t(Dv);
           pv.accumulate = true;
@@ -197,16 +279,16 @@ Status attention_kernel(const KernelContext& k) {
           kernels::f32_gemm(pv, k.mode);
         }
         for (int64_t i = 0; i < rq; ++i) {
-          const float l = lrow[i];
-          float* out = yb + (i0 + i) * Dv;
-          for (int64_t e = 0; e < Dv; ++e) out[e] = acc[i * Dv + e] / l;
+          const float inv = 1.0f / lrow[i];
+          kernels::f32_binary(kernels::BinaryOp::Mul, acc + i * Dv, 1, &inv, 0, yb + (i0 + i) * ys[2], size_t(Dv));
         }
       }
     }
   return Status::ok();
 }
 
-constexpr AttrSpec kAttentionAttrs[] = {{"scale", AttrKind::Float}, {"transpose_k", AttrKind::Int}};
+constexpr AttrSpec kAttentionAttrs[] = {{"scale", AttrKind::Float}, {"transpose_k", AttrKind::Int}, {"perm_q", AttrKind::Ints},
+                                        {"perm_k", AttrKind::Ints}, {"perm_v", AttrKind::Ints}, {"perm_y", AttrKind::Ints}};
 
 constexpr OpDef kOps[] = {
     op("Attention").in_domain(kOnemodelDomain).inputs(3, 4).attributes(kAttentionAttrs).shapes(infer_attention)

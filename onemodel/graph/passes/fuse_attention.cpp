@@ -4,8 +4,10 @@
 // -> MatMul(., V), where K' is Transpose(K) swapping the last two axes (or any K^T), Q' and K' may
 // each be a Mul by a scalar constant (PyTorch's exporter writes scaled_dot_product_attention
 // with sqrt(scale) on both), becomes one com.onemodel::Attention(Q, K, V[, mask], scale,
-// transpose_k). The kernel's online softmax sums in another order, hence Fast only. Every
-// intermediate value must have a single reader and not be a graph output.
+// transpose_k). Rank-4 Transposes producing Q, K, V (the head split) become perm_q/k/v and a
+// Transpose of the result keeping the last axis (the head merge) becomes perm_y. The kernel's
+// online softmax sums in another order, hence Fast only. Every intermediate value must have a
+// single reader and not be a graph output.
 //
 // merge_qkv_projections (Exact): two or more MatMul / FusedMatMul nodes reading the same input
 // with 2-D constant weights of the same K (FusedMatMul: same activation, a bias, no residual,
@@ -175,10 +177,32 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
     fused.op_type = "Attention";
     fused.domain = kOnemodelDomain;
     fused.name = pv.name.empty() ? sm.name : pv.name;
-    fused.inputs = {q, k, pv.inputs[1]};
+    std::string v = pv.inputs[1];
+    fused.attributes = {Attribute::of_float("scale", scale), Attribute::of_int("transpose_k", transpose_k)};
+    // Rank-4 Transposes feeding Q, K, V (the head split) are read through strides.
+    for (auto [name, attr] : {std::pair<std::string*, const char*>{&q, "perm_q"}, {&k, "perm_k"}, {&v, "perm_v"}}) {
+      const Node* t = step_back(*name);
+      const Attribute* perm = t && is(*t, "Transpose", 1) ? find_attr(*t, "perm") : nullptr;
+      const size_t ti = perm ? u.producer.at(*name) : 0;
+      if (!perm || perm->ints.size() != 4 || dropped[ti]) continue;
+      fused.attributes.push_back(Attribute::of_ints(attr, perm->ints));
+      absorbed.push_back(ti);
+      *name = t->inputs[0];
+    }
+    fused.inputs = {q, k, v};
     if (!mask.empty()) fused.inputs.push_back(mask);
     fused.outputs = {pv.outputs[0]};
-    fused.attributes = {Attribute::of_float("scale", scale), Attribute::of_int("transpose_k", transpose_k)};
+    // A Transpose of the result keeping the last axis last (the head merge) is written directly.
+    if (u.single_internal_use(pv.outputs[0])) {
+      const size_t ti = u.readers.at(pv.outputs[0])[0];
+      const Node& t = g.nodes[ti];
+      const Attribute* perm = is(t, "Transpose", 1) ? find_attr(t, "perm") : nullptr;
+      if (perm && perm->ints.size() == 4 && perm->ints[3] == 3 && !dropped[ti]) {
+        fused.attributes.push_back(Attribute::of_ints("perm_y", perm->ints));
+        fused.outputs = {t.outputs[0]};
+        dropped[ti] = 1;
+      }
+    }
     for (size_t a : absorbed) dropped[a] = 1;
     g.nodes[pi] = std::move(fused);
     ++*changes;
