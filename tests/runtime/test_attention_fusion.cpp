@@ -166,3 +166,41 @@ TEST_CASE("QKV merge: three projections of one input become one GEMM with identi
     }
   }
 }
+
+TEST_CASE("attention fusion reads the head split and writes the head merge through strides, over several key blocks") {
+  const int64_t B = 2, L = 300, H = 2, D = 8, E = H * D;
+  g::Graph gr;
+  gr.name = "heads";
+  gr.inputs.push_back(value("x", DType::f32, {B, L, E}));
+  gr.inputs.push_back(value("mask", DType::f32, {L, L}));
+  gr.initializers.push_back(g::TensorData::from_vector<int64_t>("split", {4}, {B, L, H, D}));
+  gr.initializers.push_back(g::TensorData::from_vector<int64_t>("merge", {3}, {B, L, E}));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("scale", {}, {0.35f}));
+  gr.nodes.push_back(node("Tanh", {"x"}, {"xk"}));
+  gr.nodes.push_back(node("Sigmoid", {"x"}, {"xv"}));
+  const char* srcs[3] = {"x", "xk", "xv"};
+  const char* names[3] = {"q", "k", "v"};
+  for (int i = 0; i < 3; ++i) {
+    gr.nodes.push_back(node("Reshape", {srcs[i], "split"}, {std::string(names[i]) + "r"}));
+    gr.nodes.push_back(node("Transpose", {std::string(names[i]) + "r"}, {names[i]}, {Attribute::of_ints("perm", {0, 2, 1, 3})}));
+  }
+  gr.nodes.push_back(node("Transpose", {"k"}, {"kt"}, {Attribute::of_ints("perm", {0, 1, 3, 2})}));
+  gr.nodes.push_back(node("MatMul", {"q", "kt"}, {"s"}));
+  gr.nodes.push_back(node("Mul", {"s", "scale"}, {"s1"}));
+  gr.nodes.push_back(node("Add", {"s1", "mask"}, {"s2"}));
+  gr.nodes.push_back(node("Softmax", {"s2"}, {"p"}, {Attribute::of_int("axis", -1)}));
+  gr.nodes.push_back(node("MatMul", {"p", "v"}, {"o"}));
+  gr.nodes.push_back(node("Transpose", {"o"}, {"ot"}, {Attribute::of_ints("perm", {0, 2, 1, 3})}));
+  gr.nodes.push_back(node("Reshape", {"ot", "merge"}, {"y"}));
+  gr.outputs.push_back(value("y", DType::f32, {}));
+  std::vector<float> mask(size_t(L * L), 0.0f);
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t j = i + 1; j < L; ++j) mask[size_t(i * L + j)] = -1e30f;  // causal
+  const std::vector<Feed> feeds = {Feed::of("x", {B, L, E}, random_floats(size_t(B * L * E), 9)), Feed::of("mask", {L, L}, mask)};
+  om::SessionOptions plain;
+  plain.optimize = false;
+  om::Session ref(gr, plain), fast(gr, {om::ArithmeticMode::Fast});
+  CHECK(count(fast.graph(), "Attention") == 1);
+  CHECK(count(fast.graph(), "Transpose") == 0);  // split, K^T and merge all absorbed
+  CHECK(scaled_diff(run(fast, feeds)[0], run(ref, feeds)[0]) < 1e-5);
+}
