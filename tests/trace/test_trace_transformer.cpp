@@ -224,3 +224,27 @@ TEST_CASE("a GPT-style pre-norm decoder block with a causal mask agrees with eag
   CHECK(tracetest::scaled_error(ya.slice(1, 0, 5), yb.slice(1, 0, 5)) == 0.0);
   CHECK(tracetest::scaled_error(ya.slice(1, 5, 6), yb.slice(1, 5, 6)) > 0.0);
 }
+
+TEST_CASE("MultiheadAttention (sequence first) with a bool key-padding mask input traces with symbolic batch and sequence") {
+  om::Generator g(6);
+  auto mha = std::make_shared<om::nn::MultiheadAttention>(12, 3, 0.0, true, false, g);
+  {
+    om::NoGradGuard ng;
+    mha->in_proj_bias.copy_from(om::randn({36}, g));
+  }
+  mha->eval();
+  auto padding = [&](int64_t b, int64_t s) {  // the last key of every other sequence is padding
+    std::vector<uint8_t> v(static_cast<size_t>(b * s), 0);
+    for (int64_t i = 0; i < b; i += 2) v[size_t(i * s + s - 1)] = 1;
+    return om::from_vector<uint8_t>(v, {b, s}).to(om::DType::boolean);
+  };
+  Model m = [&](const std::vector<om::Tensor>& in) {
+    return mha->forward(in[0], in[0], in[0], {om::Tensor(), in[1], false});
+  };
+  om::graph::Graph gr = check_traced("mha_key_padding", m, {{"x", {"seq", "batch", ""}}, {"pad", {"batch", "seq"}}},
+                                     {{om::randn({5, 3, 12}, g), padding(3, 5)},
+                                      {om::randn({8, 2, 12}, g), padding(2, 8)},
+                                      {om::randn({2, 4, 12}, g), padding(4, 2)}});
+  CHECK(count_ops(gr, "Cast") == 1);
+  CHECK(count_ops(om::Session(gr).graph(), "Attention") == 1);
+}

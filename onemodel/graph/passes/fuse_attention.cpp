@@ -1,7 +1,7 @@
 // Transformer passes (docs/graph-passes.md).
 //
 // fuse_attention (FastOnly): MatMul(Q', K') [-> Mul(., c)] [-> Add(., mask)] -> Softmax(axis -1)
-// -> MatMul(., V), where K' is Transpose(K) swapping the last two axes (or any K^T), Q' and K' may
+// -> MatMul(., V), where K' is Transpose(K) swapping the last two axes of a rank 2-4 K, Q' and K' may
 // each be a Mul by a scalar constant (PyTorch's exporter writes scaled_dot_product_attention
 // with sqrt(scale) on both), becomes one com.onemodel::Attention(Q, K, V[, mask], scale,
 // transpose_k). Rank-4 Transposes producing Q, K, V (the head split) become perm_q/k/v and a
@@ -170,6 +170,8 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
         absorbed.push_back(u.producer.at(kt));
       }
     }
+    // Without the Transpose the ranks are unknown here (a 1-D operand would not fit the kernel).
+    if (!transpose_k) continue;
     bool clash = false;
     for (size_t a : absorbed) clash = clash || dropped[a] || a > pi;
     if (clash) continue;
