@@ -204,3 +204,34 @@ TEST_CASE("attention fusion reads the head split and writes the head merge throu
   CHECK(count(fast.graph(), "Transpose") == 0);  // split, K^T and merge all absorbed
   CHECK(scaled_diff(run(fast, feeds)[0], run(ref, feeds)[0]) < 1e-5);
 }
+
+TEST_CASE("QKV merge joins Gemm projections (transB = 1, with and without bias) with identical bits") {
+  const int64_t M = 5, K = 12;
+  for (bool bias : {true, false}) {
+    g::Graph gr;
+    gr.name = "qkv_gemm";
+    gr.inputs.push_back(value("x", DType::f32, {M, K}));
+    for (int i = 0; i < 3; ++i) {
+      const std::string w = "w" + std::to_string(i), b = "b" + std::to_string(i), y = "y" + std::to_string(i);
+      const int64_t N = 10 + i;
+      gr.initializers.push_back(g::TensorData::from_vector(w, {N, K}, random_floats(size_t(N * K), uint32_t(40 + i))));
+      std::vector<std::string> ins = {"x", w};
+      if (bias) {
+        gr.initializers.push_back(g::TensorData::from_vector(b, {N}, random_floats(size_t(N), uint32_t(50 + i))));
+        ins.push_back(b);
+      }
+      gr.nodes.push_back(node("Gemm", ins, {y}, {Attribute::of_int("transB", 1)}));
+      gr.outputs.push_back(value(y, DType::f32, {}));
+    }
+    const std::vector<Feed> feeds = {Feed::of("x", {M, K}, random_floats(size_t(M * K), 60))};
+    for (om::ArithmeticMode mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
+      om::SessionOptions on{mode}, off{mode};
+      off.optimize = false;
+      om::Session merged(gr, on), plain(gr, off);
+      CHECK(changes_of(merged, "merge_qkv_projections") == 3);
+      CHECK(count(merged.graph(), "Gemm") == 1);
+      const auto a = run(merged, feeds), b = run(plain, feeds);
+      for (size_t i = 0; i < 3; ++i) CHECK(a[i].bytes == b[i].bytes);
+    }
+  }
+}

@@ -9,9 +9,9 @@
 // online softmax sums in another order, hence Fast only. Every intermediate value must have a
 // single reader and not be a graph output.
 //
-// merge_qkv_projections (Exact): two or more MatMul / FusedMatMul nodes reading the same input
-// with 2-D constant weights of the same K (FusedMatMul: same activation, a bias, no residual,
-// perms or alpha) become one GEMM on the weights concatenated along N, and a Slice of the last
+// merge_qkv_projections (Exact): two or more MatMul / FusedMatMul / Gemm nodes reading the same
+// input with 2-D constant weights of the same K (FusedMatMul: same activation, a bias, no
+// residual, perms or alpha; Gemm: same transB, alpha = beta = 1) become one GEMM on the weights concatenated along N, and a Slice of the last
 // axis per former output. Each output column is the same fma chain over the same k, then the same
 // bias add and activation, so no bit changes.
 #include <cstring>
@@ -214,25 +214,53 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
 }
 
 namespace {
-// A projection the QKV merge may join: MatMul(X, W) or FusedMatMul(X, W, bias) (activation only),
-// W a 2-D f32 constant. `key` groups the joinable ones: input, K, node kind, activation, bias or not.
-bool projection(const Uses& u, const Node& n, std::string* key, const TensorData** w, const TensorData** b) {
+// A projection the QKV merge may join: MatMul(X, W), FusedMatMul(X, W, bias) (activation only)
+// or Gemm(X, W[, bias]) (transA 0, alpha 1, beta 1, transB either), W a 2-D f32 constant and the
+// bias a 1-D f32 constant. `key` groups the joinable ones: input, K, kind, activation, transB,
+// bias or not.
+struct Projection {
+  std::string key;
+  const TensorData* w = nullptr;
+  const TensorData* b = nullptr;
+  int64_t K = 0, N = 0;
+  bool trans_b = false;  // W stored [N, K]
+};
+
+bool projection(const Uses& u, const Node& n, Projection* p) {
   const bool plain = is(n, "MatMul", 2);
   const bool fused = n.op_type == "FusedMatMul" && n.domain == kOnemodelDomain && n.outputs.size() == 1 && n.inputs.size() == 3;
-  if (!plain && !fused) return false;
-  *w = u.constant(n.inputs[1]);
-  if (!*w || (*w)->dtype != DType::f32 || (*w)->dims.size() != 2) return false;
-  *b = nullptr;
-  std::string act = "MatMul";
+  const bool gemm = n.op_type == "Gemm" && is_default_domain(n.domain) && n.outputs.size() == 1 &&
+                    (n.inputs.size() == 2 || n.inputs.size() == 3);
+  if (!plain && !fused && !gemm) return false;
+  p->w = u.constant(n.inputs[1]);
+  if (!p->w || p->w->dtype != DType::f32 || p->w->dims.size() != 2) return false;
+  p->b = nullptr;
+  p->trans_b = false;
+  std::string kind = "MatMul";
   if (fused) {
     for (const auto& a : n.attributes) {
-      if (a.name == "activation") act = a.s;
+      if (a.name == "activation") kind = a.s;
       else return false;  // perms, alpha: not joined
     }
-    *b = u.constant(n.inputs[2]);
-    if (!*b || (*b)->dtype != DType::f32 || (*b)->dims.size() != 1 || (*b)->dims[0] != (*w)->dims[1]) return false;
   }
-  *key = msg(n.inputs[0], "|", (*w)->dims[0], "|", act);
+  if (gemm) {
+    kind = "Gemm";
+    for (const auto& a : n.attributes) {
+      if (a.name == "transB") p->trans_b = a.i != 0;
+      else if (a.name == "transA" && a.i == 0) continue;
+      else if ((a.name == "alpha" || a.name == "beta") && a.f == 1.0f) continue;
+      else return false;
+    }
+  }
+  p->K = p->trans_b ? p->w->dims[1] : p->w->dims[0];
+  p->N = p->trans_b ? p->w->dims[0] : p->w->dims[1];
+  if (n.inputs.size() == 3 && !n.inputs[2].empty()) {
+    p->b = u.constant(n.inputs[2]);
+    if (!p->b || p->b->dtype != DType::f32 || p->b->dims.size() != 1 || p->b->dims[0] != p->N) return false;
+  } else if (fused) {
+    return false;
+  }
+  p->key = msg(n.inputs[0], "|", p->K, "|", kind, "|", p->trans_b ? 1 : 0, "|", p->b ? 1 : 0);
   return true;
 }
 }  // namespace
@@ -240,13 +268,12 @@ bool projection(const Uses& u, const Node& n, std::string* key, const TensorData
 Status merge_qkv_projections(Graph& g, ArithmeticMode, size_t* changes) {
   const Uses u = index(g);
   std::unordered_map<std::string, std::vector<size_t>> groups;
+  std::vector<Projection> proj(g.nodes.size());
   std::vector<std::string> order;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    std::string key;
-    const TensorData *w, *b;
-    if (!projection(u, g.nodes[i], &key, &w, &b)) continue;
-    if (!groups.count(key)) order.push_back(key);
-    groups[key].push_back(i);
+    if (!projection(u, g.nodes[i], &proj[i])) continue;
+    if (!groups.count(proj[i].key)) order.push_back(proj[i].key);
+    groups[proj[i].key].push_back(i);
   }
   std::vector<std::vector<Node>> inserted(g.nodes.size());  // nodes placed after node i
   std::vector<char> dropped(g.nodes.size(), 0);
@@ -256,30 +283,27 @@ Status merge_qkv_projections(Graph& g, ArithmeticMode, size_t* changes) {
     const std::vector<size_t>& idx = groups[key];
     if (idx.size() < 2) continue;
     const Node& first = g.nodes[idx[0]];
-    const TensorData* w0 = u.constant(first.inputs[1]);
-    const int64_t K = w0->dims[0];
+    const bool trans_b = proj[idx[0]].trans_b, with_bias = proj[idx[0]].b != nullptr;
+    const int64_t K = proj[idx[0]].K;
     int64_t N = 0;
-    for (size_t i : idx) N += u.constant(g.nodes[i].inputs[1])->dims[1];
-    // Concatenated weight [K, N] and bias [N].
+    for (size_t i : idx) N += proj[i].N;
+    // Concatenated weight ([K, N], or [N, K] with transB) and bias [N].
     std::vector<float> wcat(size_t(K * N)), bcat;
-    const bool fused = first.op_type == "FusedMatMul";
     int64_t col = 0;
     for (size_t i : idx) {
-      const TensorData* w = u.constant(g.nodes[i].inputs[1]);
-      const int64_t n = w->dims[1];
-      for (int64_t r = 0; r < K; ++r) std::memcpy(&wcat[size_t(r * N + col)], w->data<float>() + r * n, size_t(n) * sizeof(float));
-      if (fused) {
-        const TensorData* b = u.constant(g.nodes[i].inputs[2]);
-        bcat.insert(bcat.end(), b->data<float>(), b->data<float>() + n);
-      }
-      col += n;
+      const Projection& p = proj[i];
+      if (trans_b) std::memcpy(&wcat[size_t(col * K)], p.w->data<float>(), size_t(p.N * K) * sizeof(float));
+      else
+        for (int64_t r = 0; r < K; ++r) std::memcpy(&wcat[size_t(r * N + col)], p.w->data<float>() + r * p.N, size_t(p.N) * sizeof(float));
+      if (with_bias) bcat.insert(bcat.end(), p.b->data<float>(), p.b->data<float>() + p.N);
+      col += p.N;
     }
     const std::string base = msg(first.outputs[0], "_qkv", made);
-    new_inits.push_back(TensorData::from_vector(base + "_w", {K, N}, wcat));
+    new_inits.push_back(TensorData::from_vector(base + "_w", trans_b ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}, wcat));
     Node merged = first;
     merged.name = base;
     merged.inputs[1] = base + "_w";
-    if (fused) {
+    if (with_bias) {
       new_inits.push_back(TensorData::from_vector(base + "_b", {N}, bcat));
       merged.inputs[2] = base + "_b";
     }
@@ -289,7 +313,7 @@ Status merge_qkv_projections(Graph& g, ArithmeticMode, size_t* changes) {
     std::vector<Node> after = {merged};
     col = 0;
     for (size_t i : idx) {
-      const int64_t n = u.constant(g.nodes[i].inputs[1])->dims[1];
+      const int64_t n = proj[i].N;
       const std::string s0 = msg(base, "_s", col), e0 = msg(base, "_e", col), ax = base + "_axis";
       new_inits.push_back(TensorData::from_vector<int64_t>(s0, {1}, {col}));
       new_inits.push_back(TensorData::from_vector<int64_t>(e0, {1}, {col + n}));
