@@ -9,8 +9,9 @@
 // output transposed (stored axis k holds logical axis perm_y[k]; the last axis stays last), so
 // the head split and merge of multi-head attention cost no copies.
 //
-// The [L, S] score matrix is never materialised: each block of kRows query rows walks the keys
-// in blocks of kCols with a row-wise online softmax (running max m, running sum l, the output
+// The [L, S] score matrix is never materialised: when S <= kCols each block of kRows query rows
+// takes its scores, the softmax rows kernel and the product in one go; longer key sequences are
+// walked in blocks of kCols with a row-wise online softmax (running max m, running sum l, the output
 // accumulator rescaled by exp(m_old - m_new) when the max grows), so the scratch is
 // kRows x kCols scores plus kRows x Dv accumulators whatever L is. Both products go through
 // kernels::f32_gemm with the plan's scratch as workspace (nothing allocated while running).
@@ -170,7 +171,7 @@ size_t attention_scratch(const InferContext& ctx) {
   Plan p;
   std::string why;
   make_plan(ctx.node, dims, ranks, &p, &why);
-  const size_t floats = size_t(kRows * kCols + kRows * p.Dv + 2 * kRows) + gemm_ws(p.D, p.Dv) + 16;
+  const size_t floats = size_t(2 * kRows * kCols + kRows * p.Dv + 2 * kRows) + gemm_ws(p.D, p.Dv) + 16;
   return floats * sizeof(float);
 }
 
@@ -203,7 +204,8 @@ Status attention_kernel(const KernelContext& k) {
   float* acc = sblk + kRows * kCols;
   float* mrow = acc + kRows * Dv;
   float* lrow = mrow + kRows;
-  float* ws = lrow + kRows;
+  float* pblk = lrow + kRows;  // probabilities of the single-block path
+  float* ws = pblk + kRows * kCols;
   float* y = k.out(0).as<float>();
   const View4 &qv = p.q, &kv = p.k, &vv = p.v;
   for (int64_t a0 = 0; a0 < p.lead[0]; ++a0)
@@ -215,6 +217,50 @@ Status attention_kernel(const KernelContext& k) {
       const float* mb = mp ? mp + a0 * ms[0] + a1 * ms[1] : nullptr;
       for (int64_t i0 = 0; i0 < L; i0 += kRows) {
         const int64_t rq = std::min(kRows, L - i0);
+        if (S <= kCols) {
+          // All keys fit one block: the scores of these rows are small, so the plain softmax
+          // rows kernel runs on them and the product is written straight into the output.
+          kernels::GemmArgs g;
+          g.M = size_t(rq);
+          g.N = size_t(S);
+          g.K = size_t(D);
+          g.a = qb + i0 * qv.strides[2];
+          g.a_rs = qv.strides[2];
+          g.a_cs = qv.strides[3];
+          g.b = kb;
+          g.b_rs = p.tk ? kv.strides[3] : kv.strides[2];
+          g.b_cs = p.tk ? kv.strides[2] : kv.strides[3];
+          g.c = sblk;
+          g.ldc = size_t(S);
+          g.workspace = ws;
+          kernels::f32_gemm(g, k.mode);
+          kernels::f32_binary(kernels::BinaryOp::Mul, sblk, 1, &scale, 0, sblk, size_t(rq * S));
+          if (mb) {
+            if (ms[3] == 1 && ms[2] == S) {
+              kernels::f32_binary(kernels::BinaryOp::Add, sblk, 1, mb + i0 * ms[2], 1, sblk, size_t(rq * S));
+            } else {
+              for (int64_t i = 0; i < rq; ++i)
+                kernels::f32_binary(kernels::BinaryOp::Add, sblk + i * S, 1, mb + (i0 + i) * ms[2], ms[3] == 0 ? 0 : 1, sblk + i * S,
+                                    size_t(S));
+            }
+          }
+          kernels::f32_softmax_rows(sblk, pblk, size_t(rq), size_t(S), false, k.mode);
+          kernels::GemmArgs pv;
+          pv.M = size_t(rq);
+          pv.N = size_t(Dv);
+          pv.K = size_t(S);
+          pv.a = pblk;
+          pv.a_rs = S;
+          pv.a_cs = 1;
+          pv.b = vb;
+          pv.b_rs = vv.strides[2];
+          pv.b_cs = vv.strides[3];
+          pv.c = yb + i0 * ys[2];
+          pv.ldc = size_t(ys[2]);
+          pv.workspace = ws;
+          kernels::f32_gemm(pv, k.mode);
+          continue;
+        }
         for (int64_t i = 0; i < rq; ++i) {
           mrow[i] = -INFINITY;
           lrow[i] = 0;
