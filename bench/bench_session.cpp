@@ -1,5 +1,6 @@
 // Session (Fast and Exact, one thread) against ONNX Runtime (one thread, graph optimizations
-// "all", same machine, same run) on an MLP and on a self-attention block written from core ops.
+// "all", same machine, same run) on an MLP, on a self-attention block written from core ops and
+// on a transformer encoder layer (nn::TransformerEncoderLayer, d 256, 4 heads, feed-forward 1024).
 //
 //   bench_session [repo-dir] [--seconds S] [--work DIR] [--no-ort] [--only TEXT] [--verbose]
 //
@@ -206,6 +207,24 @@ Model make_recurrent(bool gru) {
   m.name = gru ? "gru" : "lstm";
   m.traced = net->trace(om::randn({7, 3, 64}, gen), {"seq", "batch", ""}, m.input, m.output);
   for (int64_t b : {1, 16}) m.shapes.push_back({"s32b" + std::to_string(b), om::randn({32, b, 64}, gen)});
+  return m;
+}
+
+// One transformer encoder layer (d 256, 4 heads, feed-forward 1024, post-norm, relu, eval) on
+// [batch, seq, 256]; batch and seq symbolic. Fast sessions fuse the attention and merge Q, K, V.
+Model make_encoder() {
+  om::Generator gen(303);
+  om::nn::EncoderLayerOptions o;
+  o.dim_feedforward = 1024;
+  o.dropout = 0.0;
+  o.batch_first = true;
+  auto layer = std::make_shared<om::nn::TransformerEncoderLayer>(256, 4, o, gen);
+  layer->eval();
+  Model m;
+  m.name = "encoder";
+  m.traced = layer->trace(om::randn({2, 16, 256}, gen), {"batch", "seq", ""}, m.input, m.output);
+  for (int64_t b : {1, 4})
+    for (int64_t s : {64, 128, 256}) m.shapes.push_back({"b" + std::to_string(b) + "s" + std::to_string(s), om::randn({b, s, 256}, gen)});
   return m;
 }
 
@@ -449,7 +468,7 @@ int main(int argc, char** argv) {
       om::TensorView in;
     };
     bool ok = true;
-    std::vector<Model> models = {make_mlp(), make_attention(), make_recurrent(false), make_recurrent(true)};
+    std::vector<Model> models = {make_mlp(), make_attention(), make_recurrent(false), make_recurrent(true), make_encoder()};
     std::vector<std::unique_ptr<om::Session>> sessions;
     std::vector<Case> cases;
     for (Model& m : models) {

@@ -11,3 +11,5 @@ add_test(NAME example_run_onnx COMMAND run_onnx ${OM_EXAMPLES_OUT}/model.onnx fe
 set_tests_properties(example_run_onnx PROPERTIES FIXTURES_REQUIRED example_model PASS_REGULAR_EXPRESSION "logits -> ")
 add_test(NAME example_sine_rnn COMMAND sine_rnn ${OM_EXAMPLES_OUT})
 set_tests_properties(example_sine_rnn PROPERTIES PASS_REGULAR_EXPRESSION "sine_rnn: deployed model agrees with eager")
+add_test(NAME example_text_classifier COMMAND text_classifier)
+set_tests_properties(example_text_classifier PROPERTIES PASS_REGULAR_EXPRESSION "text classifier: ok")

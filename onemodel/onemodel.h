@@ -22,3 +22,4 @@
 #include "onemodel/ops/rnn.h"
 #include "onemodel/ops/math_ops.h"
 #include "onemodel/ops/losses.h"
+#include "onemodel/ops/transformer.h"

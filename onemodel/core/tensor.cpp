@@ -358,29 +358,41 @@ Tensor Tensor::detach() const {
 
 // ---- creation ----
 Tensor empty(const Shape& shape, DType dtype) { return unwrap(detail::make_tensor(shape, dtype, false, "om::empty")); }
-Tensor zeros(const Shape& shape, DType dtype) { return unwrap(detail::make_tensor(shape, dtype, true, "om::zeros")); }
+Tensor zeros(const Shape& shape, DType dtype) { return unwrap(detail::create_full(shape, 0.0, dtype, "om::zeros")); }
 Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
-Tensor full(const Shape& shape, double value, DType dtype) {
-  Tensor t = unwrap(detail::make_tensor(shape, dtype, false, "om::full"));
-  uint8_t* p = static_cast<uint8_t*>(detail::raw(t));
-  const size_t es = dtype_size(dtype);
-  for (int64_t i = 0; i < t.numel(); ++i) detail::store_any(dtype, p + i * es, value);
+Tensor full(const Shape& shape, double value, DType dtype) { return unwrap(detail::create_full(shape, value, dtype, "om::full")); }
+Tensor arange(int64_t end, DType dtype) { return arange(0, double(end), 1, dtype); }
+Tensor arange(double start, double end, double step, DType dtype) { return unwrap(detail::create_range(start, end, step, dtype)); }
+
+namespace detail {
+// Creation from sizes: while a trace records, the tracer may record the tensor from the
+// run-time sizes (docs/tracing.md, "Creation from sizes").
+Result<Tensor> create_full(const Shape& shape, double value, DType dtype, const char* call) {
+  OM_ASSIGN_OR_RETURN(Tensor t, make_tensor(shape, dtype, value == 0.0, call));
+  if (value != 0.0 || std::signbit(value)) {
+    uint8_t* p = static_cast<uint8_t*>(raw(t));
+    const size_t es = dtype_size(dtype);
+    for (int64_t i = 0; i < t.numel(); ++i) store_any(dtype, p + i * es, value);
+  }
+  if (TraceHook* h = trace_hook()) OM_TRY(h->on_create(*t.impl(), CreateKind::Full, value, 0));
   return t;
 }
-Tensor arange(int64_t end, DType dtype) { return arange(0, double(end), 1, dtype); }
-Tensor arange(double start, double end, double step, DType dtype) {
+
+Result<Tensor> create_range(double start, double end, double step, DType dtype) {
   if (step == 0 || (end - start) / step < 0)
-    raise(Status::error(ErrorKind::InvalidArgument, msg("om::arange: start ", start, ", end ", end, " and step ", step, " give no sequence")));
+    return Status::error(ErrorKind::InvalidArgument, msg("om::arange: start ", start, ", end ", end, " and step ", step, " give no sequence"));
   const double count = std::ceil((end - start) / step);
   if (!(count <= double(kMaxNumel)))  // also NaN; converting a larger double would be undefined
-    raise(Status::error(ErrorKind::InvalidArgument, msg("om::arange: start ", start, ", end ", end, " and step ", step,
-                                                        " give more than 2^48 elements (docs/memory.md)")));
+    return Status::error(ErrorKind::InvalidArgument, msg("om::arange: start ", start, ", end ", end, " and step ", step,
+                                                         " give more than 2^48 elements (docs/memory.md)"));
   const int64_t n = int64_t(count);
-  Tensor t = unwrap(detail::make_tensor({n}, dtype, false, "om::arange"));
-  uint8_t* p = static_cast<uint8_t*>(detail::raw(t));
-  for (int64_t i = 0; i < n; ++i) detail::store_any(dtype, p + i * dtype_size(dtype), start + double(i) * step);
+  OM_ASSIGN_OR_RETURN(Tensor t, make_tensor({n}, dtype, false, "om::arange"));
+  uint8_t* p = static_cast<uint8_t*>(raw(t));
+  for (int64_t i = 0; i < n; ++i) store_any(dtype, p + i * dtype_size(dtype), start + double(i) * step);
+  if (TraceHook* h = trace_hook()) OM_TRY(h->on_create(*t.impl(), CreateKind::Range, start, step));
   return t;
 }
+}  // namespace detail
 Tensor scalar_tensor(double value, DType dtype) { return full({}, value, dtype); }
 
 template <typename T>

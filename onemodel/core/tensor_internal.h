@@ -27,5 +27,9 @@ double element_as_double(const Tensor& t, int64_t flat_index_in_logical_order);
 // An InvalidArgument error naming `call` when t is undefined (default-constructed).
 Status defined_or_error(const Tensor& t, const char* call);
 void bump_version(const Tensor& t);
+// om::full / om::zeros / om::arange without exceptions; an active trace may record them from
+// the run-time sizes (docs/tracing.md, "Creation from sizes").
+Result<Tensor> create_full(const Shape& shape, double value, DType dtype, const char* call);
+Result<Tensor> create_range(double start, double end, double step, DType dtype);
 
 }  // namespace om::detail

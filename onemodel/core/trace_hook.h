@@ -9,6 +9,9 @@ struct BackwardRecord;
 namespace detail {
 struct TensorImpl;
 
+// What a creation from sizes made (on_create).
+enum class CreateKind { Full, Range };
+
 class TraceHook {
  public:
   virtual ~TraceHook() = default;
@@ -23,6 +26,12 @@ class TraceHook {
   virtual Status on_no_grad() = 0;
   // A tensor that aliases a traced one (contiguous, clone, same-shape reshape) shares its value.
   virtual void on_alias(const TensorImpl& source, TensorImpl& alias) = 0;
+  // om::full / zeros / ones (a = the value) or om::arange (a = start, b = step) created `t`; the
+  // tracer records it when a size equals a symbol's example size.
+  virtual Status on_create(TensorImpl& t, CreateKind kind, double a, double b) {
+    (void)t; (void)kind; (void)a; (void)b;
+    return Status::ok();
+  }
 };
 
 TraceHook* trace_hook();

@@ -7,3 +7,4 @@
 #include "onemodel/nn/recurrent.h"
 #include "onemodel/nn/lr_schedule.h"
 #include "onemodel/nn/checkpoint.h"
+#include "onemodel/nn/transformer.h"

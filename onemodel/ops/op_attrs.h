@@ -103,13 +103,25 @@ struct RnnLayerAttrs {
   bool has_bias = false, has_h0 = false, has_c0 = false;
   int64_t state = 0;  // RnnState: 1 = h_n, 2 = c_n (the last input is the layer's output sequence)
 };
+struct LayerNormAttrs {
+  int64_t normalized_dims = 1;  // trailing axes normalised together
+  double eps = 1e-5;
+};
+struct EmbeddingAttrs {
+  int64_t padding_idx = -1;  // normalised row that gets no gradient, or -1
+};
+struct DropoutAttrs {
+  double p = 0.5;
+};
 
 // Every attribute struct once (a variant needs distinct types).
 using OpAttrs = std::variant<NoAttrs, GeluAttrs, ReduceAttrs, SoftmaxAttrs, ConcatAttrs, PermuteAttrs, SqueezeAttrs,
                              UnsqueezeAttrs, SliceAttrs, SelectAttrs, FlipAttrs, CastAttrs, NllLossAttrs,
                              RnnLayerAttrs,
                              // appended: training (ops/math.cpp, ops/select.cpp, ops/losses.cpp)
-                             ClampAttrs, TopKAttrs, CrossEntropyAttrs, LossAttrs, SmoothL1Attrs, BceAttrs, CtcAttrs>;
+                             ClampAttrs, TopKAttrs, CrossEntropyAttrs, LossAttrs, SmoothL1Attrs, BceAttrs, CtcAttrs,
+                             // appended: transformer
+                             LayerNormAttrs, EmbeddingAttrs, DropoutAttrs>;
 
 // AttrsOf<OpId::Slice> is SliceAttrs: the struct ops.def names for the operator.
 template <OpId op> struct AttrsOfOp;

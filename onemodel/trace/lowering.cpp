@@ -328,6 +328,7 @@ OM_LOWER(ArgMax) { return arg_extreme(c, "ArgMax"); }
 OM_LOWER(ArgMin) { return arg_extreme(c, "ArgMin"); }
 OM_LOWER(TopK) { return topk(c, false); }
 OM_LOWER(TopKIndices) { return topk(c, true); }
+#include "onemodel/trace/lowering_transformer.inc"
 
 namespace {
 struct Entry {

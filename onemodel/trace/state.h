@@ -1,6 +1,7 @@
 // Internal: the state of one active trace and the helpers lowering functions use.
 #pragma once
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -107,6 +108,7 @@ class TraceState : public detail::TraceHook {
   Status on_user_write(const detail::TensorImpl& t, const char* call) override;
   Status on_no_grad() override;
   void on_alias(const detail::TensorImpl& source, detail::TensorImpl& alias) override;
+  Status on_create(detail::TensorImpl& t, detail::CreateKind kind, double a, double b) override;  // creation.cpp
 
   // ---- public calls ----
   Result<Tensor> add_input(const std::string& name, const Tensor& example, const std::vector<std::string>& axis_names);
@@ -161,6 +163,7 @@ class TraceState : public detail::TraceHook {
   Result<ValueId> new_value(const Value& v);
   Status set_sym(Value& v, const Shape& shape, const SymShape& sym);
   Result<ValueId> capture_constant(const Tensor& t);
+  Result<ValueId> scalar_constant(double v, DType dtype);  // creation.cpp
   std::string constant_name(const Tensor& t);
 
   uint64_t id_;
@@ -178,6 +181,7 @@ class TraceState : public detail::TraceHook {
   std::vector<VerifyInput> verify_inputs_;
   std::map<std::string, std::string> suspects_;  // symbol -> the first reshape/expand given its example size
   void note_sizes(const BackwardRecord& rec);
+  std::set<ValueId> created_;       // values of creations from sizes (creation.cpp): readable, usable as examples
   friend class GraphBuilder;
 };
 

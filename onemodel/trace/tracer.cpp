@@ -36,7 +36,8 @@ Status TraceState::arena_full() const {
 // ---- the seam ----
 
 Status TraceState::on_user_read(const detail::TensorImpl& t, const char* call) {
-  if (!is_traced(t)) return Status::ok();
+  // A creation from sizes holds no input data: its example values may be read.
+  if (!is_traced(t) || created_.count(t.trace_value)) return Status::ok();
   return Status::trace(TraceErrorKind::DataDependent,
                        msg(where(call), ": reads the values of a traced tensor; a traced graph cannot depend on data read by user code. "
                            "Express the computation with tensor operators, or read values after Tracer::finish"));
@@ -44,6 +45,11 @@ Status TraceState::on_user_read(const detail::TensorImpl& t, const char* call) {
 
 Status TraceState::on_user_write(const detail::TensorImpl& t, const char* call) {
   if (!is_traced(t)) return Status::ok();
+  if (created_.count(t.trace_value))
+    return Status::trace(TraceErrorKind::InPlaceMutation,
+                         msg(where(call), ": writes into a tensor created with a symbolic axis' size (recorded from the run-time size, "
+                             "docs/tracing.md); in-place writes cannot follow that size. Build it with operators (arange, add, mul, "
+                             "relu) instead"));
   return Status::trace(TraceErrorKind::InPlaceMutation,
                        msg(where(call), ": writes into a traced tensor; in-place mutation cannot be recorded. Compute a new tensor instead"));
 }
@@ -356,7 +362,7 @@ Result<Tensor> TraceState::add_input(const std::string& name, const Tensor& exam
   if (!axis_names.empty() && int64_t(axis_names.size()) != example.dim())
     return Status::trace(TraceErrorKind::InvalidUsage, msg(call, ": input '", name, "' ", example.to_string(), " has ", example.dim(), " axes but ",
                                                           axis_names.size(), " axis names were given (use \"\" for a static axis)"));
-  if (is_traced(*example.impl()))
+  if (is_traced(*example.impl()) && !created_.count(example.impl()->trace_value))
     return Status::trace(TraceErrorKind::InvalidUsage, msg(call, ": the example for '", name, "' is already a traced value"));
   names_.push_back(name);
   Tensor x = detail::make_view(example, example.shape(), example.strides(), example.storage_offset());

@@ -132,6 +132,18 @@ const std::map<std::string, std::function<Example()>>& examples() {
       {"ArgMax", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 1), Attribute::of_int("keepdims", 0)}; return e; }},
       {"ArgMin", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 0)}; return e; }},
       {"TopK", [] { return Example{{f32("x", {2, 5})}, {i64("k", {3})}, {"x", "k"}, {Attribute::of_int("axis", -1)}}; }},
+      {"LayerNormalization", [] {
+         return Example{{f32("x", {2, 3, 4})}, {f32_const("scale", {4}, 5), f32_const("bias", {4}, 6)}, {"x", "scale", "bias"},
+                        {Attribute::of_int("axis", -1), Attribute::of_float("epsilon", 1e-5f)}};
+       }},
+      {"Range", [] {
+         return Example{{}, {TensorData::from_vector<float>("s", {}, {1.0f}), TensorData::from_vector<float>("l", {}, {4.0f}),
+                             TensorData::from_vector<float>("d", {}, {0.5f})}, {"s", "l", "d"}, {}};
+       }},
+      {"Attention", [] {
+         return Example{{f32("q", {2, 3, 5, 4}), f32("k", {2, 3, 6, 4}, 2), f32("v", {2, 3, 6, 3}, 3), f32("m", {5, 6}, 4)}, {},
+                        {"q", "k", "v", "m"}, {Attribute::of_float("scale", 0.5f)}};
+       }},
   };
   return m;
 }

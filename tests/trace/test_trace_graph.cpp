@@ -95,6 +95,9 @@ std::map<om::OpId, Call> operator_calls() {
       {OpId::CtcLoss, {[](const om::Tensor& x) {
          return om::ctc_loss(x.reshape({2, 1, 3}), om::from_vector<int64_t>({1}), {2}, {1});
        }, nullptr}},
+      {OpId::LayerNorm, {[](const om::Tensor& x) { return om::layer_norm(x, {3}, om::full({3}, 1.5), om::Tensor(), 1e-3); }, "LayerNormalization"}},
+      {OpId::Embedding, {[](const om::Tensor& x) { return om::embedding(om::from_vector<int64_t>({1, 0, 1}), x); }, "Gather"}},
+      {OpId::Dropout, {[](const om::Tensor& x) { return om::dropout(x, 0.5, true); }, nullptr}},
   };
 }
 

@@ -6,9 +6,11 @@ const std::vector<Pass>& all_passes() {
   static const std::vector<Pass> passes = {
       {"remove_identities", BitRule::Exact, remove_identities},
       {"fold_constants", BitRule::Exact, fold_constants},
+      {"fuse_attention", BitRule::FastOnly, fuse_attention},
       {"fuse_matmul_epilogue", BitRule::Exact, fuse_matmul_epilogue},
       {"fold_transposes_into_matmul", BitRule::Exact, fold_transposes_into_matmul},
       {"fold_matmul_scale", BitRule::Exact, fold_matmul_scale},
+      {"merge_qkv_projections", BitRule::Exact, merge_qkv_projections},
       {"fuse_matmul_residual", BitRule::FastOnly, fuse_matmul_residual},
       {"remove_dead_nodes", BitRule::Exact, remove_dead_nodes},
   };

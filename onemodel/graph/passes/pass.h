@@ -28,9 +28,9 @@ struct PassRun {
   size_t changes = 0;
 };
 
-// In order: identity removal, constant folding, MatMul epilogue fusion (bias + activation),
-// Transposes folded into MatMul operands/output, scalar Mul folded into MatMul, MatMul residual
-// fusion (FastOnly), dead-node removal.
+// In order: identity removal, constant folding, attention fusion (FastOnly), MatMul epilogue
+// fusion (bias + activation), Transposes folded into MatMul operands/output, scalar Mul folded
+// into MatMul, Q/K/V projection merge, MatMul residual fusion (FastOnly), dead-node removal.
 const std::vector<Pass>& all_passes();
 
 // Runs every pass the mode allows, in order; the graph is verified afterwards. Constant folding
@@ -50,5 +50,7 @@ Status fold_transposes_into_matmul(Graph& g, ArithmeticMode mode, size_t* change
 Status fold_matmul_scale(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_matmul_residual(Graph& g, ArithmeticMode mode, size_t* changes);
 Status remove_dead_nodes(Graph& g, ArithmeticMode mode, size_t* changes);
+Status fuse_attention(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_attention.cpp
+Status merge_qkv_projections(Graph& g, ArithmeticMode mode, size_t* changes);  // fuse_attention.cpp
 
 }  // namespace om::graph::passes
