@@ -1,0 +1,391 @@
+// Convolution family kernels (see conv.h). Convolutions run through f32_gemm on tiles of output
+// pixels: col[P_tile, K] (im2col, K ordered (c, kh, kw)) times the weights viewed as K x M, into
+// a [P_tile, M] tile that is transposed into NCHW. The GEMM's exact contract (fma chain over k in
+// order, bias then activation after it) is the convolution's exact rule; the depthwise kernel
+// computes the same chain directly. Everything else here is scalar code with a fixed order,
+// compiled without fp contraction, so its bits are the same on every ISA.
+#include "onemodel/kernels/conv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace om::kernels {
+namespace {
+
+constexpr size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+
+// Output pixels per GEMM tile: about 128K floats of im2col, at least 64 rows.
+int64_t pixel_tile(int64_t P, int64_t K) {
+  const int64_t t = std::max<int64_t>(64, 131072 / std::max<int64_t>(K, 1));
+  return std::max<int64_t>(1, std::min(P, t));
+}
+
+bool is_depthwise(const ConvGeom& g) { return g.group == g.C && g.group > 1; }
+bool is_pointwise(const ConvGeom& g) {
+  return g.kH == 1 && g.kW == 1 && g.sH == 1 && g.sW == 1 && g.pad_t == 0 && g.pad_l == 0 && g.OH == g.H && g.OW == g.W;
+}
+
+void run_gemm(const GemmArgs& a, const float* packed, ArithmeticMode mode) {
+  if (packed) f32_gemm_prepacked(a, packed, mode);
+  else f32_gemm(a, mode);
+}
+
+// col[pp, k] for output pixels [p0, p0 + pt) of image n, channels [c0, c0 + Cg).
+void im2col_tile(const ConvGeom& g, const float* xn, int64_t c0, int64_t Cg, int64_t p0, int64_t pt, float* col) {
+  const int64_t K = Cg * g.kH * g.kW;
+  for (int64_t pp = 0; pp < pt; ++pp) {
+    const int64_t p = p0 + pp, oh = p / g.OW, ow = p % g.OW;
+    float* row = col + pp * K;
+    const int64_t ih0 = oh * g.sH - g.pad_t, iw0 = ow * g.sW - g.pad_l;
+    for (int64_t c = 0; c < Cg; ++c) {
+      const float* plane = xn + (c0 + c) * g.H * g.W;
+      for (int64_t kh = 0; kh < g.kH; ++kh) {
+        const int64_t ih = ih0 + kh * g.dH;
+        const bool row_in = ih >= 0 && ih < g.H;
+        for (int64_t kw = 0; kw < g.kW; ++kw) {
+          const int64_t iw = iw0 + kw * g.dW;
+          *row++ = (row_in && iw >= 0 && iw < g.W) ? plane[ih * g.W + iw] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, ArithmeticMode mode) {
+  const int64_t mult = g.M / g.C, kk = g.kH * g.kW, P = g.OH * g.OW;
+  const bool exact = mode == ArithmeticMode::Exact;
+  for (int64_t n = 0; n < g.N; ++n) {
+    for (int64_t m = 0; m < g.M; ++m) {
+      const float* plane = x + (n * g.C + m / mult) * g.H * g.W;
+      const float* wm = w + m * kk;
+      float* out = y + (n * g.M + m) * P;
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        const int64_t ih0 = oh * g.sH - g.pad_t;
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          const int64_t iw0 = ow * g.sW - g.pad_l;
+          float acc = 0.0f;
+          for (int64_t kh = 0; kh < g.kH; ++kh) {
+            const int64_t ih = ih0 + kh * g.dH;
+            const bool row_in = ih >= 0 && ih < g.H;
+            for (int64_t kw = 0; kw < g.kW; ++kw) {
+              const int64_t iw = iw0 + kw * g.dW;
+              const bool in = row_in && iw >= 0 && iw < g.W;
+              if (exact) acc = std::fma(in ? plane[ih * g.W + iw] : 0.0f, wm[kh * g.kW + kw], acc);
+              else if (in) acc += plane[ih * g.W + iw] * wm[kh * g.kW + kw];
+            }
+          }
+          if (bias) acc = acc + bias[m];
+          out[oh * g.OW + ow] = acc;
+        }
+      }
+      if (act != UnaryOp::Identity) f32_unary(act, out, out, size_t(P));
+    }
+  }
+}
+
+}  // namespace
+
+int64_t conv_out_extent(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad_begin, int64_t pad_end, bool ceil_mode) {
+  const int64_t eff = (k - 1) * d + 1;
+  const int64_t num = in + pad_begin + pad_end - eff;
+  if (num < 0 || s < 1) return -1;
+  int64_t out = (ceil_mode ? (num + s - 1) / s : num / s) + 1;
+  if (ceil_mode && (out - 1) * s >= in + pad_begin) --out;
+  return out;
+}
+
+size_t conv_scratch_floats(const ConvGeom& g) {
+  if (is_depthwise(g)) return 0;
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW;
+  const int64_t pt = pixel_tile(P, K);
+  const size_t col = is_pointwise(g) ? 0 : round16(size_t(pt * K));
+  return col + round16(size_t(pt * Mg)) + gemm_workspace_floats(size_t(pt) + 8, size_t(Mg) + 16, size_t(K));
+}
+
+void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
+                const float* packed_w, ArithmeticMode mode) {
+  if (is_depthwise(g)) return depthwise(g, x, w, bias, act, y, mode);
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW, HW = g.H * g.W;
+  const int64_t pt = pixel_tile(P, K);
+  const bool pointwise = is_pointwise(g);
+  float* col = scratch;
+  float* tile = scratch + (pointwise ? 0 : round16(size_t(pt * K)));
+  float* ws = tile + round16(size_t(pt * Mg));
+  if (g.group != 1) packed_w = nullptr;
+  GemmArgs a;
+  a.N = size_t(Mg);
+  a.K = size_t(K);
+  a.b_rs = 1;
+  a.b_cs = K;
+  a.c = tile;
+  a.ldc = size_t(Mg);
+  a.activation = act;
+  a.workspace = ws;
+  for (int64_t n = 0; n < g.N; ++n) {
+    const float* xn = x + n * g.C * HW;
+    for (int64_t gi = 0; gi < g.group; ++gi) {
+      a.b = w + gi * Mg * K;
+      a.bias = bias ? bias + gi * Mg : nullptr;
+      float* yg = y + (n * g.M + gi * Mg) * P;
+      for (int64_t p0 = 0; p0 < P; p0 += pt) {
+        const int64_t cur = std::min(pt, P - p0);
+        if (pointwise) {
+          a.a = xn + gi * Cg * HW + p0;
+          a.a_rs = 1;
+          a.a_cs = HW;
+        } else {
+          im2col_tile(g, xn, gi * Cg, Cg, p0, cur, col);
+          a.a = col;
+          a.a_rs = K;
+          a.a_cs = 1;
+        }
+        a.M = size_t(cur);
+        run_gemm(a, packed_w, mode);
+        for (int64_t m = 0; m < Mg; ++m) {
+          float* dst = yg + m * P + p0;
+          const float* src = tile + m;
+          for (int64_t pp = 0; pp < cur; ++pp) dst[pp] = src[pp * Mg];
+        }
+      }
+    }
+  }
+}
+
+size_t conv_transpose_scratch_floats(const ConvGeom& g) {
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group, Nc = Mg * g.kH * g.kW, P = g.H * g.W;
+  const int64_t pt = pixel_tile(P, Nc);
+  return round16(size_t(pt * Nc)) + gemm_workspace_floats(size_t(pt) + 8, size_t(Nc) + 16, size_t(Cg));
+}
+
+void f32_conv_transpose2d(const ConvGeom& g, const float* x, const float* w, const float* bias, float* y, float* scratch,
+                          const float* packed_w, ArithmeticMode mode) {
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group, kk = g.kH * g.kW, Nc = Mg * kk, P = g.H * g.W, OP = g.OH * g.OW;
+  const int64_t pt = pixel_tile(P, Nc);
+  float* tile = scratch;
+  if (g.group != 1) packed_w = nullptr;
+  GemmArgs a;
+  a.K = size_t(Cg);
+  a.N = size_t(Nc);
+  a.a_rs = 1;
+  a.a_cs = P;
+  a.b_rs = Nc;
+  a.b_cs = 1;
+  a.c = tile;
+  a.ldc = size_t(Nc);
+  a.workspace = scratch + round16(size_t(pt * Nc));
+  std::fill(y, y + g.N * g.M * OP, 0.0f);
+  for (int64_t n = 0; n < g.N; ++n) {
+    for (int64_t gi = 0; gi < g.group; ++gi) {
+      a.b = w + gi * Cg * Nc;
+      float* yg = y + (n * g.M + gi * Mg) * OP;
+      for (int64_t p0 = 0; p0 < P; p0 += pt) {
+        const int64_t cur = std::min(pt, P - p0);
+        a.a = x + (n * g.C + gi * Cg) * P + p0;
+        a.M = size_t(cur);
+        run_gemm(a, packed_w, mode);
+        for (int64_t pp = 0; pp < cur; ++pp) {
+          const int64_t i = (p0 + pp) / g.W, j = (p0 + pp) % g.W;
+          const float* t = tile + pp * Nc;
+          for (int64_t m = 0; m < Mg; ++m) {
+            float* plane = yg + m * OP;
+            for (int64_t kh = 0; kh < g.kH; ++kh) {
+              const int64_t oh = i * g.sH - g.pad_t + kh * g.dH;
+              if (oh < 0 || oh >= g.OH) continue;
+              for (int64_t kw = 0; kw < g.kW; ++kw) {
+                const int64_t ow = j * g.sW - g.pad_l + kw * g.dW;
+                if (ow < 0 || ow >= g.OW) continue;
+                plane[oh * g.OW + ow] += t[m * kk + kh * g.kW + kw];
+              }
+            }
+          }
+        }
+      }
+    }
+    if (bias)
+      for (int64_t m = 0; m < g.M; ++m) {
+        float* plane = y + (n * g.M + m) * OP;
+        for (int64_t p = 0; p < OP; ++p) plane[p] = plane[p] + bias[m];
+      }
+  }
+}
+
+size_t conv_weight_grad_scratch_floats(const ConvGeom& g) {
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW;
+  const int64_t pt = pixel_tile(P, K);
+  return round16(size_t(pt * K)) + gemm_workspace_floats(size_t(Mg) + 8, size_t(K) + 16, size_t(pt));
+}
+
+void f32_conv2d_weight_grad(const ConvGeom& g, const float* x, const float* dy, float* dw, float* scratch, ArithmeticMode mode) {
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW, HW = g.H * g.W;
+  const int64_t pt = pixel_tile(P, K);
+  float* col = scratch;
+  GemmArgs a;
+  a.M = size_t(Mg);
+  a.N = size_t(K);
+  a.a_rs = P;
+  a.a_cs = 1;
+  a.b = col;
+  a.b_rs = K;
+  a.b_cs = 1;
+  a.ldc = size_t(K);
+  a.workspace = scratch + round16(size_t(pt * K));
+  for (int64_t gi = 0; gi < g.group; ++gi) {
+    a.c = dw + gi * Mg * K;
+    bool first = true;
+    for (int64_t n = 0; n < g.N; ++n) {
+      for (int64_t p0 = 0; p0 < P; p0 += pt) {
+        const int64_t cur = std::min(pt, P - p0);
+        im2col_tile(g, x + n * g.C * HW, gi * Cg, Cg, p0, cur, col);
+        a.a = dy + (n * g.M + gi * Mg) * P + p0;
+        a.K = size_t(cur);
+        a.accumulate = !first;
+        f32_gemm(a, mode);
+        first = false;
+      }
+    }
+    if (first) std::fill(a.c, a.c + Mg * K, 0.0f);
+  }
+}
+
+void f32_max_pool2d(const ConvGeom& g, const float* x, float* y, int64_t* argmax) {
+  const int64_t P = g.OH * g.OW, HW = g.H * g.W;
+  for (int64_t nc = 0; nc < g.N * g.C; ++nc) {
+    const float* plane = x + nc * HW;
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        float m = -std::numeric_limits<float>::infinity();
+        int64_t at = -1;
+        for (int64_t kh = 0; kh < g.kH; ++kh) {
+          const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
+          if (ih < 0 || ih >= g.H) continue;
+          for (int64_t kw = 0; kw < g.kW; ++kw) {
+            const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
+            if (iw < 0 || iw >= g.W) continue;
+            const float v = plane[ih * g.W + iw];
+            if (at < 0 || v > m || (v != v && m == m)) {
+              m = v;
+              at = ih * g.W + iw;
+            }
+          }
+        }
+        y[nc * P + oh * g.OW + ow] = m;
+        if (argmax) argmax[nc * P + oh * g.OW + ow] = at;
+      }
+  }
+}
+
+int64_t avg_pool_count(const ConvGeom& g, int64_t pad_b, int64_t pad_r, bool count_include_pad, int64_t oh, int64_t ow) {
+  int64_t ch = 0, cw = 0;
+  for (int64_t kh = 0; kh < g.kH; ++kh) {
+    const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
+    ch += count_include_pad ? (ih < g.H + pad_b) : (ih >= 0 && ih < g.H);
+  }
+  for (int64_t kw = 0; kw < g.kW; ++kw) {
+    const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
+    cw += count_include_pad ? (iw < g.W + pad_r) : (iw >= 0 && iw < g.W);
+  }
+  return ch * cw;
+}
+
+void f32_avg_pool2d(const ConvGeom& g, int64_t pad_b, int64_t pad_r, bool count_include_pad, const float* x, float* y) {
+  const int64_t P = g.OH * g.OW, HW = g.H * g.W;
+  for (int64_t nc = 0; nc < g.N * g.C; ++nc) {
+    const float* plane = x + nc * HW;
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        float s = 0.0f;
+        for (int64_t kh = 0; kh < g.kH; ++kh) {
+          const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
+          if (ih < 0 || ih >= g.H) continue;
+          for (int64_t kw = 0; kw < g.kW; ++kw) {
+            const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
+            if (iw >= 0 && iw < g.W) s = s + plane[ih * g.W + iw];
+          }
+        }
+        const int64_t cnt = avg_pool_count(g, pad_b, pad_r, count_include_pad, oh, ow);
+        y[nc * P + oh * g.OW + ow] = cnt > 0 ? s / float(cnt) : 0.0f;
+      }
+  }
+}
+
+void f32_batch_norm_inference(const float* x, const float* scale, const float* bias, const float* mean, const float* var,
+                              float eps, int64_t N, int64_t C, int64_t inner, float* y) {
+  for (int64_t c = 0; c < C; ++c) {
+    const float s = scale[c] / std::sqrt(var[c] + eps);
+    const float mu = mean[c], b = bias[c];
+    for (int64_t n = 0; n < N; ++n) {
+      const float* xs = x + (n * C + c) * inner;
+      float* ys = y + (n * C + c) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        const float t = (xs[i] - mu) * s;
+        ys[i] = t + b;
+      }
+    }
+  }
+}
+
+double resize_source_coord(ResizeCoord c, int64_t o, double scale, int64_t in, int64_t out) {
+  switch (c) {
+    case ResizeCoord::HalfPixel: return (double(o) + 0.5) / scale - 0.5;
+    case ResizeCoord::PytorchHalfPixel: return out > 1 ? (double(o) + 0.5) / scale - 0.5 : 0.0;
+    case ResizeCoord::AlignCorners: return out == 1 ? 0.0 : double(o) * double(in - 1) / double(out - 1);
+    case ResizeCoord::Asymmetric: return double(o) / scale;
+  }
+  return 0.0;
+}
+
+namespace {
+
+int64_t nearest_index(ResizeNearest m, double v, int64_t in) {
+  double r;
+  switch (m) {
+    case ResizeNearest::Floor: r = std::floor(v); break;
+    case ResizeNearest::Ceil: r = std::ceil(v); break;
+    case ResizeNearest::RoundPreferCeil: r = std::floor(v + 0.5); break;
+    default: r = (v - std::floor(v) == 0.5) ? std::floor(v) : std::round(v); break;
+  }
+  if (!(r >= 0)) return 0;
+  return r >= double(in - 1) ? in - 1 : int64_t(r);
+}
+
+// Linear taps along one axis: i0, i1 and the weights (w0 for i0).
+void linear_taps(double v, int64_t in, int64_t* i0, int64_t* i1, float* w0, float* w1) {
+  if (v < 0) v = 0;
+  if (v > double(in - 1)) v = double(in - 1);
+  const double f = std::floor(v);
+  *i0 = int64_t(f);
+  *i1 = std::min(*i0 + 1, in - 1);
+  *w1 = float(v - f);
+  *w0 = float(1.0 - (v - f));
+}
+
+}  // namespace
+
+void f32_resize2d(const ResizeGeom& g, const float* x, float* y) {
+  const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const double sy = resize_source_coord(g.coord, oh, g.scale_h, g.H, g.OH);
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      const double sx = resize_source_coord(g.coord, ow, g.scale_w, g.W, g.OW);
+      if (g.mode == ResizeMode::Nearest) {
+        const int64_t src = nearest_index(g.nearest, sy, g.H) * g.W + nearest_index(g.nearest, sx, g.W);
+        for (int64_t nc = 0; nc < g.NC; ++nc) y[nc * OP + oh * g.OW + ow] = x[nc * HW + src];
+      } else {
+        int64_t y0, y1, x0, x1;
+        float hy0, hy1, wx0, wx1;
+        linear_taps(sy, g.H, &y0, &y1, &hy0, &hy1);
+        linear_taps(sx, g.W, &x0, &x1, &wx0, &wx1);
+        for (int64_t nc = 0; nc < g.NC; ++nc) {
+          const float* p = x + nc * HW;
+          const float top = wx0 * p[y0 * g.W + x0] + wx1 * p[y0 * g.W + x1];
+          const float bot = wx0 * p[y1 * g.W + x0] + wx1 * p[y1 * g.W + x1];
+          y[nc * OP + oh * g.OW + ow] = hy0 * top + hy1 * bot;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace om::kernels
