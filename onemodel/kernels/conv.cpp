@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 
+#include "onemodel/core/shape.h"
+
 namespace om::kernels {
 namespace {
 
@@ -88,9 +90,11 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
 }  // namespace
 
 int64_t conv_out_extent(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad_begin, int64_t pad_end, bool ceil_mode) {
-  const int64_t eff = (k - 1) * d + 1;
+  int64_t eff;
+  if (k < 1 || s < 1 || !checked_mul(k - 1, d, &eff) || pad_begin > kMaxNumel || pad_end > kMaxNumel) return -1;
+  eff += 1;
   const int64_t num = in + pad_begin + pad_end - eff;
-  if (num < 0 || s < 1) return -1;
+  if (num < 0) return -1;
   int64_t out = (ceil_mode ? (num + s - 1) / s : num / s) + 1;
   if (ceil_mode && (out - 1) * s >= in + pad_begin) --out;
   return out;
@@ -336,9 +340,7 @@ double resize_source_coord(ResizeCoord c, int64_t o, double scale, int64_t in, i
   return 0.0;
 }
 
-namespace {
-
-int64_t nearest_index(ResizeNearest m, double v, int64_t in) {
+int64_t resize_nearest_index(ResizeNearest m, double v, int64_t in) {
   double r;
   switch (m) {
     case ResizeNearest::Floor: r = std::floor(v); break;
@@ -350,8 +352,7 @@ int64_t nearest_index(ResizeNearest m, double v, int64_t in) {
   return r >= double(in - 1) ? in - 1 : int64_t(r);
 }
 
-// Linear taps along one axis: i0, i1 and the weights (w0 for i0).
-void linear_taps(double v, int64_t in, int64_t* i0, int64_t* i1, float* w0, float* w1) {
+void resize_linear_taps(double v, int64_t in, int64_t* i0, int64_t* i1, float* w0, float* w1) {
   if (v < 0) v = 0;
   if (v > double(in - 1)) v = double(in - 1);
   const double f = std::floor(v);
@@ -361,8 +362,6 @@ void linear_taps(double v, int64_t in, int64_t* i0, int64_t* i1, float* w0, floa
   *w0 = float(1.0 - (v - f));
 }
 
-}  // namespace
-
 void f32_resize2d(const ResizeGeom& g, const float* x, float* y) {
   const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
   for (int64_t oh = 0; oh < g.OH; ++oh) {
@@ -370,13 +369,13 @@ void f32_resize2d(const ResizeGeom& g, const float* x, float* y) {
     for (int64_t ow = 0; ow < g.OW; ++ow) {
       const double sx = resize_source_coord(g.coord, ow, g.scale_w, g.W, g.OW);
       if (g.mode == ResizeMode::Nearest) {
-        const int64_t src = nearest_index(g.nearest, sy, g.H) * g.W + nearest_index(g.nearest, sx, g.W);
+        const int64_t src = resize_nearest_index(g.nearest, sy, g.H) * g.W + resize_nearest_index(g.nearest, sx, g.W);
         for (int64_t nc = 0; nc < g.NC; ++nc) y[nc * OP + oh * g.OW + ow] = x[nc * HW + src];
       } else {
         int64_t y0, y1, x0, x1;
         float hy0, hy1, wx0, wx1;
-        linear_taps(sy, g.H, &y0, &y1, &hy0, &hy1);
-        linear_taps(sx, g.W, &x0, &x1, &wx0, &wx1);
+        resize_linear_taps(sy, g.H, &y0, &y1, &hy0, &hy1);
+        resize_linear_taps(sx, g.W, &x0, &x1, &wx0, &wx1);
         for (int64_t nc = 0; nc < g.NC; ++nc) {
           const float* p = x + nc * HW;
           const float top = wx0 * p[y0 * g.W + x0] + wx1 * p[y0 * g.W + x1];

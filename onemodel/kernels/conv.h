@@ -85,5 +85,9 @@ struct ResizeGeom {
 // Source coordinate of output index o (in float64, as ONNX states it).
 double resize_source_coord(ResizeCoord c, int64_t o, double scale, int64_t in, int64_t out);
 void f32_resize2d(const ResizeGeom& g, const float* x, float* y);
+// The taps f32_resize2d uses (for the eager gradient): the nearest source index, clamped to
+// [0, in), and the two linear taps with their weights (w0 for i0) after clamping v to [0, in-1].
+int64_t resize_nearest_index(ResizeNearest m, double v, int64_t in);
+void resize_linear_taps(double v, int64_t in, int64_t* i0, int64_t* i1, float* w0, float* w1);
 
 }  // namespace om::kernels
