@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "onemodel/graph/ops/conv_geom.h"
+#include "onemodel/graph/ops/epilogue.h"
 #include "onemodel/graph/ops/op_util.h"
 
 namespace om::graph::ops {
@@ -195,6 +196,27 @@ Status infer_conv_like(InferContext& ctx, GeomKind kind) {
 }
 
 Status infer_conv(InferContext& ctx) { return infer_conv_like(ctx, GeomKind::Conv); }
+
+// FusedConv's activation (graph/ops/epilogue.h's list), Identity when absent.
+bool conv_activation(const Node& node, kernels::UnaryOp* op) {
+  const Attribute* a = find_attr(node, "activation");
+  if (!a || a->s.empty() || a->s == "Identity") {
+    *op = kernels::UnaryOp::Identity;
+    return true;
+  }
+  const EpilogueActivation* e = find_epilogue_activation(a->s);
+  if (e) *op = e->op;
+  return e != nullptr;
+}
+
+Status infer_fused_conv(InferContext& ctx) {
+  OM_TRY(infer_conv_like(ctx, GeomKind::Conv));
+  kernels::UnaryOp op;
+  if (!conv_activation(ctx.node, &op))
+    return ctx.error(ErrorKind::InvalidArgument, msg("unknown activation '", find_attr(ctx.node, "activation")->s, "' (",
+                                                     epilogue_activation_names(), ")"));
+  return Status::ok();
+}
 Status infer_conv_transpose(InferContext& ctx) { return infer_conv_like(ctx, GeomKind::ConvTranspose); }
 
 SpatialGeom geom_of(const KernelContext& k, GeomKind kind) {
@@ -216,10 +238,13 @@ size_t conv_transpose_scratch(const InferContext& ctx) {
   return kernels::conv_transpose_scratch_floats(geom_of(ctx, GeomKind::ConvTranspose).g) * sizeof(float);
 }
 
+// Conv, and FusedConv (bias then activation after each output's complete chain).
 Status conv_kernel(const KernelContext& k) {
   const SpatialGeom sg = geom_of(k, GeomKind::Conv);
   const float* bias = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
-  kernels::f32_conv2d(sg.g, k.in(0).as<const float>(), k.in(1).as<const float>(), bias, kernels::UnaryOp::Identity,
+  kernels::UnaryOp act = kernels::UnaryOp::Identity;
+  conv_activation(*k.node, &act);
+  kernels::f32_conv2d(sg.g, k.in(0).as<const float>(), k.in(1).as<const float>(), bias, act,
                       k.out(0).as<float>(), static_cast<float*>(k.scratch), k.packed_b, k.mode);
   return Status::ok();
 }
@@ -242,7 +267,7 @@ bool conv_packable(const Node& node, const std::vector<const ValueDesc*>& inputs
   for (size_t i = 2; i < w.size(); ++i)
     if (!checked_mul(kk, w[i], &kk)) return false;
   out->input = 1;
-  if (is_default_domain(node.domain) && node.op_type == "Conv") {
+  if ((is_default_domain(node.domain) && node.op_type == "Conv") || (node.domain == kOnemodelDomain && node.op_type == "FusedConv")) {
     int64_t K;
     if (!checked_mul(w[1], kk, &K)) return false;
     out->K = size_t(K);
@@ -266,6 +291,10 @@ bool conv_packable(const Node& node, const std::vector<const ValueDesc*>& inputs
 constexpr AttrSpec kConvAttrs[] = {{"auto_pad", AttrKind::String},      {"dilations", AttrKind::PositiveInts},
                                    {"group", AttrKind::PositiveInt},    {"kernel_shape", AttrKind::PositiveInts},
                                    {"pads", AttrKind::Ints},            {"strides", AttrKind::PositiveInts}};
+constexpr AttrSpec kFusedConvAttrs[] = {{"activation", AttrKind::String},   {"auto_pad", AttrKind::String},
+                                        {"dilations", AttrKind::PositiveInts}, {"group", AttrKind::PositiveInt},
+                                        {"kernel_shape", AttrKind::PositiveInts}, {"pads", AttrKind::Ints},
+                                        {"strides", AttrKind::PositiveInts}};
 constexpr AttrSpec kConvTransposeAttrs[] = {
     {"auto_pad", AttrKind::String},      {"dilations", AttrKind::PositiveInts}, {"group", AttrKind::PositiveInt},
     {"kernel_shape", AttrKind::PositiveInts}, {"output_padding", AttrKind::Ints}, {"output_shape", AttrKind::Ints},
@@ -278,6 +307,9 @@ constexpr OpDef kOps[] = {
     op("ConvTranspose").inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose).kernel(conv_transpose_kernel)
         .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
         .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order"),
+    op("FusedConv").in_domain(kOnemodelDomain).inputs(2, 3).attributes(kFusedConvAttrs).shapes(infer_fused_conv).kernel(conv_kernel)
+        .with_scratch(conv_scratch).with_prepack(conv_packable)
+        .doc("written by the conv fusion pass: act(Conv(X, W) + bias), bias and activation after each output's complete fma chain"),
 };
 
 }  // namespace
