@@ -2,7 +2,7 @@
 // ConvTranspose (1-D, 2-D, groups, depthwise, dilations, strides, pads, auto_pad, output_padding,
 // output_shape), the pools, BatchNormalization, Resize and Pad. Fast within 1e-5 of the
 // reference scaled by the sum of |terms|; Exact bit-equal across every ISA this machine runs;
-// malformed nodes refused at creation with an om::Error naming the node.
+// malformed nodes refused with an om::Error naming the node when the Session plans.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -354,7 +354,7 @@ TEST_CASE("global pools, BatchNormalization, Resize and Pad") {
   }
 }
 
-TEST_CASE("malformed convolutions and pools are refused at Session creation naming the node") {
+TEST_CASE("malformed convolutions and pools are refused when the Session plans, naming the node") {
   auto refused = [](const Case& c, const char* needle) {
     CAPTURE(needle);
     const std::vector<float> w = c.w.empty() ? std::vector<float>{} : random_floats(count(c.w), 1);
