@@ -9,3 +9,6 @@ set_tests_properties(example_deploy_device PROPERTIES FIXTURES_REQUIRED example_
 add_test(NAME example_run_onnx COMMAND run_onnx ${OM_EXAMPLES_OUT}/model.onnx features=${OM_EXAMPLES_OUT}/input.npy
   --out ${OM_EXAMPLES_OUT}/onnx_out)
 set_tests_properties(example_run_onnx PROPERTIES FIXTURES_REQUIRED example_model PASS_REGULAR_EXPRESSION "logits -> ")
+# cnn_shapes trains a small CNN on generated squares and circles and deploys it as a .om file.
+add_test(NAME example_cnn_shapes COMMAND cnn_shapes ${OM_EXAMPLES_OUT}/cnn_shapes)
+set_tests_properties(example_cnn_shapes PROPERTIES PASS_REGULAR_EXPRESSION "cnn_shapes: ok")
