@@ -34,24 +34,42 @@ void run_gemm(const GemmArgs& a, const float* packed, ArithmeticMode mode) {
   else f32_gemm(a, mode);
 }
 
-// col[pp, k] for output pixels [p0, p0 + pt) of image n, channels [c0, c0 + Cg).
+// The im2col tile, transposed: col[k * pt + pp] for k = (c, kh, kw) of channels
+// [c0, c0 + Cg) and output pixels p0 + pp, pp < pt, of image `xn`. Built one (k, output row)
+// segment at a time, so stride-1 rows are plain copies between zero-filled edges; the GEMM reads
+// it as A[pp, k] (row stride 1, column stride pt) and packs it like any strided operand.
 void im2col_tile(const ConvGeom& g, const float* xn, int64_t c0, int64_t Cg, int64_t p0, int64_t pt, float* col) {
-  const int64_t K = Cg * g.kH * g.kW;
-  for (int64_t pp = 0; pp < pt; ++pp) {
-    const int64_t p = p0 + pp, oh = p / g.OW, ow = p % g.OW;
-    float* row = col + pp * K;
-    const int64_t ih0 = oh * g.sH - g.pad_t, iw0 = ow * g.sW - g.pad_l;
-    for (int64_t c = 0; c < Cg; ++c) {
-      const float* plane = xn + (c0 + c) * g.H * g.W;
-      for (int64_t kh = 0; kh < g.kH; ++kh) {
-        const int64_t ih = ih0 + kh * g.dH;
-        const bool row_in = ih >= 0 && ih < g.H;
-        for (int64_t kw = 0; kw < g.kW; ++kw) {
-          const int64_t iw = iw0 + kw * g.dW;
-          *row++ = (row_in && iw >= 0 && iw < g.W) ? plane[ih * g.W + iw] : 0.0f;
+  float* dst = col;
+  for (int64_t c = 0; c < Cg; ++c) {
+    const float* plane = xn + (c0 + c) * g.H * g.W;
+    for (int64_t kh = 0; kh < g.kH; ++kh)
+      for (int64_t kw = 0; kw < g.kW; ++kw, dst += pt) {
+        const int64_t shift = kw * g.dW - g.pad_l;  // iw = ow * sW + shift
+        for (int64_t p = p0; p < p0 + pt;) {
+          const int64_t oh = p / g.OW, ow0 = p % g.OW;
+          const int64_t n = std::min(g.OW - ow0, p0 + pt - p);
+          float* out = dst + (p - p0);
+          const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
+          if (ih < 0 || ih >= g.H) {
+            std::fill(out, out + n, 0.0f);
+          } else if (g.sW == 1) {
+            const float* src = plane + ih * g.W;
+            // iw = ow0 + j + shift in [0, W)  <=>  j in [lo, hi)
+            const int64_t lo = std::min(n, std::max<int64_t>(0, -(ow0 + shift)));
+            const int64_t hi = std::max(lo, std::min(n, g.W - (ow0 + shift)));
+            std::fill(out, out + lo, 0.0f);
+            if (hi > lo) std::memcpy(out + lo, src + ow0 + lo + shift, size_t(hi - lo) * sizeof(float));
+            std::fill(out + hi, out + n, 0.0f);
+          } else {
+            const float* src = plane + ih * g.W;
+            for (int64_t j = 0; j < n; ++j) {
+              const int64_t iw = (ow0 + j) * g.sW + shift;
+              out[j] = (iw >= 0 && iw < g.W) ? src[iw] : 0.0f;
+            }
+          }
+          p += n;
         }
       }
-    }
   }
 }
 
@@ -142,8 +160,8 @@ void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* 
         } else {
           im2col_tile(g, xn, gi * Cg, Cg, p0, cur, col);
           a.a = col;
-          a.a_rs = K;
-          a.a_cs = 1;
+          a.a_rs = 1;
+          a.a_cs = cur;
         }
         a.M = size_t(cur);
         run_gemm(a, packed_w, mode);
@@ -231,8 +249,6 @@ void f32_conv2d_weight_grad(const ConvGeom& g, const float* x, const float* dy, 
   a.a_rs = P;
   a.a_cs = 1;
   a.b = col;
-  a.b_rs = K;
-  a.b_cs = 1;
   a.ldc = size_t(K);
   a.workspace = scratch + round16(size_t(pt * K));
   for (int64_t gi = 0; gi < g.group; ++gi) {
@@ -242,6 +258,8 @@ void f32_conv2d_weight_grad(const ConvGeom& g, const float* x, const float* dy, 
       for (int64_t p0 = 0; p0 < P; p0 += pt) {
         const int64_t cur = std::min(pt, P - p0);
         im2col_tile(g, x + n * g.C * HW, gi * Cg, Cg, p0, cur, col);
+        a.b_rs = 1;
+        a.b_cs = cur;
         a.a = dy + (n * g.M + gi * Mg) * P + p0;
         a.K = size_t(cur);
         a.accumulate = !first;
