@@ -1,5 +1,6 @@
 // Session (Fast and Exact, one thread) against ONNX Runtime (one thread, graph optimizations
-// "all", same machine, same run) on an MLP and on a self-attention block written from core ops.
+// "all", same machine, same run) on an MLP, a self-attention block written from core ops, and a
+// ResNet-style and a MobileNet-style CNN (bench_cnn_models.h).
 //
 //   bench_session [repo-dir] [--seconds S] [--work DIR] [--no-ort] [--only TEXT] [--verbose]
 //
@@ -23,6 +24,7 @@
 #include <onemodel/onemodel.h>
 
 #include "onemodel/kernels/kernels.h"
+#include "bench_cnn_models.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -192,6 +194,23 @@ Model make_attention() {
   for (auto [b, s] : {std::pair<int64_t, int64_t>{1, 64}, {1, 128}, {4, 128}})
     m.shapes.push_back({"b" + std::to_string(b) + "s" + std::to_string(s), om::randn({b, s, d}, gen)});
   return m;
+}
+
+// The convolutional models (bench_cnn_models.h) on 3x64x64 images, symbolic batch.
+Model make_cnn(const std::string& name, const std::shared_ptr<om::nn::Sequential>& net, om::Generator& gen) {
+  Model m;
+  m.name = name;
+  m.traced = net->trace(om::randn({2, 3, 64, 64}, gen), {"batch", "", "", ""}, m.input, m.output);
+  for (int64_t b : {1, 8}) m.shapes.push_back({"b" + std::to_string(b), om::randn({b, 3, 64, 64}, gen)});
+  return m;
+}
+Model make_resnet() {
+  om::Generator gen(303);
+  return make_cnn("resnet", bench_cnn::resnet(gen), gen);
+}
+Model make_mobilenet() {
+  om::Generator gen(404);
+  return make_cnn("mobilenet", bench_cnn::mobilenet(gen), gen);
 }
 
 // One Identity node: on a one-element input it measures what ONNX Runtime's Node binding costs
@@ -434,7 +453,7 @@ int main(int argc, char** argv) {
       om::TensorView in;
     };
     bool ok = true;
-    std::vector<Model> models = {make_mlp(), make_attention()};
+    std::vector<Model> models = {make_mlp(), make_attention(), make_resnet(), make_mobilenet()};
     std::vector<std::unique_ptr<om::Session>> sessions;
     std::vector<Case> cases;
     for (Model& m : models) {

@@ -10,6 +10,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "onemodel/core/shape.h"
 
@@ -40,26 +43,29 @@ void run_gemm(const GemmArgs& a, const float* packed, ArithmeticMode mode) {
 // it as A[pp, k] (row stride 1, column stride pt) and packs it like any strided operand.
 void im2col_tile(const ConvGeom& g, const float* xn, int64_t c0, int64_t Cg, int64_t p0, int64_t pt, float* col) {
   float* dst = col;
+  const int64_t oh_first = p0 / g.OW, ow_first = p0 % g.OW;  // no division per row segment
   for (int64_t c = 0; c < Cg; ++c) {
     const float* plane = xn + (c0 + c) * g.H * g.W;
     for (int64_t kh = 0; kh < g.kH; ++kh)
       for (int64_t kw = 0; kw < g.kW; ++kw, dst += pt) {
         const int64_t shift = kw * g.dW - g.pad_l;  // iw = ow * sW + shift
-        for (int64_t p = p0; p < p0 + pt;) {
-          const int64_t oh = p / g.OW, ow0 = p % g.OW;
+        int64_t oh = oh_first, ow0 = ow_first;
+        for (int64_t p = p0; p < p0 + pt; ++oh, ow0 = 0) {
           const int64_t n = std::min(g.OW - ow0, p0 + pt - p);
           float* out = dst + (p - p0);
           const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
           if (ih < 0 || ih >= g.H) {
-            std::fill(out, out + n, 0.0f);
+            for (int64_t j = 0; j < n; ++j) out[j] = 0.0f;
           } else if (g.sW == 1) {
             const float* src = plane + ih * g.W;
             // iw = ow0 + j + shift in [0, W)  <=>  j in [lo, hi)
             const int64_t lo = std::min(n, std::max<int64_t>(0, -(ow0 + shift)));
             const int64_t hi = std::max(lo, std::min(n, g.W - (ow0 + shift)));
-            std::fill(out, out + lo, 0.0f);
-            if (hi > lo) std::memcpy(out + lo, src + ow0 + lo + shift, size_t(hi - lo) * sizeof(float));
-            std::fill(out + hi, out + n, 0.0f);
+            // Short rows: plain loops (vectorised) beat library calls here.
+            const float* from = src + ow0 + shift;
+            for (int64_t j = 0; j < lo; ++j) out[j] = 0.0f;
+            for (int64_t j = lo; j < hi; ++j) out[j] = from[j];
+            for (int64_t j = hi; j < n; ++j) out[j] = 0.0f;
           } else {
             const float* src = plane + ih * g.W;
             for (int64_t j = 0; j < n; ++j) {
@@ -73,34 +79,71 @@ void im2col_tile(const ConvGeom& g, const float* xn, int64_t c0, int64_t Cg, int
   }
 }
 
-void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, ArithmeticMode mode) {
+#if defined(__x86_64__)
+// acc[i] = fma(x[i], w, acc[i]): 8 lanes at a time, each lane the same correctly rounded fma
+// as the scalar form, so the bits equal std::fma's on every ISA.
+__attribute__((target("avx2,fma"))) void axpy_fma_avx2(const float* x, float w, float* acc, int64_t n) {
+  const __m256 wv = _mm256_set1_ps(w);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(_mm256_loadu_ps(x + i), wv, _mm256_loadu_ps(acc + i)));
+  for (; i < n; ++i) acc[i] = std::fma(x[i], w, acc[i]);
+}
+#endif
+
+void axpy_fma(const float* x, float w, float* acc, int64_t n) {
+#if defined(__x86_64__)
+  const Isa isa = active_isa();
+  if (isa == Isa::Avx2 || isa == Isa::Avx512) return axpy_fma_avx2(x, w, acc, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) acc[i] = std::fma(x[i], w, acc[i]);
+}
+
+// The rows and columns of the zero-padded input plane the windows touch.
+int64_t padded_rows(const ConvGeom& g) { return (g.OH - 1) * g.sH + (g.kH - 1) * g.dH + 1; }
+int64_t padded_cols(const ConvGeom& g) { return (g.OW - 1) * g.sW + (g.kW - 1) * g.dW + 1; }
+
+// Depthwise (groups == channels): each plane is copied once into a zero-padded buffer, then each
+// output row accumulates the taps in (kh, kw) order, a whole row per tap, with fma: every output
+// is exactly the chain the rule fixes (padded taps contribute fma(0, w, acc)), in both modes.
+void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch) {
   const int64_t mult = g.M / g.C, kk = g.kH * g.kW, P = g.OH * g.OW;
-  const bool exact = mode == ArithmeticMode::Exact;
+  const int64_t Hp = padded_rows(g), Wp = padded_cols(g);
+  float* pad = scratch;                    // Hp x Wp
+  float* gathered = scratch + round16(size_t(Hp * Wp));  // OW, for strided taps
   for (int64_t n = 0; n < g.N; ++n) {
-    for (int64_t m = 0; m < g.M; ++m) {
-      const float* plane = x + (n * g.C + m / mult) * g.H * g.W;
-      const float* wm = w + m * kk;
-      float* out = y + (n * g.M + m) * P;
-      for (int64_t oh = 0; oh < g.OH; ++oh) {
-        const int64_t ih0 = oh * g.sH - g.pad_t;
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          const int64_t iw0 = ow * g.sW - g.pad_l;
-          float acc = 0.0f;
-          for (int64_t kh = 0; kh < g.kH; ++kh) {
-            const int64_t ih = ih0 + kh * g.dH;
-            const bool row_in = ih >= 0 && ih < g.H;
-            for (int64_t kw = 0; kw < g.kW; ++kw) {
-              const int64_t iw = iw0 + kw * g.dW;
-              const bool in = row_in && iw >= 0 && iw < g.W;
-              if (exact) acc = std::fma(in ? plane[ih * g.W + iw] : 0.0f, wm[kh * g.kW + kw], acc);
-              else if (in) acc += plane[ih * g.W + iw] * wm[kh * g.kW + kw];
-            }
-          }
-          if (bias) acc = acc + bias[m];
-          out[oh * g.OW + ow] = acc;
+    for (int64_t c = 0; c < g.C; ++c) {
+      const float* plane = x + (n * g.C + c) * g.H * g.W;
+      for (int64_t r = 0; r < Hp; ++r) {
+        const int64_t ih = r - g.pad_t;
+        float* dst = pad + r * Wp;
+        for (int64_t q = 0; q < Wp; ++q) {
+          const int64_t iw = q - g.pad_l;
+          dst[q] = (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W) ? plane[ih * g.W + iw] : 0.0f;
         }
       }
-      if (act != UnaryOp::Identity) f32_unary(act, out, out, size_t(P));
+      for (int64_t j = 0; j < mult; ++j) {
+        const int64_t m = c * mult + j;
+        const float* wm = w + m * kk;
+        float* out = y + (n * g.M + m) * P;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          float* acc = out + oh * g.OW;
+          for (int64_t ow = 0; ow < g.OW; ++ow) acc[ow] = 0.0f;
+          for (int64_t kh = 0; kh < g.kH; ++kh) {
+            const float* row = pad + (oh * g.sH + kh * g.dH) * Wp;
+            for (int64_t kw = 0; kw < g.kW; ++kw) {
+              const float* src = row + kw * g.dW;
+              if (g.sW != 1) {
+                for (int64_t ow = 0; ow < g.OW; ++ow) gathered[ow] = src[ow * g.sW];
+                src = gathered;
+              }
+              axpy_fma(src, wm[kh * g.kW + kw], acc, g.OW);
+            }
+          }
+          if (bias)
+            for (int64_t ow = 0; ow < g.OW; ++ow) acc[ow] = acc[ow] + bias[m];
+        }
+        if (act != UnaryOp::Identity) f32_unary(act, out, out, size_t(P));
+      }
     }
   }
 }
@@ -118,57 +161,65 @@ int64_t conv_out_extent(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad
   return out;
 }
 
-size_t conv_scratch_floats(const ConvGeom& g) {
-  if (is_depthwise(g)) return 0;
-  const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW;
-  const int64_t pt = pixel_tile(P, K);
-  const size_t col = is_pointwise(g) ? 0 : round16(size_t(pt * K));
-  return col + round16(size_t(pt * Mg)) + gemm_workspace_floats(size_t(pt) + 8, size_t(Mg) + 16, size_t(K));
+// Pixels per GEMM: the whole image for pointwise convolutions (no im2col), else a tile of about
+// 128K im2col floats, rounded down to whole 32-column panels when that leaves some.
+int64_t conv_pixel_tile(const ConvGeom& g, int64_t P, int64_t K) {
+  if (is_pointwise(g)) return std::max<int64_t>(P, 1);
+  const int64_t t = pixel_tile(P, K);
+  return t >= 64 && t < P ? t / 32 * 32 : t;
 }
 
+size_t conv_scratch_floats(const ConvGeom& g) {
+  if (is_depthwise(g)) return round16(size_t(padded_rows(g) * padded_cols(g))) + round16(size_t(g.OW));
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW;
+  const int64_t pt = conv_pixel_tile(g, P, K);
+  const size_t col = is_pointwise(g) ? 0 : round16(size_t(pt * K));
+  return col + gemm_workspace_floats(size_t(Mg) + 8, size_t(pt) + 16, size_t(K));
+}
+
+// Y[m, p] (NCHW, row stride P) = W[m, k] x col[k, p] per group and pixel tile: the weights are
+// the GEMM's A, the im2col tile (or, for pointwise convolutions, the input itself) its B, so the
+// product lands in place. The bias and the activation follow each tile's complete chains.
 void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
-                const float* packed_w, ArithmeticMode mode) {
-  if (is_depthwise(g)) return depthwise(g, x, w, bias, act, y, mode);
+                const float*, ArithmeticMode mode) {
+  if (is_depthwise(g)) return depthwise(g, x, w, bias, act, y, scratch);
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW, HW = g.H * g.W;
-  const int64_t pt = pixel_tile(P, K);
+  const int64_t pt = conv_pixel_tile(g, P, K);
   const bool pointwise = is_pointwise(g);
   float* col = scratch;
-  float* tile = scratch + (pointwise ? 0 : round16(size_t(pt * K)));
-  float* ws = tile + round16(size_t(pt * Mg));
-  if (g.group != 1) packed_w = nullptr;
   GemmArgs a;
-  a.N = size_t(Mg);
+  a.M = size_t(Mg);
   a.K = size_t(K);
-  a.b_rs = 1;
-  a.b_cs = K;
-  a.c = tile;
-  a.ldc = size_t(Mg);
-  a.activation = act;
-  a.workspace = ws;
+  a.a_rs = K;
+  a.a_cs = 1;
+  a.b_cs = 1;
+  a.ldc = size_t(P);
+  a.workspace = scratch + (pointwise ? 0 : round16(size_t(pt * K)));
   for (int64_t n = 0; n < g.N; ++n) {
     const float* xn = x + n * g.C * HW;
     for (int64_t gi = 0; gi < g.group; ++gi) {
-      a.b = w + gi * Mg * K;
-      a.bias = bias ? bias + gi * Mg : nullptr;
+      a.a = w + gi * Mg * K;
       float* yg = y + (n * g.M + gi * Mg) * P;
       for (int64_t p0 = 0; p0 < P; p0 += pt) {
         const int64_t cur = std::min(pt, P - p0);
         if (pointwise) {
-          a.a = xn + gi * Cg * HW + p0;
-          a.a_rs = 1;
-          a.a_cs = HW;
+          a.b = xn + gi * Cg * HW + p0;
+          a.b_rs = HW;
         } else {
           im2col_tile(g, xn, gi * Cg, Cg, p0, cur, col);
-          a.a = col;
-          a.a_rs = 1;
-          a.a_cs = cur;
+          a.b = col;
+          a.b_rs = cur;
         }
-        a.M = size_t(cur);
-        run_gemm(a, packed_w, mode);
+        a.N = size_t(cur);
+        a.c = yg + p0;
+        f32_gemm(a, mode);
         for (int64_t m = 0; m < Mg; ++m) {
-          float* dst = yg + m * P + p0;
-          const float* src = tile + m;
-          for (int64_t pp = 0; pp < cur; ++pp) dst[pp] = src[pp * Mg];
+          float* row = yg + m * P + p0;
+          if (bias) {
+            const float b = bias[gi * Mg + m];
+            for (int64_t pp = 0; pp < cur; ++pp) row[pp] = row[pp] + b;
+          }
+          if (act != UnaryOp::Identity) f32_unary(act, row, row, size_t(cur));
         }
       }
     }

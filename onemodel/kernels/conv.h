@@ -36,8 +36,9 @@ int64_t conv_out_extent(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad
 // kw) in that order, starting from +0, padded positions contributing fma(0, w, acc); then the
 // bias (one rounding), then the activation. This is an exact GEMM over the im2col matrix with K
 // ordered (c, kh, kw), and the direct depthwise kernel computes the same chain, so the bits do
-// not depend on ISA, tiling or path. `packed_w` (or null) is gemm_pack_b of the K x M view of W
-// (rs 1, cs K), valid for group == 1 only. `scratch` holds conv_scratch_floats(g) floats.
+// not depend on ISA, tiling or path. The weights are the GEMM's left operand (packed per call,
+// they are small); `packed_w` is accepted for symmetry and unused. `scratch` holds
+// conv_scratch_floats(g) floats.
 size_t conv_scratch_floats(const ConvGeom& g);
 void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
                 const float* packed_w, ArithmeticMode mode);

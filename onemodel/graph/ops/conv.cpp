@@ -257,7 +257,8 @@ Status conv_transpose_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-// The weights as the GEMM's right-hand operand when one GEMM shape covers the node (group 1).
+// ConvTranspose's weights as the GEMM's right-hand operand when one GEMM shape covers the node
+// (group 1). (Conv's weights are the left operand: nothing to prepack.)
 bool conv_packable(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
   if (inputs.size() < 2 || !inputs[0] || !inputs[1] || inputs[1]->dtype != DType::f32) return false;
   if (attr_int(node, "group", 1) != 1) return false;
@@ -267,15 +268,6 @@ bool conv_packable(const Node& node, const std::vector<const ValueDesc*>& inputs
   for (size_t i = 2; i < w.size(); ++i)
     if (!checked_mul(kk, w[i], &kk)) return false;
   out->input = 1;
-  if ((is_default_domain(node.domain) && node.op_type == "Conv") || (node.domain == kOnemodelDomain && node.op_type == "FusedConv")) {
-    int64_t K;
-    if (!checked_mul(w[1], kk, &K)) return false;
-    out->K = size_t(K);
-    out->N = size_t(w[0]);
-    out->rs = 1;
-    out->cs = K;
-    return true;
-  }
   if (is_default_domain(node.domain) && node.op_type == "ConvTranspose") {
     int64_t Nc;
     if (!checked_mul(w[1], kk, &Nc)) return false;
@@ -302,13 +294,12 @@ constexpr AttrSpec kConvTransposeAttrs[] = {
 
 constexpr OpDef kOps[] = {
     op("Conv").inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).kernel(conv_kernel).with_scratch(conv_scratch)
-        .with_prepack(conv_packable)
-        .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads; 1x1 GEMM on pre-packed weights, im2col tiles, direct depthwise; exact: fma chain over (c, kh, kw), then bias"),
+        .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads; 1x1 as one GEMM on the input, im2col tiles, direct depthwise; exact: fma chain over (c, kh, kw), then bias"),
     op("ConvTranspose").inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose).kernel(conv_transpose_kernel)
         .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
         .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order"),
     op("FusedConv").in_domain(kOnemodelDomain).inputs(2, 3).attributes(kFusedConvAttrs).shapes(infer_fused_conv).kernel(conv_kernel)
-        .with_scratch(conv_scratch).with_prepack(conv_packable)
+        .with_scratch(conv_scratch)
         .doc("written by the conv fusion pass: act(Conv(X, W) + bias), bias and activation after each output's complete fma chain"),
 };
 
