@@ -105,20 +105,41 @@ int64_t padded_cols(const ConvGeom& g) { return (g.OW - 1) * g.sW + (g.kW - 1) *
 // Depthwise (groups == channels): each plane is copied once into a zero-padded buffer, then each
 // output row accumulates the taps in (kh, kw) order, a whole row per tap, with fma: every output
 // is exactly the chain the rule fixes (padded taps contribute fma(0, w, acc)), in both modes.
+// With a column stride s the buffer is split by column phase (columns q, q + s, ... of phase
+// q % s stored together), so every tap still reads a contiguous run.
+int64_t phase_cols(const ConvGeom& g) { return (padded_cols(g) + g.sW - 1) / g.sW; }
+
 void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch) {
   const int64_t mult = g.M / g.C, kk = g.kH * g.kW, P = g.OH * g.OW;
-  const int64_t Hp = padded_rows(g), Wp = padded_cols(g);
-  float* pad = scratch;                    // Hp x Wp
-  float* gathered = scratch + round16(size_t(Hp * Wp));  // OW, for strided taps
+  const int64_t Hp = padded_rows(g), Wp = padded_cols(g), Wq = phase_cols(g), S = g.sW;
+  float* pad = scratch;  // S phases of Hp x Wq
   for (int64_t n = 0; n < g.N; ++n) {
     for (int64_t c = 0; c < g.C; ++c) {
       const float* plane = x + (n * g.C + c) * g.H * g.W;
+      // Columns [lo, hi) of a padded row come from the input row; the rest are zero.
+      const int64_t lo = std::min(Wp, g.pad_l), hi = std::max(lo, std::min(Wp, g.pad_l + g.W));
       for (int64_t r = 0; r < Hp; ++r) {
         const int64_t ih = r - g.pad_t;
-        float* dst = pad + r * Wp;
-        for (int64_t q = 0; q < Wp; ++q) {
-          const int64_t iw = q - g.pad_l;
-          dst[q] = (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W) ? plane[ih * g.W + iw] : 0.0f;
+        const float* src = plane + ih * g.W - g.pad_l;
+        const bool row_in = ih >= 0 && ih < g.H;
+        if (S == 1) {
+          float* dst = pad + r * Wq;
+          if (!row_in) {
+            for (int64_t q = 0; q < Wp; ++q) dst[q] = 0.0f;
+            continue;
+          }
+          for (int64_t q = 0; q < lo; ++q) dst[q] = 0.0f;
+          for (int64_t q = lo; q < hi; ++q) dst[q] = src[q];
+          for (int64_t q = hi; q < Wp; ++q) dst[q] = 0.0f;
+        } else {
+          for (int64_t ph = 0; ph < S; ++ph) {
+            float* dst = pad + (ph * Hp + r) * Wq;
+            if (!row_in) {
+              for (int64_t j = 0; j < Wq; ++j) dst[j] = 0.0f;
+              continue;
+            }
+            for (int64_t j = 0, q = ph; j < Wq; ++j, q += S) dst[j] = (q >= lo && q < hi) ? src[q] : 0.0f;
+          }
         }
       }
       for (int64_t j = 0; j < mult; ++j) {
@@ -129,13 +150,10 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
           float* acc = out + oh * g.OW;
           for (int64_t ow = 0; ow < g.OW; ++ow) acc[ow] = 0.0f;
           for (int64_t kh = 0; kh < g.kH; ++kh) {
-            const float* row = pad + (oh * g.sH + kh * g.dH) * Wp;
+            const int64_t r = oh * g.sH + kh * g.dH;
             for (int64_t kw = 0; kw < g.kW; ++kw) {
-              const float* src = row + kw * g.dW;
-              if (g.sW != 1) {
-                for (int64_t ow = 0; ow < g.OW; ++ow) gathered[ow] = src[ow * g.sW];
-                src = gathered;
-              }
+              const int64_t col = kw * g.dW;  // padded column of output 0's tap; output ow reads col + ow * S
+              const float* src = pad + ((col % S) * Hp + r) * Wq + col / S;
               axpy_fma(src, wm[kh * g.kW + kw], acc, g.OW);
             }
           }
@@ -170,7 +188,7 @@ int64_t conv_pixel_tile(const ConvGeom& g, int64_t P, int64_t K) {
 }
 
 size_t conv_scratch_floats(const ConvGeom& g) {
-  if (is_depthwise(g)) return round16(size_t(padded_rows(g) * padded_cols(g))) + round16(size_t(g.OW));
+  if (is_depthwise(g)) return round16(size_t(g.sW * padded_rows(g) * phase_cols(g)));
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW;
   const int64_t pt = conv_pixel_tile(g, P, K);
   const size_t col = is_pointwise(g) ? 0 : round16(size_t(pt * K));
