@@ -109,7 +109,44 @@ int64_t padded_cols(const ConvGeom& g) { return (g.OW - 1) * g.sW + (g.kW - 1) *
 // q % s stored together), so every tap still reads a contiguous run.
 int64_t phase_cols(const ConvGeom& g) { return (padded_cols(g) + g.sW - 1) / g.sW; }
 
+// Floats of the padded-plane buffer, or -1 when it would be much larger than the input and the
+// output planes together (huge pads or strides): then the direct per-output chain runs instead.
+int64_t padded_floats(const ConvGeom& g) {
+  int64_t rows = 0, cols = 0, n = 0;
+  if (!checked_mul(g.OH - 1, g.sH, &rows) || !checked_mul(g.OW - 1, g.sW, &cols)) return -1;
+  rows = padded_rows(g);
+  cols = phase_cols(g);
+  if (!checked_mul(rows, cols, &n) || !checked_mul(n, g.sW, &n)) return -1;
+  const int64_t limit = std::max<int64_t>(int64_t(1) << 20, 4 * (g.H * g.W + g.OH * g.OW));
+  return n <= limit ? n : -1;
+}
+
+// The same chain per output, taps read one by one (padded positions as 0): no buffer.
+void depthwise_direct(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y) {
+  const int64_t mult = g.M / g.C, kk = g.kH * g.kW, P = g.OH * g.OW;
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t m = 0; m < g.M; ++m) {
+      const float* plane = x + (n * g.C + m / mult) * g.H * g.W;
+      float* out = y + (n * g.M + m) * P;
+      for (int64_t oh = 0; oh < g.OH; ++oh)
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          float acc = 0.0f;
+          for (int64_t kh = 0; kh < g.kH; ++kh) {
+            const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
+            for (int64_t kw = 0; kw < g.kW; ++kw) {
+              const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
+              const bool in = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
+              acc = std::fma(in ? plane[ih * g.W + iw] : 0.0f, w[m * kk + kh * g.kW + kw], acc);
+            }
+          }
+          out[oh * g.OW + ow] = bias ? acc + bias[m] : acc;
+        }
+      if (act != UnaryOp::Identity) f32_unary(act, out, out, size_t(P));
+    }
+}
+
 void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch) {
+  if (padded_floats(g) < 0) return depthwise_direct(g, x, w, bias, act, y);
   const int64_t mult = g.M / g.C, kk = g.kH * g.kW, P = g.OH * g.OW;
   const int64_t Hp = padded_rows(g), Wp = padded_cols(g), Wq = phase_cols(g), S = g.sW;
   float* pad = scratch;  // S phases of Hp x Wq
@@ -188,7 +225,7 @@ int64_t conv_pixel_tile(const ConvGeom& g, int64_t P, int64_t K) {
 }
 
 size_t conv_scratch_floats(const ConvGeom& g) {
-  if (is_depthwise(g)) return round16(size_t(g.sW * padded_rows(g) * phase_cols(g)));
+  if (is_depthwise(g)) return padded_floats(g) < 0 ? 0 : round16(size_t(padded_floats(g)));
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW;
   const int64_t pt = conv_pixel_tile(g, P, K);
   const size_t col = is_pointwise(g) ? 0 : round16(size_t(pt * K));

@@ -189,6 +189,11 @@ TEST_CASE("Conv matches the double reference in Fast and is bit-equal across ISA
   check_conv({"Conv", {2, 8, 5, 5}, {16, 8, 1, 1}, true, {}}, {2, 16, 5, 5});                                   // pointwise GEMM
   check_conv({"Conv", {1, 6, 7, 7}, {6, 1, 3, 3}, true, {Attribute::of_int("group", 6), ints("pads", {1, 1, 1, 1})}}, {1, 6, 7, 7});  // depthwise
   check_conv({"Conv", {1, 4, 8, 8}, {8, 1, 3, 3}, false, {Attribute::of_int("group", 4), ints("strides", {2, 2})}}, {1, 8, 3, 3});   // multiplier 2
+  // Depthwise with a huge stride and pad: the padded buffer would be far larger than the planes,
+  // so the direct chain runs (same rule).
+  check_conv({"Conv", {1, 2, 4, 4}, {2, 1, 1, 3}, true,
+              {Attribute::of_int("group", 2), ints("strides", {1, int64_t(1) << 22}), ints("pads", {0, 1, 0, int64_t(1) << 22})}},
+             {1, 2, 4, 2});
   check_conv({"Conv", {2, 3, 9}, {4, 3, 3}, true, {ints("pads", {1, 2}), ints("strides", {2})}}, {2, 4, 5});  // 1-D
   check_conv({"Conv", {1, 2, 7, 5}, {3, 2, 3, 3}, false, {Attribute::of_string("auto_pad", "SAME_UPPER"), ints("strides", {2, 2})}},
              {1, 3, 4, 3});

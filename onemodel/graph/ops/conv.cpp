@@ -132,8 +132,7 @@ const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size
       if (oe[i] < 1) return "the (dilated) kernel is larger than the padded input";
     }
   }
-  const size_t h = sp == 2 ? 0 : 1;  // index of the H axis in the arrays (1-D: none)
-  const size_t wi = sp - 1;
+  const size_t wi = sp - 1;  // index of the W axis in the per-axis arrays
   g.H = sp == 2 ? x[2] : 1;
   g.W = x[1 + sp];
   g.kH = sp == 2 ? k[0] : 1;
@@ -148,7 +147,6 @@ const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size
   out->pad_r = pe[wi];
   g.OH = sp == 2 ? oe[0] : 1;
   g.OW = oe[wi];
-  (void)h;
   return nullptr;
 }
 
