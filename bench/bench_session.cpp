@@ -1,6 +1,7 @@
 // Session (Fast and Exact, one thread) against ONNX Runtime (one thread, graph optimizations
-// "all", same machine, same run) on an MLP, on a self-attention block written from core ops and
-// on a transformer encoder layer (nn::TransformerEncoderLayer, d 256, 4 heads, feed-forward 1024).
+// "all", same machine, same run) on an MLP, a self-attention block written from core ops, a
+// transformer encoder layer (nn::TransformerEncoderLayer, d 256, 4 heads, feed-forward 1024),
+// LSTM and GRU layers, and a ResNet-style and a MobileNet-style CNN (bench_cnn_models.h).
 //
 //   bench_session [repo-dir] [--seconds S] [--work DIR] [--no-ort] [--only TEXT] [--verbose]
 //
@@ -24,6 +25,7 @@
 #include <onemodel/onemodel.h>
 
 #include "onemodel/kernels/kernels.h"
+#include "bench_cnn_models.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -226,6 +228,23 @@ Model make_encoder() {
   for (int64_t b : {1, 4})
     for (int64_t s : {64, 128, 256}) m.shapes.push_back({"b" + std::to_string(b) + "s" + std::to_string(s), om::randn({b, s, 256}, gen)});
   return m;
+}
+
+// The convolutional models (bench_cnn_models.h) on 3x64x64 images, symbolic batch.
+Model make_cnn(const std::string& name, const std::shared_ptr<om::nn::Sequential>& net, om::Generator& gen) {
+  Model m;
+  m.name = name;
+  m.traced = net->trace(om::randn({2, 3, 64, 64}, gen), {"batch", "", "", ""}, m.input, m.output);
+  for (int64_t b : {1, 8}) m.shapes.push_back({"b" + std::to_string(b), om::randn({b, 3, 64, 64}, gen)});
+  return m;
+}
+Model make_resnet() {
+  om::Generator gen(303);
+  return make_cnn("resnet", bench_cnn::resnet(gen), gen);
+}
+Model make_mobilenet() {
+  om::Generator gen(404);
+  return make_cnn("mobilenet", bench_cnn::mobilenet(gen), gen);
 }
 
 // One Identity node: on a one-element input it measures what ONNX Runtime's Node binding costs
@@ -468,7 +487,9 @@ int main(int argc, char** argv) {
       om::TensorView in;
     };
     bool ok = true;
-    std::vector<Model> models = {make_mlp(), make_attention(), make_recurrent(false), make_recurrent(true), make_encoder()};
+    std::vector<Model> models = {make_mlp(),           make_attention(),      make_recurrent(false),
+                                 make_recurrent(true), make_encoder(),        make_resnet(),
+                                 make_mobilenet()};
     std::vector<std::unique_ptr<om::Session>> sessions;
     std::vector<Case> cases;
     for (Model& m : models) {

@@ -13,3 +13,6 @@ add_test(NAME example_sine_rnn COMMAND sine_rnn ${OM_EXAMPLES_OUT})
 set_tests_properties(example_sine_rnn PROPERTIES PASS_REGULAR_EXPRESSION "sine_rnn: deployed model agrees with eager")
 add_test(NAME example_text_classifier COMMAND text_classifier)
 set_tests_properties(example_text_classifier PROPERTIES PASS_REGULAR_EXPRESSION "text classifier: ok")
+# cnn_shapes trains a small CNN on generated squares and circles and deploys it as a .om file.
+add_test(NAME example_cnn_shapes COMMAND cnn_shapes ${OM_EXAMPLES_OUT}/cnn_shapes)
+set_tests_properties(example_cnn_shapes PROPERTIES PASS_REGULAR_EXPRESSION "cnn_shapes: ok")

@@ -11,6 +11,7 @@
 #include "onemodel/core/print.h"
 #include "onemodel/ops/ops.h"
 #include "onemodel/ops/creation_extra.h"
+#include "onemodel/ops/conv_ops.h"
 #include "onemodel/nn/nn.h"
 #include "onemodel/trace/tracer.h"
 #include "onemodel/runtime/session.h"

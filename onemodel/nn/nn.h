@@ -1,6 +1,7 @@
 // The training package: modules, layers and optimizers (included by onemodel/onemodel.h).
 #pragma once
 #include "onemodel/nn/layers.h"
+#include "onemodel/nn/conv_layers.h"
 #include "onemodel/nn/module.h"
 #include "onemodel/core/module_path.h"
 #include "onemodel/nn/optim.h"

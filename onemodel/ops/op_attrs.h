@@ -2,6 +2,7 @@
 // column). The operator fills it, its gradient and its tracer lowering read the same named
 // fields, so the record's layout is written down once (docs/adding-an-operator.md).
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -113,6 +114,24 @@ struct EmbeddingAttrs {
 struct DropoutAttrs {
   double p = 0.5;
 };
+struct Conv2dAttrs {  // conv2d and conv_transpose2d
+  std::array<int64_t, 2> stride{{1, 1}}, dilation{{1, 1}}, output_padding{{0, 0}};
+  std::array<int64_t, 4> pads{{0, 0, 0, 0}};  // top, left, bottom, right
+  int64_t groups = 1;
+};
+struct Pool2dAttrs {  // max_pool2d and avg_pool2d
+  std::array<int64_t, 2> kernel{{1, 1}}, stride{{1, 1}}, dilation{{1, 1}};
+  std::array<int64_t, 4> pads{{0, 0, 0, 0}};  // top, left, bottom, right
+  bool ceil_mode = false, count_include_pad = false;
+};
+struct BatchNormAttrs {
+  double eps = 1e-5, momentum = 0.1;
+  bool training = false;
+};
+struct Resize2dAttrs {
+  int64_t out_h = 1, out_w = 1;
+  bool bilinear = false, align_corners = false;
+};
 
 // Every attribute struct once (a variant needs distinct types).
 using OpAttrs = std::variant<NoAttrs, GeluAttrs, ReduceAttrs, SoftmaxAttrs, ConcatAttrs, PermuteAttrs, SqueezeAttrs,
@@ -121,7 +140,10 @@ using OpAttrs = std::variant<NoAttrs, GeluAttrs, ReduceAttrs, SoftmaxAttrs, Conc
                              // appended: training (ops/math.cpp, ops/select.cpp, ops/losses.cpp)
                              ClampAttrs, TopKAttrs, CrossEntropyAttrs, LossAttrs, SmoothL1Attrs, BceAttrs, CtcAttrs,
                              // appended: transformer
-                             LayerNormAttrs, EmbeddingAttrs, DropoutAttrs>;
+                             LayerNormAttrs, EmbeddingAttrs, DropoutAttrs,
+                             // appended: convolutional
+
+                             Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, Resize2dAttrs>;
 
 // AttrsOf<OpId::Slice> is SliceAttrs: the struct ops.def names for the operator.
 template <OpId op> struct AttrsOfOp;

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 
+#include "onemodel/core/tensor_internal.h"
 #include "onemodel/trace/state.h"
 
 namespace om::trace {
@@ -329,6 +330,121 @@ OM_LOWER(ArgMin) { return arg_extreme(c, "ArgMin"); }
 OM_LOWER(TopK) { return topk(c, false); }
 OM_LOWER(TopKIndices) { return topk(c, true); }
 #include "onemodel/trace/lowering_transformer.inc"
+// ---- convolutional family (docs/tracing.md) ----
+namespace {
+// The output's extents for a spatial operator: batch carries over, channels are static, and a
+// symbolic spatial extent becomes a new atom held by the output (or stays the same atom when the
+// operator keeps the size for every input size: stride 1 and the pads making up the kernel).
+struct SpatialSym {
+  SymShape sym;
+  bool new_atom[2] = {false, false};
+};
+SpatialSym spatial_sym(Ctx& c, const bool keeps[2]) {
+  const SymShape in = c.s.sym_of(c.in[0]);
+  SpatialSym out;
+  out.sym = {in[0], Extent::fixed(c.rec.output_shape[1])};
+  for (size_t k = 0; k < 2; ++k) {
+    if (!in[2 + k].is_static() && keeps[k]) out.sym.push_back(in[2 + k]);
+    else out.sym.push_back(Extent::fixed(c.rec.output_shape[2 + k]));
+    out.new_atom[k] = !in[2 + k].is_static() && !keeps[k];
+  }
+  return out;
+}
+Result<ValueId> emit_spatial(Ctx& c, const char* op, const std::vector<ValueId>& inputs, const std::vector<AttrSpec>& attrs,
+                             const bool keeps[2]) {
+  SpatialSym ss = spatial_sym(c, keeps);
+  OM_ASSIGN_OR_RETURN(ValueId y, c.emit(op, inputs, attrs, ss.sym));
+  if (!ss.new_atom[0] && !ss.new_atom[1]) return y;
+  for (size_t k = 0; k < 2; ++k)
+    if (ss.new_atom[k])
+      ss.sym[2 + k] = Extent::atom(c.s.new_atom(msg(op, "_", y, "_", 2 + k), c.rec.output_shape[2 + k], y, uint32_t(2 + k)));
+  OM_TRY(c.s.update_sym(y, ss.sym));
+  return y;
+}
+std::vector<int64_t> ints2(const std::array<int64_t, 2>& a) { return {a[0], a[1]}; }
+std::vector<int64_t> ints4(const std::array<int64_t, 4>& a) { return {a[0], a[1], a[2], a[3]}; }
+}  // namespace
+
+OM_LOWER(Conv2d) {
+  const Conv2dAttrs& a = c.rec.attrs_of<OpId::Conv2d>();
+  const Shape w = c.rec.inputs[1].shape();
+  bool keeps[2];
+  for (size_t k = 0; k < 2; ++k) keeps[k] = a.stride[k] == 1 && a.pads[k] + a.pads[2 + k] == (w[2 + k] - 1) * a.dilation[k];
+  return emit_spatial(c, "Conv", c.in,
+                      {AttrSpec::of_ints("kernel_shape", {w[2], w[3]}), AttrSpec::of_ints("strides", ints2(a.stride)),
+                       AttrSpec::of_ints("pads", ints4(a.pads)), AttrSpec::of_ints("dilations", ints2(a.dilation)),
+                       AttrSpec::of_int("group", a.groups)},
+                      keeps);
+}
+
+OM_LOWER(ConvTranspose2d) {
+  const Conv2dAttrs& a = c.rec.attrs_of<OpId::ConvTranspose2d>();
+  const Shape x = c.rec.inputs[0].shape(), w = c.rec.inputs[1].shape();
+  std::vector<int64_t> out_pad(2);
+  bool keeps[2];
+  for (size_t k = 0; k < 2; ++k) {  // recovered from the shapes: what the strided extent leaves over
+    const int64_t full = (x[2 + k] - 1) * a.stride[k] + (w[2 + k] - 1) * a.dilation[k] + 1 - a.pads[k] - a.pads[2 + k];
+    out_pad[k] = c.rec.output_shape[2 + k] - full;
+    keeps[k] = a.stride[k] == 1 && a.pads[k] + a.pads[2 + k] == (w[2 + k] - 1) * a.dilation[k] + out_pad[k];
+  }
+  return emit_spatial(c, "ConvTranspose", c.in,
+                      {AttrSpec::of_ints("kernel_shape", {w[2], w[3]}), AttrSpec::of_ints("strides", ints2(a.stride)),
+                       AttrSpec::of_ints("pads", ints4(a.pads)), AttrSpec::of_ints("dilations", ints2(a.dilation)),
+                       AttrSpec::of_int("group", a.groups), AttrSpec::of_ints("output_padding", out_pad)},
+                      keeps);
+}
+
+OM_LOWER(BatchNorm2d) {
+  const BatchNormAttrs& a = c.rec.attrs_of<OpId::BatchNorm2d>();
+  if (a.training)
+    return Status::trace(TraceErrorKind::UnsupportedOperation,
+                         msg(c.s.where(c.call()), ": batch normalisation in training mode cannot be traced (it uses the batch's statistics "
+                                                  "and updates the running buffers); call eval() on the model before tracing"));
+  return c.emit("BatchNormalization", c.in, {AttrSpec::of_float("epsilon", float(a.eps))}, c.s.sym_of(c.in[0]));
+}
+
+namespace {
+Result<ValueId> pool(Ctx& c, const char* op, const Pool2dAttrs& a, bool average) {
+  bool keeps[2];
+  for (size_t k = 0; k < 2; ++k)
+    keeps[k] = !a.ceil_mode && a.stride[k] == 1 && a.pads[k] + a.pads[2 + k] == (a.kernel[k] - 1) * a.dilation[k];
+  std::vector<AttrSpec> attrs{AttrSpec::of_ints("kernel_shape", ints2(a.kernel)), AttrSpec::of_ints("strides", ints2(a.stride)),
+                              AttrSpec::of_ints("pads", ints4(a.pads)), AttrSpec::of_int("ceil_mode", a.ceil_mode ? 1 : 0)};
+  if (average) attrs.push_back(AttrSpec::of_int("count_include_pad", a.count_include_pad ? 1 : 0));
+  else attrs.push_back(AttrSpec::of_ints("dilations", ints2(a.dilation)));
+  return emit_spatial(c, op, c.in, attrs, keeps);
+}
+}  // namespace
+
+OM_LOWER(MaxPool2d) { return pool(c, "MaxPool", c.rec.attrs_of<OpId::MaxPool2d>(), false); }
+OM_LOWER(AvgPool2d) { return pool(c, "AveragePool", c.rec.attrs_of<OpId::AvgPool2d>(), true); }
+
+OM_LOWER(GlobalAvgPool2d) {
+  const SymShape in = c.s.sym_of(c.in[0]);
+  return c.emit("GlobalAveragePool", c.in, {}, {in[0], in[1], Extent::fixed(1), Extent::fixed(1)});
+}
+
+OM_LOWER(Resize2d) {
+  const Resize2dAttrs& a = c.rec.attrs_of<OpId::Resize2d>();
+  const SymShape in = c.s.sym_of(c.in[0]);
+  if (!in[2].is_static() || !in[3].is_static())
+    return Status::trace(TraceErrorKind::SymbolicShape,
+                         msg(c.s.where(c.call()), ": a symbolic spatial axis reaches resize2d, whose output size is fixed; trace with a "
+                                                  "static height and width, or resize to a size computed outside the model"));
+  const SymShape out{in[0], in[1], Extent::fixed(a.out_h), Extent::fixed(a.out_w)};
+  OM_ASSIGN_OR_RETURN(ValueId sizes, c.s.shape_operand(out, false));
+  OM_ASSIGN_OR_RETURN(Tensor none, detail::make_tensor({0}, DType::f32));
+  OM_ASSIGN_OR_RETURN(ValueId empty, c.s.value_of(none));
+  std::vector<AttrSpec> attrs;
+  if (a.bilinear) {
+    attrs = {AttrSpec::of_string("mode", "linear"),
+             AttrSpec::of_string("coordinate_transformation_mode", a.align_corners ? "align_corners" : "half_pixel")};
+  } else {
+    attrs = {AttrSpec::of_string("mode", "nearest"), AttrSpec::of_string("coordinate_transformation_mode", "asymmetric"),
+             AttrSpec::of_string("nearest_mode", "floor")};
+  }
+  return c.emit("Resize", {c.in[0], empty, empty, sizes}, attrs, out);
+}
 
 namespace {
 struct Entry {

@@ -144,6 +144,39 @@ const std::map<std::string, std::function<Example()>>& examples() {
          return Example{{f32("q", {2, 3, 5, 4}), f32("k", {2, 3, 6, 4}, 2), f32("v", {2, 3, 6, 3}, 3), f32("m", {5, 6}, 4)}, {},
                         {"q", "k", "v", "m"}, {Attribute::of_float("scale", 0.5f)}};
        }},
+      {"Conv", [] {
+         return Example{{f32("x", {1, 2, 5, 5})}, {f32_const("w", {3, 2, 3, 3}, 3), f32_const("b", {3}, 4)}, {"x", "w", "b"},
+                        {Attribute::of_ints("pads", {1, 1, 1, 1})}};
+       }},
+      {"ConvTranspose", [] {
+         return Example{{f32("x", {1, 2, 3, 3})}, {f32_const("w", {2, 3, 3, 3}, 3)}, {"x", "w"}, {Attribute::of_ints("strides", {2, 2})}};
+       }},
+      {"MaxPool", [] {
+         return Example{{f32("x", {1, 2, 5, 5})}, {}, {"x"}, {Attribute::of_ints("kernel_shape", {2, 2}), Attribute::of_ints("strides", {2, 2})}};
+       }},
+      {"AveragePool", [] {
+         return Example{{f32("x", {1, 2, 5, 5})}, {}, {"x"},
+                        {Attribute::of_ints("kernel_shape", {3, 3}), Attribute::of_ints("pads", {1, 1, 1, 1}), Attribute::of_int("count_include_pad", 1)}};
+       }},
+      {"GlobalAveragePool", [] { return Example{{f32("x", {2, 3, 4, 4})}, {}, {"x"}, {}}; }},
+      {"GlobalMaxPool", [] { return Example{{f32("x", {2, 3, 4, 4})}, {}, {"x"}, {}}; }},
+      {"BatchNormalization", [] {
+         return Example{{f32("x", {2, 3, 4})},
+                        {f32_const("s", {3}, 3), f32_const("b", {3}, 4), f32_const("m", {3}, 5),
+                         TensorData::from_vector<float>("v", {3}, {0.5f, 1.0f, 2.0f})},
+                        {"x", "s", "b", "m", "v"}, {}};
+       }},
+      {"Resize", [] {
+         return Example{{f32("x", {1, 2, 3, 4})}, {TensorData::from_vector<float>("scales", {4}, {1, 1, 2, 2})}, {"x", "", "scales"},
+                        {Attribute::of_string("mode", "linear")}};
+       }},
+      {"Pad", [] {
+         return Example{{f32("x", {2, 3})}, {i64("pads", {1, 0, 1, 2})}, {"x", "pads"}, {Attribute::of_string("mode", "reflect")}};
+       }},
+      {"FusedConv", [] {
+         return Example{{f32("x", {1, 2, 5, 5})}, {f32_const("w", {4, 2, 3, 3}, 3), f32_const("b", {4}, 4)}, {"x", "w", "b"},
+                        {Attribute::of_ints("pads", {1, 1, 1, 1}), Attribute::of_string("activation", "Relu")}};
+       }},
   };
   return m;
 }

@@ -98,6 +98,15 @@ std::map<om::OpId, Call> operator_calls() {
       {OpId::LayerNorm, {[](const om::Tensor& x) { return om::layer_norm(x, {3}, om::full({3}, 1.5), om::Tensor(), 1e-3); }, "LayerNormalization"}},
       {OpId::Embedding, {[](const om::Tensor& x) { return om::embedding(om::from_vector<int64_t>({1, 0, 1}), x); }, "Gather"}},
       {OpId::Dropout, {[](const om::Tensor& x) { return om::dropout(x, 0.5, true); }, nullptr}},
+      {OpId::Conv2d, {[](const om::Tensor& x) { return om::conv2d(x.reshape({1, 1, 2, 3}), om::full({2, 1, 2, 2}, 0.5), om::ones({2}), 1, 1); }, "Conv"}},
+      {OpId::ConvTranspose2d, {[](const om::Tensor& x) { return om::conv_transpose2d(x.reshape({1, 1, 2, 3}), om::full({1, 2, 2, 2}, 0.5), om::Tensor(), 2, 0, 1); }, "ConvTranspose"}},
+      {OpId::BatchNorm2d, {[](const om::Tensor& x) {
+         return om::batch_norm2d(x.reshape({1, 3, 2, 1}), om::full({3}, 0.5), om::full({3}, 2.0), om::full({3}, 1.5), om::full({3}, -1.0), false);
+       }, "BatchNormalization"}},
+      {OpId::MaxPool2d, {[](const om::Tensor& x) { return om::max_pool2d(x.reshape({1, 1, 2, 3}), 2, 1); }, "MaxPool"}},
+      {OpId::AvgPool2d, {[](const om::Tensor& x) { return om::avg_pool2d(x.reshape({1, 1, 2, 3}), 2, 1, {0, 1}, false, false); }, "AveragePool"}},
+      {OpId::GlobalAvgPool2d, {[](const om::Tensor& x) { return om::global_avg_pool2d(x.reshape({1, 2, 3, 1})); }, "GlobalAveragePool"}},
+      {OpId::Resize2d, {[](const om::Tensor& x) { return om::resize2d(x.reshape({1, 1, 2, 3}), 4, 5, om::Interpolation::Bilinear); }, "Resize"}},
   };
 }
 

@@ -12,6 +12,8 @@ const std::vector<Pass>& all_passes() {
       {"fold_matmul_scale", BitRule::Exact, fold_matmul_scale},
       {"merge_qkv_projections", BitRule::Exact, merge_qkv_projections},
       {"fuse_matmul_residual", BitRule::FastOnly, fuse_matmul_residual},
+      {"fold_conv_batchnorm", BitRule::FastOnly, fold_conv_batchnorm},
+      {"fuse_conv_epilogue", BitRule::Exact, fuse_conv_epilogue},
       {"remove_dead_nodes", BitRule::Exact, remove_dead_nodes},
   };
   return passes;

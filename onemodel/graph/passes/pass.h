@@ -30,7 +30,9 @@ struct PassRun {
 
 // In order: identity removal, constant folding, attention fusion (FastOnly), MatMul epilogue
 // fusion (bias + activation), Transposes folded into MatMul operands/output, scalar Mul folded
-// into MatMul, Q/K/V projection merge, MatMul residual fusion (FastOnly), dead-node removal.
+// into MatMul, Q/K/V projection merge, MatMul residual fusion (FastOnly), Conv +
+// BatchNormalization folding (FastOnly), Conv epilogue fusion (bias + activation), dead-node
+// removal.
 const std::vector<Pass>& all_passes();
 
 // Runs every pass the mode allows, in order; the graph is verified afterwards. Constant folding
@@ -49,6 +51,8 @@ Status fuse_matmul_epilogue(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fold_transposes_into_matmul(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fold_matmul_scale(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_matmul_residual(Graph& g, ArithmeticMode mode, size_t* changes);
+Status fold_conv_batchnorm(Graph& g, ArithmeticMode mode, size_t* changes);
+Status fuse_conv_epilogue(Graph& g, ArithmeticMode mode, size_t* changes);
 Status remove_dead_nodes(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_attention(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_attention.cpp
 Status merge_qkv_projections(Graph& g, ArithmeticMode mode, size_t* changes);  // fuse_attention.cpp

@@ -1,0 +1,150 @@
+// A 3x3, 64 -> 64 channel convolution at 56x56 (batch 1, padding 1) through a Session, Fast and
+// Exact, on every ISA this machine runs, against the single-core FMA peak measured in the same
+// run (docs/performance.md, "Convolution").
+//
+//   bench_conv [--seconds S]
+#include <onemodel/onemodel.h>
+
+#include "onemodel/kernels/kernels.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace g = om::graph;
+
+#if defined(__x86_64__)
+// 12 independent fma chains per vector width, best of 3.
+__attribute__((target("avx2,fma"))) double fma_peak_256() {
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    __m256 acc[12];
+    for (__m256& v : acc) v = _mm256_set1_ps(1e-7f);
+    const __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-7f);
+    const long iters = 5000000;
+    const auto t0 = Clock::now();
+    for (long it = 0; it < iters; ++it) {
+      for (__m256& v : acc) v = _mm256_fmadd_ps(v, m, a);
+      __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]));
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    volatile float sink = 0;
+    for (__m256& v : acc) sink = sink + _mm256_cvtss_f32(v);
+    best = std::max(best, double(iters) * 12 * 8 * 2 / s * 1e-9);
+  }
+  return best;
+}
+__attribute__((target("avx512f"))) double fma_peak_512() {
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    __m512 acc[12];
+    for (__m512& v : acc) v = _mm512_set1_ps(1e-7f);
+    const __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-7f);
+    const long iters = 5000000;
+    const auto t0 = Clock::now();
+    for (long it = 0; it < iters; ++it) {
+      for (__m512& v : acc) v = _mm512_fmadd_ps(v, m, a);
+      __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]));
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    volatile float sink = 0;
+    for (__m512& v : acc) sink = sink + _mm512_cvtss_f32(v);
+    best = std::max(best, double(iters) * 12 * 16 * 2 / s * 1e-9);
+  }
+  return best;
+}
+#endif
+
+std::vector<float> values(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t x = seed * 2654435761u + 1;
+  for (float& f : v) {
+    x = x * 1664525u + 1013904223u;
+    f = float(x >> 8) / float(1 << 24) - 0.5f;
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = 1.0;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
+  const int64_t C = 64, M = 64, H = 56, W = 56;
+  g::Graph gr;
+  g::ValueInfo x;
+  x.name = "x";
+  for (int64_t d : {int64_t(1), C, H, W}) x.shape.push_back(g::Dim::fixed(d));
+  gr.inputs = {x};
+  gr.initializers = {g::TensorData::from_vector("w", {M, C, 3, 3}, values(size_t(M * C * 9), 1)),
+                     g::TensorData::from_vector("b", {M}, values(size_t(M), 2))};
+  g::Node n;
+  n.op_type = "Conv";
+  n.name = "conv";
+  n.inputs = {"x", "w", "b"};
+  n.outputs = {"y"};
+  n.attributes = {g::Attribute::of_ints("pads", {1, 1, 1, 1})};
+  gr.nodes = {n};
+  g::ValueInfo y;
+  y.name = "y";
+  gr.outputs = {y};
+  const double flops = 2.0 * double(M * C * 9 * H * W);
+  std::vector<float> input = values(size_t(C * H * W), 3);
+  std::vector<int64_t> dims{1, C, H, W};
+
+  std::printf("bench_conv: 3x3 conv, %lld -> %lld channels, %lldx%lld, batch 1, pads 1 (%.1f MFLOP per run)\n", (long long)C,
+              (long long)M, (long long)H, (long long)W, flops * 1e-6);
+  double peak256 = 0, peak512 = 0;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) peak256 = fma_peak_256();
+  if (__builtin_cpu_supports("avx512f")) peak512 = fma_peak_512();
+  std::printf("FMA peak (1 core, this run): 256-bit %.1f GFLOP/s, 512-bit %.1f GFLOP/s\n", peak256, peak512);
+#endif
+  const om::kernels::Isa original = om::kernels::active_isa();
+  for (om::kernels::Isa isa : {om::kernels::Isa::Avx512, om::kernels::Isa::Avx2, om::kernels::Isa::Neon, om::kernels::Isa::Scalar}) {
+    if (!om::kernels::isa_supported(isa) || isa == om::kernels::Isa::Scalar) continue;
+    om::kernels::force_isa(isa);
+    const double peak = isa == om::kernels::Isa::Avx512 ? peak512 : peak256;
+    for (om::ArithmeticMode mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
+      om::SessionOptions o;
+      o.mode = mode;
+      om::Session s(gr, o);
+      om::TensorView in, out;
+      in.name = "x";
+      in.dtype = om::DType::f32;
+      in.dims = dims.data();
+      in.rank = 4;
+      in.data = input.data();
+      s.run(&in, 1, &out, 1);  // plan and warm up
+      std::vector<double> times;
+      const auto start = Clock::now();
+      while (std::chrono::duration<double>(Clock::now() - start).count() < seconds || times.size() < 5) {
+        const auto t0 = Clock::now();
+        s.run(&in, 1, &out, 1);
+        times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      }
+      std::sort(times.begin(), times.end());
+      const double median = times[times.size() / 2], best = times.front();
+      std::printf("%-7s %-5s median %8.1f us (%6.1f GFLOP/s%s)  best %8.1f us (%6.1f GFLOP/s%s)  arena %zu KiB\n",
+                  om::kernels::isa_name(isa), mode == om::ArithmeticMode::Fast ? "Fast" : "Exact", median, flops / median * 1e-3,
+                  peak > 0 ? (", " + std::to_string(int(100 * flops / median * 1e-3 / peak + 0.5)) + "% of peak").c_str() : "", best,
+                  flops / best * 1e-3,
+                  peak > 0 ? (", " + std::to_string(int(100 * flops / best * 1e-3 / peak + 0.5)) + "% of peak").c_str() : "",
+                  s.last_plan_stats().arena_bytes / 1024);
+    }
+  }
+  om::kernels::force_isa(original);
+  return 0;
+}

@@ -1,0 +1,308 @@
+// Convolutions: Conv and ConvTranspose over 1-D and 2-D spatial NCHW f32 tensors (auto_pad,
+// groups, dilations, strides, pads, output_padding / output_shape), and the spatial geometry the
+// pools share (conv_geom.h). Kernels are kernels::f32_conv2d / f32_conv_transpose2d, which the
+// eager operators call too: 1x1 as a GEMM on the pre-packed weights, general convolution on
+// im2col tiles in the plan's scratch, depthwise directly; Exact mode fixes each output's fma
+// chain over (input channel, kh, kw) (docs/exactness.md).
+#include <algorithm>
+
+#include "onemodel/graph/ops/conv_geom.h"
+#include "onemodel/graph/ops/epilogue.h"
+#include "onemodel/graph/ops/op_util.h"
+
+namespace om::graph::ops {
+
+namespace {
+
+// Reads an ints attribute of `n` values into out; false when present with another size or a
+// value out of [lo, kMaxNumel].
+bool read_ints(const Node& node, const char* name, size_t n, int64_t fallback, int64_t lo, int64_t* out) {
+  const Attribute* a = find_attr(node, name);
+  if (!a || a->ints.empty()) {
+    for (size_t i = 0; i < n; ++i) out[i] = fallback;
+    return true;
+  }
+  if (a->ints.size() != n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (a->ints[i] < lo || a->ints[i] > kMaxNumel) return false;
+    out[i] = a->ints[i];
+  }
+  return true;
+}
+
+}  // namespace
+
+const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size_t xrank, const int64_t* w, size_t wrank,
+                         SpatialGeom* out) {
+  if (xrank != 3 && xrank != 4) return "the input must be 3-D [N, C, W] or 4-D [N, C, H, W]";
+  const size_t sp = xrank - 2;
+  out->spatial = sp;
+  if (kind != GeomKind::Pool && wrank != xrank) return "the weights must have the input's rank";
+  int64_t k[2], s[2], d[2], pads[4], op[2] = {0, 0};
+  const int64_t* wk = w ? w + 2 : nullptr;
+  if (kind == GeomKind::Pool) {
+    const Attribute* ks = find_attr(node, "kernel_shape");
+    if (!ks || ks->ints.size() != sp) return "kernel_shape must be given with one value per spatial axis";
+  }
+  if (!read_ints(node, "kernel_shape", sp, 0, 1, k)) return "kernel_shape must have one value >= 1 per spatial axis";
+  if (wk) {
+    for (size_t i = 0; i < sp; ++i) {
+      if (find_attr(node, "kernel_shape") && k[i] != wk[i]) return "kernel_shape differs from the weights' spatial dims";
+      k[i] = wk[i];
+      if (k[i] < 1) return "the weights' spatial dims must be >= 1";
+    }
+  }
+  if (!read_ints(node, "strides", sp, 1, 1, s)) return "strides must have one value >= 1 per spatial axis";
+  if (!read_ints(node, "dilations", sp, 1, 1, d)) return "dilations must have one value >= 1 per spatial axis";
+  if (!read_ints(node, "pads", 2 * sp, 0, 0, pads)) return "pads must have two values >= 0 per spatial axis";
+  const int64_t group = attr_int(node, "group", 1);
+  if (kind != GeomKind::Pool && group < 1) return "group must be >= 1";
+  const Attribute* ap = find_attr(node, "auto_pad");
+  const std::string* auto_pad = ap && !ap->s.empty() ? &ap->s : nullptr;
+  const bool same_upper = auto_pad && *auto_pad == "SAME_UPPER", same_lower = auto_pad && *auto_pad == "SAME_LOWER";
+  const bool valid = auto_pad && *auto_pad == "VALID";
+  if (auto_pad && !same_upper && !same_lower && !valid && *auto_pad != "NOTSET")
+    return "auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID";
+  const bool ceil_mode = kind == GeomKind::Pool && attr_int(node, "ceil_mode", 0) != 0;
+
+  kernels::ConvGeom& g = out->g;
+  g = kernels::ConvGeom{};
+  g.N = x[0];
+  g.C = x[1];
+  g.group = kind == GeomKind::Pool ? 1 : group;
+  if (kind == GeomKind::Conv) {
+    if (g.C % group != 0) return "group does not divide the input channels";
+    if (w[1] * group != g.C) return "the weights' dim 1 times group must equal the input channels";
+    if (w[0] % group != 0) return "group does not divide the output channels (weights' dim 0)";
+    g.M = w[0];
+  } else if (kind == GeomKind::ConvTranspose) {
+    if (g.C % group != 0) return "group does not divide the input channels";
+    if (w[0] != g.C) return "the weights' dim 0 must equal the input channels";
+    if (!checked_mul(w[1], group, &g.M)) return "output channels overflow";
+    if (!read_ints(node, "output_padding", sp, 0, 0, op)) return "output_padding must have one value >= 0 per spatial axis";
+  } else {
+    g.M = g.C;
+  }
+  int64_t oe[2], pb[2], pe[2];
+  const Attribute* oshape = kind == GeomKind::ConvTranspose ? find_attr(node, "output_shape") : nullptr;
+  if (oshape && !oshape->ints.empty() && oshape->ints.size() != sp && oshape->ints.size() != xrank)
+    return "output_shape must have one value per spatial axis";
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t in = x[2 + i];
+    int64_t eff;
+    if (!checked_mul(k[i] - 1, d[i], &eff) || eff + 1 > kMaxNumel) return "the dilated kernel is too large";
+    eff += 1;
+    pb[i] = pads[i];
+    pe[i] = pads[sp + i];
+    if (kind == GeomKind::ConvTranspose) {
+      int64_t full;
+      if (!checked_mul(s[i], in > 0 ? in - 1 : 0, &full) || full + op[i] + eff > kMaxNumel) return "the output is too large";
+      full += op[i] + eff;
+      if (oshape && !oshape->ints.empty()) {
+        const int64_t want = oshape->ints[oshape->ints.size() - sp + i];
+        const int64_t total = full - want;
+        if (want < 1 || total < 0) return "output_shape is larger than the full transposed output, or below 1";
+        pb[i] = same_upper ? total / 2 : total - total / 2;
+        pe[i] = total - pb[i];
+      } else if (same_upper || same_lower) {
+        int64_t want;
+        if (!checked_mul(in, s[i], &want)) return "the output is too large";
+        const int64_t total = std::max<int64_t>(0, full - want);
+        pb[i] = same_upper ? total / 2 : total - total / 2;
+        pe[i] = total - pb[i];
+      } else if (valid) {
+        pb[i] = pe[i] = 0;
+      }
+      oe[i] = full - pb[i] - pe[i];
+      if (oe[i] < 1) return "the pads remove the whole output";
+      if (op[i] >= std::max(s[i], d[i])) return "output_padding must be smaller than the stride or the dilation";
+    } else {
+      if (same_upper || same_lower) {
+        const int64_t o = (in + s[i] - 1) / s[i];
+        const int64_t total = std::max<int64_t>(0, (o - 1) * s[i] + eff - in);
+        pb[i] = same_upper ? total / 2 : total - total / 2;
+        pe[i] = total - pb[i];
+      } else if (valid) {
+        pb[i] = pe[i] = 0;
+      }
+      if (pb[i] >= eff || pe[i] >= eff) {
+        if (kind == GeomKind::Pool) return "a pad is not smaller than the (dilated) kernel";
+      }
+      oe[i] = kernels::conv_out_extent(in, k[i], s[i], d[i], pb[i], pe[i], ceil_mode);
+      if (oe[i] < 1) return "the (dilated) kernel is larger than the padded input";
+    }
+  }
+  const size_t wi = sp - 1;  // index of the W axis in the per-axis arrays
+  g.H = sp == 2 ? x[2] : 1;
+  g.W = x[1 + sp];
+  g.kH = sp == 2 ? k[0] : 1;
+  g.kW = k[wi];
+  g.sH = sp == 2 ? s[0] : 1;
+  g.sW = s[wi];
+  g.dH = sp == 2 ? d[0] : 1;
+  g.dW = d[wi];
+  g.pad_t = sp == 2 ? pb[0] : 0;
+  g.pad_l = pb[wi];
+  out->pad_b = sp == 2 ? pe[0] : 0;
+  out->pad_r = pe[wi];
+  g.OH = sp == 2 ? oe[0] : 1;
+  g.OW = oe[wi];
+  return nullptr;
+}
+
+std::string geom_error_text(const Node& node, const char* reason, const std::vector<int64_t>& x, const std::vector<int64_t>* w) {
+  auto ints = [&](const char* name) {
+    const Attribute* a = find_attr(node, name);
+    return a ? shape_str(a->ints) : std::string("(default)");
+  };
+  std::string s = msg(reason, ": input ", shape_str(x));
+  if (w) s += msg(", weights ", shape_str(*w));
+  s += msg(", kernel_shape ", ints("kernel_shape"), ", strides ", ints("strides"), ", dilations ", ints("dilations"), ", pads ",
+           ints("pads"), ", group ", attr_int(node, "group", 1), ", auto_pad ", node.attr_string("auto_pad", "NOTSET"));
+  return s + "; fix the attributes or the shapes so every output window fits";
+}
+
+namespace {
+
+Status require_f32_input(const InferContext& ctx, size_t i) {
+  const ValueDesc* v = ctx.input(i);
+  if (!v) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
+  if (v->dtype != DType::f32)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("input ", i, " ('", ctx.node.inputs[i], "') must be f32, got ", dtype_name(v->dtype)));
+  return Status::ok();
+}
+
+Status infer_conv_like(InferContext& ctx, GeomKind kind) {
+  OM_TRY(require_f32_input(ctx, 0));
+  OM_TRY(require_f32_input(ctx, 1));
+  const auto& x = ctx.input(0)->shape;
+  const auto& w = ctx.input(1)->shape;
+  SpatialGeom sg;
+  if (const char* why = spatial_geom(ctx.node, kind, x.data(), x.size(), w.data(), w.size(), &sg))
+    return ctx.error(ErrorKind::ShapeMismatch, geom_error_text(ctx.node, why, x, &w));
+  if (const ValueDesc* b = ctx.input(2)) {
+    OM_TRY(require_f32_input(ctx, 2));
+    if (b->shape.size() != 1 || b->shape[0] != sg.g.M)
+      return ctx.error(ErrorKind::ShapeMismatch, msg("bias must be [", sg.g.M, "] (the output channels), got ", shape_str(b->shape)));
+  }
+  std::vector<int64_t> y{sg.g.N, sg.g.M};
+  if (sg.spatial == 2) y.push_back(sg.g.OH);
+  y.push_back(sg.g.OW);
+  OM_TRY(check_shape(msg(ctx.node.op_type, " node '", ctx.node.name, "'"), y));
+  ctx.set_output(0, DType::f32, std::move(y));
+  return Status::ok();
+}
+
+Status infer_conv(InferContext& ctx) { return infer_conv_like(ctx, GeomKind::Conv); }
+
+// FusedConv's activation (graph/ops/epilogue.h's list), Identity when absent.
+bool conv_activation(const Node& node, kernels::UnaryOp* op) {
+  const Attribute* a = find_attr(node, "activation");
+  if (!a || a->s.empty() || a->s == "Identity") {
+    *op = kernels::UnaryOp::Identity;
+    return true;
+  }
+  const EpilogueActivation* e = find_epilogue_activation(a->s);
+  if (e) *op = e->op;
+  return e != nullptr;
+}
+
+Status infer_fused_conv(InferContext& ctx) {
+  OM_TRY(infer_conv_like(ctx, GeomKind::Conv));
+  kernels::UnaryOp op;
+  if (!conv_activation(ctx.node, &op))
+    return ctx.error(ErrorKind::InvalidArgument, msg("unknown activation '", find_attr(ctx.node, "activation")->s, "' (",
+                                                     epilogue_activation_names(), ")"));
+  return Status::ok();
+}
+Status infer_conv_transpose(InferContext& ctx) { return infer_conv_like(ctx, GeomKind::ConvTranspose); }
+
+SpatialGeom geom_of(const KernelContext& k, GeomKind kind) {
+  SpatialGeom sg;
+  spatial_geom(*k.node, kind, k.in(0).dims, k.in(0).rank, k.in(1).dims, k.in(1).rank, &sg);
+  return sg;
+}
+
+SpatialGeom geom_of(const InferContext& ctx, GeomKind kind) {
+  SpatialGeom sg;
+  const auto& x = ctx.input(0)->shape;
+  const auto& w = ctx.input(1)->shape;
+  spatial_geom(ctx.node, kind, x.data(), x.size(), w.data(), w.size(), &sg);
+  return sg;
+}
+
+size_t conv_scratch(const InferContext& ctx) { return kernels::conv_scratch_floats(geom_of(ctx, GeomKind::Conv).g) * sizeof(float); }
+size_t conv_transpose_scratch(const InferContext& ctx) {
+  return kernels::conv_transpose_scratch_floats(geom_of(ctx, GeomKind::ConvTranspose).g) * sizeof(float);
+}
+
+// Conv, and FusedConv (bias then activation after each output's complete chain).
+Status conv_kernel(const KernelContext& k) {
+  const SpatialGeom sg = geom_of(k, GeomKind::Conv);
+  const float* bias = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
+  kernels::UnaryOp act = kernels::UnaryOp::Identity;
+  conv_activation(*k.node, &act);
+  kernels::f32_conv2d(sg.g, k.in(0).as<const float>(), k.in(1).as<const float>(), bias, act,
+                      k.out(0).as<float>(), static_cast<float*>(k.scratch), k.packed_b, k.mode);
+  return Status::ok();
+}
+
+Status conv_transpose_kernel(const KernelContext& k) {
+  const SpatialGeom sg = geom_of(k, GeomKind::ConvTranspose);
+  const float* bias = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
+  kernels::f32_conv_transpose2d(sg.g, k.in(0).as<const float>(), k.in(1).as<const float>(), bias, k.out(0).as<float>(),
+                                static_cast<float*>(k.scratch), k.packed_b, k.mode);
+  return Status::ok();
+}
+
+// ConvTranspose's weights as the GEMM's right-hand operand when one GEMM shape covers the node
+// (group 1). (Conv's weights are the left operand: nothing to prepack.)
+bool conv_packable(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
+  if (inputs.size() < 2 || !inputs[0] || !inputs[1] || inputs[1]->dtype != DType::f32) return false;
+  if (attr_int(node, "group", 1) != 1) return false;
+  const auto& w = inputs[1]->shape;
+  if (w.size() < 3) return false;
+  int64_t kk = 1;
+  for (size_t i = 2; i < w.size(); ++i)
+    if (!checked_mul(kk, w[i], &kk)) return false;
+  out->input = 1;
+  if (is_default_domain(node.domain) && node.op_type == "ConvTranspose") {
+    int64_t Nc;
+    if (!checked_mul(w[1], kk, &Nc)) return false;
+    out->K = size_t(w[0]);
+    out->N = size_t(Nc);
+    out->rs = Nc;
+    out->cs = 1;
+    return true;
+  }
+  return false;
+}
+
+constexpr AttrSpec kConvAttrs[] = {{"auto_pad", AttrKind::String},      {"dilations", AttrKind::PositiveInts},
+                                   {"group", AttrKind::PositiveInt},    {"kernel_shape", AttrKind::PositiveInts},
+                                   {"pads", AttrKind::Ints},            {"strides", AttrKind::PositiveInts}};
+constexpr AttrSpec kFusedConvAttrs[] = {{"activation", AttrKind::String},   {"auto_pad", AttrKind::String},
+                                        {"dilations", AttrKind::PositiveInts}, {"group", AttrKind::PositiveInt},
+                                        {"kernel_shape", AttrKind::PositiveInts}, {"pads", AttrKind::Ints},
+                                        {"strides", AttrKind::PositiveInts}};
+constexpr AttrSpec kConvTransposeAttrs[] = {
+    {"auto_pad", AttrKind::String},      {"dilations", AttrKind::PositiveInts}, {"group", AttrKind::PositiveInt},
+    {"kernel_shape", AttrKind::PositiveInts}, {"output_padding", AttrKind::Ints}, {"output_shape", AttrKind::Ints},
+    {"pads", AttrKind::Ints},            {"strides", AttrKind::PositiveInts}};
+
+constexpr OpDef kOps[] = {
+    op("Conv").inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).kernel(conv_kernel).with_scratch(conv_scratch)
+        .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads; 1x1 as one GEMM on the input, im2col tiles, direct depthwise; exact: fma chain over (c, kh, kw), then bias"),
+    op("ConvTranspose").inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose).kernel(conv_transpose_kernel)
+        .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
+        .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order"),
+    op("FusedConv").in_domain(kOnemodelDomain).inputs(2, 3).attributes(kFusedConvAttrs).shapes(infer_fused_conv).kernel(conv_kernel)
+        .with_scratch(conv_scratch)
+        .doc("written by the conv fusion pass: act(Conv(X, W) + bias), bias and activation after each output's complete fma chain"),
+};
+
+}  // namespace
+
+OpTable conv_ops() { return table_of(kOps); }
+
+}  // namespace om::graph::ops

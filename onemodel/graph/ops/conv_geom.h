@@ -1,0 +1,30 @@
+// Spatial geometry of Conv, ConvTranspose and the pools (graph/ops/conv.cpp, graph/ops/pool.cpp):
+// reads kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, group, output_padding and
+// output_shape, checks them against the input and weight shapes and computes the output extent.
+// Used by shape inference (which reports errors naming the node) and again by the kernels (which
+// run only on validated nodes); it allocates nothing.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "onemodel/graph/op_registry.h"
+#include "onemodel/kernels/conv.h"
+
+namespace om::graph::ops {
+
+enum class GeomKind { Conv, ConvTranspose, Pool };
+
+struct SpatialGeom {
+  kernels::ConvGeom g;         // 1-D spatial is H = 1, kH = 1
+  int64_t pad_b = 0, pad_r = 0;  // end pads (bottom, right)
+  size_t spatial = 2;          // 1 or 2
+};
+
+// nullptr when valid, else a static reason; `x`/`w` are dims (w null for pools).
+const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size_t xrank, const int64_t* w, size_t wrank,
+                         SpatialGeom* out);
+
+// The full context for a geometry error: the reason, shapes and attributes, and the fix.
+std::string geom_error_text(const Node& node, const char* reason, const std::vector<int64_t>& x, const std::vector<int64_t>* w);
+
+}  // namespace om::graph::ops

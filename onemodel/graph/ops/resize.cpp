@@ -1,0 +1,257 @@
+// Resize (2-D over NCHW f32: nearest with asymmetric / half_pixel / pytorch_half_pixel /
+// align_corners and floor / ceil / round_prefer_floor / round_prefer_ceil, linear with the same
+// coordinate transforms; `scales` or `sizes` known at plan time) and Pad (constant, reflect,
+// edge; any dtype; negative pads crop). Resize runs kernels::f32_resize2d, shared with the eager
+// resize2d; both are one fixed sequence of operations per element, so the same bits in both
+// modes (docs/exactness.md).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "onemodel/graph/ops/op_util.h"
+#include "onemodel/kernels/conv.h"
+
+namespace om::graph::ops {
+namespace {
+
+using kernels::ResizeCoord;
+using kernels::ResizeGeom;
+using kernels::ResizeMode;
+using kernels::ResizeNearest;
+
+// The modes from the attributes; a static reason when one is not supported.
+const char* resize_modes(const Node& node, ResizeGeom* g) {
+  const std::string mode = node.attr_string("mode", "nearest");
+  if (mode == "nearest") g->mode = ResizeMode::Nearest;
+  else if (mode == "linear") g->mode = ResizeMode::Linear;
+  else return "mode must be nearest or linear (cubic is not supported)";
+  const std::string ct = node.attr_string("coordinate_transformation_mode", "half_pixel");
+  if (ct == "half_pixel") g->coord = ResizeCoord::HalfPixel;
+  else if (ct == "pytorch_half_pixel") g->coord = ResizeCoord::PytorchHalfPixel;
+  else if (ct == "align_corners") g->coord = ResizeCoord::AlignCorners;
+  else if (ct == "asymmetric") g->coord = ResizeCoord::Asymmetric;
+  else return "coordinate_transformation_mode must be half_pixel, pytorch_half_pixel, align_corners or asymmetric";
+  const std::string nm = node.attr_string("nearest_mode", "round_prefer_floor");
+  if (nm == "round_prefer_floor") g->nearest = ResizeNearest::RoundPreferFloor;
+  else if (nm == "round_prefer_ceil") g->nearest = ResizeNearest::RoundPreferCeil;
+  else if (nm == "floor") g->nearest = ResizeNearest::Floor;
+  else if (nm == "ceil") g->nearest = ResizeNearest::Ceil;
+  else return "nearest_mode must be round_prefer_floor, round_prefer_ceil, floor or ceil";
+  if (attr_int(node, "antialias", 0) != 0) return "antialias is not supported";
+  if (find_attr(node, "axes")) return "the axes attribute is not supported (give scales or sizes for all 4 axes)";
+  if (node.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch") return "keep_aspect_ratio_policy must be stretch";
+  return nullptr;
+}
+
+Status infer_resize(InferContext& ctx) {
+  const ValueDesc* x = ctx.input(0);
+  if (!x || x->dtype != DType::f32) return ctx.error(ErrorKind::DTypeMismatch, "X must be f32");
+  if (x->shape.size() != 4) return ctx.error(ErrorKind::ShapeMismatch, msg("X must be 4-D NCHW, got ", shape_str(x->shape)));
+  ResizeGeom g;
+  if (const char* why = resize_modes(ctx.node, &g)) return ctx.error(ErrorKind::Unsupported, why);
+  const ValueDesc* scales = ctx.input(2);
+  const ValueDesc* sizes = ctx.input(3);
+  if (scales && scales->numel() == 0) scales = nullptr;
+  if (sizes && sizes->numel() == 0) sizes = nullptr;
+  if (!!scales == !!sizes) return ctx.error(ErrorKind::InvalidArgument, "exactly one of scales and sizes must be given");
+  std::vector<int64_t> y(4);
+  if (scales) {
+    if (scales->dtype != DType::f32 || !scales->data || scales->numel() != 4)
+      return ctx.error(ErrorKind::InvalidArgument, "scales must be 4 f32 values known when the session plans (a constant)");
+    const float* s = static_cast<const float*>(scales->data);
+    if (s[0] != 1.0f || s[1] != 1.0f) return ctx.error(ErrorKind::Unsupported, msg("scales must be 1 on N and C, got ", s[0], ", ", s[1]));
+    for (size_t i = 0; i < 4; ++i) {
+      if (!(s[i] > 0.0f) || !(double(s[i]) * double(x->shape[i]) < double(kMaxNumel)))
+        return ctx.error(ErrorKind::InvalidArgument, msg("scale ", i, " = ", s[i], " must be > 0 and give a size below 2^48"));
+      y[i] = int64_t(std::floor(double(x->shape[i]) * double(s[i])));
+    }
+  } else {
+    std::vector<int64_t> v;
+    OM_TRY(const_ints(ctx, 3, &v));
+    if (v.size() != 4) return ctx.error(ErrorKind::InvalidArgument, msg("sizes must have 4 values, got ", v.size()));
+    if (v[0] != x->shape[0] || v[1] != x->shape[1])
+      return ctx.error(ErrorKind::Unsupported, msg("sizes must keep N and C (", x->shape[0], ", ", x->shape[1], "), got ", shape_str(v)));
+    y = v;
+  }
+  for (size_t i = 2; i < 4; ++i)
+    if (y[i] < 1 || (x->shape[i] == 0))
+      return ctx.error(ErrorKind::InvalidArgument, msg("the output ", shape_str(y), " or input ", shape_str(x->shape), " has an empty spatial axis"));
+  OM_TRY(check_shape(msg("Resize node '", ctx.node.name, "'"), y));
+  ctx.set_output(0, DType::f32, std::move(y));
+  return Status::ok();
+}
+
+Status resize_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const TensorArg& Y = k.out(0);
+  ResizeGeom g;
+  resize_modes(*k.node, &g);
+  g.NC = X.dims[0] * X.dims[1];
+  g.H = X.dims[2];
+  g.W = X.dims[3];
+  g.OH = Y.dims[2];
+  g.OW = Y.dims[3];
+  if (k.has_input(2) && k.in(2).numel == 4) {
+    const float* s = k.in(2).as<const float>();
+    g.scale_h = s[2];
+    g.scale_w = s[3];
+  } else {
+    g.scale_h = double(g.OH) / double(g.H);
+    g.scale_w = double(g.OW) / double(g.W);
+  }
+  kernels::f32_resize2d(g, X.as<const float>(), Y.as<float>());
+  return Status::ok();
+}
+
+// ---- Pad ----
+
+enum class PadMode { Constant, Reflect, Edge };
+
+Status pad_amounts(const InferContext& ctx, std::vector<int64_t>* begin, std::vector<int64_t>* end) {
+  const size_t rank = ctx.input(0)->shape.size();
+  std::vector<int64_t> pads, axes;
+  OM_TRY(const_ints(ctx, 1, &pads));
+  if (const ValueDesc* a = ctx.input(3)) {
+    (void)a;
+    OM_TRY(const_ints(ctx, 3, &axes));
+  } else {
+    for (size_t i = 0; i < rank; ++i) axes.push_back(int64_t(i));
+  }
+  if (pads.size() != 2 * axes.size())
+    return ctx.error(ErrorKind::InvalidArgument, msg("pads must have 2 values per padded axis (", 2 * axes.size(), "), got ", pads.size()));
+  begin->assign(rank, 0);
+  end->assign(rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t ax;
+    if (!normalize_axis(axes[i], int64_t(rank), &ax)) return ctx.error(ErrorKind::InvalidArgument, msg("axis ", axes[i], " is out of range"));
+    if (std::abs(pads[i]) > kMaxNumel || std::abs(pads[axes.size() + i]) > kMaxNumel)
+      return ctx.error(ErrorKind::InvalidArgument, msg("pads ", shape_str(pads), " are too large"));
+    (*begin)[size_t(ax)] = pads[i];
+    (*end)[size_t(ax)] = pads[axes.size() + i];
+  }
+  return Status::ok();
+}
+
+const char* pad_mode_of(const Node& node, PadMode* m) {
+  const std::string s = node.attr_string("mode", "constant");
+  if (s == "constant") *m = PadMode::Constant;
+  else if (s == "reflect") *m = PadMode::Reflect;
+  else if (s == "edge") *m = PadMode::Edge;
+  else return "mode must be constant, reflect or edge (wrap is not supported)";
+  return nullptr;
+}
+
+Status infer_pad(InferContext& ctx) {
+  const ValueDesc* x = ctx.input(0);
+  if (!x) return ctx.error(ErrorKind::InvalidArgument, "data is required");
+  if (x->shape.size() > kMaxRank) return ctx.error(ErrorKind::Unsupported, msg("rank ", x->shape.size(), " exceeds ", kMaxRank));
+  PadMode mode;
+  if (const char* why = pad_mode_of(ctx.node, &mode)) return ctx.error(ErrorKind::Unsupported, why);
+  if (const ValueDesc* c = ctx.input(2)) {
+    if (c->dtype != x->dtype || c->numel() > 1)
+      return ctx.error(ErrorKind::InvalidArgument, msg("constant_value must be one ", dtype_name(x->dtype), " value"));
+  }
+  std::vector<int64_t> b, e, y;
+  OM_TRY(pad_amounts(ctx, &b, &e));
+  for (size_t i = 0; i < x->shape.size(); ++i) {
+    const int64_t d = x->shape[i], o = d + b[i] + e[i];
+    if (o < 0) return ctx.error(ErrorKind::InvalidArgument, msg("axis ", i, " of size ", d, " padded by ", b[i], ", ", e[i], " is negative"));
+    if (mode == PadMode::Reflect && (b[i] >= d || e[i] >= d) && (b[i] > 0 || e[i] > 0))
+      return ctx.error(ErrorKind::InvalidArgument, msg("reflect pads (", b[i], ", ", e[i], ") must be smaller than axis ", i, " (", d, ")"));
+    if (mode == PadMode::Edge && d == 0 && o > 0) return ctx.error(ErrorKind::InvalidArgument, msg("edge padding of the empty axis ", i));
+    y.push_back(o);
+  }
+  OM_TRY(check_shape(msg("Pad node '", ctx.node.name, "'"), y));
+  ctx.set_output(0, x->dtype, std::move(y));
+  return Status::ok();
+}
+
+Status pad_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const TensorArg& Y = k.out(0);
+  if (Y.numel == 0) return Status::ok();
+  const size_t rank = X.rank, es = dtype_size(X.dtype);
+  if (rank == 0) {
+    std::memcpy(Y.data, X.data, es);
+    return Status::ok();
+  }
+  PadMode mode = PadMode::Constant;
+  pad_mode_of(*k.node, &mode);
+  int64_t b[kMaxRank] = {};
+  {
+    const TensorArg& P = k.in(1);
+    const size_t np = size_t(P.numel) / 2;
+    for (size_t i = 0; i < np; ++i) {
+      int64_t ax = int64_t(i);
+      if (k.has_input(3)) {
+        const TensorArg& A = k.in(3);
+        ax = A.dtype == DType::i64 ? A.as<const int64_t>()[i] : A.as<const int32_t>()[i];
+        if (ax < 0) ax += int64_t(rank);
+      }
+      b[ax] = P.dtype == DType::i64 ? P.as<const int64_t>()[i] : P.as<const int32_t>()[i];
+    }
+  }
+  uint8_t cval[8] = {};
+  if (k.has_input(2) && k.in(2).numel == 1) std::memcpy(cval, k.in(2).data, es);
+  int64_t xs[kMaxRank];
+  contiguous_strides(X.dims, rank, xs);
+  const uint8_t* x = static_cast<const uint8_t*>(X.data);
+  uint8_t* y = static_cast<uint8_t*>(Y.data);
+  int64_t idx[kMaxRank] = {};
+  const int64_t inner = rank ? Y.dims[rank - 1] : 1;
+  const int64_t outer = Y.numel / inner;
+  auto source = [&](size_t ax, int64_t o, int64_t* out) {
+    const int64_t d = X.dims[ax];
+    int64_t i = o - b[ax];
+    if (i >= 0 && i < d) { *out = i; return true; }
+    if (mode == PadMode::Constant) return false;
+    if (mode == PadMode::Edge) { *out = i < 0 ? 0 : d - 1; return true; }
+    if (i < 0) i = -i;
+    if (i >= d) i = 2 * (d - 1) - i;
+    *out = i;
+    return true;
+  };
+  for (int64_t o = 0; o < outer; ++o) {
+    bool inside = true;
+    int64_t base = 0;
+    for (size_t a = 0; a + 1 < rank; ++a) {
+      int64_t s;
+      if (!source(a, idx[a], &s)) { inside = false; break; }
+      base += s * xs[a];
+    }
+    uint8_t* dst = y + size_t(o * inner) * es;
+    for (int64_t j = 0; j < inner; ++j) {
+      int64_t s = 0;
+      const bool ok = inside && source(rank - 1, j, &s);
+      std::memcpy(dst + size_t(j) * es, ok ? x + size_t(base + s) * es : cval, es);
+    }
+    for (size_t a = rank - 1; a-- > 0;) {
+      if (++idx[a] < Y.dims[a]) break;
+      idx[a] = 0;
+    }
+  }
+  return Status::ok();
+}
+
+constexpr AttrSpec kResizeAttrs[] = {{"mode", AttrKind::String},
+                                     {"coordinate_transformation_mode", AttrKind::String},
+                                     {"nearest_mode", AttrKind::String},
+                                     {"cubic_coeff_a", AttrKind::Float},
+                                     {"exclude_outside", AttrKind::Int},
+                                     {"extrapolation_value", AttrKind::Float},
+                                     {"antialias", AttrKind::Int},
+                                     {"keep_aspect_ratio_policy", AttrKind::String}};
+constexpr AttrSpec kPadAttrs[] = {{"mode", AttrKind::String}};
+
+constexpr OpDef kOps[] = {
+    op("Resize").inputs(1, 4).attributes(kResizeAttrs).shapes(infer_resize).kernel(resize_kernel)
+        .doc("f32 4-D NCHW, spatial axes only; nearest (floor, ceil, round_prefer_floor/ceil) or linear; half_pixel, pytorch_half_pixel, align_corners, asymmetric; scales or sizes known at plan time"),
+    op("Pad").inputs(2, 4).attributes(kPadAttrs).shapes(infer_pad).kernel(pad_kernel)
+        .doc("any dtype; constant, reflect, edge; pads (and axes) known at plan time; negative pads crop"),
+};
+
+}  // namespace
+
+OpTable resize_ops() { return table_of(kOps); }
+
+}  // namespace om::graph::ops

@@ -1,0 +1,195 @@
+// Convolution passes (docs/graph-passes.md).
+//
+// fold_conv_batchnorm (FastOnly): Conv(X, W[, b]) -> BatchNormalization(., scale, B, mean, var)
+// with W, b and the four statistics f32 initializers becomes Conv(X, W', b') with
+// W'[m] = W[m] * s[m], b' = (b - mean) * s + B, s = scale / sqrt(var + epsilon). The products
+// are rounded into new weights, so outputs change in the last bits: Fast sessions only.
+//
+// fuse_conv_epilogue (Exact): Conv(X, W[, b]) [-> Add(., per-channel initializer) when the Conv
+// has no bias] [-> Relu|Sigmoid|Tanh|Gelu] becomes com.onemodel FusedConv(X, W, b,
+// activation=...). The convolution kernel adds the bias and applies the activation after each
+// output's complete fma chain: one rounding for the add and the same activation function the
+// separate nodes compute, so no output bit changes.
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "onemodel/graph/op_registry.h"
+#include "onemodel/graph/ops/epilogue.h"
+#include "onemodel/graph/passes/pass.h"
+
+namespace om::graph::passes {
+namespace {
+
+struct ConvIndex {
+  std::unordered_map<std::string, std::vector<size_t>> readers;
+  std::unordered_map<std::string, const TensorData*> inits;
+  std::unordered_set<std::string> outputs, inputs, names;
+  bool single_internal_use(const std::string& v) const {
+    if (outputs.count(v)) return false;
+    auto it = readers.find(v);
+    return it != readers.end() && it->second.size() == 1;
+  }
+  size_t reader(const std::string& v) const { return readers.at(v)[0]; }
+  // An f32 initializer the caller cannot override, or null.
+  const TensorData* constant(const std::string& v) const {
+    auto it = inits.find(v);
+    if (it == inits.end() || inputs.count(v) || it->second->dtype != DType::f32) return nullptr;
+    return it->second;
+  }
+};
+
+ConvIndex index_of(const Graph& g) {
+  ConvIndex x;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const auto& in : g.nodes[i].inputs)
+      if (!in.empty()) x.readers[in].push_back(i);
+    for (const auto& out : g.nodes[i].outputs) x.names.insert(out);
+  }
+  for (const auto& t : g.initializers) {
+    x.inits.emplace(t.name, &t);
+    x.names.insert(t.name);
+  }
+  for (const auto& o : g.outputs) x.outputs.insert(o.name);
+  for (const auto& in : g.inputs) {
+    x.inputs.insert(in.name);
+    x.names.insert(in.name);
+  }
+  return x;
+}
+
+bool is_conv(const Node& n) { return is_default_domain(n.domain) && n.op_type == "Conv" && n.outputs.size() == 1; }
+
+std::string fresh_name(ConvIndex& x, const std::string& base) {
+  std::string n = base;
+  for (int k = 2; x.names.count(n); ++k) n = msg(base, "_", k);
+  x.names.insert(n);
+  return n;
+}
+
+void drop_nodes(Graph& g, const std::vector<char>& dropped) {
+  size_t w = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!dropped[i]) {
+      if (w != i) g.nodes[w] = std::move(g.nodes[i]);
+      ++w;
+    }
+  g.nodes.resize(w);
+}
+
+}  // namespace
+
+Status fold_conv_batchnorm(Graph& g, ArithmeticMode, size_t* changes) {
+  ConvIndex x = index_of(g);
+  std::vector<char> dropped(g.nodes.size(), 0);
+  std::vector<TensorData> added;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (dropped[i] || !is_conv(g.nodes[i])) continue;
+    const Node& conv = g.nodes[i];
+    const TensorData* w = conv.inputs.size() >= 2 ? x.constant(conv.inputs[1]) : nullptr;
+    if (!w || w->dims.size() < 3 || !x.single_internal_use(conv.outputs[0])) continue;
+    const int64_t M = w->dims[0];
+    const TensorData* b = conv.inputs.size() >= 3 && !conv.inputs[2].empty() ? x.constant(conv.inputs[2]) : nullptr;
+    if (conv.inputs.size() >= 3 && !conv.inputs[2].empty() && (!b || b->numel() != M)) continue;
+    const size_t bi = x.reader(conv.outputs[0]);
+    const Node& bn = g.nodes[bi];
+    if (dropped[bi] || !is_default_domain(bn.domain) || bn.op_type != "BatchNormalization" || bn.inputs.size() != 5 ||
+        bn.inputs[0] != conv.outputs[0] || bn.outputs.size() != 1 || bn.attr_int("training_mode", 0) != 0)
+      continue;
+    const TensorData* st[4];
+    bool ok = true;
+    for (int k = 0; k < 4; ++k) {
+      st[k] = x.constant(bn.inputs[size_t(k) + 1]);
+      ok = ok && st[k] && st[k]->dims.size() == 1 && st[k]->dims[0] == M;
+    }
+    if (!ok) continue;
+    const float eps = bn.attr_float("epsilon", 1e-5f);
+    const int64_t per = M == 0 ? 0 : w->numel() / M;
+    std::vector<float> nw(static_cast<size_t>(w->numel())), nb(static_cast<size_t>(M));
+    for (int64_t m = 0; m < M; ++m) {
+      const double s = double(st[0]->data<float>()[m]) / std::sqrt(double(st[3]->data<float>()[m]) + double(eps));
+      for (int64_t k = 0; k < per; ++k) nw[size_t(m * per + k)] = float(double(w->data<float>()[m * per + k]) * s);
+      const double bias = b ? double(b->data<float>()[m]) : 0.0;
+      nb[size_t(m)] = float((bias - double(st[2]->data<float>()[m])) * s + double(st[1]->data<float>()[m]));
+    }
+    const std::string wn = fresh_name(x, conv.name + "_folded_weight"), bn_name = fresh_name(x, conv.name + "_folded_bias");
+    added.push_back(TensorData::from_vector(wn, w->dims, nw));
+    added.push_back(TensorData::from_vector(bn_name, {M}, nb));
+    Node fused = conv;
+    fused.inputs = {conv.inputs[0], wn, bn_name};
+    fused.outputs = {bn.outputs[0]};
+    dropped[bi] = 1;
+    g.nodes[i] = std::move(fused);
+    ++*changes;
+  }
+  drop_nodes(g, dropped);
+  for (auto& t : added) g.initializers.push_back(std::move(t));  // after the scan: the index points into the vector
+  return Status::ok();
+}
+
+Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
+  ConvIndex x = index_of(g);
+  std::vector<char> dropped(g.nodes.size(), 0);
+  std::vector<TensorData> added;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (dropped[i] || !is_conv(g.nodes[i])) continue;
+    const Node& conv = g.nodes[i];
+    const TensorData* w = conv.inputs.size() >= 2 ? x.constant(conv.inputs[1]) : nullptr;
+    if (!w || w->dims.size() < 3) continue;
+    const int64_t M = w->dims[0];
+    const bool has_bias = conv.inputs.size() >= 3 && !conv.inputs[2].empty();
+    std::vector<std::string> inputs(conv.inputs.begin(), conv.inputs.begin() + (has_bias ? 3 : 2));
+    std::string out = conv.outputs[0];
+    bool fused_any = false;
+    // A per-channel Add after a bias-free Conv: the bias [M] (shape [M, 1...] or [1, M, 1...]).
+    if (!has_bias && x.single_internal_use(out)) {
+      const size_t ai = x.reader(out);
+      const Node& add = g.nodes[ai];
+      if (!dropped[ai] && is_default_domain(add.domain) && add.op_type == "Add" && add.inputs.size() == 2 && add.inputs[0] != add.inputs[1]) {
+        const std::string& other = add.inputs[0] == out ? add.inputs[1] : add.inputs[0];
+        const TensorData* b = x.constant(other);
+        bool per_channel = b && b->numel() == M && !b->dims.empty();
+        if (per_channel) {
+          // Right-aligned against [N, M, spatial...]: M at position rank-1-spatial, ones elsewhere.
+          const size_t spatial = w->dims.size() - 2;
+          const size_t r = b->dims.size();
+          per_channel = r >= spatial + 1 && r <= spatial + 2 && b->dims[r - 1 - spatial] == M;
+          for (size_t k = 0; per_channel && k < r; ++k)
+            if (k != r - 1 - spatial && b->dims[k] != 1) per_channel = false;
+        }
+        if (per_channel) {
+          const std::string bn = fresh_name(x, conv.name + "_bias");
+          added.push_back(TensorData::copy_of(bn, DType::f32, {M}, b->bytes, b->nbytes));
+          inputs.push_back(bn);
+          out = add.outputs[0];
+          dropped[ai] = 1;
+          fused_any = true;
+        }
+      }
+    }
+    std::string act = "Identity";
+    if (x.single_internal_use(out)) {
+      const size_t ci = x.reader(out);
+      if (const EpilogueActivation* a = epilogue_activation_of(g.nodes[ci]); a && !dropped[ci]) {
+        act = a->name;
+        out = g.nodes[ci].outputs[0];
+        dropped[ci] = 1;
+        fused_any = true;
+      }
+    }
+    if (!fused_any) continue;
+    Node fused = conv;
+    fused.op_type = "FusedConv";
+    fused.domain = kOnemodelDomain;
+    fused.inputs = inputs;
+    fused.outputs = {out};
+    fused.attributes.push_back(Attribute::of_string("activation", act));
+    g.nodes[i] = std::move(fused);
+    ++*changes;
+  }
+  drop_nodes(g, dropped);
+  for (auto& t : added) g.initializers.push_back(std::move(t));
+  return Status::ok();
+}
+
+}  // namespace om::graph::passes

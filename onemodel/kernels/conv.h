@@ -1,0 +1,94 @@
+// Convolution, transposed convolution, pooling, batch normalisation (inference form) and 2-D
+// resizing over NCHW f32 tensors: the kernels the graph's Conv family (graph/ops/conv.cpp,
+// graph/ops/pool.cpp) and the eager operators (ops/conv.cpp, ops/pool.cpp, ...) share, so a
+// traced model's Exact session gives the eager bits (docs/exactness.md).
+//
+// 1-D convolutions are the 2-D ones with H = 1 and kH = 1. Geometry is checked by the callers
+// (graph inference, eager argument checks) with the checked helpers of core/shape.h; these
+// functions trust it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "onemodel/kernels/kernels.h"
+
+namespace om::kernels {
+
+// One 2-D convolution: X [N, C, H, W], W [M, C/group, kH, kW], Y [N, M, OH, OW].
+// For a transposed convolution X is [N, C, H, W], W [C, M/group, kH, kW], Y [N, M, OH, OW] and
+// the pads are the ones cropped from the full output.
+struct ConvGeom {
+  int64_t N = 1, C = 1, H = 1, W = 1;  // input
+  int64_t M = 1, OH = 1, OW = 1;       // output channels and extent
+  int64_t group = 1;
+  int64_t kH = 1, kW = 1;
+  int64_t sH = 1, sW = 1;
+  int64_t dH = 1, dW = 1;
+  int64_t pad_t = 0, pad_l = 0;  // begin pads (end pads follow from OH/OW)
+};
+
+// Output extent of a convolution / pool along one axis (floor, or ceil for ceil_mode pools
+// where the last window must start inside the input or the begin padding); -1 when the dilated
+// kernel does not fit in the padded input.
+int64_t conv_out_extent(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad_begin, int64_t pad_end, bool ceil_mode);
+
+// Convolution. Exact mode: every output is the fma chain over (input channel of its group, kh,
+// kw) in that order, starting from +0, padded positions contributing fma(0, w, acc); then the
+// bias (one rounding), then the activation. This is an exact GEMM over the im2col matrix with K
+// ordered (c, kh, kw), and the direct depthwise kernel computes the same chain, so the bits do
+// not depend on ISA, tiling or path. The weights are the GEMM's left operand (packed per call,
+// they are small); `packed_w` is accepted for symmetry and unused. `scratch` holds
+// conv_scratch_floats(g) floats.
+size_t conv_scratch_floats(const ConvGeom& g);
+void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
+                const float* packed_w, ArithmeticMode mode);
+
+// Transposed convolution (the gradient of conv2d with respect to its input, plus a bias).
+// Exact mode: for every input pixel p (row-major) the GEMM gives t[p, m, kh, kw] as the fma
+// chain over the group's input channels in order; Y starts at +0 and receives the terms in the
+// order (p, kh, kw), each one addition; then the bias. `packed_w` is gemm_pack_b of W viewed as
+// [C, M*kH*kW] (rs M*kH*kW, cs 1), group == 1 only.
+size_t conv_transpose_scratch_floats(const ConvGeom& g);
+void f32_conv_transpose2d(const ConvGeom& g, const float* x, const float* w, const float* bias, float* y, float* scratch,
+                          const float* packed_w, ArithmeticMode mode);
+
+// dW for a convolution: dW[m, c, kh, kw] = sum over (n, output pixel) of dY * X(im2col), as an
+// fma chain in the order (n, output pixel); dW is overwritten. `scratch`:
+// conv_weight_grad_scratch_floats(g).
+size_t conv_weight_grad_scratch_floats(const ConvGeom& g);
+void f32_conv2d_weight_grad(const ConvGeom& g, const float* x, const float* dy, float* dw, float* scratch, ArithmeticMode mode);
+
+// Pools over [N, C, H, W] -> [N, C, OH, OW] (g.M == g.C, group ignored). Max: NaN propagates,
+// windows without an input element give -inf. Average: the window's elements summed in (kh, kw)
+// order then divided by the count (the in-input elements, or, with count_include_pad, the
+// elements inside the padded input: pad_b / pad_r are the end pads). Same bits in both modes.
+void f32_max_pool2d(const ConvGeom& g, const float* x, float* y, int64_t* argmax);
+void f32_avg_pool2d(const ConvGeom& g, int64_t pad_b, int64_t pad_r, bool count_include_pad, const float* x, float* y);
+// The element count of output (oh, ow)'s window for avg_pool2d.
+int64_t avg_pool_count(const ConvGeom& g, int64_t pad_b, int64_t pad_r, bool count_include_pad, int64_t oh, int64_t ow);
+
+// Inference batch normalisation of [N, C, inner]: y = (x - mean[c]) * s[c] + bias[c] with
+// s[c] = scale[c] / sqrt(var[c] + eps), each operation one rounding (no fma).
+void f32_batch_norm_inference(const float* x, const float* scale, const float* bias, const float* mean, const float* var,
+                              float eps, int64_t N, int64_t C, int64_t inner, float* y);
+
+// 2-D resize of [N*C, H, W] -> [N*C, OH, OW] (one spatial plane per row of NC).
+enum class ResizeMode { Nearest, Linear };
+enum class ResizeCoord { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric };
+enum class ResizeNearest { Floor, RoundPreferFloor, RoundPreferCeil, Ceil };
+struct ResizeGeom {
+  int64_t NC = 1, H = 1, W = 1, OH = 1, OW = 1;
+  double scale_h = 1, scale_w = 1;  // output / input, as the coordinate transform uses them
+  ResizeMode mode = ResizeMode::Nearest;
+  ResizeCoord coord = ResizeCoord::HalfPixel;
+  ResizeNearest nearest = ResizeNearest::RoundPreferFloor;
+};
+// Source coordinate of output index o (in float64, as ONNX states it).
+double resize_source_coord(ResizeCoord c, int64_t o, double scale, int64_t in, int64_t out);
+void f32_resize2d(const ResizeGeom& g, const float* x, float* y);
+// The taps f32_resize2d uses (for the eager gradient): the nearest source index, clamped to
+// [0, in), and the two linear taps with their weights (w0 for i0) after clamping v to [0, in-1].
+int64_t resize_nearest_index(ResizeNearest m, double v, int64_t in);
+void resize_linear_taps(double v, int64_t in, int64_t* i0, int64_t* i1, float* w0, float* w1);
+
+}  // namespace om::kernels

@@ -1,0 +1,37 @@
+// resize2d (NCHW f32) to an explicit output size on the graph's Resize kernel: nearest =
+// asymmetric + floor, bilinear = half_pixel or align_corners (docs/tracing.md).
+#include "onemodel/core/tensor_internal.h"
+#include "onemodel/ops/conv_internal.h"
+#include "onemodel/ops/conv_ops.h"
+#include "onemodel/ops/record.h"
+
+namespace om {
+namespace ops {
+
+Result<Tensor> resize2d(const Tensor& x, int64_t out_h, int64_t out_w, Interpolation mode, bool align_corners) {
+  const char* call = "om::resize2d";
+  OM_TRY(check_input(x, call));
+  if (x.dtype() != DType::f32 || x.dim() != 4)
+    return Status::error(ErrorKind::InvalidArgument, msg(call, ": input must be a 4-D f32 tensor [N, C, H, W], got ", x.to_string()));
+  if (out_h < 1 || out_w < 1 || x.shape()[2] < 1 || x.shape()[3] < 1)
+    return Status::error(ErrorKind::InvalidArgument, msg(call, ": the output size (", out_h, ", ", out_w, ") and the input's spatial size ",
+                                                         shape_str(x.shape()), " must be >= 1"));
+  if (align_corners && mode != Interpolation::Bilinear)
+    return Status::error(ErrorKind::InvalidArgument, msg(call, ": align_corners applies to bilinear resizing only"));
+  const Shape ys{x.shape()[0], x.shape()[1], out_h, out_w};
+  OM_TRY(check_shape(call, ys));
+  Resize2dAttrs a{out_h, out_w, mode == Interpolation::Bilinear, align_corners};
+  OM_ASSIGN_OR_RETURN(Tensor xd, detail::dense(x));
+  OM_ASSIGN_OR_RETURN(Tensor y, detail::make_tensor(ys, DType::f32, false, call));
+  kernels::f32_resize2d(conv_detail::resize_geom(x.shape(), a), detail::raw_as<float>(xd), detail::raw_as<float>(y));
+  OM_TRY(record<OpId::Resize2d>({x}, y, a));
+  return y;
+}
+
+}  // namespace ops
+
+Tensor resize2d(const Tensor& x, int64_t out_h, int64_t out_w, Interpolation mode, bool align_corners) {
+  return unwrap(ops::resize2d(x, out_h, out_w, mode, align_corners));
+}
+
+}  // namespace om
