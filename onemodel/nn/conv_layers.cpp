@@ -2,18 +2,13 @@
 
 #include <cmath>
 
+#include "onemodel/nn/init.h"
 #include "onemodel/core/status.h"
 #include "onemodel/core/tensor_internal.h"
 
 namespace om::nn {
 
 namespace {
-Tensor uniform(const Shape& shape, double bound, Generator& gen) {
-  Tensor t = empty(shape, DType::f32);
-  float* p = detail::raw_as<float>(t);
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = float((2.0 * double(gen.uniform()) - 1.0) * bound);
-  return t;
-}
 
 void check_channels(const char* call, int64_t in, int64_t out, Size2d k, int64_t groups) {
   if (in < 1 || out < 1 || k.h < 1 || k.w < 1 || groups < 1 || in % groups != 0 || out % groups != 0)
@@ -33,8 +28,8 @@ Conv2d::Conv2d(int64_t in, int64_t out, Size2d kernel, Size2d stride, Pad2d padd
     : Module("Conv2d"), in_channels_(in), stride_(stride), dilation_(dilation), padding_(padding), groups_(groups) {
   check_channels("om::nn::Conv2d", in, out, kernel, groups);
   const double bound = 1.0 / std::sqrt(double(in / groups * kernel.h * kernel.w));
-  weight = register_parameter("weight", uniform({out, in / groups, kernel.h, kernel.w}, bound, gen));
-  if (with_bias) bias = register_parameter("bias", uniform({out}, bound, gen));
+  weight = register_parameter("weight", uniform_init({out, in / groups, kernel.h, kernel.w}, bound, gen));
+  if (with_bias) bias = register_parameter("bias", uniform_init({out}, bound, gen));
 }
 
 Tensor Conv2d::forward(const Tensor& x) {
@@ -53,8 +48,8 @@ ConvTranspose2d::ConvTranspose2d(int64_t in, int64_t out, Size2d kernel, Size2d 
       groups_(groups) {
   check_channels("om::nn::ConvTranspose2d", in, out, kernel, groups);
   const double bound = 1.0 / std::sqrt(double(out / groups * kernel.h * kernel.w));
-  weight = register_parameter("weight", uniform({in, out / groups, kernel.h, kernel.w}, bound, gen));
-  if (with_bias) bias = register_parameter("bias", uniform({out}, bound, gen));
+  weight = register_parameter("weight", uniform_init({in, out / groups, kernel.h, kernel.w}, bound, gen));
+  if (with_bias) bias = register_parameter("bias", uniform_init({out}, bound, gen));
 }
 
 Tensor ConvTranspose2d::forward(const Tensor& x) {

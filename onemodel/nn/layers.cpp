@@ -5,18 +5,16 @@
 
 #include "onemodel/core/status.h"
 #include "onemodel/core/tensor_internal.h"
+#include "onemodel/nn/init.h"
 
 namespace om::nn {
 
-namespace {
-// U(-bound, bound) from the generator, in the current store.
-Tensor uniform(const Shape& shape, double bound, Generator& gen) {
+Tensor uniform_init(const Shape& shape, double bound, Generator& gen) {
   Tensor t = empty(shape, DType::f32);
   float* p = detail::raw_as<float>(t);
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = float((2.0 * double(gen.uniform()) - 1.0) * bound);
   return t;
 }
-}  // namespace
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool with_bias, Generator& gen)
     : Module("Linear"), in_features_(in_features), out_features_(out_features) {
@@ -25,8 +23,8 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool with_bias, Genera
                                                         " must be positive")));
   // Kaiming-uniform with a = sqrt(5): gain sqrt(2 / (1 + 5)), bound gain * sqrt(3 / fan_in).
   const double bound = 1.0 / std::sqrt(double(in_features));
-  weight = register_parameter("weight", uniform({out_features, in_features}, bound, gen));
-  if (with_bias) bias = register_parameter("bias", uniform({out_features}, bound, gen));
+  weight = register_parameter("weight", uniform_init({out_features, in_features}, bound, gen));
+  if (with_bias) bias = register_parameter("bias", uniform_init({out_features}, bound, gen));
 }
 
 Tensor Linear::forward(const Tensor& x) {

@@ -3,20 +3,13 @@
 #include <cmath>
 #include <string>
 
+#include "onemodel/nn/init.h"
 #include "onemodel/core/status.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/ops/ops.h"
 
 namespace om::nn {
 
-namespace {
-Tensor uniform(const Shape& shape, double bound, Generator& gen) {
-  Tensor t = empty(shape, DType::f32);
-  float* p = detail::raw_as<float>(t);
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = float((2.0 * double(gen.uniform()) - 1.0) * bound);
-  return t;
-}
-}  // namespace
 
 RecurrentBase::RecurrentBase(const char* type, bool gru, int64_t input_size, int64_t hidden_size, RnnOptions options, Generator& gen)
     : Module(type), gru_(gru), input_(input_size), hidden_(hidden_size), opt_(options), gen_(&gen) {
@@ -31,11 +24,11 @@ RecurrentBase::RecurrentBase(const char* type, bool gru, int64_t input_size, int
     for (int64_t d = 0; d < D; ++d) {
       const std::string sfx = "_l" + std::to_string(l) + (d ? "_reverse" : "");
       const int64_t in = l == 0 ? input_size : D * hidden_size;
-      params_.push_back(register_parameter("weight_ih" + sfx, uniform({G * hidden_size, in}, bound, gen)));
-      params_.push_back(register_parameter("weight_hh" + sfx, uniform({G * hidden_size, hidden_size}, bound, gen)));
+      params_.push_back(register_parameter("weight_ih" + sfx, uniform_init({G * hidden_size, in}, bound, gen)));
+      params_.push_back(register_parameter("weight_hh" + sfx, uniform_init({G * hidden_size, hidden_size}, bound, gen)));
       if (options.bias) {
-        params_.push_back(register_parameter("bias_ih" + sfx, uniform({G * hidden_size}, bound, gen)));
-        params_.push_back(register_parameter("bias_hh" + sfx, uniform({G * hidden_size}, bound, gen)));
+        params_.push_back(register_parameter("bias_ih" + sfx, uniform_init({G * hidden_size}, bound, gen)));
+        params_.push_back(register_parameter("bias_hh" + sfx, uniform_init({G * hidden_size}, bound, gen)));
       } else {
         params_.push_back(Tensor());
         params_.push_back(Tensor());

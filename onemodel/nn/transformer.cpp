@@ -3,18 +3,13 @@
 #include <cmath>
 
 #include "onemodel/core/grad_mode.h"
+#include "onemodel/nn/init.h"
 #include "onemodel/core/status.h"
 #include "onemodel/core/tensor_internal.h"
 
 namespace om::nn {
 
 namespace {
-Tensor uniform_init(const Shape& shape, double bound, Generator& gen) {
-  Tensor t = empty(shape, DType::f32);
-  float* p = detail::raw_as<float>(t);
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = float((2.0 * double(gen.uniform()) - 1.0) * bound);
-  return t;
-}
 
 // A bool mask (true = not allowed) as an additive f32 one; an f32 mask as it is.
 Tensor additive(const Tensor& m, const char* what, const Module& owner) {

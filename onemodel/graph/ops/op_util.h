@@ -64,6 +64,25 @@ struct BroadcastIter {
   }
 };
 
+// y = f(a, b) over the broadcast of two operands (T in, R out): the one loop of the elementwise
+// families' integer, comparison and selection kernels.
+template <typename T, typename R, typename F>
+void binary_loop(const KernelContext& k, F f) {
+  const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
+  BroadcastIter it;
+  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
+  const T* a = k.in(0).as<const T>();
+  const T* b = k.in(1).as<const T>();
+  R* y = k.out(0).as<R>();
+  const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
+  it.for_each([&](const int64_t* off, int64_t n) {
+    const T* pa = a + off[1];
+    const T* pb = b + off[2];
+    R* py = y + off[0];
+    for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i * sa], pb[i * sb]);
+  });
+}
+
 using om::contiguous_strides;  // core/shape.h
 
 // y = x permuted: y's axis i is x's axis perm[i]. Elements of elem_size bytes.
