@@ -31,6 +31,9 @@ Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g, graph::GraphChec
 Status write_file(const graph::Graph& g, const std::string& path, graph::GraphCheck check = graph::GraphCheck::Verify);
 Result<graph::Graph> read_bytes(const uint8_t* data, size_t size);
 Result<graph::Graph> read_file(const std::string& path);
+// One serialized TensorProto (the ONNX test data's input_K.pb / output_K.pb), checked as an
+// initializer is; the tensor's name is its `name` field.
+Result<graph::TensorData> read_tensor_bytes(const uint8_t* data, size_t size);
 
 std::vector<uint8_t> write(const graph::Graph& g);
 void write(const graph::Graph& g, const std::string& path);

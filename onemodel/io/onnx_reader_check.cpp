@@ -208,6 +208,53 @@ Status finish_attribute(const AttrPayload& p, const std::string& where, Attribut
   return Status::ok();
 }
 
+// What to do with a model older than the reader takes. The onnx package's version converter is
+// not the advice: it fails on many models (and with the onnx Python package Debian ships).
+constexpr const char* kReexportAdvice =
+    "Export the model again from its framework with a newer opset (e.g. torch.onnx.export(..., opset_version=17), "
+    "tf2onnx --opset 17); docs/onnx.md, \"Opsets\"";
+constexpr const char* kNewerAdvice = "Export the model with opset 20 or older (e.g. torch.onnx.export(..., opset_version=17))";
+
+std::string node_label(const Node& n) {
+  if (!n.name.empty()) return msg(n.op_type, " '", n.name, "'");
+  return msg(n.op_type, " producing '", n.outputs.empty() ? std::string() : n.outputs[0], "'");
+}
+
+// Brings a node of an opset older than its op's form there: attributes that became inputs move
+// into initializers, then the op's hook runs (docs/onnx.md, "Opsets").
+Status upgrade_node(Graph& g, Node& n, const OpDef& op, int64_t opset, std::unordered_set<std::string>* names) {
+  // Broadcast flags are the opset < 7 form of the arithmetic operators.
+  for (const Attribute& a : n.attributes)
+    if (a.name == "broadcast" || (a.name == "consumed_inputs"))
+      return Status::error(ErrorKind::Unsupported, msg("attribute '", a.name, "' belongs to the opset < 7 form of ", n.op_type,
+                                                       ", which onemodel does not read. ", kReexportAdvice));
+  for (int m = 0; m < op.upgrade.num_moved; ++m) {
+    const graph::MovedAttr& mv = op.upgrade.moved[m];
+    if (opset >= mv.since) continue;
+    for (size_t k = 0; k < n.attributes.size(); ++k) {
+      const Attribute& a = n.attributes[k];
+      if (a.name != mv.name) continue;
+      const std::string base = (n.outputs.empty() || n.outputs[0].empty() ? n.name : n.outputs[0]) + "." + mv.name;
+      std::string name = base;
+      for (int suffix = 1; names->count(name); ++suffix) name = msg(base, "_", suffix);
+      names->insert(name);
+      if (a.type == AttrType::Float) {
+        g.initializers.push_back(TensorData::copy_of(name, DType::f32, {}, &a.f, sizeof(float)));
+      } else if (a.type == AttrType::Ints) {
+        g.initializers.push_back(TensorData::copy_of(name, DType::i64, {int64_t(a.ints.size())}, a.ints.data(), a.ints.size() * 8));
+      } else {
+        return Status::error(ErrorKind::InvalidArgument, msg("attribute '", a.name, "' must be ", "INTS or FLOAT"));
+      }
+      if (n.inputs.size() <= size_t(mv.input)) n.inputs.resize(size_t(mv.input) + 1);
+      n.inputs[size_t(mv.input)] = name;
+      n.attributes.erase(n.attributes.begin() + long(k));
+      break;
+    }
+  }
+  if (op.upgrade.hook && opset < op.since) OM_TRY(op.upgrade.hook(n, opset));
+  return Status::ok();
+}
+
 Status check_and_normalise(Decoded& d) {
   Graph& g = d.graph;
   if (!d.has_ir_version) return format("model", "no ir_version field: this is not an ONNX model (or it is truncated)");
@@ -228,8 +275,7 @@ Status check_and_normalise(Decoded& d) {
   if (default_nodes && (opset < kMinOpset || opset > kMaxOpset))
     return Status::error(ErrorKind::Unsupported,
                          msg("om::onnx::read: the model imports opset ", opset, " of the default ONNX domain; onemodel reads opsets ",
-                             kMinOpset, " to ", kMaxOpset, ". Convert it first (the onnx Python package: "
-                             "onnx.version_converter.convert_version(model, ", kMaxOpset, "))"));
+                             kMinOpset, " to ", kMaxOpset, ". ", opset < kMinOpset ? kReexportAdvice : kNewerAdvice));
 
   // Every unsupported op type at once; the registry is the only list.
   std::vector<std::string> unsupported;
@@ -238,8 +284,8 @@ Status check_and_normalise(Decoded& d) {
     std::string label;
     const OpDef* op = graph::find_op(n.domain, n.op_type);
     if (!op) label = is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
-    else if (is_default_domain(n.domain) && op->since > opset)
-      label = msg(n.op_type, " (needs opset ", op->since, ", the model imports ", opset, ")");
+    else if (is_default_domain(n.domain) && op->oldest_opset() > opset)
+      label = msg(n.op_type, " (needs opset ", op->oldest_opset(), ", the model imports ", opset, ")");
     if (!label.empty() && seen.insert(label).second) unsupported.push_back(label);
   }
   if (!unsupported.empty()) {
@@ -248,7 +294,8 @@ Status check_and_normalise(Decoded& d) {
     return Status::error(ErrorKind::Unsupported,
                          msg("om::onnx::read: the model uses ", unsupported.size(), " operator type",
                              unsupported.size() == 1 ? "" : "s", " onemodel does not support: ", list,
-                             ". The supported operators are listed in docs/operators.md"));
+                             ". The supported operators are listed in docs/operators.md; for an operator that needs a newer "
+                             "opset, ", kReexportAdvice));
   }
   for (const Status& st : d.node_deferred) OM_TRY(st);
 
@@ -263,20 +310,8 @@ Status check_and_normalise(Decoded& d) {
     if (is_default_domain(n.domain)) n.domain.clear();
     const OpDef* op = graph::find_op(n.domain, n.op_type);
     OM_TRY(check_attribute_types(*op, n).with_context(msg("om::onnx::read: graph.node[", i, "]")));
-    if (!op->moved.name || opset >= op->moved.since) continue;
-    for (size_t k = 0; k < n.attributes.size(); ++k) {
-      if (n.attributes[k].name != op->moved.name) continue;
-      const std::string base = (n.outputs.empty() || n.outputs[0].empty() ? n.name : n.outputs[0]) + "." + op->moved.name;
-      std::string name = base;
-      for (int suffix = 1; names.count(name); ++suffix) name = msg(base, "_", suffix);
-      names.insert(name);
-      const std::vector<int64_t>& values = n.attributes[k].ints;
-      g.initializers.push_back(TensorData::copy_of(name, DType::i64, {int64_t(values.size())}, values.data(), values.size() * 8));
-      n.inputs.resize(size_t(op->moved.input));
-      n.inputs.push_back(name);
-      n.attributes.erase(n.attributes.begin() + long(k));
-      break;
-    }
+    if (!n.domain.empty()) continue;
+    OM_TRY(upgrade_node(g, n, *op, opset, &names).with_context(msg("om::onnx::read: graph.node[", i, "] (", node_label(n), ")")));
   }
   for (graph::OpsetImport& o : g.opsets)
     if (o.domain.empty()) o.version = kMaxOpset;

@@ -46,6 +46,12 @@ TensorData f32_const(const std::string& name, std::vector<int64_t> dims, uint32_
 Example unary() { return {{f32("x", {2, 3})}, {}, {"x"}, {}}; }
 Example binary() { return {{f32("a", {2, 3}), f32("b", {3}, 2)}, {}, {"a", "b"}, {}}; }
 Example reduce() { return {{f32("x", {2, 3, 4})}, {i64("axes", {1})}, {"x", "axes"}, {Attribute::of_int("keepdims", 0)}}; }
+Example bools() {
+  Example e{{Feed::of("a", {2, 3}, std::vector<uint8_t>{1, 0, 1, 0, 1, 1}), Feed::of("b", {3}, std::vector<uint8_t>{1, 1, 0})},
+            {}, {"a", "b"}, {}};
+  for (Feed& f : e.feeds) f.dtype = om::DType::boolean;
+  return e;
+}
 Example matmul() { return {{f32("a", {2, 3})}, {f32_const("w", {3, 4}, 3)}, {"a", "w"}, {}}; }
 
 // One example per registry operator, by op type.
@@ -111,6 +117,24 @@ const std::map<std::string, std::function<Example()>>& examples() {
        }},
       {"Expand", [] { return Example{{f32("x", {3, 1})}, {i64("shape", {2, 3, 4})}, {"x", "shape"}, {}}; }},
       {"Transpose", [] { return Example{{f32("x", {2, 3, 4})}, {}, {"x"}, {Attribute::of_ints("perm", {2, 0, 1})}}; }},
+      {"ReduceMin", reduce}, {"ReduceProd", reduce}, {"ReduceL1", reduce}, {"ReduceL2", reduce},
+      {"ReduceSumSquare", reduce}, {"ReduceLogSumExp", reduce},
+      {"ReduceLogSum", [] { Example e = reduce(); e.feeds[0] = Feed::of("x", {2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6}); return e; }},
+      {"And", bools}, {"Or", bools}, {"Xor", bools},
+      {"Not", [] { Example e = bools(); e.feeds.resize(1); e.inputs = {"a"}; return e; }},
+      {"Mod", [] { Example e = binary(); e.attrs = {Attribute::of_int("fmod", 1)}; return e; }},
+      {"Sign", unary}, {"Floor", unary}, {"Ceil", unary}, {"Round", unary}, {"Cos", unary}, {"Sin", unary},
+      {"PRelu", binary}, {"Elu", unary}, {"Selu", unary}, {"Softplus", unary}, {"Softsign", unary},
+      {"HardSigmoid", unary}, {"HardSwish", unary}, {"Sum", binary}, {"Mean", binary},
+      {"Size", unary},
+      {"Trilu", [] { return Example{{f32("x", {2, 3, 4})}, {TensorData::from_vector<int64_t>("k", {}, {1})}, {"x", "k"}, {}}; }},
+      {"Split", [] { return Example{{f32("x", {2, 5})}, {i64("split", {5})}, {"x", "split"}, {Attribute::of_int("axis", 1)}}; }},
+      {"Tile", [] { return Example{{f32("x", {2, 3})}, {i64("reps", {2, 1})}, {"x", "reps"}, {}}; }},
+      {"DepthToSpace", [] {
+         return Example{{f32("x", {1, 8, 2, 3})}, {}, {"x"}, {Attribute::of_int("blocksize", 2), Attribute::of_string("mode", "CRD")}};
+       }},
+      {"SpaceToDepth", [] { return Example{{f32("x", {1, 2, 4, 6})}, {}, {"x"}, {Attribute::of_int("blocksize", 2)}}; }},
+      {"Dropout", unary},
   };
   return m;
 }
@@ -182,7 +206,9 @@ TEST_CASE("registry records are complete and unique") {
     CHECK(op->since <= g::kNewestOpset);
     CHECK(std::string(op->notes).size() > 0);
     CHECK(g::find_op(op->domain, op->op_type) == op);
-    if (op->moved.name) CHECK(op->moved.since > g::kOldestOpset);
+    for (int m = 0; m < op->upgrade.num_moved; ++m) CHECK(op->upgrade.moved[m].since > g::kOldestOpset);
+    CHECK(op->oldest_opset() >= g::kOldestOpset);
+    CHECK(op->oldest_opset() <= op->since);
   }
 }
 
