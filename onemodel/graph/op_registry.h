@@ -164,6 +164,10 @@ struct OpDef {
   ScratchFn scratch = nullptr;        // nullptr: no scratch
   PrepackFn prepack = nullptr;        // nullptr: no constant operand packed at plan time
   uint32_t flags = kOpNone;
+  // Bit i: input i's values decide the output shapes (Reshape's shape, Slice's starts...), so
+  // they must be known when planning. A graph input feeding one (directly or through foldable
+  // nodes) is a value input: its values join the plan key (docs/memory.md, "Plans").
+  uint32_t plan_time_inputs = 0;
   const char* notes = "";             // one line for docs/operators.md
 
   constexpr OpDef inputs(int lo, int hi) const { OpDef d = *this; d.min_inputs = lo; d.max_inputs = hi; return d; }
@@ -192,6 +196,7 @@ struct OpDef {
   constexpr OpDef with_scratch(ScratchFn f) const { OpDef d = *this; d.scratch = f; return d; }
   constexpr OpDef with_prepack(PrepackFn f) const { OpDef d = *this; d.prepack = f; return d; }
   constexpr OpDef with_flags(uint32_t f) const { OpDef d = *this; d.flags = f; return d; }
+  constexpr OpDef plan_time_inputs_mask(uint32_t mask) const { OpDef d = *this; d.plan_time_inputs = mask; return d; }
   constexpr OpDef doc(const char* line) const { OpDef d = *this; d.notes = line; return d; }
 };
 constexpr OpDef op(const char* op_type) { OpDef d; d.op_type = op_type; return d; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/infer_check.h"
@@ -36,6 +37,22 @@ Result<CompiledGraph> compile_graph(const graph::Graph& g) {
     cg.node_outputs.push_back(std::move(outs));
   }
   for (const auto& v : g.outputs) cg.output_ids.push_back(id_of(v.name));
+  // Values that must be known when planning, walked back from the plan-time operands.
+  std::vector<char> needed(size_t(cg.num_values), 0);
+  for (size_t ni = g.nodes.size(); ni-- > 0;) {
+    const OpDef& op = *cg.ops[ni];
+    bool out_needed = false;
+    for (int o : cg.node_outputs[ni]) out_needed = out_needed || (o >= 0 && needed[size_t(o)]);
+    const bool through = out_needed && !(op.flags & graph::kOpShapeOnly);
+    const auto& ins = cg.node_inputs[ni];
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (ins[i] >= 0 && (through || (i < 32 && ((op.plan_time_inputs >> i) & 1u)))) needed[size_t(ins[i])] = 1;
+  }
+  cg.value_input.assign(g.inputs.size(), 0);
+  for (size_t j = 0; j < g.inputs.size(); ++j) {
+    const DType dt = g.inputs[j].dtype;
+    cg.value_input[j] = needed[size_t(cg.input_ids[j])] && (dt == DType::i64 || dt == DType::i32 || dt == DType::boolean);
+  }
   return cg;
 }
 
@@ -83,7 +100,7 @@ const float* packed_operand(CompiledGraph& cg, size_t ni, const std::vector<cons
 
 Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
                                          const std::vector<std::vector<int64_t>>& input_dims, const std::vector<char>& fed,
-                                         bool prepack, const PlanLimits& limits) {
+                                         bool prepack, const PlanLimits& limits, const std::vector<void*>* input_data) {
   const graph::Graph& g = *cg.graph;
   auto plan = std::make_unique<Plan>();
   plan->signature = input_dims;
@@ -118,6 +135,29 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
     v.dtype = g.inputs[i].dtype;
     v.shape = input_dims[i];
     v.data = nullptr;
+    if (input_data && i < cg.value_input.size() && cg.value_input[i]) {
+      // A value input: this plan holds a copy of its values (the key) and folds what reads them.
+      int64_t n = 0;
+      if (!checked_numel(v.shape, &n)) return Status::error(ErrorKind::ShapeMismatch, "plan: input size overflows");
+      const size_t bytes = size_t(n) * dtype_size(v.dtype);
+      if (bytes > limits.max_folded_bytes)
+        return Status::error(ErrorKind::OutOfMemory, msg("input '", g.inputs[i].name, "' decides shapes, so its ", bytes,
+                                                         " bytes are kept with the plan: above SessionOptions::max_folded_bytes"));
+      const void* src = (*input_data)[i];
+      if (n > 0 && !src)
+        return Status::error(ErrorKind::InvalidArgument, msg("input '", g.inputs[i].name, "' decides output shapes (it feeds a shape "
+                                                             "operand), so planning needs its values: give its data"));
+      if (plan->input_values.size() != g.inputs.size()) {
+        plan->input_values.resize(g.inputs.size());
+        plan->input_value_bytes.assign(g.inputs.size(), 0);
+      }
+      std::shared_ptr<void> copy = graph::aligned_buffer(bytes);
+      if (!copy) return Status::error(ErrorKind::OutOfMemory, msg("plan: no memory for the values of input '", g.inputs[i].name, "'"));
+      if (bytes > 0) std::memcpy(copy.get(), src, bytes);
+      plan->input_values[i] = copy;
+      plan->input_value_bytes[i] = bytes;
+      v.data = copy.get();
+    }
     known[size_t(id)] = true;
     Buffer b;
     b.kind = BufKind::Input;
@@ -142,7 +182,7 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
     }
     const int n_present = int(std::count_if(ins.begin(), ins.end(), [](int x) { return x >= 0; }));
     if (int(ins.size()) < op.min_inputs || int(ins.size()) > op.max_inputs || n_present < std::min<int>(op.min_inputs, int(ins.size())))
-      return Status::error(ErrorKind::InvalidArgument, msg(node.op_type, " node '", node.name, "' has ", ins.size(), " inputs; it takes ",
+      return Status::error(ErrorKind::InvalidArgument, msg(node.label(), " has ", ins.size(), " inputs; it takes ",
                                                            op.min_inputs, "..", op.max_inputs));
 
     if (all_const || (op.flags & graph::kOpShapeOnly)) {
@@ -152,7 +192,7 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
       for (const ValueDesc& d : shapes) folded_bytes = saturating_add(folded_bytes, d.nbytes());
       if (folded_bytes > limits.max_folded_bytes)
         return Status::error(ErrorKind::OutOfMemory,
-                             msg(node.op_type, " node '", node.name, "': constants evaluated when planning reach ", folded_bytes,
+                             msg(node.label(), ": constants evaluated when planning reach ", folded_bytes,
                                  " bytes, above SessionOptions::max_folded_bytes = ", limits.max_folded_bytes,
                                  "; raise that option to allow it"));
       std::vector<graph::EvaluatedValue> results;

@@ -281,6 +281,9 @@ static Result<runtime::Plan*> find_or_plan(Session::Impl& impl) {
       const std::vector<int64_t>& s = p.signature[j];
       const TensorView& t = *impl.ordered[j];
       match = s.size() == t.rank && (t.rank == 0 || std::memcmp(s.data(), t.dims, t.rank * sizeof(int64_t)) == 0);
+      // A value input's values are the rest of the key (no allocation: compared in place).
+      if (match && j < p.input_values.size() && p.input_values[j] && p.input_value_bytes[j] > 0)
+        match = t.data && std::memcmp(p.input_values[j].get(), t.data, p.input_value_bytes[j]) == 0;
     }
     if (!match) continue;
     // Least recently used last out: move the hit to the back (a rotation, no allocation).
@@ -293,7 +296,8 @@ static Result<runtime::Plan*> find_or_plan(Session::Impl& impl) {
   runtime::PlanLimits limits;
   limits.max_arena_bytes = impl.options.max_arena_bytes;
   limits.max_folded_bytes = impl.options.max_folded_bytes;
-  auto built = runtime::build_plan(impl.compiled, impl.options.mode, dims, impl.fed, impl.options.prepack_weights, limits);
+  auto built = runtime::build_plan(impl.compiled, impl.options.mode, dims, impl.fed, impl.options.prepack_weights, limits,
+                                   &impl.input_data);
   if (!built.is_ok()) {
     std::string sig;
     for (size_t j = 0; j < g.inputs.size(); ++j)

@@ -135,6 +135,16 @@ const std::map<std::string, std::function<Example()>>& examples() {
        }},
       {"SpaceToDepth", [] { return Example{{f32("x", {1, 2, 4, 6})}, {}, {"x"}, {Attribute::of_int("blocksize", 2)}}; }},
       {"Dropout", unary},
+      {"GatherElements", [] {
+         return Example{{f32("x", {3, 2})}, {TensorData::from_vector<int64_t>("idx", {2, 2}, {0, 2, -1, 1})}, {"x", "idx"},
+                        {Attribute::of_int("axis", 0)}};
+       }},
+      {"ScatterElements", [] {
+         return Example{{f32("x", {3, 2})},
+                        {TensorData::from_vector<int64_t>("idx", {1, 2}, {2, 0}), f32_const("u", {1, 2}, 5)},
+                        {"x", "idx", "u"}, {Attribute::of_int("axis", 0), Attribute::of_string("reduction", "add")}};
+       }},
+      {"Hardmax", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 0)}; return e; }},
   };
   return m;
 }

@@ -199,6 +199,17 @@ template Status reduce_kernel<ReduceKind::SumSquare>(const KernelContext&);
 template Status reduce_kernel<ReduceKind::LogSum>(const KernelContext&);
 template Status reduce_kernel<ReduceKind::LogSumExp>(const KernelContext&);
 
+// Before opset 13 Softmax, LogSoftmax and Hardmax flattened the input to 2-D at `axis` (default
+// 1) and normalised over everything after it: the same as the opset-13 form only when `axis` is
+// the last axis. axis = -1 is upgraded; other axes are refused (the rank is not known here).
+Status softmax_upgrade(Node& node, int64_t opset) {
+  if (attr_int(node, "axis", 1) == -1) return Status::ok();
+  return Status::error(ErrorKind::Unsupported,
+                       msg(node.op_type, " of opset ", opset, " normalises over all axes from `axis` on (2-D coercion, changed in opset 13); "
+                           "onemodel implements the opset-13 form and reads the older one only with axis = -1. Export the model with "
+                           "opset 13 or newer (e.g. torch.onnx.export(..., opset_version=17))"));
+}
+
 }  // namespace om::graph::ops
 namespace om::graph::ops {
 namespace {
@@ -248,16 +259,6 @@ Status softmax_kernel(const KernelContext& k) {
 
 constexpr AttrSpec kSoftmaxAttrs[] = {{"axis", AttrKind::Int}};
 
-// Before opset 13 Softmax, LogSoftmax and Hardmax flattened the input to 2-D at `axis` (default
-// 1) and normalised over everything after it: the same as the opset-13 form only when `axis` is
-// the last axis. axis = -1 is upgraded; other axes are refused (the rank is not known here).
-Status softmax_upgrade(Node& node, int64_t opset) {
-  if (attr_int(node, "axis", 1) == -1) return Status::ok();
-  return Status::error(ErrorKind::Unsupported,
-                       msg(node.op_type, " of opset ", opset, " normalises over all axes from `axis` on (2-D coercion, changed in opset 13); "
-                           "onemodel implements the opset-13 form and reads the older one only with axis = -1. Export the model with "
-                           "opset 13 or newer (e.g. torch.onnx.export(..., opset_version=17))"));
-}
 
 
 // ReduceSum's `axes` is an input since opset 13; ReduceMean's and ReduceMax's since 18.

@@ -15,12 +15,15 @@ size_t reduce_scratch(const InferContext& ctx);
 template <ReduceKind Kind>
 Status reduce_kernel(const KernelContext& k);  // instantiated in reduce.cpp for every kind
 
+// The upgrade hook of Softmax, LogSoftmax and Hardmax (docs/onnx.md, "Opsets").
+Status softmax_upgrade(Node& node, int64_t opset);
+
 inline constexpr AttrSpec kReduceAttrs[] = {
     {"keepdims", AttrKind::Int}, {"noop_with_empty_axes", AttrKind::Int}, {"axes", AttrKind::Ints}};
 
 // `axes` is an input from opset 18 (ReduceSum: 13); the reader moves the older attribute there.
 constexpr OpDef reduction(const char* type, KernelFn k, int axes_input_since) {
-  return op(type).upgrades_from(7).attr_became_input("axes", 1, axes_input_since).inputs(1, 2).attributes(kReduceAttrs)
+  return op(type).upgrades_from(7).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, axes_input_since).inputs(1, 2).attributes(kReduceAttrs)
       .shapes(infer_reduce).kernel(k).with_scratch(reduce_scratch);
 }
 
