@@ -56,6 +56,39 @@ Result<CompiledGraph> compile_graph(const graph::Graph& g) {
   return cg;
 }
 
+Status check_plan_time_operands(const CompiledGraph& cg) {
+  const graph::Graph& g = *cg.graph;
+  std::vector<char> knowable(size_t(cg.num_values), 0);
+  for (const auto& t : g.initializers) knowable[size_t(cg.ids.at(t.name))] = 1;
+  for (size_t j = 0; j < g.inputs.size(); ++j) {
+    const bool init = g.find_initializer(g.inputs[j].name) != nullptr;
+    const DType dt = g.inputs[j].dtype;
+    // An overridable initializer stays knowable when a caller's value of it would be a value input.
+    knowable[size_t(cg.input_ids[j])] = cg.value_input[j] || (init && (dt == DType::i64 || dt == DType::i32 || dt == DType::boolean));
+  }
+  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+    const graph::Node& node = g.nodes[ni];
+    const OpDef& op = *cg.ops[ni];
+    const auto& ins = cg.node_inputs[ni];
+    bool all = true;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (ins[i] < 0) continue;
+      const bool k = knowable[size_t(ins[i])] != 0;
+      all = all && k;
+      if (!k && i < 32 && ((op.plan_time_inputs >> i) & 1u))
+        return Status::error(ErrorKind::Unsupported,
+                             msg(node.label(), ": input ", i, " ('", node.inputs[i], "') decides the output shape, so it must be known "
+                                 "when the session plans, but it is computed from run-time data (a float graph input or a node that "
+                                 "cannot be evaluated before running). Make it a constant, compute it from constants and Shape, or feed it "
+                                 "as an i64 graph input"));
+    }
+    if (all || (op.flags & graph::kOpShapeOnly))
+      for (int o : cg.node_outputs[ni])
+        if (o >= 0) knowable[size_t(o)] = 1;
+  }
+  return Status::ok();
+}
+
 namespace {
 
 enum class BufKind { Arena, Input, Const };

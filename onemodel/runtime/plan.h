@@ -34,6 +34,12 @@ struct CompiledGraph {
 
 Result<CompiledGraph> compile_graph(const graph::Graph& g);
 
+// Creation-time check: every operand that must be known when planning (OpDef::plan_time_inputs)
+// can be — it comes from initializers, value inputs, Shape-type nodes and nodes computed from
+// those only. Otherwise the error names the node (by its output when it has no name), the
+// operand and the fix, before any run.
+Status check_plan_time_operands(const CompiledGraph& cg);
+
 struct Plan {
   std::vector<std::vector<int64_t>> signature;   // input dims, in session input order
   std::vector<char> fed;                         // per graph input: given by the caller

@@ -316,3 +316,36 @@ TEST_CASE("a graph input that decides shapes: one plan per (shapes, values), run
   CHECK(run(s, a)[0].dims == std::vector<int64_t>{2, 3});
   CHECK(s.last_plan_stats().plan_number == 4);  // a was evicted by c: planned again
 }
+
+TEST_CASE("errors the graph already shows are found at creation, naming an unnamed node by its output") {
+  // A shape operand computed from float data cannot be known when planning.
+  g::Graph gr;
+  gr.inputs.push_back(sym_value("x", DType::f32, {"n"}));
+  gr.inputs.push_back(value("s", DType::f32, {2}));
+  gr.nodes.push_back(node("Cast", {"s"}, {"shape"}, {Attribute::of_int("to", int64_t(DType::i64))}));
+  gr.nodes.push_back(node("Reshape", {"x", "shape"}, {"y"}));
+  gr.nodes.back().name.clear();
+  g::ValueInfo y;
+  y.name = "y";
+  gr.outputs.push_back(y);
+  om::Session s;
+  om::Status st = om::Session::create(gr, {}, &s);
+  REQUIRE(!st.is_ok());
+  CHECK(st.message().find("Reshape node producing 'y'") != std::string::npos);
+  CHECK(st.message().find("'shape'") != std::string::npos);
+  CHECK(st.message().find("i64 graph input") != std::string::npos);
+
+  // Static input shapes with operands of different dtypes: refused by the constructor.
+  g::Graph bad;
+  bad.inputs.push_back(value("a", DType::f32, {2}));
+  bad.inputs.push_back(value("b", DType::i64, {2}));
+  bad.nodes.push_back(node("Add", {"a", "b"}, {"z"}));
+  bad.nodes.back().name.clear();
+  g::ValueInfo z;
+  z.name = "z";
+  bad.outputs.push_back(z);
+  st = om::Session::create(bad, {}, &s);
+  REQUIRE(!st.is_ok());
+  CHECK(st.kind() == om::ErrorKind::DTypeMismatch);
+  CHECK(st.message().find("Add node producing 'z'") != std::string::npos);
+}
