@@ -145,6 +145,16 @@ const std::map<std::string, std::function<Example()>>& examples() {
                         {"x", "idx", "u"}, {Attribute::of_int("axis", 0), Attribute::of_string("reduction", "add")}};
        }},
       {"Hardmax", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 0)}; return e; }},
+      {"CumSum", [] {
+         return Example{{f32("x", {2, 3})}, {TensorData::from_vector<int64_t>("axis", {}, {1})}, {"x", "axis"},
+                        {Attribute::of_int("reverse", 1)}};
+       }},
+      {"InstanceNormalization", [] {
+         return Example{{f32("x", {2, 3, 4})}, {f32_const("scale", {3}, 5), f32_const("bias", {3}, 6)}, {"x", "scale", "bias"}, {}};
+       }},
+      {"Einsum", [] {
+         return Example{{f32("a", {2, 3}), f32("b", {3, 4}, 2)}, {}, {"a", "b"}, {Attribute::of_string("equation", "ij,jk->ik")}};
+       }},
   };
   return m;
 }
