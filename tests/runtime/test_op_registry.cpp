@@ -46,6 +46,7 @@ TensorData f32_const(const std::string& name, std::vector<int64_t> dims, uint32_
 Example unary() { return {{f32("x", {2, 3})}, {}, {"x"}, {}}; }
 Example binary() { return {{f32("a", {2, 3}), f32("b", {3}, 2)}, {}, {"a", "b"}, {}}; }
 Example reduce() { return {{f32("x", {2, 3, 4})}, {i64("axes", {1})}, {"x", "axes"}, {Attribute::of_int("keepdims", 0)}}; }
+Example unit() { return {{Feed::of("x", {3}, std::vector<float>{-0.5f, 0, 0.75f})}, {}, {"x"}, {}}; }
 Example bools() {
   Example e{{Feed::of("a", {2, 3}, std::vector<uint8_t>{1, 0, 1, 0, 1, 1}), Feed::of("b", {3}, std::vector<uint8_t>{1, 1, 0})},
             {}, {"a", "b"}, {}};
@@ -154,6 +155,16 @@ const std::map<std::string, std::function<Example()>>& examples() {
        }},
       {"Einsum", [] {
          return Example{{f32("a", {2, 3}), f32("b", {3, 4}, 2)}, {}, {"a", "b"}, {Attribute::of_string("equation", "ij,jk->ik")}};
+       }},
+      {"Acos", unit}, {"Asin", unit}, {"Atan", unary}, {"Acosh", [] {
+         return Example{{Feed::of("x", {3}, std::vector<float>{1, 2, 9})}, {}, {"x"}, {}};
+       }},
+      {"Asinh", unary}, {"Atanh", unit}, {"Tan", unary}, {"Sinh", unary}, {"Cosh", unary},
+      {"GreaterOrEqual", binary}, {"LessOrEqual", binary}, {"IsNaN", unary}, {"IsInf", unary},
+      {"ThresholdedRelu", unary}, {"Shrink", unary}, {"Celu", unary},
+      {"BitShift", [] {
+         return Example{{Feed::of("a", {3}, std::vector<uint8_t>{1, 2, 255}), Feed::of("b", {3}, std::vector<uint8_t>{1, 7, 9})}, {},
+                        {"a", "b"}, {Attribute::of_string("direction", "LEFT")}};
        }},
   };
   return m;
