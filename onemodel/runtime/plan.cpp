@@ -48,10 +48,15 @@ Result<CompiledGraph> compile_graph(const graph::Graph& g) {
     for (size_t i = 0; i < ins.size(); ++i)
       if (ins[i] >= 0 && (through || (i < 32 && ((op.plan_time_inputs >> i) & 1u)))) needed[size_t(ins[i])] = 1;
   }
+  // Eligible: integer or bool inputs, and any input declared with a static shape of at most
+  // kMaxValueInputElements elements (OneHot's f32 depth); never a float input of open size.
   cg.value_input.assign(g.inputs.size(), 0);
   for (size_t j = 0; j < g.inputs.size(); ++j) {
     const DType dt = g.inputs[j].dtype;
-    cg.value_input[j] = needed[size_t(cg.input_ids[j])] && (dt == DType::i64 || dt == DType::i32 || dt == DType::boolean);
+    int64_t n = 1;
+    for (const graph::Dim& d : g.inputs[j].shape) n = d.is_static() && n <= kMaxValueInputElements ? n * d.size : kMaxValueInputElements + 1;
+    const bool small = n <= kMaxValueInputElements;
+    cg.value_input[j] = needed[size_t(cg.input_ids[j])] && (dt == DType::i64 || dt == DType::i32 || dt == DType::boolean || small);
   }
   return cg;
 }
@@ -62,9 +67,9 @@ Status check_plan_time_operands(const CompiledGraph& cg) {
   for (const auto& t : g.initializers) knowable[size_t(cg.ids.at(t.name))] = 1;
   for (size_t j = 0; j < g.inputs.size(); ++j) {
     const bool init = g.find_initializer(g.inputs[j].name) != nullptr;
-    const DType dt = g.inputs[j].dtype;
-    // An overridable initializer stays knowable when a caller's value of it would be a value input.
-    knowable[size_t(cg.input_ids[j])] = cg.value_input[j] || (init && (dt == DType::i64 || dt == DType::i32 || dt == DType::boolean));
+    // An overridable initializer stays knowable: a caller's value of it is a value input or the
+    // plan refuses it.
+    knowable[size_t(cg.input_ids[j])] = cg.value_input[j] || init;
   }
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
     const graph::Node& node = g.nodes[ni];

@@ -15,6 +15,10 @@
 
 namespace om::runtime {
 
+// A graph input of another dtype than i64/i32/bool is a value input only when its declared
+// shape is static with at most this many elements.
+constexpr int64_t kMaxValueInputElements = 64;
+
 struct CompiledGraph {
   const graph::Graph* graph = nullptr;
   std::vector<const graph::OpDef*> ops;           // per node

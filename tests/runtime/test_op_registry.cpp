@@ -162,6 +162,21 @@ const std::map<std::string, std::function<Example()>>& examples() {
       {"Asinh", unary}, {"Atanh", unit}, {"Tan", unary}, {"Sinh", unary}, {"Cosh", unary},
       {"GreaterOrEqual", binary}, {"LessOrEqual", binary}, {"IsNaN", unary}, {"IsInf", unary},
       {"ThresholdedRelu", unary}, {"Shrink", unary}, {"Celu", unary},
+      {"GatherND", [] { return Example{{f32("x", {2, 3})}, {TensorData::from_vector<int64_t>("i", {2, 1}, {1, 0})}, {"x", "i"}, {}}; }},
+      {"ScatterND", [] {
+         return Example{{f32("x", {2, 3})}, {TensorData::from_vector<int64_t>("i", {1, 1}, {1}), f32_const("u", {1, 3}, 4)}, {"x", "i", "u"}, {}};
+       }},
+      {"OneHot", [] {
+         return Example{{}, {TensorData::from_vector<int64_t>("i", {3}, {0, 2, -1}), TensorData::from_vector<int64_t>("d", {}, {4}),
+                             TensorData::from_vector<float>("v", {2}, {0, 1})}, {"i", "d", "v"}, {}};
+       }},
+      {"EyeLike", [] { Example e = unary(); e.attrs = {Attribute::of_int("k", 1)}; return e; }},
+      {"Compress", [] {
+         TensorData c = TensorData::from_vector<uint8_t>("c", {3}, {1, 0, 1});
+         c.dtype = om::DType::boolean;
+         return Example{{f32("x", {2, 3})}, {c}, {"x", "c"}, {Attribute::of_int("axis", 1)}};
+       }},
+      {"NonZero", unary},
       {"BitShift", [] {
          return Example{{Feed::of("a", {3}, std::vector<uint8_t>{1, 2, 255}), Feed::of("b", {3}, std::vector<uint8_t>{1, 7, 9})}, {},
                         {"a", "b"}, {Attribute::of_string("direction", "LEFT")}};

@@ -321,7 +321,7 @@ TEST_CASE("errors the graph already shows are found at creation, naming an unnam
   // A shape operand computed from float data cannot be known when planning.
   g::Graph gr;
   gr.inputs.push_back(sym_value("x", DType::f32, {"n"}));
-  gr.inputs.push_back(value("s", DType::f32, {2}));
+  gr.inputs.push_back(sym_value("s", DType::f32, {"k"}));
   gr.nodes.push_back(node("Cast", {"s"}, {"shape"}, {Attribute::of_int("to", int64_t(DType::i64))}));
   gr.nodes.push_back(node("Reshape", {"x", "shape"}, {"y"}));
   gr.nodes.back().name.clear();
