@@ -261,7 +261,7 @@ Status check_and_normalise(Decoded& d) {
   if (d.ir_version < 1) return format("model", msg("ir_version is ", d.ir_version));
   if (d.graph_fields == 0) return format("model", "the model has no graph");
 
-  // Opsets: the default domain once, 13..20.
+  // Opsets: the default domain once, 7..20.
   int64_t opset = 0;
   std::unordered_set<std::string> domains;
   for (graph::OpsetImport& o : g.opsets) {
@@ -280,12 +280,15 @@ Status check_and_normalise(Decoded& d) {
   // Every unsupported op type at once; the registry is the only list.
   std::vector<std::string> unsupported;
   std::unordered_set<std::string> seen;
+  bool newer = false;  // some operator's form needs a newer opset than the model imports
   for (const Node& n : g.nodes) {
     std::string label;
     const OpDef* op = graph::find_op(n.domain, n.op_type);
     if (!op) label = is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
-    else if (is_default_domain(n.domain) && op->oldest_opset() > opset)
+    else if (is_default_domain(n.domain) && op->oldest_opset() > opset) {
       label = msg(n.op_type, " (needs opset ", op->oldest_opset(), ", the model imports ", opset, ")");
+      newer = true;
+    }
     if (!label.empty() && seen.insert(label).second) unsupported.push_back(label);
   }
   if (!unsupported.empty()) {
@@ -294,8 +297,7 @@ Status check_and_normalise(Decoded& d) {
     return Status::error(ErrorKind::Unsupported,
                          msg("om::onnx::read: the model uses ", unsupported.size(), " operator type",
                              unsupported.size() == 1 ? "" : "s", " onemodel does not support: ", list,
-                             ". The supported operators are listed in docs/operators.md; for an operator that needs a newer "
-                             "opset, ", kReexportAdvice));
+                             ". The supported operators are listed in docs/operators.md", newer ? msg(". ", kReexportAdvice) : std::string()));
   }
   for (const Status& st : d.node_deferred) OM_TRY(st);
 

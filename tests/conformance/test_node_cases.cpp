@@ -205,6 +205,7 @@ TEST_CASE("ONNX backend node tests") {
   const std::vector<SkipEntry> skips = read_skip_list(std::string(OM_SOURCE_DIR) + "/tests/conformance/skip.txt");
   REQUIRE(!skips.empty());
   const char* only = std::getenv("OM_CONFORMANCE_ONLY");  // a prefix, for working on one operator
+  const bool verbose = std::getenv("OM_CONFORMANCE_VERBOSE") != nullptr;  // also why listed cases fail
   size_t total = 0, passed = 0, exact_runs = 0, skipped = 0;
   std::vector<std::string> wrong;  // failures not listed, and listed cases that pass
   std::map<std::string, size_t> skipped_by_reason;
@@ -228,6 +229,7 @@ TEST_CASE("ONNX backend node tests") {
       ++skipped;
       ++skipped_by_reason[skip->reason];
       if (why.empty()) wrong.push_back(name + ": passes but is listed in skip.txt (" + skip->reason + "); remove it from the list");
+      else if (verbose) std::printf("  listed %s: %s\n", name.c_str(), why.substr(0, 300).c_str());
     } else if (!why.empty()) {
       wrong.push_back(name + ": " + why.substr(0, 400));
     }

@@ -1,9 +1,10 @@
 // More elementwise graph operators: logic (And, Or, Xor, Not), Mod, Sign, rounding, Cos/Sin,
 // the parametric activations (PRelu, Elu, Selu, Softplus, Softsign, HardSigmoid, HardSwish)
-// and the variadic Sum/Mean. One rounding per element with the library's own exp/log, so the
-// fast and exact kernels are one function — except Cos/Sin, which use the C library and are
-// fast only (docs/exactness.md).
+// and the variadic Sum/Mean. One rounding per element with the library's own exp/log/sin/cos, so
+// the fast and exact kernels are one function (docs/exactness.md).
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "onemodel/graph/ops/op_util.h"
@@ -132,8 +133,64 @@ Status floor_kernel(const KernelContext& k) { return map_f32(k, [](float v) { re
 Status ceil_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return std::ceil(v); }); }
 // Halves to even, as ONNX Round (the default rounding mode of the C library).
 Status round_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return std::nearbyint(v); }); }
-Status cos_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return std::cos(v); }); }
-Status sin_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return std::sin(v); }); }
+// sin and cos of a float, computed in double: x = q (pi/2) + r by a three-part Cody-Waite
+// reduction (exact products for |x| < 2^19 pi/2; beyond, less accurate but still the same bits),
+// then Taylor polynomials on |r| <= pi/4 and one rounding to float. Only +, -, * and nearbyint on
+// doubles (the library is compiled without fma contraction), so every IEEE machine gives the
+// same bits: exact-mode kernels (docs/exactness.md).
+constexpr double kPio2a = 1.57079632673412561417e+00;  // pi/2 in three parts
+constexpr double kPio2b = 6.07710050630396597660e-11;
+constexpr double kPio2c = 2.02226624871116645580e-21;
+constexpr double kTwoOverPi = 6.36619772367581382433e-01;
+
+constexpr double fact(int n) { return n <= 1 ? 1.0 : double(n) * fact(n - 1); }
+
+// Taylor coefficients (-1)^j / (2j+1)! and (-1)^j / (2j)!, j = 1..10, rounded once at compile time.
+struct TrigCoeffs {
+  double s[10], c[10];
+};
+constexpr TrigCoeffs trig_coeffs() {
+  TrigCoeffs t{};
+  for (int j = 1; j <= 10; ++j) {
+    t.s[j - 1] = (j % 2 ? -1.0 : 1.0) / fact(2 * j + 1);
+    t.c[j - 1] = (j % 2 ? -1.0 : 1.0) / fact(2 * j);
+  }
+  return t;
+}
+constexpr TrigCoeffs kTrig = trig_coeffs();
+
+double sin_poly(double r) {  // r - r^3/3! + ... + r^21/21!
+  const double r2 = r * r;
+  double p = 0.0;
+  for (int j = 9; j >= 0; --j) p = kTrig.s[j] + r2 * p;
+  return r + r * r2 * p;
+}
+double cos_poly(double r) {  // 1 - r^2/2! + ... + r^20/20!
+  const double r2 = r * r;
+  double p = 0.0;
+  for (int j = 9; j >= 0; --j) p = kTrig.c[j] + r2 * p;
+  return 1.0 + r2 * p;
+}
+
+template <bool Cos>
+float sin_cos_f32(float xf) {
+  if (!std::isfinite(xf)) return std::numeric_limits<float>::quiet_NaN();
+  const double x = xf;
+  const double q = std::nearbyint(x * kTwoOverPi);
+  const double r = ((x - q * kPio2a) - q * kPio2b) - q * kPio2c;
+  const int quadrant = int(int64_t(std::fmod(q, 4.0) + 4.0) % 4) + (Cos ? 1 : 0);
+  double v;
+  switch (quadrant % 4) {
+    case 0: v = sin_poly(r); break;
+    case 1: v = cos_poly(r); break;
+    case 2: v = -sin_poly(r); break;
+    default: v = -cos_poly(r); break;
+  }
+  return float(v);
+}
+
+Status cos_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return sin_cos_f32<true>(v); }); }
+Status sin_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return sin_cos_f32<false>(v); }); }
 
 Status elu_kernel(const KernelContext& k) {
   const float alpha = attr_float(*k.node, "alpha", 1.0f);
@@ -254,8 +311,8 @@ constexpr OpDef kOps[] = {
     f32_unary("Floor", floor_kernel, "f32"),
     f32_unary("Ceil", ceil_kernel, "f32"),
     f32_unary("Round", round_kernel, "f32, halves to even").upgrades_from(11),
-    op("Cos").upgrades_from(7).inputs(1).shapes(infer_f32).fast_only(cos_kernel).doc("f32, C library cos; fast only"),
-    op("Sin").upgrades_from(7).inputs(1).shapes(infer_f32).fast_only(sin_kernel).doc("f32, C library sin; fast only"),
+    op("Cos").upgrades_from(7).inputs(1).shapes(infer_f32).kernel(cos_kernel).doc("f32, library cos (double Cody-Waite and Taylor)"),
+    op("Sin").upgrades_from(7).inputs(1).shapes(infer_f32).kernel(sin_kernel).doc("f32, library sin (double Cody-Waite and Taylor)"),
     op("PRelu").upgrades_from(7).inputs(2).shapes(infer_prelu).kernel(prelu_kernel).doc("f32, slope broadcast to X"),
     f32_unary("Elu", elu_kernel, "f32, alpha; library exp").attributes(kAlphaAttrs),
     f32_unary("Selu", selu_kernel, "f32, alpha, gamma; library exp").attributes(kSeluAttrs),
