@@ -102,3 +102,9 @@ TEST_CASE("Sin and Cos: the library's own, within 2 ulp-ish of the double refere
     CHECK(worst < 2e-7);
   }
 }
+
+TEST_CASE("GatherElements/ScatterElements: indices wider than the data off the indexed axis are refused at creation") {
+  auto gr = one("GatherElements", {value("x", DType::f32, {3, 2})}, {Attribute::of_int("axis", 0)},
+                {g::TensorData::from_vector<int64_t>("i", {1, 3}, {0, 1, 2})});
+  CHECK_THROWS_WITH([&] { om::Session s(gr); }(), doctest::Contains("exceed data"));
+}

@@ -5,6 +5,7 @@
 // arrays, so running allocates nothing.
 #include <cstring>
 
+#include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
 
 namespace om::graph::ops {
@@ -166,6 +167,11 @@ Status infer_einsum(InferContext& ctx) {
   EinsumSpec sp;
   if (const char* err = parse_einsum(eq, nops, dims, ranks, &sp))
     return ctx.error(ErrorKind::InvalidArgument, msg("equation '", eq, "': ", err));
+  // The work is one multiply-add per (output element, summed index): refuse what cannot finish.
+  int64_t work = 1;
+  for (int l = 0; l < sp.num_labels; ++l)
+    if (!checked_mul(work, sp.size[l], &work) || work > (int64_t(1) << 40))
+      return ctx.error(ErrorKind::Unsupported, msg("equation '", eq, "' needs more than 2^40 multiply-adds for these shapes"));
   std::vector<int64_t> shape;
   for (int i = 0; i < sp.out_rank; ++i) shape.push_back(sp.size[sp.out_label[i]]);
   ctx.set_output(0, DType::f32, std::move(shape));

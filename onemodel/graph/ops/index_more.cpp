@@ -26,6 +26,10 @@ Status check_indices(const InferContext& ctx, size_t i, const ValueDesc& data, i
     return ctx.error(ErrorKind::ShapeMismatch, msg("indices ", shape_str(idx->shape), " must have the rank of data ", shape_str(data.shape)));
   if (!normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(data.shape.size()), axis))
     return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", 0), " is out of range for ", shape_str(data.shape)));
+  for (size_t d = 0; d < data.shape.size(); ++d)
+    if (int64_t(d) != *axis && idx->shape[d] > data.shape[d])
+      return ctx.error(ErrorKind::ShapeMismatch, msg("indices ", shape_str(idx->shape), " exceed data ", shape_str(data.shape), " on axis ", d,
+                                                     " (only the indexed axis may differ)"));
   return Status::ok();
 }
 
