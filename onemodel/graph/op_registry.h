@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "onemodel/core/dtype.h"
@@ -109,10 +110,27 @@ struct MovedAttr {
   int since = 0;
 };
 
+// What an upgrade hook sees: the node (after the moves), the model's default-domain opset, and
+// room for nodes the reader inserts before and after it when the old form is a composition of
+// registry operators (Softmax before 13: Shape, Flatten, Softmax, Reshape). fresh() gives a
+// value name not yet used in the graph.
+struct UpgradeContext {
+  Node& node;
+  int64_t opset = 0;
+  std::unordered_set<std::string>* names = nullptr;  // every value name of the graph
+  std::vector<Node> before, after;
+  std::string fresh(const std::string& base) {
+    std::string n = base;
+    for (int s = 1; names->count(n); ++s) n = base + "_" + std::to_string(s);
+    names->insert(n);
+    return n;
+  }
+};
+
 // A node of an older opset brought to the registry's form beyond what moved attributes say
-// (renamed or dropped attributes, a refusal when the old semantics cannot be expressed). Runs
-// after the moves; `opset` is the model's default-domain opset. docs/onnx.md, "Opsets".
-using UpgradeFn = Status (*)(Node& node, int64_t opset);
+// (renamed or dropped attributes, inserted nodes, or a refusal when the old semantics cannot be
+// expressed). Runs after the moves. docs/onnx.md, "Opsets".
+using UpgradeFn = Status (*)(UpgradeContext& ctx);
 
 // How a node of an opset older than OpDef::since reaches the registry's form: the oldest opset
 // whose form the reader can bring there (default: since, i.e. no upgrade), up to four moved

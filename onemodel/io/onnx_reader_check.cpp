@@ -222,7 +222,9 @@ std::string node_label(const Node& n) {
 
 // Brings a node of an opset older than its op's form there: attributes that became inputs move
 // into initializers, then the op's hook runs (docs/onnx.md, "Opsets").
-Status upgrade_node(Graph& g, Node& n, const OpDef& op, int64_t opset, std::unordered_set<std::string>* names) {
+Status upgrade_node(Graph& g, size_t index, const OpDef& op, int64_t opset, std::unordered_set<std::string>* names, size_t* inserted) {
+  *inserted = 0;
+  Node& n = g.nodes[index];
   // Broadcast flags are the opset < 7 form of the arithmetic operators.
   for (const Attribute& a : n.attributes)
     if (a.name == "broadcast" || (a.name == "consumed_inputs"))
@@ -235,9 +237,8 @@ Status upgrade_node(Graph& g, Node& n, const OpDef& op, int64_t opset, std::unor
       const Attribute& a = n.attributes[k];
       if (a.name != mv.name) continue;
       const std::string base = (n.outputs.empty() || n.outputs[0].empty() ? n.name : n.outputs[0]) + "." + mv.name;
-      std::string name = base;
-      for (int suffix = 1; names->count(name); ++suffix) name = msg(base, "_", suffix);
-      names->insert(name);
+      graph::UpgradeContext naming{n, opset, names, {}, {}};
+      const std::string name = naming.fresh(base);
       if (a.type == AttrType::Float) {
         g.initializers.push_back(TensorData::copy_of(name, DType::f32, {}, &a.f, sizeof(float)));
       } else if (a.type == AttrType::Ints) {
@@ -251,7 +252,15 @@ Status upgrade_node(Graph& g, Node& n, const OpDef& op, int64_t opset, std::unor
       break;
     }
   }
-  if (op.upgrade.hook && opset < op.since) OM_TRY(op.upgrade.hook(n, opset));
+  if (!op.upgrade.hook || opset >= op.since) return Status::ok();
+  graph::UpgradeContext ctx{n, opset, names, {}, {}};
+  OM_TRY(op.upgrade.hook(ctx));
+  // The hook may have asked for nodes around this one (the order stays topological).
+  std::vector<Node> after = std::move(ctx.after);
+  const size_t nb = ctx.before.size();
+  g.nodes.insert(g.nodes.begin() + long(index), std::make_move_iterator(ctx.before.begin()), std::make_move_iterator(ctx.before.end()));
+  g.nodes.insert(g.nodes.begin() + long(index + nb + 1), std::make_move_iterator(after.begin()), std::make_move_iterator(after.end()));
+  *inserted = nb + after.size();
   return Status::ok();
 }
 
@@ -307,13 +316,17 @@ Status check_and_normalise(Decoded& d) {
   for (const auto& t : g.initializers) names.insert(t.name);
   for (const Node& n : g.nodes)
     for (const std::string& o : n.outputs) names.insert(o);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
+  // `file_index` counts the file's nodes; nodes an upgrade inserts are already in the newest form.
+  for (size_t i = 0, file_index = 0; i < g.nodes.size(); ++i, ++file_index) {
     Node& n = g.nodes[i];
     if (is_default_domain(n.domain)) n.domain.clear();
     const OpDef* op = graph::find_op(n.domain, n.op_type);
-    OM_TRY(check_attribute_types(*op, n).with_context(msg("om::onnx::read: graph.node[", i, "]")));
+    OM_TRY(check_attribute_types(*op, n).with_context(msg("om::onnx::read: graph.node[", file_index, "]")));
     if (!n.domain.empty()) continue;
-    OM_TRY(upgrade_node(g, n, *op, opset, &names).with_context(msg("om::onnx::read: graph.node[", i, "] (", node_label(n), ")")));
+    const std::string where = msg("om::onnx::read: graph.node[", file_index, "] (", node_label(n), ")");
+    size_t inserted = 0;
+    OM_TRY(upgrade_node(g, i, *op, opset, &names, &inserted).with_context(where));
+    i += inserted;
   }
   for (graph::OpsetImport& o : g.opsets)
     if (o.domain.empty()) o.version = kMaxOpset;

@@ -3,6 +3,7 @@
 // refused naming the operator and the version (docs/onnx.md, "Opsets").
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 #include "io_helpers.h"
@@ -72,12 +73,31 @@ TEST_CASE("opset 11 Squeeze/Unsqueeze and ReduceSum axes, Split's split, Clip's 
   CHECK(d.to_vector<float>() == std::vector<float>{-2, -1, 0});
 }
 
-TEST_CASE("opset 11 Softmax: axis -1 is upgraded, other axes are refused naming the operator and opset") {
+TEST_CASE("opset 11 Softmax/LogSoftmax/Hardmax: the 2-D coercion becomes Shape, Flatten, the op on the last axis, Reshape") {
   Tensor s = run_model(one_node(iotest::node("Softmax", {"x"}, {"y"}, {iotest::attr_int("axis", -1)}), {2, 3}, 11), {2, 3});
   CHECK(s.shape() == Shape{2, 3});
-  expect_unsupported(one_node(iotest::node("Softmax", {"x"}, {"y"}, {iotest::attr_int("axis", 1)}), {2, 3, 4}, 11),
-                     {"Softmax of opset 11", "opset 13", "opset_version"});
-  expect_unsupported(one_node(iotest::node("Softmax", {"x"}, {"y"}), {2, 3}, 12), {"Softmax of opset 12"});
+  // axis 1 of [2, 3, 4]: each batch row of 12 values is normalised as one.
+  Pb m = one_node(iotest::node("Softmax", {"x"}, {"y"}, {iotest::attr_int("axis", 1)}), {2, 3, 4}, 11);
+  Result<graph::Graph> g = read_pb(m);
+  REQUIRE_MESSAGE(g.is_ok(), g.status().message());
+  REQUIRE(g->nodes.size() == 4);
+  CHECK(g->nodes[0].op_type == "Shape");
+  CHECK(g->nodes[1].op_type == "Flatten");
+  CHECK(g->nodes[2].op_type == "Softmax");
+  CHECK(g->nodes[3].op_type == "Reshape");
+  CHECK(g->nodes[3].outputs[0] == "y");
+  Tensor y = run_model(m, {2, 3, 4});
+  CHECK(y.shape() == Shape{2, 3, 4});
+  const std::vector<float> v = y.to_vector<float>();
+  for (int b = 0; b < 2; ++b) {
+    double sum = 0;
+    for (int i = 0; i < 12; ++i) sum += v[size_t(b * 12 + i)];
+    CHECK(std::fabs(sum - 1.0) < 1e-5);
+  }
+  CHECK(v[23] > v[12]);  // the largest input of the batch row gets the largest share
+  // Default axis (1) of opset 12 on a matrix: the same as the last axis.
+  Tensor h = run_model(one_node(iotest::node("Hardmax", {"x"}, {"y"}), {2, 3}, 12), {2, 3});
+  CHECK(h.to_vector<float>() == std::vector<float>{0, 0, 1, 0, 0, 1});
 }
 
 TEST_CASE("older forms refused by name: broadcast flags, operators before their oldest upgradable opset") {

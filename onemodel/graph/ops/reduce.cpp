@@ -200,14 +200,44 @@ template Status reduce_kernel<ReduceKind::LogSum>(const KernelContext&);
 template Status reduce_kernel<ReduceKind::LogSumExp>(const KernelContext&);
 
 // Before opset 13 Softmax, LogSoftmax and Hardmax flattened the input to 2-D at `axis` (default
-// 1) and normalised over everything after it: the same as the opset-13 form only when `axis` is
-// the last axis. axis = -1 is upgraded; other axes are refused (the rank is not known here).
-Status softmax_upgrade(Node& node, int64_t opset) {
-  if (attr_int(node, "axis", 1) == -1) return Status::ok();
-  return Status::error(ErrorKind::Unsupported,
-                       msg(node.op_type, " of opset ", opset, " normalises over all axes from `axis` on (2-D coercion, changed in opset 13); "
-                           "onemodel implements the opset-13 form and reads the older one only with axis = -1. Export the model with "
-                           "opset 13 or newer (e.g. torch.onnx.export(..., opset_version=17))"));
+// 1) and normalised each row of that matrix. axis = -1 is the opset-13 form already; any other
+// axis becomes that composition of registry operators:
+//   s = Shape(x); f = Flatten(x, axis); t = Op(f, axis = -1); y = Reshape(t, s)
+// (Flatten and Reshape alias, the Shape folds when planning: no copy is added).
+Status softmax_upgrade(UpgradeContext& ctx) {
+  Node& node = ctx.node;
+  const int64_t axis = attr_int(node, "axis", 1);
+  if (axis == -1) return Status::ok();
+  if (node.inputs.empty() || node.outputs.empty()) return Status::ok();  // the Session reports it
+  const std::string x = node.inputs[0], y = node.outputs[0];
+  const std::string base = y.empty() ? node.name : y;
+  const std::string s = ctx.fresh(base + ".shape"), f = ctx.fresh(base + ".rows"), t = ctx.fresh(base + ".normalised");
+  Node shape;
+  shape.op_type = "Shape";
+  shape.name = node.name.empty() ? "" : node.name + ".shape";
+  shape.inputs = {x};
+  shape.outputs = {s};
+  Node flat;
+  flat.op_type = "Flatten";
+  flat.name = node.name.empty() ? "" : node.name + ".flatten";
+  flat.inputs = {x};
+  flat.outputs = {f};
+  flat.attributes.push_back(Attribute::of_int("axis", axis));
+  Node back;
+  back.op_type = "Reshape";
+  back.name = node.name.empty() ? "" : node.name + ".reshape";
+  back.inputs = {t, s};
+  back.outputs = {y};
+  node.inputs[0] = f;
+  node.outputs[0] = t;
+  bool set = false;
+  for (Attribute& a : node.attributes)
+    if (a.name == "axis") a = Attribute::of_int("axis", -1), set = true;
+  if (!set) node.attributes.push_back(Attribute::of_int("axis", -1));
+  ctx.before.push_back(std::move(shape));
+  ctx.before.push_back(std::move(flat));
+  ctx.after.push_back(std::move(back));
+  return Status::ok();
 }
 
 }  // namespace om::graph::ops

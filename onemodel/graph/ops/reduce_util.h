@@ -16,7 +16,7 @@ template <ReduceKind Kind>
 Status reduce_kernel(const KernelContext& k);  // instantiated in reduce.cpp for every kind
 
 // The upgrade hook of Softmax, LogSoftmax and Hardmax (docs/onnx.md, "Opsets").
-Status softmax_upgrade(Node& node, int64_t opset);
+Status softmax_upgrade(UpgradeContext& ctx);
 
 inline constexpr AttrSpec kReduceAttrs[] = {
     {"keepdims", AttrKind::Int}, {"noop_with_empty_axes", AttrKind::Int}, {"axes", AttrKind::Ints}};
