@@ -177,6 +177,9 @@ const std::map<std::string, std::function<Example()>>& examples() {
          return Example{{f32("x", {2, 3})}, {c}, {"x", "c"}, {Attribute::of_int("axis", 1)}};
        }},
       {"NonZero", unary},
+      {"CastLike", [] { return Example{{f32("x", {2, 3})}, {i64("like", {1})}, {"x", "like"}, {}}; }},
+      {"LRN", [] { return Example{{f32("x", {1, 4, 2, 2})}, {}, {"x"}, {Attribute::of_int("size", 3)}}; }},
+      {"MeanVarianceNormalization", [] { return Example{{f32("x", {2, 3, 2, 2})}, {}, {"x"}, {}}; }},
       {"BitShift", [] {
          return Example{{Feed::of("a", {3}, std::vector<uint8_t>{1, 2, 255}), Feed::of("b", {3}, std::vector<uint8_t>{1, 7, 9})}, {},
                         {"a", "b"}, {Attribute::of_string("direction", "LEFT")}};

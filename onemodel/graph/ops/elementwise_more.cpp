@@ -320,9 +320,9 @@ constexpr OpDef kOps[] = {
     f32_unary("Softsign", softsign_kernel, "f32"),
     f32_unary("HardSigmoid", hard_sigmoid_kernel, "f32, alpha, beta").attributes(kHardSigmoidAttrs),
     op("HardSwish").since_opset(14).inputs(1).shapes(infer_f32).kernel(hard_swish_kernel).doc("f32"),
-    op("Sum").upgrades_from(8).inputs(1, 64).shapes(infer_variadic).kernel(variadic_kernel<false>)
+    op("Sum").upgrades_from(7).inputs(1, 64).shapes(infer_variadic).kernel(variadic_kernel<false>)
         .doc("f32, broadcasting; summed in input order"),
-    op("Mean").upgrades_from(8).inputs(1, 64).shapes(infer_variadic).kernel(variadic_kernel<true>)
+    op("Mean").upgrades_from(7).inputs(1, 64).shapes(infer_variadic).kernel(variadic_kernel<true>)
         .doc("f32, broadcasting; summed in input order, one division"),
 };
 

@@ -307,15 +307,15 @@ constexpr AttrSpec kAxisAttrs[] = {{"axis", AttrKind::Int}};
 constexpr AttrSpec kEyeAttrs[] = {{"dtype", AttrKind::Int}, {"k", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("GatherND").upgrades_from(12).inputs(2).attributes(kGatherNDAttrs).shapes(infer_gather_nd).kernel(gather_nd_kernel)
+    op("GatherND").upgrades_from(11).inputs(2).attributes(kGatherNDAttrs).shapes(infer_gather_nd).kernel(gather_nd_kernel)
         .doc("any dtype, i64 indices, batch_dims; out of range is an error"),
     op("ScatterND").upgrades_from(11).inputs(3).attributes(kScatterNDAttrs).shapes(infer_scatter_nd).kernel(scatter_nd_kernel)
         .doc("any dtype, i64 indices; reduction none, add or mul (f32) in index order"),
-    op("OneHot").upgrades_from(11).plan_time_inputs_mask(1u << 1).inputs(3).attributes(kAxisAttrs).shapes(infer_one_hot)
+    op("OneHot").upgrades_from(9).plan_time_inputs_mask(1u << 1).inputs(3).attributes(kAxisAttrs).shapes(infer_one_hot)
         .kernel(one_hot_kernel).doc("indices f32 i64 i32; depth known at plan time; values of any dtype; axis"),
     op("EyeLike").upgrades_from(9).inputs(1).attributes(kEyeAttrs).shapes(infer_eye_like).kernel(eye_like_kernel)
         .doc("2-D, dtype f32 i64 i32 i8 u8 bool, k"),
-    op("Compress").upgrades_from(11).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kAxisAttrs).shapes(infer_compress)
+    op("Compress").upgrades_from(9).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kAxisAttrs).shapes(infer_compress)
         .kernel(compress_kernel).doc("any dtype; condition known at plan time; axis or flattened"),
     op("NonZero").upgrades_from(9).plan_time_inputs_mask(1u << 0).inputs(1).shapes(infer_nonzero).kernel(nonzero_kernel)
         .doc("any dtype -> i64 [rank, count]; its input known at plan time"),
