@@ -81,8 +81,11 @@ Status infer_reduce(InferContext& ctx) {
   return Status::ok();
 }
 
-// The gathered copy of the input, and one sum per output for ReduceLogSumExp.
-size_t reduce_scratch(const InferContext& ctx) { return ctx.input(0)->nbytes() + ctx.outputs[0].nbytes(); }
+// The gathered copy of the input, and for ReduceLogSumExp one sum per output.
+size_t reduce_scratch(const InferContext& ctx) {
+  const bool lse = ctx.node.op_type == "ReduceLogSumExp";
+  return ctx.input(0)->nbytes() + (lse ? ctx.outputs[0].nbytes() : 0);
+}
 
 template <ReduceKind Kind>
 Status reduce_kernel(const KernelContext& k) {
