@@ -1,7 +1,8 @@
-// CumSum and InstanceNormalization, as exported models use them. CumSum adds in element order
+// CumSum, InstanceNormalization and Det, as exported models use them (Det: LU in element order). CumSum adds in element order
 // (exact by nature); InstanceNormalization sums through kernels::f32_sum, whose Exact-mode order
 // is fixed (docs/exactness.md), so one kernel serves both modes.
 #include <cmath>
+#include <utility>
 
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/kernels/kernels.h"
@@ -125,6 +126,51 @@ Status instance_norm_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+// ---- Det: LU with partial pivoting per matrix, in element order ----
+
+Status infer_det(InferContext& ctx) {
+  const ValueDesc* x = ctx.input(0);
+  if (!x || x->dtype != DType::f32) return ctx.error(ErrorKind::DTypeMismatch, "input must be f32");
+  const auto& s = x->shape;
+  if (s.size() < 2 || s[s.size() - 1] != s[s.size() - 2])
+    return ctx.error(ErrorKind::InvalidArgument, msg("input must be [..., M, M], got ", shape_str(s)));
+  ctx.set_output(0, DType::f32, std::vector<int64_t>(s.begin(), s.end() - 2));
+  return Status::ok();
+}
+
+size_t det_scratch(const InferContext& ctx) {
+  const int64_t m = ctx.input(0)->shape.back();
+  return size_t(m * m) * sizeof(float);
+}
+
+Status det_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const int64_t m = X.dims[X.rank - 1];
+  const int64_t count = m == 0 ? k.out(0).numel : X.numel / (m * m);
+  float* a = static_cast<float*>(k.scratch);
+  for (int64_t b = 0; b < count; ++b) {
+    for (int64_t i = 0; i < m * m; ++i) a[i] = X.as<const float>()[b * m * m + i];
+    float det = 1.0f;
+    for (int64_t c = 0; c < m; ++c) {
+      int64_t p = c;
+      for (int64_t r = c + 1; r < m; ++r)
+        if (std::fabs(a[r * m + c]) > std::fabs(a[p * m + c])) p = r;
+      if (a[p * m + c] == 0.0f) { det = 0.0f; break; }
+      if (p != c) {
+        for (int64_t j = 0; j < m; ++j) std::swap(a[p * m + j], a[c * m + j]);
+        det = -det;
+      }
+      det = det * a[c * m + c];
+      for (int64_t r = c + 1; r < m; ++r) {
+        const float f = a[r * m + c] / a[c * m + c];
+        for (int64_t j = c; j < m; ++j) a[r * m + j] = a[r * m + j] - f * a[c * m + j];
+      }
+    }
+    k.out(0).as<float>()[b] = det;
+  }
+  return Status::ok();
+}
+
 constexpr AttrSpec kCumSumAttrs[] = {{"exclusive", AttrKind::Int}, {"reverse", AttrKind::Int}};
 constexpr AttrSpec kInstanceNormAttrs[] = {{"epsilon", AttrKind::Float}};
 
@@ -134,6 +180,8 @@ constexpr OpDef kOps[] = {
     op("InstanceNormalization").upgrades_from(7).inputs(3).attributes(kInstanceNormAttrs).shapes(infer_instance_norm)
         .kernel(instance_norm_kernel).with_scratch(instance_norm_scratch)
         .doc("f32, (N, C, ...), epsilon; exact: fixed-order sums for mean and variance"),
+    op("Det").upgrades_from(11).inputs(1).shapes(infer_det).kernel(det_kernel).with_scratch(det_scratch)
+        .doc("f32 [..., M, M]; LU with partial pivoting in element order"),
 };
 
 }  // namespace
