@@ -181,6 +181,7 @@ const std::map<std::string, std::function<Example()>>& examples() {
       {"LRN", [] { return Example{{f32("x", {1, 4, 2, 2})}, {}, {"x"}, {Attribute::of_int("size", 3)}}; }},
       {"MeanVarianceNormalization", [] { return Example{{f32("x", {2, 3, 2, 2})}, {}, {"x"}, {}}; }},
       {"Det", [] { return Example{{f32("x", {2, 3, 3})}, {}, {"x"}, {}}; }},
+      {"Unique", [] { return Example{{Feed::of("x", {5}, std::vector<float>{2, 1, 2, 3, 1})}, {}, {"x"}, {}}; }},
       {"BitShift", [] {
          return Example{{Feed::of("a", {3}, std::vector<uint8_t>{1, 2, 255}), Feed::of("b", {3}, std::vector<uint8_t>{1, 7, 9})}, {},
                         {"a", "b"}, {Attribute::of_string("direction", "LEFT")}};
