@@ -23,7 +23,7 @@ for c in $tools; do
   command -v "${c%%:*}" >/dev/null 2>&1 || need+=("${c##*:}")
 done
 pkgs="nanopb libnanopb-dev protobuf-compiler python3-protobuf"
-[ $lib_only = 1 ] || pkgs="$pkgs doctest-dev"
+[ $lib_only = 1 ] || pkgs="$pkgs doctest-dev libonnx-testdata"
 for p in $pkgs; do
   have_pkg "$p" || need+=("$p")
 done

@@ -72,6 +72,11 @@ std::vector<int64_t> Node::attr_ints(const std::string& n) const {
   return a && a->type == AttrType::Ints ? a->ints : std::vector<int64_t>{};
 }
 
+std::string Node::label() const {
+  if (!name.empty() || outputs.empty()) return msg(op_type, " node '", name, "'");
+  return msg(op_type, " node producing '", outputs[0], "'");
+}
+
 int64_t Graph::opset_version(const std::string& domain) const {
   for (const OpsetImport& o : opsets)
     if (o.domain == domain || (domain.empty() && is_default_domain(o.domain))) return o.version;

@@ -89,6 +89,8 @@ struct Node {
   float attr_float(const std::string& name, float fallback) const;
   std::string attr_string(const std::string& name, const std::string& fallback) const;
   std::vector<int64_t> attr_ints(const std::string& name) const;  // empty when absent
+  // For messages: "Reshape node 'name'", or "Reshape node producing 'y'" when it has no name.
+  std::string label() const;
 };
 
 struct OpsetImport {

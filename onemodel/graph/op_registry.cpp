@@ -14,7 +14,7 @@ int64_t ValueDesc::numel() const {
 }
 
 Status InferContext::error(ErrorKind kind, const std::string& what) const {
-  return Status::error(kind, msg(node.op_type, " node '", node.name, "': ", what));
+  return Status::error(kind, msg(node.label(), ": ", what));
 }
 
 void InferContext::set_output(size_t i, DType dtype, std::vector<int64_t> shape) {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "onemodel/core/dtype.h"
@@ -101,11 +102,46 @@ const char* attr_kind_name(AttrKind kind);
 
 // An attribute that older opsets carried and newer ones take as an input (ReduceMean's `axes`
 // became input 1 in opset 18): the reader moves it into an initializer for models older than
-// `since`, so the IR always has the newest form.
+// `since`, so the IR always has the newest form. Ints attributes become 1-D tensors of `dtype`
+// (i64); Float attributes (Clip's min/max, Dropout's ratio) become f32 scalars.
 struct MovedAttr {
   const char* name = nullptr;
   int input = 0;
   int since = 0;
+};
+
+// What an upgrade hook sees: the node (after the moves), the model's default-domain opset, and
+// room for nodes the reader inserts before and after it when the old form is a composition of
+// registry operators (Softmax before 13: Shape, Flatten, Softmax, Reshape). fresh() gives a
+// value name not yet used in the graph.
+struct UpgradeContext {
+  Node& node;
+  int64_t opset = 0;
+  std::unordered_set<std::string>* names = nullptr;  // every value name of the graph
+  std::vector<Node> before, after;
+  std::string fresh(const std::string& base) {
+    std::string n = base;
+    for (int s = 1; names->count(n); ++s) n = base + "_" + std::to_string(s);
+    names->insert(n);
+    return n;
+  }
+};
+
+// A node of an older opset brought to the registry's form beyond what moved attributes say
+// (renamed or dropped attributes, inserted nodes, or a refusal when the old semantics cannot be
+// expressed). Runs after the moves. docs/onnx.md, "Opsets".
+using UpgradeFn = Status (*)(UpgradeContext& ctx);
+
+// How a node of an opset older than OpDef::since reaches the registry's form: the oldest opset
+// whose form the reader can bring there (default: since, i.e. no upgrade), up to four moved
+// attributes and an optional hook. Between `oldest` and `since` the operator gained only dtypes
+// or the changes are exactly what the moves and the hook undo.
+struct OpUpgrade {
+  static constexpr int kMaxMoved = 4;
+  int oldest = 0;  // 0: the op's since
+  MovedAttr moved[kMaxMoved] = {};
+  int num_moved = 0;
+  UpgradeFn hook = nullptr;
 };
 
 // A node whose right-hand GEMM operand (input `input`) the plan may pack once when that input
@@ -119,9 +155,12 @@ struct PackableB {
 
 using PrepackFn = bool (*)(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out);
 
-// The oldest default-domain opset the registry's forms are written for: an operator whose
-// current signature predates it says kOldestOpset.
-constexpr int kOldestOpset = 13;
+// The default-domain opsets the reader accepts: kOldestOpset..kNewestOpset. An operator's
+// OpDef::since is the first opset whose form its kernel implements (default kFormOpset, the
+// opset most forms were last changed in); models of older opsets reach that form through the
+// op's OpUpgrade, or are refused naming the operator and the version (docs/onnx.md, "Opsets").
+constexpr int kOldestOpset = 7;
+constexpr int kFormOpset = 13;
 constexpr int kNewestOpset = 20;
 
 // THE record of one graph operator. The ONNX reader (support, opset, attribute types), Session
@@ -131,18 +170,22 @@ constexpr int kNewestOpset = 20;
 struct OpDef {
   const char* op_type = "";
   const char* domain = "";            // "" = ai.onnx
-  int since = kOldestOpset;           // accepted for models importing opset since..kNewestOpset
+  int since = kFormOpset;             // the first opset whose form the kernel implements
   int min_inputs = 0;
   int max_inputs = 0;
   const AttrSpec* attrs = nullptr;    // attribute types the reader checks; others pass through
   size_t num_attrs = 0;
-  MovedAttr moved;                    // attribute -> input upgrade for older opsets
+  OpUpgrade upgrade;                  // how older opsets' nodes reach this form (reader)
   InferFn infer = nullptr;
   KernelFn fast = nullptr;
   KernelFn exact = nullptr;           // nullptr: no exact kernel (Exact sessions refuse the op)
   ScratchFn scratch = nullptr;        // nullptr: no scratch
   PrepackFn prepack = nullptr;        // nullptr: no constant operand packed at plan time
   uint32_t flags = kOpNone;
+  // Bit i: input i's values decide the output shapes (Reshape's shape, Slice's starts...), so
+  // they must be known when planning. A graph input feeding one (directly or through foldable
+  // nodes) is a value input: its values join the plan key (docs/memory.md, "Plans").
+  uint32_t plan_time_inputs = 0;
   const char* notes = "";             // one line for docs/operators.md
 
   constexpr OpDef inputs(int lo, int hi) const { OpDef d = *this; d.min_inputs = lo; d.max_inputs = hi; return d; }
@@ -151,9 +194,18 @@ struct OpDef {
   constexpr OpDef since_opset(int v) const { OpDef d = *this; d.since = v; return d; }
   template <size_t N>
   constexpr OpDef attributes(const AttrSpec (&a)[N]) const { OpDef d = *this; d.attrs = a; d.num_attrs = N; return d; }
+  // Before `since_opset` the value was attribute `name`; the reader makes it input `input`.
   constexpr OpDef attr_became_input(const char* name, int input, int since_opset) const {
-    OpDef d = *this; d.moved.name = name; d.moved.input = input; d.moved.since = since_opset; return d;
+    OpDef d = *this;
+    MovedAttr& m = d.upgrade.moved[d.upgrade.num_moved++];
+    m.name = name; m.input = input; m.since = since_opset;
+    return d;
   }
+  // Models from opset `v` on are upgraded to this form (moves, hook); older ones are refused.
+  constexpr OpDef upgrades_from(int v) const { OpDef d = *this; d.upgrade.oldest = v; return d; }
+  constexpr OpDef upgrade_hook(UpgradeFn f) const { OpDef d = *this; d.upgrade.hook = f; return d; }
+  // The oldest opset whose nodes of this op the reader takes.
+  constexpr int oldest_opset() const { return upgrade.oldest ? upgrade.oldest : since; }
   constexpr OpDef shapes(InferFn f) const { OpDef d = *this; d.infer = f; return d; }
   // One kernel for both modes: the op is exact by nature (one rounding per element, or a copy).
   constexpr OpDef kernel(KernelFn f) const { return kernels(f, f); }
@@ -162,6 +214,7 @@ struct OpDef {
   constexpr OpDef with_scratch(ScratchFn f) const { OpDef d = *this; d.scratch = f; return d; }
   constexpr OpDef with_prepack(PrepackFn f) const { OpDef d = *this; d.prepack = f; return d; }
   constexpr OpDef with_flags(uint32_t f) const { OpDef d = *this; d.flags = f; return d; }
+  constexpr OpDef plan_time_inputs_mask(uint32_t mask) const { OpDef d = *this; d.plan_time_inputs = mask; return d; }
   constexpr OpDef doc(const char* line) const { OpDef d = *this; d.notes = line; return d; }
 };
 constexpr OpDef op(const char* op_type) { OpDef d; d.op_type = op_type; return d; }

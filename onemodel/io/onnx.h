@@ -5,7 +5,7 @@
 // equal bytes. A tensor (or a whole file) over 2 GiB is refused: protobuf cannot hold it.
 //
 // Reader: decodes with nanopb and checks every length, count, index, dtype and shape; accepts
-// raw_data and the typed data fields; default-domain opsets 13..20, normalised to the opset-20
+// raw_data and the typed data fields; default-domain opsets 7..20, normalised to the opset-20
 // form (e.g. ReduceMean's `axes` attribute becomes an input). A malformed file fails with kind
 // Format naming what is wrong; unsupported operators fail with kind Unsupported listing every
 // unsupported op type of the file; external-data tensors are refused (kind Unsupported).
@@ -31,6 +31,9 @@ Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g, graph::GraphChec
 Status write_file(const graph::Graph& g, const std::string& path, graph::GraphCheck check = graph::GraphCheck::Verify);
 Result<graph::Graph> read_bytes(const uint8_t* data, size_t size);
 Result<graph::Graph> read_file(const std::string& path);
+// One serialized TensorProto (the ONNX test data's input_K.pb / output_K.pb), checked as an
+// initializer is; the tensor's name is its `name` field.
+Result<graph::TensorData> read_tensor_bytes(const uint8_t* data, size_t size);
 
 std::vector<uint8_t> write(const graph::Graph& g);
 void write(const graph::Graph& g, const std::string& path);

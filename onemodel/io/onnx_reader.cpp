@@ -546,6 +546,22 @@ Result<graph::Graph> read_file(const std::string& path) {
   return r;
 }
 
+Result<graph::TensorData> read_tensor_bytes(const uint8_t* data, size_t size) {
+  static const uint8_t empty = 0;
+  detail::Ctx ctx;
+  ctx.base = data ? data : &empty;
+  detail::Decoded d;
+  ctx.out = &d;
+  detail::Ctx* saved = detail::t_ctx;
+  detail::t_ctx = &ctx;
+  pb_istream_t s = {detail::mem_read, const_cast<uint8_t*>(ctx.base), data ? size : 0, nullptr};
+  graph::TensorData t;
+  const bool ok = detail::decode_tensor(&s, &t);
+  detail::t_ctx = saved;
+  if (!ok) return ctx.error;
+  return t;
+}
+
 graph::Graph read(const std::vector<uint8_t>& bytes) { return unwrap(read_bytes(bytes.data(), bytes.size())); }
 graph::Graph read(const std::string& path) { return unwrap(read_file(path)); }
 

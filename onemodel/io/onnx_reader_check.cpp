@@ -208,13 +208,69 @@ Status finish_attribute(const AttrPayload& p, const std::string& where, Attribut
   return Status::ok();
 }
 
+// What to do with a model older than the reader takes. The onnx package's version converter is
+// not the advice: it fails on many models (and with the onnx Python package Debian ships).
+constexpr const char* kReexportAdvice =
+    "Export the model again from its framework with a newer opset (e.g. torch.onnx.export(..., opset_version=17), "
+    "tf2onnx --opset 17); docs/onnx.md, \"Opsets\"";
+constexpr const char* kNewerAdvice = "Export the model with opset 20 or older (e.g. torch.onnx.export(..., opset_version=17))";
+
+std::string node_label(const Node& n) {
+  if (!n.name.empty()) return msg(n.op_type, " '", n.name, "'");
+  return msg(n.op_type, " producing '", n.outputs.empty() ? std::string() : n.outputs[0], "'");
+}
+
+// Brings a node of an opset older than its op's form there: attributes that became inputs move
+// into initializers, then the op's hook runs (docs/onnx.md, "Opsets").
+Status upgrade_node(Graph& g, size_t index, const OpDef& op, int64_t opset, std::unordered_set<std::string>* names, size_t* inserted) {
+  *inserted = 0;
+  Node& n = g.nodes[index];
+  // Broadcast flags are the opset < 7 form of the arithmetic operators.
+  for (const Attribute& a : n.attributes)
+    if (a.name == "broadcast" || (a.name == "consumed_inputs"))
+      return Status::error(ErrorKind::Unsupported, msg("attribute '", a.name, "' belongs to the opset < 7 form of ", n.op_type,
+                                                       ", which onemodel does not read. ", kReexportAdvice));
+  for (int m = 0; m < op.upgrade.num_moved; ++m) {
+    const graph::MovedAttr& mv = op.upgrade.moved[m];
+    if (opset >= mv.since) continue;
+    for (size_t k = 0; k < n.attributes.size(); ++k) {
+      const Attribute& a = n.attributes[k];
+      if (a.name != mv.name) continue;
+      const std::string base = (n.outputs.empty() || n.outputs[0].empty() ? n.name : n.outputs[0]) + "." + mv.name;
+      graph::UpgradeContext naming{n, opset, names, {}, {}};
+      const std::string name = naming.fresh(base);
+      if (a.type == AttrType::Float) {
+        g.initializers.push_back(TensorData::copy_of(name, DType::f32, {}, &a.f, sizeof(float)));
+      } else if (a.type == AttrType::Ints) {
+        g.initializers.push_back(TensorData::copy_of(name, DType::i64, {int64_t(a.ints.size())}, a.ints.data(), a.ints.size() * 8));
+      } else {
+        return Status::error(ErrorKind::InvalidArgument, msg("attribute '", a.name, "' must be ", "INTS or FLOAT"));
+      }
+      if (n.inputs.size() <= size_t(mv.input)) n.inputs.resize(size_t(mv.input) + 1);
+      n.inputs[size_t(mv.input)] = name;
+      n.attributes.erase(n.attributes.begin() + long(k));
+      break;
+    }
+  }
+  if (!op.upgrade.hook || opset >= op.since) return Status::ok();
+  graph::UpgradeContext ctx{n, opset, names, {}, {}};
+  OM_TRY(op.upgrade.hook(ctx));
+  // The hook may have asked for nodes around this one (the order stays topological).
+  std::vector<Node> after = std::move(ctx.after);
+  const size_t nb = ctx.before.size();
+  g.nodes.insert(g.nodes.begin() + long(index), std::make_move_iterator(ctx.before.begin()), std::make_move_iterator(ctx.before.end()));
+  g.nodes.insert(g.nodes.begin() + long(index + nb + 1), std::make_move_iterator(after.begin()), std::make_move_iterator(after.end()));
+  *inserted = nb + after.size();
+  return Status::ok();
+}
+
 Status check_and_normalise(Decoded& d) {
   Graph& g = d.graph;
   if (!d.has_ir_version) return format("model", "no ir_version field: this is not an ONNX model (or it is truncated)");
   if (d.ir_version < 1) return format("model", msg("ir_version is ", d.ir_version));
   if (d.graph_fields == 0) return format("model", "the model has no graph");
 
-  // Opsets: the default domain once, 13..20.
+  // Opsets: the default domain once, 7..20.
   int64_t opset = 0;
   std::unordered_set<std::string> domains;
   for (graph::OpsetImport& o : g.opsets) {
@@ -228,18 +284,20 @@ Status check_and_normalise(Decoded& d) {
   if (default_nodes && (opset < kMinOpset || opset > kMaxOpset))
     return Status::error(ErrorKind::Unsupported,
                          msg("om::onnx::read: the model imports opset ", opset, " of the default ONNX domain; onemodel reads opsets ",
-                             kMinOpset, " to ", kMaxOpset, ". Convert it first (the onnx Python package: "
-                             "onnx.version_converter.convert_version(model, ", kMaxOpset, "))"));
+                             kMinOpset, " to ", kMaxOpset, ". ", opset < kMinOpset ? kReexportAdvice : kNewerAdvice));
 
   // Every unsupported op type at once; the registry is the only list.
   std::vector<std::string> unsupported;
   std::unordered_set<std::string> seen;
+  bool newer = false;  // some operator's form needs a newer opset than the model imports
   for (const Node& n : g.nodes) {
     std::string label;
     const OpDef* op = graph::find_op(n.domain, n.op_type);
     if (!op) label = is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
-    else if (is_default_domain(n.domain) && op->since > opset)
-      label = msg(n.op_type, " (needs opset ", op->since, ", the model imports ", opset, ")");
+    else if (is_default_domain(n.domain) && op->oldest_opset() > opset) {
+      label = msg(n.op_type, " (needs opset ", op->oldest_opset(), ", the model imports ", opset, ")");
+      newer = true;
+    }
     if (!label.empty() && seen.insert(label).second) unsupported.push_back(label);
   }
   if (!unsupported.empty()) {
@@ -248,7 +306,7 @@ Status check_and_normalise(Decoded& d) {
     return Status::error(ErrorKind::Unsupported,
                          msg("om::onnx::read: the model uses ", unsupported.size(), " operator type",
                              unsupported.size() == 1 ? "" : "s", " onemodel does not support: ", list,
-                             ". The supported operators are listed in docs/operators.md"));
+                             ". The supported operators are listed in docs/operators.md", newer ? msg(". ", kReexportAdvice) : std::string()));
   }
   for (const Status& st : d.node_deferred) OM_TRY(st);
 
@@ -258,25 +316,17 @@ Status check_and_normalise(Decoded& d) {
   for (const auto& t : g.initializers) names.insert(t.name);
   for (const Node& n : g.nodes)
     for (const std::string& o : n.outputs) names.insert(o);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
+  // `file_index` counts the file's nodes; nodes an upgrade inserts are already in the newest form.
+  for (size_t i = 0, file_index = 0; i < g.nodes.size(); ++i, ++file_index) {
     Node& n = g.nodes[i];
     if (is_default_domain(n.domain)) n.domain.clear();
     const OpDef* op = graph::find_op(n.domain, n.op_type);
-    OM_TRY(check_attribute_types(*op, n).with_context(msg("om::onnx::read: graph.node[", i, "]")));
-    if (!op->moved.name || opset >= op->moved.since) continue;
-    for (size_t k = 0; k < n.attributes.size(); ++k) {
-      if (n.attributes[k].name != op->moved.name) continue;
-      const std::string base = (n.outputs.empty() || n.outputs[0].empty() ? n.name : n.outputs[0]) + "." + op->moved.name;
-      std::string name = base;
-      for (int suffix = 1; names.count(name); ++suffix) name = msg(base, "_", suffix);
-      names.insert(name);
-      const std::vector<int64_t>& values = n.attributes[k].ints;
-      g.initializers.push_back(TensorData::copy_of(name, DType::i64, {int64_t(values.size())}, values.data(), values.size() * 8));
-      n.inputs.resize(size_t(op->moved.input));
-      n.inputs.push_back(name);
-      n.attributes.erase(n.attributes.begin() + long(k));
-      break;
-    }
+    OM_TRY(check_attribute_types(*op, n).with_context(msg("om::onnx::read: graph.node[", file_index, "]")));
+    if (!n.domain.empty()) continue;
+    const std::string where = msg("om::onnx::read: graph.node[", file_index, "] (", node_label(n), ")");
+    size_t inserted = 0;
+    OM_TRY(upgrade_node(g, i, *op, opset, &names, &inserted).with_context(where));
+    i += inserted;
   }
   for (graph::OpsetImport& o : g.opsets)
     if (o.domain.empty()) o.version = kMaxOpset;

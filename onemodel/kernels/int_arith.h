@@ -38,7 +38,8 @@ inline T int_wrap_neg(T a) {
 // b must not be 0 (see int_has_zero).
 template <typename T>
 inline T int_div(T a, T b) {
-  if (b == T(-1)) return int_wrap_neg(a);  // INT_MIN / -1 == INT_MIN, no trap
+  if constexpr (std::is_signed_v<T>)
+    if (b == T(-1)) return int_wrap_neg(a);  // INT_MIN / -1 == INT_MIN, no trap
   return static_cast<T>(a / b);
 }
 

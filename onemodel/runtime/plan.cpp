@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/infer_check.h"
@@ -36,7 +37,61 @@ Result<CompiledGraph> compile_graph(const graph::Graph& g) {
     cg.node_outputs.push_back(std::move(outs));
   }
   for (const auto& v : g.outputs) cg.output_ids.push_back(id_of(v.name));
+  // Values that must be known when planning, walked back from the plan-time operands.
+  std::vector<char> needed(size_t(cg.num_values), 0);
+  for (size_t ni = g.nodes.size(); ni-- > 0;) {
+    const OpDef& op = *cg.ops[ni];
+    bool out_needed = false;
+    for (int o : cg.node_outputs[ni]) out_needed = out_needed || (o >= 0 && needed[size_t(o)]);
+    const bool through = out_needed && !(op.flags & graph::kOpShapeOnly);
+    const auto& ins = cg.node_inputs[ni];
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (ins[i] >= 0 && (through || (i < 32 && ((op.plan_time_inputs >> i) & 1u)))) needed[size_t(ins[i])] = 1;
+  }
+  // Eligible: integer or bool inputs, and any input declared with a static shape of at most
+  // kMaxValueInputElements elements (OneHot's f32 depth); never a float input of open size.
+  cg.value_input.assign(g.inputs.size(), 0);
+  for (size_t j = 0; j < g.inputs.size(); ++j) {
+    const DType dt = g.inputs[j].dtype;
+    int64_t n = 1;
+    for (const graph::Dim& d : g.inputs[j].shape) n = d.is_static() && n <= kMaxValueInputElements ? n * d.size : kMaxValueInputElements + 1;
+    const bool small = n <= kMaxValueInputElements;
+    cg.value_input[j] = needed[size_t(cg.input_ids[j])] && (dt == DType::i64 || dt == DType::i32 || dt == DType::boolean || small);
+  }
   return cg;
+}
+
+Status check_plan_time_operands(const CompiledGraph& cg) {
+  const graph::Graph& g = *cg.graph;
+  std::vector<char> knowable(size_t(cg.num_values), 0);
+  for (const auto& t : g.initializers) knowable[size_t(cg.ids.at(t.name))] = 1;
+  for (size_t j = 0; j < g.inputs.size(); ++j) {
+    const bool init = g.find_initializer(g.inputs[j].name) != nullptr;
+    // An overridable initializer stays knowable: a caller's value of it is a value input or the
+    // plan refuses it.
+    knowable[size_t(cg.input_ids[j])] = cg.value_input[j] || init;
+  }
+  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+    const graph::Node& node = g.nodes[ni];
+    const OpDef& op = *cg.ops[ni];
+    const auto& ins = cg.node_inputs[ni];
+    bool all = true;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (ins[i] < 0) continue;
+      const bool k = knowable[size_t(ins[i])] != 0;
+      all = all && k;
+      if (!k && i < 32 && ((op.plan_time_inputs >> i) & 1u))
+        return Status::error(ErrorKind::Unsupported,
+                             msg(node.label(), ": input ", i, " ('", node.inputs[i], "') decides the output shape, so it must be known "
+                                 "when the session plans, but it is computed from run-time data (a float graph input or a node that "
+                                 "cannot be evaluated before running). Make it a constant, compute it from constants and Shape, or feed it "
+                                 "as an i64 graph input"));
+    }
+    if (all || (op.flags & graph::kOpShapeOnly))
+      for (int o : cg.node_outputs[ni])
+        if (o >= 0) knowable[size_t(o)] = 1;
+  }
+  return Status::ok();
 }
 
 namespace {
@@ -83,7 +138,7 @@ const float* packed_operand(CompiledGraph& cg, size_t ni, const std::vector<cons
 
 Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
                                          const std::vector<std::vector<int64_t>>& input_dims, const std::vector<char>& fed,
-                                         bool prepack, const PlanLimits& limits) {
+                                         bool prepack, const PlanLimits& limits, const std::vector<void*>* input_data) {
   const graph::Graph& g = *cg.graph;
   auto plan = std::make_unique<Plan>();
   plan->signature = input_dims;
@@ -118,6 +173,29 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
     v.dtype = g.inputs[i].dtype;
     v.shape = input_dims[i];
     v.data = nullptr;
+    if (input_data && i < cg.value_input.size() && cg.value_input[i]) {
+      // A value input: this plan holds a copy of its values (the key) and folds what reads them.
+      int64_t n = 0;
+      if (!checked_numel(v.shape, &n)) return Status::error(ErrorKind::ShapeMismatch, "plan: input size overflows");
+      const size_t bytes = size_t(n) * dtype_size(v.dtype);
+      if (bytes > limits.max_folded_bytes)
+        return Status::error(ErrorKind::OutOfMemory, msg("input '", g.inputs[i].name, "' decides shapes, so its ", bytes,
+                                                         " bytes are kept with the plan: above SessionOptions::max_folded_bytes"));
+      const void* src = (*input_data)[i];
+      if (n > 0 && !src)
+        return Status::error(ErrorKind::InvalidArgument, msg("input '", g.inputs[i].name, "' decides output shapes (it feeds a shape "
+                                                             "operand), so planning needs its values: give its data"));
+      if (plan->input_values.size() != g.inputs.size()) {
+        plan->input_values.resize(g.inputs.size());
+        plan->input_value_bytes.assign(g.inputs.size(), 0);
+      }
+      std::shared_ptr<void> copy = graph::aligned_buffer(bytes);
+      if (!copy) return Status::error(ErrorKind::OutOfMemory, msg("plan: no memory for the values of input '", g.inputs[i].name, "'"));
+      if (bytes > 0) std::memcpy(copy.get(), src, bytes);
+      plan->input_values[i] = copy;
+      plan->input_value_bytes[i] = bytes;
+      v.data = copy.get();
+    }
     known[size_t(id)] = true;
     Buffer b;
     b.kind = BufKind::Input;
@@ -142,7 +220,7 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
     }
     const int n_present = int(std::count_if(ins.begin(), ins.end(), [](int x) { return x >= 0; }));
     if (int(ins.size()) < op.min_inputs || int(ins.size()) > op.max_inputs || n_present < std::min<int>(op.min_inputs, int(ins.size())))
-      return Status::error(ErrorKind::InvalidArgument, msg(node.op_type, " node '", node.name, "' has ", ins.size(), " inputs; it takes ",
+      return Status::error(ErrorKind::InvalidArgument, msg(node.label(), " has ", ins.size(), " inputs; it takes ",
                                                            op.min_inputs, "..", op.max_inputs));
 
     if (all_const || (op.flags & graph::kOpShapeOnly)) {
@@ -152,7 +230,7 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
       for (const ValueDesc& d : shapes) folded_bytes = saturating_add(folded_bytes, d.nbytes());
       if (folded_bytes > limits.max_folded_bytes)
         return Status::error(ErrorKind::OutOfMemory,
-                             msg(node.op_type, " node '", node.name, "': constants evaluated when planning reach ", folded_bytes,
+                             msg(node.label(), ": constants evaluated when planning reach ", folded_bytes,
                                  " bytes, above SessionOptions::max_folded_bytes = ", limits.max_folded_bytes,
                                  "; raise that option to allow it"));
       std::vector<graph::EvaluatedValue> results;

@@ -15,6 +15,10 @@
 
 namespace om::runtime {
 
+// A graph input of another dtype than i64/i32/bool is a value input only when its declared
+// shape is static with at most this many elements.
+constexpr int64_t kMaxValueInputElements = 64;
+
 struct CompiledGraph {
   const graph::Graph* graph = nullptr;
   std::vector<const graph::OpDef*> ops;           // per node
@@ -26,13 +30,27 @@ struct CompiledGraph {
   // Per node: its constant right-hand GEMM operand packed once for the session (initializers
   // only, so every plan can share it), filled by the first plan that needs it.
   std::vector<std::shared_ptr<const float>> packed_b;
+  // Per graph input: a value input (integer or bool) whose values decide shapes, found by
+  // walking back from the ops' plan_time_inputs through every node whose output they need
+  // (Shape-type nodes need only their input's shape). Its values are part of the plan key.
+  std::vector<char> value_input;
 };
 
 Result<CompiledGraph> compile_graph(const graph::Graph& g);
 
+// Creation-time check: every operand that must be known when planning (OpDef::plan_time_inputs)
+// can be — it comes from initializers, value inputs, Shape-type nodes and nodes computed from
+// those only. Otherwise the error names the node (by its output when it has no name), the
+// operand and the fix, before any run.
+Status check_plan_time_operands(const CompiledGraph& cg);
+
 struct Plan {
   std::vector<std::vector<int64_t>> signature;   // input dims, in session input order
   std::vector<char> fed;                         // per graph input: given by the caller
+  // Per value input given: a copy of the values this plan was built for (the plan key's second
+  // half; known when planning, so the nodes reading them fold). Null for other inputs.
+  std::vector<std::shared_ptr<void>> input_values;
+  std::vector<size_t> input_value_bytes;
   std::vector<graph::ValueDesc> values;          // per value id
   std::vector<std::shared_ptr<const void>> owned; // folded constants
   std::shared_ptr<void> arena;
@@ -74,10 +92,12 @@ struct PlanLimits {
 // input_dims[i] are the concrete dims of graph input i; fed[i] tells whether the caller gives
 // it (always for plain inputs; an initializer-backed input not fed takes the initializer). With
 // prepack, constant right-hand GEMM operands that are initializers are packed into cg.packed_b
-// (once per session).
+// (once per session). input_data (per graph input) supplies the values of cg.value_input
+// inputs; without it they are unknown when planning.
 Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
                                          const std::vector<std::vector<int64_t>>& input_dims, const std::vector<char>& fed,
-                                         bool prepack = false, const PlanLimits& limits = {});
+                                         bool prepack = false, const PlanLimits& limits = {},
+                                         const std::vector<void*>* input_data = nullptr);
 
 // Runs every step; input_data[i] is session input i's buffer.
 Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data);

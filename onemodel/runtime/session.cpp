@@ -70,6 +70,36 @@ std::string dims_str(const graph::ValueInfo& v) {
 
 }  // namespace
 
+static Result<runtime::Plan*> find_or_plan(Session::Impl& impl);
+
+// A graph whose run-time inputs all have static shapes (and none decides shapes by its values)
+// has exactly one signature: it is planned at creation, so shape and dtype errors the graph
+// already shows are reported by the constructor, not by the first run; the plan is cached.
+static Status plan_static_signature(Session::Impl& impl) {
+  const graph::Graph& g = impl.graph;
+  std::vector<TensorView> views(g.inputs.size());
+  std::vector<std::vector<int64_t>> dims(g.inputs.size());
+  for (size_t j = 0; j < g.inputs.size(); ++j) {
+    impl.ordered[j] = nullptr;
+    impl.fed[j] = 0;
+    impl.input_data[j] = nullptr;
+    if (impl.overridable[j]) continue;
+    if (impl.compiled.value_input[j]) return Status::ok();
+    for (const graph::Dim& d : g.inputs[j].shape) {
+      if (!d.is_static()) return Status::ok();
+      dims[j].push_back(d.size);
+    }
+    views[j].dtype = g.inputs[j].dtype;
+    views[j].dims = dims[j].data();
+    views[j].rank = dims[j].size();
+    impl.ordered[j] = &views[j];
+    impl.fed[j] = 1;
+  }
+  Result<runtime::Plan*> r = find_or_plan(impl);
+  for (auto& p : impl.ordered) p = nullptr;
+  return r.status();
+}
+
 Session::Session() = default;
 Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
@@ -107,6 +137,7 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
     for (const auto& r : runs) impl->passes.push_back({r.name, r.rule == graph::passes::BitRule::Exact, r.changes});
   }
   OM_ASSIGN_OR_RETURN(impl->compiled, runtime::compile_graph(impl->graph));
+  OM_TRY(runtime::check_plan_time_operands(impl->compiled).with_context("om::Session"));
   for (const auto& v : impl->graph.inputs) {
     const bool init = impl->graph.find_initializer(v.name) != nullptr;
     impl->overridable.push_back(init);
@@ -116,6 +147,7 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
   impl->ordered.resize(impl->graph.inputs.size());
   impl->input_data.resize(impl->graph.inputs.size());
   impl->fed.resize(impl->graph.inputs.size());
+  OM_TRY(plan_static_signature(*impl));
   out->impl_ = std::move(impl);
   return Status::ok();
 }
@@ -281,6 +313,9 @@ static Result<runtime::Plan*> find_or_plan(Session::Impl& impl) {
       const std::vector<int64_t>& s = p.signature[j];
       const TensorView& t = *impl.ordered[j];
       match = s.size() == t.rank && (t.rank == 0 || std::memcmp(s.data(), t.dims, t.rank * sizeof(int64_t)) == 0);
+      // A value input's values are the rest of the key (no allocation: compared in place).
+      if (match && j < p.input_values.size() && p.input_values[j] && p.input_value_bytes[j] > 0)
+        match = t.data && std::memcmp(p.input_values[j].get(), t.data, p.input_value_bytes[j]) == 0;
     }
     if (!match) continue;
     // Least recently used last out: move the hit to the back (a rotation, no allocation).
@@ -293,7 +328,8 @@ static Result<runtime::Plan*> find_or_plan(Session::Impl& impl) {
   runtime::PlanLimits limits;
   limits.max_arena_bytes = impl.options.max_arena_bytes;
   limits.max_folded_bytes = impl.options.max_folded_bytes;
-  auto built = runtime::build_plan(impl.compiled, impl.options.mode, dims, impl.fed, impl.options.prepack_weights, limits);
+  auto built = runtime::build_plan(impl.compiled, impl.options.mode, dims, impl.fed, impl.options.prepack_weights, limits,
+                                   &impl.input_data);
   if (!built.is_ok()) {
     std::string sig;
     for (size_t j = 0; j < g.inputs.size(); ++j)

@@ -57,8 +57,8 @@ g::Graph binary_graph(const std::string& op) {
 
 TEST_CASE("hostile: Reshape whose product wraps is refused naming the node and the dims") {
   auto gr = with_const_shape("Reshape", value("x", DType::f32, {4}), {5, 3689348814741910324LL}, sym_value("y", DType::f32, {"", ""}));
-  om::Session s(gr);
-  auto e = error_of([&] { run(s, {Feed::of<float>("x", {4}, {1, 2, 3, 4})}); });
+  // Static input shapes: the graph already says so, so creation refuses it.
+  auto e = error_of([&] { om::Session s(gr); });
   CHECK(e.kind() == om::ErrorKind::InvalidArgument);
   CHECK(contains(e.what(), "Reshape node"));
   CHECK(contains(e.what(), "3689348814741910324"));
@@ -66,16 +66,14 @@ TEST_CASE("hostile: Reshape whose product wraps is refused naming the node and t
 
 TEST_CASE("hostile: Expand beyond the element limit or to a negative size is refused") {
   auto big = with_const_shape("Expand", value("x", DType::f32, {1}), {int64_t(1) << 32, int64_t(1) << 32}, sym_value("y", DType::f32, {"", ""}));
-  om::Session s(big);
-  auto e = error_of([&] { run(s, {Feed::of<float>("x", {1}, {1})}); });
+  auto e = error_of([&] { om::Session s(big); });  // static shapes: refused at creation
   CHECK(e.kind() == om::ErrorKind::InvalidArgument);
   CHECK(contains(e.what(), "Expand node"));
   CHECK(contains(e.what(), "4294967296"));
   CHECK(contains(e.what(), "2^48"));
 
   auto neg = with_const_shape("Expand", value("x", DType::f32, {1}), {-3}, sym_value("y", DType::f32, {""}));
-  om::Session s2(neg);
-  auto e2 = error_of([&] { run(s2, {Feed::of<float>("x", {1}, {1})}); });
+  auto e2 = error_of([&] { om::Session s2(neg); });
   CHECK(contains(e2.what(), "Expand node"));
   CHECK(contains(e2.what(), "-3"));
 }

@@ -46,6 +46,13 @@ TensorData f32_const(const std::string& name, std::vector<int64_t> dims, uint32_
 Example unary() { return {{f32("x", {2, 3})}, {}, {"x"}, {}}; }
 Example binary() { return {{f32("a", {2, 3}), f32("b", {3}, 2)}, {}, {"a", "b"}, {}}; }
 Example reduce() { return {{f32("x", {2, 3, 4})}, {i64("axes", {1})}, {"x", "axes"}, {Attribute::of_int("keepdims", 0)}}; }
+Example unit() { return {{Feed::of("x", {3}, std::vector<float>{-0.5f, 0, 0.75f})}, {}, {"x"}, {}}; }
+Example bools() {
+  Example e{{Feed::of("a", {2, 3}, std::vector<uint8_t>{1, 0, 1, 0, 1, 1}), Feed::of("b", {3}, std::vector<uint8_t>{1, 1, 0})},
+            {}, {"a", "b"}, {}};
+  for (Feed& f : e.feeds) f.dtype = om::DType::boolean;
+  return e;
+}
 Example matmul() { return {{f32("a", {2, 3})}, {f32_const("w", {3, 4}, 3)}, {"a", "w"}, {}}; }
 
 // A recurrent node (LSTM gates = 4, GRU 3, RNN 1): X [5, 2, 3], hidden 4, bias, output Y.
@@ -123,12 +130,7 @@ const std::map<std::string, std::function<Example()>>& examples() {
       {"GRU", [] { Example e = rnn_example(3); e.attrs.push_back(Attribute::of_int("linear_before_reset", 1)); return e; }},
       {"RNN", [] { return rnn_example(1); }},
       // appended: training (graph/ops/select.cpp)
-      {"Not", [] {
-         Example e{{Feed::of("c", {3}, std::vector<uint8_t>{1, 0, 1})}, {}, {"c"}, {}};
-         e.feeds.front().dtype = om::DType::boolean;
-         return e;
-       }},
-      {"LessOrEqual", binary}, {"GreaterOrEqual", binary}, {"Max", binary}, {"Min", binary},
+      {"Max", binary}, {"Min", binary},
       {"ArgMax", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 1), Attribute::of_int("keepdims", 0)}; return e; }},
       {"ArgMin", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 0)}; return e; }},
       {"TopK", [] { return Example{{f32("x", {2, 5})}, {i64("k", {3})}, {"x", "k"}, {Attribute::of_int("axis", -1)}}; }},
@@ -176,6 +178,74 @@ const std::map<std::string, std::function<Example()>>& examples() {
       {"FusedConv", [] {
          return Example{{f32("x", {1, 2, 5, 5})}, {f32_const("w", {4, 2, 3, 3}, 3), f32_const("b", {4}, 4)}, {"x", "w", "b"},
                         {Attribute::of_ints("pads", {1, 1, 1, 1}), Attribute::of_string("activation", "Relu")}};
+       }},
+      {"ReduceMin", reduce}, {"ReduceProd", reduce}, {"ReduceL1", reduce}, {"ReduceL2", reduce},
+      {"ReduceSumSquare", reduce}, {"ReduceLogSumExp", reduce},
+      {"ReduceLogSum", [] { Example e = reduce(); e.feeds[0] = Feed::of("x", {2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6}); return e; }},
+      {"And", bools}, {"Or", bools}, {"Xor", bools},
+      {"Not", [] { Example e = bools(); e.feeds.resize(1); e.inputs = {"a"}; return e; }},
+      {"Mod", [] { Example e = binary(); e.attrs = {Attribute::of_int("fmod", 1)}; return e; }},
+      {"Sign", unary}, {"Floor", unary}, {"Ceil", unary}, {"Round", unary}, {"Cos", unary}, {"Sin", unary},
+      {"PRelu", binary}, {"Elu", unary}, {"Selu", unary}, {"Softplus", unary}, {"Softsign", unary},
+      {"HardSigmoid", unary}, {"HardSwish", unary}, {"Sum", binary}, {"Mean", binary},
+      {"Size", unary},
+      {"Trilu", [] { return Example{{f32("x", {2, 3, 4})}, {TensorData::from_vector<int64_t>("k", {}, {1})}, {"x", "k"}, {}}; }},
+      {"Split", [] { return Example{{f32("x", {2, 5})}, {i64("split", {5})}, {"x", "split"}, {Attribute::of_int("axis", 1)}}; }},
+      {"Tile", [] { return Example{{f32("x", {2, 3})}, {i64("reps", {2, 1})}, {"x", "reps"}, {}}; }},
+      {"DepthToSpace", [] {
+         return Example{{f32("x", {1, 8, 2, 3})}, {}, {"x"}, {Attribute::of_int("blocksize", 2), Attribute::of_string("mode", "CRD")}};
+       }},
+      {"SpaceToDepth", [] { return Example{{f32("x", {1, 2, 4, 6})}, {}, {"x"}, {Attribute::of_int("blocksize", 2)}}; }},
+      {"Dropout", unary},
+      {"GatherElements", [] {
+         return Example{{f32("x", {3, 2})}, {TensorData::from_vector<int64_t>("idx", {2, 2}, {0, 2, -1, 1})}, {"x", "idx"},
+                        {Attribute::of_int("axis", 0)}};
+       }},
+      {"ScatterElements", [] {
+         return Example{{f32("x", {3, 2})},
+                        {TensorData::from_vector<int64_t>("idx", {1, 2}, {2, 0}), f32_const("u", {1, 2}, 5)},
+                        {"x", "idx", "u"}, {Attribute::of_int("axis", 0), Attribute::of_string("reduction", "add")}};
+       }},
+      {"Hardmax", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 0)}; return e; }},
+      {"CumSum", [] {
+         return Example{{f32("x", {2, 3})}, {TensorData::from_vector<int64_t>("axis", {}, {1})}, {"x", "axis"},
+                        {Attribute::of_int("reverse", 1)}};
+       }},
+      {"InstanceNormalization", [] {
+         return Example{{f32("x", {2, 3, 4})}, {f32_const("scale", {3}, 5), f32_const("bias", {3}, 6)}, {"x", "scale", "bias"}, {}};
+       }},
+      {"Einsum", [] {
+         return Example{{f32("a", {2, 3}), f32("b", {3, 4}, 2)}, {}, {"a", "b"}, {Attribute::of_string("equation", "ij,jk->ik")}};
+       }},
+      {"Acos", unit}, {"Asin", unit}, {"Atan", unary}, {"Acosh", [] {
+         return Example{{Feed::of("x", {3}, std::vector<float>{1, 2, 9})}, {}, {"x"}, {}};
+       }},
+      {"Asinh", unary}, {"Atanh", unit}, {"Tan", unary}, {"Sinh", unary}, {"Cosh", unary},
+      {"GreaterOrEqual", binary}, {"LessOrEqual", binary}, {"IsNaN", unary}, {"IsInf", unary},
+      {"ThresholdedRelu", unary}, {"Shrink", unary}, {"Celu", unary},
+      {"GatherND", [] { return Example{{f32("x", {2, 3})}, {TensorData::from_vector<int64_t>("i", {2, 1}, {1, 0})}, {"x", "i"}, {}}; }},
+      {"ScatterND", [] {
+         return Example{{f32("x", {2, 3})}, {TensorData::from_vector<int64_t>("i", {1, 1}, {1}), f32_const("u", {1, 3}, 4)}, {"x", "i", "u"}, {}};
+       }},
+      {"OneHot", [] {
+         return Example{{}, {TensorData::from_vector<int64_t>("i", {3}, {0, 2, -1}), TensorData::from_vector<int64_t>("d", {}, {4}),
+                             TensorData::from_vector<float>("v", {2}, {0, 1})}, {"i", "d", "v"}, {}};
+       }},
+      {"EyeLike", [] { Example e = unary(); e.attrs = {Attribute::of_int("k", 1)}; return e; }},
+      {"Compress", [] {
+         TensorData c = TensorData::from_vector<uint8_t>("c", {3}, {1, 0, 1});
+         c.dtype = om::DType::boolean;
+         return Example{{f32("x", {2, 3})}, {c}, {"x", "c"}, {Attribute::of_int("axis", 1)}};
+       }},
+      {"NonZero", unary},
+      {"CastLike", [] { return Example{{f32("x", {2, 3})}, {i64("like", {1})}, {"x", "like"}, {}}; }},
+      {"LRN", [] { return Example{{f32("x", {1, 4, 2, 2})}, {}, {"x"}, {Attribute::of_int("size", 3)}}; }},
+      {"MeanVarianceNormalization", [] { return Example{{f32("x", {2, 3, 2, 2})}, {}, {"x"}, {}}; }},
+      {"Det", [] { return Example{{f32("x", {2, 3, 3})}, {}, {"x"}, {}}; }},
+      {"Unique", [] { return Example{{Feed::of("x", {5}, std::vector<float>{2, 1, 2, 3, 1})}, {}, {"x"}, {}}; }},
+      {"BitShift", [] {
+         return Example{{Feed::of("a", {3}, std::vector<uint8_t>{1, 2, 255}), Feed::of("b", {3}, std::vector<uint8_t>{1, 7, 9})}, {},
+                        {"a", "b"}, {Attribute::of_string("direction", "LEFT")}};
        }},
   };
   return m;
@@ -248,7 +318,9 @@ TEST_CASE("registry records are complete and unique") {
     CHECK(op->since <= g::kNewestOpset);
     CHECK(std::string(op->notes).size() > 0);
     CHECK(g::find_op(op->domain, op->op_type) == op);
-    if (op->moved.name) CHECK(op->moved.since > g::kOldestOpset);
+    for (int m = 0; m < op->upgrade.num_moved; ++m) CHECK(op->upgrade.moved[m].since > g::kOldestOpset);
+    CHECK(op->oldest_opset() >= g::kOldestOpset);
+    CHECK(op->oldest_opset() <= op->since);
   }
 }
 

@@ -277,3 +277,75 @@ TEST_CASE("fast and exact agree within 1e-5; exact is bit-identical on every ISA
   }
   om::kernels::force_isa(original);
 }
+
+TEST_CASE("a graph input that decides shapes: one plan per (shapes, values), runs after planning allocate nothing") {
+  // y = Reshape(x, shape) with `shape` a graph input: its values join the plan key.
+  g::Graph gr;
+  gr.name = "reshape_by_input";
+  gr.inputs.push_back(sym_value("x", DType::f32, {"n"}));
+  gr.inputs.push_back(value("shape", DType::i64, {2}));
+  gr.nodes.push_back(node("Reshape", {"x", "shape"}, {"y"}));
+  g::ValueInfo y;
+  y.name = "y";
+  gr.outputs.push_back(y);
+  om::SessionOptions opt;
+  opt.max_cached_plans = 2;
+  om::Session s(gr, opt);
+  std::vector<Feed> a = {Feed::of("x", {6}, random_floats(6, 3)), Feed::of<int64_t>("shape", {2}, {2, 3})};
+  std::vector<Feed> b = {Feed::of("x", {6}, random_floats(6, 3)), Feed::of<int64_t>("shape", {2}, {3, -1})};
+  std::vector<Feed> c = {Feed::of("x", {6}, random_floats(6, 3)), Feed::of<int64_t>("shape", {2}, {1, 6})};
+  CHECK(run(s, a)[0].dims == std::vector<int64_t>{2, 3});
+  CHECK(run(s, b)[0].dims == std::vector<int64_t>{3, 2});
+  CHECK(s.cached_plan_count() == 2);
+  CHECK(run(s, a)[0].dims == std::vector<int64_t>{2, 3});  // cached: same shapes and values
+  CHECK(s.last_plan_stats().plan_number == 1);
+  // Both signatures planned: alternating runs allocate nothing.
+  std::vector<om::TensorView> ia = views(a), ib = views(b);
+  std::vector<om::TensorView> out(1);
+  const size_t before = g_allocations.load();
+  for (int i = 0; i < 10; ++i) {
+    CHECK(s.try_run(ia.data(), 2, out.data(), 1).is_ok());
+    CHECK(s.try_run(ib.data(), 2, out.data(), 1).is_ok());
+  }
+  CHECK(g_allocations.load() - before == 0);
+  // A third value evicts the least recently used plan (max_cached_plans = 2).
+  CHECK(run(s, c)[0].dims == std::vector<int64_t>{1, 6});
+  CHECK(s.cached_plan_count() == 2);
+  CHECK(run(s, b)[0].dims == std::vector<int64_t>{3, 2});
+  CHECK(s.last_plan_stats().plan_number == 2);  // b was used last before c came: kept
+  CHECK(run(s, a)[0].dims == std::vector<int64_t>{2, 3});
+  CHECK(s.last_plan_stats().plan_number == 4);  // a was evicted by c: planned again
+}
+
+TEST_CASE("errors the graph already shows are found at creation, naming an unnamed node by its output") {
+  // A shape operand computed from float data cannot be known when planning.
+  g::Graph gr;
+  gr.inputs.push_back(sym_value("x", DType::f32, {"n"}));
+  gr.inputs.push_back(sym_value("s", DType::f32, {"k"}));
+  gr.nodes.push_back(node("Cast", {"s"}, {"shape"}, {Attribute::of_int("to", int64_t(DType::i64))}));
+  gr.nodes.push_back(node("Reshape", {"x", "shape"}, {"y"}));
+  gr.nodes.back().name.clear();
+  g::ValueInfo y;
+  y.name = "y";
+  gr.outputs.push_back(y);
+  om::Session s;
+  om::Status st = om::Session::create(gr, {}, &s);
+  REQUIRE(!st.is_ok());
+  CHECK(st.message().find("Reshape node producing 'y'") != std::string::npos);
+  CHECK(st.message().find("'shape'") != std::string::npos);
+  CHECK(st.message().find("i64 graph input") != std::string::npos);
+
+  // Static input shapes with operands of different dtypes: refused by the constructor.
+  g::Graph bad;
+  bad.inputs.push_back(value("a", DType::f32, {2}));
+  bad.inputs.push_back(value("b", DType::i64, {2}));
+  bad.nodes.push_back(node("Add", {"a", "b"}, {"z"}));
+  bad.nodes.back().name.clear();
+  g::ValueInfo z;
+  z.name = "z";
+  bad.outputs.push_back(z);
+  st = om::Session::create(bad, {}, &s);
+  REQUIRE(!st.is_ok());
+  CHECK(st.kind() == om::ErrorKind::DTypeMismatch);
+  CHECK(st.message().find("Add node producing 'z'") != std::string::npos);
+}

@@ -4,6 +4,8 @@
 // transcendental functions), so the fast and the exact kernel are the same function — except
 // Pow, whose kernel is not guaranteed identical across ISAs.
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/kernels/int_arith.h"
@@ -41,11 +43,7 @@ Status require_dtype(const InferContext& ctx, size_t i, std::initializer_list<DT
 }
 
 Status infer_arith(InferContext& ctx) {
-  OM_TRY(require_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32}));
-  return infer_broadcast_same_dtype(ctx, false);
-}
-Status infer_f32_binary(InferContext& ctx) {
-  OM_TRY(require_dtype(ctx, 0, {DType::f32}));
+  OM_TRY(require_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32, DType::i8, DType::u8}));
   return infer_broadcast_same_dtype(ctx, false);
 }
 Status infer_compare(InferContext& ctx) {
@@ -79,12 +77,14 @@ Status infer_neg(InferContext& ctx) {
 }
 
 Status infer_clip(InferContext& ctx) {
-  OM_TRY(infer_f32_unary(ctx));
+  OM_TRY(require_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32, DType::i8, DType::u8}));
+  const DType dt = ctx.input(0)->dtype;
+  ctx.set_output(0, dt, ctx.input(0)->shape);
   for (size_t i = 1; i < 3; ++i) {
     const ValueDesc* v = ctx.input(i);
-    if (v && (v->dtype != DType::f32 || v->numel() != 1))
-      return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " (", i == 1 ? "min" : "max", ") must be an f32 scalar, got ",
-                                                       dtype_name(v->dtype), " ", shape_str(v->shape)));
+    if (v && (v->dtype != dt || v->numel() != 1))
+      return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " (", i == 1 ? "min" : "max", ") must be a ", dtype_name(dt),
+                                                       " scalar like input 0, got ", dtype_name(v->dtype), " ", shape_str(v->shape)));
   }
   return Status::ok();
 }
@@ -130,6 +130,8 @@ Status arith_kernel(const KernelContext& k) {
     case DType::f32: f32_binary_broadcast(k, Op); return Status::ok();
     case DType::i64: return int_arith<int64_t>(k, Op);
     case DType::i32: return int_arith<int32_t>(k, Op);
+    case DType::i8: return int_arith<int8_t>(k, Op);
+    case DType::u8: return int_arith<uint8_t>(k, Op);
     default: return Status::error(ErrorKind::DTypeMismatch, "arith kernel: unsupported dtype");
   }
 }
@@ -217,7 +219,26 @@ Status leaky_relu_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+template <typename T>
+void clip_int(const KernelContext& k) {
+  const T lo = k.has_input(1) ? *k.in(1).as<const T>() : std::numeric_limits<T>::lowest();
+  const T hi = k.has_input(2) ? *k.in(2).as<const T>() : std::numeric_limits<T>::max();
+  const T* x = k.in(0).as<const T>();
+  T* y = k.out(0).as<T>();
+  for (int64_t i = 0; i < k.in(0).numel; ++i) {
+    const T v = x[i] < lo ? lo : x[i];
+    y[i] = v > hi ? hi : v;
+  }
+}
+
 Status clip_kernel(const KernelContext& k) {
+  switch (k.in(0).dtype) {
+    case DType::i64: clip_int<int64_t>(k); return Status::ok();
+    case DType::i32: clip_int<int32_t>(k); return Status::ok();
+    case DType::i8: clip_int<int8_t>(k); return Status::ok();
+    case DType::u8: clip_int<uint8_t>(k); return Status::ok();
+    default: break;
+  }
   const float lo = k.has_input(1) ? *k.in(1).as<const float>() : -INFINITY;
   const float hi = k.has_input(2) ? *k.in(2).as<const float>() : INFINITY;
   const float* x = k.in(0).as<const float>();
@@ -229,8 +250,58 @@ Status clip_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+// Pow(T, T1) -> T: integer and mixed operands are raised in double and converted to T
+// (integers truncate, as ONNX Runtime does).
+Status infer_pow(InferContext& ctx) {
+  OM_TRY(require_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32}));
+  OM_TRY(require_dtype(ctx, 1, {DType::f32, DType::i64, DType::i32}));
+  std::vector<int64_t> shape;
+  OM_TRY(broadcast_shapes(ctx, {&ctx.input(0)->shape, &ctx.input(1)->shape}, &shape));
+  ctx.set_output(0, ctx.input(0)->dtype, std::move(shape));
+  return Status::ok();
+}
+
+template <typename T>
+double as_double(const void* p, int64_t i) { return double(static_cast<const T*>(p)[i]); }
+
+template <typename R>
+void pow_mixed(const KernelContext& k) {
+  const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
+  BroadcastIter it;
+  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
+  auto read = [](const TensorArg& t) {
+    return t.dtype == DType::f32 ? as_double<float> : t.dtype == DType::i64 ? as_double<int64_t> : as_double<int32_t>;
+  };
+  double (*ra)(const void*, int64_t) = read(k.in(0));
+  double (*rb)(const void*, int64_t) = read(k.in(1));
+  const void* a = k.in(0).data;
+  const void* b = k.in(1).data;
+  R* y = k.out(0).as<R>();
+  const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
+  it.for_each([&](const int64_t* off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = std::pow(ra(a, off[1] + i * sa), rb(b, off[2] + i * sb));
+      if constexpr (std::is_integral_v<R>) {
+        y[off[0] + i] = std::isfinite(v) && v > double(std::numeric_limits<R>::lowest()) && v < double(std::numeric_limits<R>::max())
+                            ? R(v) : R(0);
+      } else {
+        y[off[0] + i] = R(v);
+      }
+    }
+  });
+}
+
 Status pow_kernel(const KernelContext& k) {
-  f32_binary_broadcast(k, BinaryOp::Pow);
+  if (k.in(0).dtype == DType::f32 && k.in(1).dtype == DType::f32) {
+    f32_binary_broadcast(k, BinaryOp::Pow);
+    return Status::ok();
+  }
+  switch (k.in(0).dtype) {
+    case DType::f32: pow_mixed<float>(k); break;
+    case DType::i64: pow_mixed<int64_t>(k); break;
+    case DType::i32: pow_mixed<int32_t>(k); break;
+    default: return Status::error(ErrorKind::DTypeMismatch, "Pow: unsupported dtype");
+  }
   return Status::ok();
 }
 
@@ -238,34 +309,35 @@ constexpr AttrSpec kGeluAttrs[] = {{"approximate", AttrKind::String}};
 constexpr AttrSpec kLeakyAttrs[] = {{"alpha", AttrKind::Float}};
 
 constexpr OpDef unary(const char* type, KernelFn k, const char* notes) {
-  return op(type).inputs(1).shapes(infer_f32_unary).kernel(k).doc(notes);
+  return op(type).upgrades_from(7).inputs(1).shapes(infer_f32_unary).kernel(k).doc(notes);
 }
 
 constexpr OpDef kOps[] = {
-    op("Add").inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Add>).doc("f32 i64 i32, broadcasting"),
-    op("Sub").inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Sub>).doc("f32 i64 i32, broadcasting"),
-    op("Mul").inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Mul>).doc("f32 i64 i32, broadcasting"),
-    op("Div").inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Div>)
-        .doc("f32 i64 i32, broadcasting; integer division truncates, by zero is an error"),
-    op("Pow").inputs(2).shapes(infer_f32_binary).fast_only(pow_kernel).doc("f32, broadcasting; fast only"),
-    op("Equal").inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Eq>).doc("f32 i64 i32 bool -> bool"),
-    op("Less").inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Lt>).doc("f32 i64 i32 bool -> bool"),
-    op("Greater").inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Gt>).doc("f32 i64 i32 bool -> bool"),
-    op("Where").inputs(3).shapes(infer_where).kernel(where_kernel).doc("any dtype, three-way broadcasting"),
-    op("Neg").inputs(1).shapes(infer_neg).kernel(neg_kernel).doc("f32 i64 i32"),
+    op("Add").upgrades_from(7).inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Add>).doc("f32 i64 i32 i8 u8, broadcasting"),
+    op("Sub").upgrades_from(7).inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Sub>).doc("f32 i64 i32 i8 u8, broadcasting"),
+    op("Mul").upgrades_from(7).inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Mul>).doc("f32 i64 i32 i8 u8, broadcasting"),
+    op("Div").upgrades_from(7).inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Div>)
+        .doc("f32 i64 i32 i8 u8, broadcasting; integer division truncates, by zero is an error"),
+    op("Pow").upgrades_from(7).inputs(2).shapes(infer_pow).fast_only(pow_kernel)
+        .doc("f32 i64 i32 base, f32 i64 i32 exponent, broadcasting; result has the base's dtype; fast only"),
+    op("Equal").upgrades_from(7).inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Eq>).doc("f32 i64 i32 bool -> bool"),
+    op("Less").upgrades_from(7).inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Lt>).doc("f32 i64 i32 bool -> bool"),
+    op("Greater").upgrades_from(7).inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Gt>).doc("f32 i64 i32 bool -> bool"),
+    op("Where").upgrades_from(9).inputs(3).shapes(infer_where).kernel(where_kernel).doc("any dtype, three-way broadcasting"),
+    op("Neg").upgrades_from(7).inputs(1).shapes(infer_neg).kernel(neg_kernel).doc("f32 i64 i32"),
     unary("Relu", unary_kernel<UnaryOp::Relu>, "f32"),
     unary("Sigmoid", unary_kernel<UnaryOp::Sigmoid>, "f32, library sigmoid"),
     unary("Tanh", unary_kernel<UnaryOp::Tanh>, "f32, library tanh"),
     unary("Sqrt", unary_kernel<UnaryOp::Sqrt>, "f32"),
-    unary("Erf", unary_kernel<UnaryOp::Erf>, "f32, library erf"),
+    unary("Erf", unary_kernel<UnaryOp::Erf>, "f32, library erf").upgrades_from(9),
     unary("Exp", unary_kernel<UnaryOp::Exp>, "f32, library exp"),
     unary("Log", unary_kernel<UnaryOp::Log>, "f32, library log"),
     unary("Abs", unary_kernel<UnaryOp::Abs>, "f32"),
     unary("Reciprocal", unary_kernel<UnaryOp::Reciprocal>, "f32"),
     op("Gelu").since_opset(20).inputs(1).attributes(kGeluAttrs).shapes(infer_gelu).kernel(gelu_kernel)
         .doc("f32, approximate none|tanh"),
-    op("LeakyRelu").inputs(1).attributes(kLeakyAttrs).shapes(infer_f32_unary).kernel(leaky_relu_kernel).doc("f32, alpha"),
-    op("Clip").inputs(1, 3).shapes(infer_clip).kernel(clip_kernel).doc("f32, optional scalar min/max inputs"),
+    op("LeakyRelu").upgrades_from(7).inputs(1).attributes(kLeakyAttrs).shapes(infer_f32_unary).kernel(leaky_relu_kernel).doc("f32, alpha"),
+    op("Clip").upgrades_from(7).attr_became_input("min", 1, 11).attr_became_input("max", 2, 11).inputs(1, 3).shapes(infer_clip).kernel(clip_kernel).doc("f32 i64 i32 i8 u8, optional scalar min/max inputs"),
 };
 
 }  // namespace

@@ -303,17 +303,26 @@ Status cast_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+// CastLike: Cast to the dtype of input 1 (only its dtype is read).
+Status infer_cast_like(InferContext& ctx) {
+  if (!ctx.input(0) || !ctx.input(1)) return ctx.error(ErrorKind::InvalidArgument, "needs input and target_type");
+  ctx.set_output(0, ctx.input(1)->dtype, ctx.input(0)->shape);
+  return Status::ok();
+}
+
 constexpr AttrSpec kAxisAttrs[] = {{"axis", AttrKind::Int}};
 constexpr AttrSpec kCastAttrs[] = {{"to", AttrKind::Int}, {"saturate", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("Slice").inputs(3, 5).shapes(infer_slice).kernel(slice_kernel)
+    op("Slice").upgrades_from(7).plan_time_inputs_mask(0x1eu).attr_became_input("starts", 1, 10).attr_became_input("ends", 2, 10).attr_became_input("axes", 3, 10).inputs(3, 5).shapes(infer_slice).kernel(slice_kernel)
         .doc("any dtype; starts/ends/axes/steps known at plan time; negative steps, clamping"),
-    op("Gather").inputs(2).attributes(kAxisAttrs).shapes(infer_gather).kernel(gather_kernel)
+    op("Gather").upgrades_from(7).inputs(2).attributes(kAxisAttrs).shapes(infer_gather).kernel(gather_kernel)
         .doc("any dtype, axis; i64/i32 indices of any rank, negative indices; out of range is an error"),
-    op("Concat").inputs(1, 64).attributes(kAxisAttrs).shapes(infer_concat).kernel(concat_kernel).doc("any dtype, axis"),
-    op("Cast").inputs(1).attributes(kCastAttrs).shapes(infer_cast).kernel(cast_kernel)
+    op("Concat").upgrades_from(7).inputs(1, 64).attributes(kAxisAttrs).shapes(infer_concat).kernel(concat_kernel).doc("any dtype, axis"),
+    op("Cast").upgrades_from(7).inputs(1).attributes(kCastAttrs).shapes(infer_cast).kernel(cast_kernel)
         .doc("f32 f16 i64 i32 i8 u8 bool, all pairs; float to int truncates"),
+    op("CastLike").since_opset(15).inputs(2).attributes(kCastAttrs).shapes(infer_cast_like).kernel(cast_kernel)
+        .doc("as Cast, to the dtype of input 1"),
 };
 
 }  // namespace

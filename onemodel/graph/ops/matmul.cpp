@@ -531,9 +531,9 @@ constexpr AttrSpec kGemmAttrs[] = {
     {"alpha", AttrKind::Float}, {"beta", AttrKind::Float}, {"transA", AttrKind::Int}, {"transB", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("MatMul").inputs(2).shapes(infer_matmul).kernel(matmul_kernel).with_scratch(matmul_scratch).with_prepack(matmul_packable_b)
+    op("MatMul").upgrades_from(7).inputs(2).shapes(infer_matmul).kernel(matmul_kernel).with_scratch(matmul_scratch).with_prepack(matmul_packable_b)
         .doc("f32, numpy semantics (1-D operands, broadcast batch axes); exact: fixed fma chain"),
-    op("Gemm").inputs(2, 3).attributes(kGemmAttrs).shapes(infer_gemm).kernel(gemm_kernel).with_scratch(gemm_scratch)
+    op("Gemm").upgrades_from(7).inputs(2, 3).attributes(kGemmAttrs).shapes(infer_gemm).kernel(gemm_kernel).with_scratch(gemm_scratch)
         .with_prepack(matmul_packable_b).doc("f32, transA/transB, alpha, beta, broadcast C"),
     op("FusedMatMul").in_domain(kOnemodelDomain).inputs(2, 4).shapes(infer_fused).kernel(fused_kernel).with_scratch(fused_scratch)
         .with_prepack(matmul_packable_b)

@@ -1,10 +1,12 @@
-// Reductions (ReduceSum, ReduceMean, ReduceMax) and Softmax/LogSoftmax. Sums go through
+// Reductions (ReduceSum, ReduceMean, ReduceMax; the kernel also serves the reductions of
+// reduce_more.cpp) and Softmax/LogSoftmax. Sums go through
 // kernels::f32_reduce_sum, whose exact mode sums each output as the row-major sequence of its
 // reduced elements; reduced axes that are not adjacent are first gathered to the end in
 // scratch so that rule holds for any axes.
 #include <cmath>
 
 #include "onemodel/graph/ops/op_util.h"
+#include "onemodel/graph/ops/reduce_util.h"
 #include "onemodel/kernels/kernels.h"
 
 namespace om::graph::ops {
@@ -45,6 +47,8 @@ struct ReducePlan {
   bool mask[kMaxRank] = {};
 };
 
+}  // namespace
+
 Status infer_reduce(InferContext& ctx) {
   const ValueDesc* x = ctx.input(0);
   if (!x || x->dtype != DType::f32)
@@ -77,9 +81,11 @@ Status infer_reduce(InferContext& ctx) {
   return Status::ok();
 }
 
-size_t reduce_scratch(const InferContext& ctx) { return ctx.input(0)->nbytes(); }
-
-enum class ReduceKind { Sum, Mean, Max };
+// The gathered copy of the input, and for ReduceLogSumExp one sum per output.
+size_t reduce_scratch(const InferContext& ctx) {
+  const bool lse = ctx.node.op_type == "ReduceLogSumExp";
+  return ctx.input(0)->nbytes() + (lse ? ctx.outputs[0].nbytes() : 0);
+}
 
 template <ReduceKind Kind>
 Status reduce_kernel(const KernelContext& k) {
@@ -127,26 +133,119 @@ Status reduce_kernel(const KernelContext& k) {
     for (size_t i = 0; i < X.rank; ++i) if (!mask[i]) outer *= X.dims[i];
     inner = 1;
   }
-  if (Kind == ReduceKind::Max) {
+  if (Kind == ReduceKind::Max || Kind == ReduceKind::Min || Kind == ReduceKind::Prod) {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
-        float m = -INFINITY;
+        float m = Kind == ReduceKind::Max ? -INFINITY : Kind == ReduceKind::Min ? INFINITY : 1.0f;
         for (int64_t j = 0; j < n; ++j) {
           const float v = src[(o * n + j) * inner + i];
-          if (v > m || std::isnan(v)) m = v;
+          if (Kind == ReduceKind::Prod) { m = m * v; continue; }
+          if ((Kind == ReduceKind::Max ? v > m : v < m) || std::isnan(v)) m = v;
           if (std::isnan(m)) break;
         }
         y[o * inner + i] = m;
       }
     return Status::ok();
   }
-  kernels::f32_reduce_sum(src, size_t(outer), size_t(n), size_t(inner), y, k.mode);
-  if (Kind == ReduceKind::Mean) {
-    const float div = float(n);
-    for (int64_t i = 0; i < outer * inner; ++i) y[i] = y[i] / div;
+  if (Kind == ReduceKind::Sum || Kind == ReduceKind::Mean) {
+    kernels::f32_reduce_sum(src, size_t(outer), size_t(n), size_t(inner), y, k.mode);
+    if (Kind == ReduceKind::Mean) {
+      const float div = float(n);
+      for (int64_t i = 0; i < outer * inner; ++i) y[i] = y[i] / div;
+    }
+    return Status::ok();
   }
+  // The rest sum a function of each element: the values go to scratch (in place when src is
+  // already there) and are summed in the same fixed order as ReduceSum.
+  float* t = static_cast<float*>(k.scratch);
+  if (Kind == ReduceKind::LogSumExp) {
+    // y = log(sum exp(x - m)) + m with m the maximum, so large inputs do not overflow.
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        float m = -INFINITY;
+        for (int64_t j = 0; j < n; ++j) m = std::fmax(m, src[(o * n + j) * inner + i]);
+        y[o * inner + i] = m;
+        const float shift = std::isinf(m) ? 0.0f : m;
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t at = (o * n + j) * inner + i;
+          t[at] = kernels::exp_f32(src[at] - shift);
+        }
+      }
+    float* sums = static_cast<float*>(k.scratch) + X.numel;
+    kernels::f32_reduce_sum(t, size_t(outer), size_t(n), size_t(inner), sums, k.mode);
+    for (int64_t i = 0; i < outer * inner; ++i) {
+      const float m = y[i];
+      y[i] = std::isinf(m) ? (m > 0 ? m : kernels::log_f32(sums[i])) : kernels::log_f32(sums[i]) + m;
+    }
+    return Status::ok();
+  }
+  for (int64_t i = 0; i < X.numel; ++i) {
+    const float v = src[i];
+    t[i] = Kind == ReduceKind::L1 ? std::fabs(v) : Kind == ReduceKind::LogSum ? v : v * v;
+  }
+  kernels::f32_reduce_sum(t, size_t(outer), size_t(n), size_t(inner), y, k.mode);
+  if (Kind == ReduceKind::L2)
+    for (int64_t i = 0; i < outer * inner; ++i) y[i] = std::sqrt(y[i]);
+  if (Kind == ReduceKind::LogSum)
+    for (int64_t i = 0; i < outer * inner; ++i) y[i] = kernels::log_f32(y[i]);
   return Status::ok();
 }
+
+template Status reduce_kernel<ReduceKind::Sum>(const KernelContext&);
+template Status reduce_kernel<ReduceKind::Mean>(const KernelContext&);
+template Status reduce_kernel<ReduceKind::Max>(const KernelContext&);
+template Status reduce_kernel<ReduceKind::Min>(const KernelContext&);
+template Status reduce_kernel<ReduceKind::Prod>(const KernelContext&);
+template Status reduce_kernel<ReduceKind::L1>(const KernelContext&);
+template Status reduce_kernel<ReduceKind::L2>(const KernelContext&);
+template Status reduce_kernel<ReduceKind::SumSquare>(const KernelContext&);
+template Status reduce_kernel<ReduceKind::LogSum>(const KernelContext&);
+template Status reduce_kernel<ReduceKind::LogSumExp>(const KernelContext&);
+
+// Before opset 13 Softmax, LogSoftmax and Hardmax flattened the input to 2-D at `axis` (default
+// 1) and normalised each row of that matrix. axis = -1 is the opset-13 form already; any other
+// axis becomes that composition of registry operators:
+//   s = Shape(x); f = Flatten(x, axis); t = Op(f, axis = -1); y = Reshape(t, s)
+// (Flatten and Reshape alias, the Shape folds when planning: no copy is added).
+Status softmax_upgrade(UpgradeContext& ctx) {
+  Node& node = ctx.node;
+  const int64_t axis = attr_int(node, "axis", 1);
+  if (axis == -1) return Status::ok();
+  if (node.inputs.empty() || node.outputs.empty()) return Status::ok();  // the Session reports it
+  const std::string x = node.inputs[0], y = node.outputs[0];
+  const std::string base = y.empty() ? node.name : y;
+  const std::string s = ctx.fresh(base + ".shape"), f = ctx.fresh(base + ".rows"), t = ctx.fresh(base + ".normalised");
+  Node shape;
+  shape.op_type = "Shape";
+  shape.name = node.name.empty() ? "" : node.name + ".shape";
+  shape.inputs = {x};
+  shape.outputs = {s};
+  Node flat;
+  flat.op_type = "Flatten";
+  flat.name = node.name.empty() ? "" : node.name + ".flatten";
+  flat.inputs = {x};
+  flat.outputs = {f};
+  flat.attributes.push_back(Attribute::of_int("axis", axis));
+  Node back;
+  back.op_type = "Reshape";
+  back.name = node.name.empty() ? "" : node.name + ".reshape";
+  back.inputs = {t, s};
+  back.outputs = {y};
+  node.inputs[0] = f;
+  node.outputs[0] = t;
+  bool set = false;
+  for (Attribute& a : node.attributes)
+    if (a.name == "axis") a = Attribute::of_int("axis", -1), set = true;
+  if (!set) node.attributes.push_back(Attribute::of_int("axis", -1));
+  ctx.before.push_back(std::move(shape));
+  ctx.before.push_back(std::move(flat));
+  ctx.after.push_back(std::move(back));
+  return Status::ok();
+}
+
+}  // namespace om::graph::ops
+namespace om::graph::ops {
+namespace {
 
 // ---- Softmax / LogSoftmax (opset 13 semantics: one axis) ----
 
@@ -191,23 +290,20 @@ Status softmax_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-constexpr AttrSpec kReduceAttrs[] = {{"keepdims", AttrKind::Int}, {"noop_with_empty_axes", AttrKind::Int}, {"axes", AttrKind::Ints}};
 constexpr AttrSpec kSoftmaxAttrs[] = {{"axis", AttrKind::Int}};
 
-constexpr OpDef reduction(const char* type, KernelFn k) {
-  return op(type).inputs(1, 2).attributes(kReduceAttrs).shapes(infer_reduce).kernel(k).with_scratch(reduce_scratch);
-}
+
 
 // ReduceSum's `axes` is an input since opset 13; ReduceMean's and ReduceMax's since 18.
 constexpr OpDef kOps[] = {
-    reduction("ReduceSum", reduce_kernel<ReduceKind::Sum>)
+    reduction("ReduceSum", reduce_kernel<ReduceKind::Sum>, 13)
         .doc("f32; axes input (or attribute), keepdims, noop_with_empty_axes; exact: fixed-order sum"),
-    reduction("ReduceMean", reduce_kernel<ReduceKind::Mean>).attr_became_input("axes", 1, 18)
+    reduction("ReduceMean", reduce_kernel<ReduceKind::Mean>, 18)
         .doc("f32; as ReduceSum, then one division by the count"),
-    reduction("ReduceMax", reduce_kernel<ReduceKind::Max>).attr_became_input("axes", 1, 18).doc("f32; as ReduceSum; NaN propagates"),
-    op("Softmax").inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax).kernel(softmax_kernel<false>)
+    reduction("ReduceMax", reduce_kernel<ReduceKind::Max>, 18).doc("f32; as ReduceSum; NaN propagates"),
+    op("Softmax").upgrades_from(7).upgrade_hook(softmax_upgrade).inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax).kernel(softmax_kernel<false>)
         .with_scratch(softmax_scratch).doc("f32, axis (opset 13 semantics); exact: fixed-order sum, library exp"),
-    op("LogSoftmax").inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax).kernel(softmax_kernel<true>)
+    op("LogSoftmax").upgrades_from(7).upgrade_hook(softmax_upgrade).inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax).kernel(softmax_kernel<true>)
         .with_scratch(softmax_scratch).doc("f32, axis (opset 13 semantics)"),
 };
 

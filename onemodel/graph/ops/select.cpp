@@ -1,5 +1,5 @@
-// Selection and ordering graph operators: Not, LessOrEqual, GreaterOrEqual, Max and Min (two
-// inputs), ArgMax, ArgMin, TopK. They compute what the eager operators of ops/math.cpp and
+// Selection and ordering graph operators: Max and Min (two inputs), ArgMax, ArgMin, TopK (Not,
+// LessOrEqual and GreaterOrEqual are elementwise_more.cpp's and elementwise_extra.cpp's). They compute what the eager operators of ops/math.cpp and
 // ops/select.cpp compute (NaN counts as the extreme value, ties keep the lower index), so traced
 // graphs agree with eager bit for bit; all are exact by nature.
 #include <algorithm>
@@ -9,13 +9,6 @@
 
 namespace om::graph::ops {
 namespace {
-
-Status infer_not(InferContext& ctx) {
-  const ValueDesc* x = ctx.input(0);
-  if (!x || x->dtype != DType::boolean) return ctx.error(ErrorKind::DTypeMismatch, "input 0 must be bool");
-  ctx.set_output(0, DType::boolean, x->shape);
-  return Status::ok();
-}
 
 Status infer_binary(InferContext& ctx, bool bool_result) {
   const ValueDesc* a = ctx.input(0);
@@ -31,31 +24,8 @@ Status infer_binary(InferContext& ctx, bool bool_result) {
   ctx.set_output(0, bool_result ? DType::boolean : a->dtype, std::move(shape));
   return Status::ok();
 }
-Status infer_compare(InferContext& ctx) { return infer_binary(ctx, true); }
 Status infer_extreme(InferContext& ctx) { return infer_binary(ctx, false); }
 
-
-template <bool Le>
-Status compare_kernel(const KernelContext& k) {
-  auto run = [&](auto tag) {
-    using T = decltype(tag);
-    binary_loop<T, bool>(k, [](T x, T y) { return Le ? x <= y : x >= y; });
-  };
-  switch (k.in(0).dtype) {
-    case DType::f32: run(float()); break;
-    case DType::i64: run(int64_t()); break;
-    case DType::i32: run(int32_t()); break;
-    default: return Status::error(ErrorKind::DTypeMismatch, "compare kernel: unsupported dtype");
-  }
-  return Status::ok();
-}
-
-Status not_kernel(const KernelContext& k) {
-  const bool* x = k.in(0).as<const bool>();
-  bool* y = k.out(0).as<bool>();
-  for (int64_t i = 0; i < k.in(0).numel; ++i) y[i] = !x[i];
-  return Status::ok();
-}
 
 template <bool Max>
 Status extreme_kernel(const KernelContext& k) {
@@ -97,6 +67,7 @@ Status infer_arg(InferContext& ctx) {
 
 // Sub-products of a planned (checked) shape, with the checked helper of core/shape.h.
 void split(const int64_t* dims, size_t rank, int64_t axis, int64_t* outer, int64_t* n, int64_t* inner) {
+  *outer = *inner = 0;  // a planned shape always passes; the zeros only quiet the compiler
   checked_numel(dims, size_t(axis), outer);
   *n = dims[axis];
   checked_numel(dims + axis + 1, rank - size_t(axis) - 1, inner);
@@ -176,9 +147,6 @@ constexpr AttrSpec kArgAttrs[] = {{"axis", AttrKind::Int}, {"keepdims", AttrKind
 constexpr AttrSpec kTopKAttrs[] = {{"axis", AttrKind::Int}, {"largest", AttrKind::Int}, {"sorted", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("Not").inputs(1).shapes(infer_not).kernel(not_kernel).doc("bool"),
-    op("LessOrEqual").since_opset(16).inputs(2).shapes(infer_compare).kernel(compare_kernel<true>).doc("f32 i64 i32 -> bool, broadcasting"),
-    op("GreaterOrEqual").since_opset(16).inputs(2).shapes(infer_compare).kernel(compare_kernel<false>).doc("f32 i64 i32 -> bool, broadcasting"),
     op("Max").inputs(2).shapes(infer_extreme).kernel(extreme_kernel<true>).doc("f32, two inputs, broadcasting; NaN propagates"),
     op("Min").inputs(2).shapes(infer_extreme).kernel(extreme_kernel<false>).doc("f32, two inputs, broadcasting; NaN propagates"),
     op("ArgMax").inputs(1).attributes(kArgAttrs).shapes(infer_arg).kernel(arg_kernel<true>)

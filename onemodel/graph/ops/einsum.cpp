@@ -1,0 +1,237 @@
+// Einsum with one or two f32 operands: explicit ("ij,jk->ik") or implicit output, repeated
+// labels (diagonals), ellipsis with broadcasting, sums over the labels not in the output. Each
+// output element is accumulated over the summed labels in row-major order (a fixed sequence of
+// one multiply and one add), so the kernel is exact by nature. The equation is parsed into fixed
+// arrays, so running allocates nothing.
+#include <cstring>
+
+#include "onemodel/core/shape.h"
+#include "onemodel/graph/ops/op_util.h"
+
+namespace om::graph::ops {
+namespace {
+
+constexpr int kMaxLabels = 16;
+
+struct EinsumSpec {
+  int nops = 0;
+  int num_labels = 0;
+  int64_t size[kMaxLabels];
+  int64_t stride[2][kMaxLabels];
+  int out_rank = 0;
+  int out_label[kMaxRank];
+  int num_sum = 0;
+  int sum_label[kMaxLabels];
+};
+
+// Parses `eq` for operands of the given dims; returns an error text or nullptr.
+const char* parse_einsum(const char* eq, int nops, const int64_t* const* dims, const size_t* ranks, EinsumSpec* sp) {
+  char terms[3][64];
+  int nterms = 0, len = 0;
+  bool arrow = false;
+  for (const char* p = eq;; ++p) {
+    const char c = *p;
+    if (c == ' ') continue;
+    if (c == ',' || c == '\0' || (c == '-' && p[1] == '>')) {
+      if (nterms >= 3) return "too many terms";
+      terms[nterms][len] = '\0';
+      ++nterms;
+      len = 0;
+      if (c == '\0') break;
+      if (c == '-') {
+        if (arrow) return "more than one '->'";
+        arrow = true;
+        ++p;
+        if (nterms != nops) return "the number of input terms differs from the number of inputs";
+      }
+      continue;
+    }
+    if (len >= 63) return "a term is too long";
+    terms[nterms][len++] = c;
+  }
+  if (nterms != nops + (arrow ? 1 : 0)) return "the number of input terms differs from the number of inputs";
+  sp->nops = nops;
+  // Ellipsis dims: as many as the largest operand needs, right-aligned.
+  int ell_dims[2] = {0, 0}, ell_max = 0;
+  for (int k = 0; k < nops; ++k) {
+    int letters = 0;
+    bool ell = false;
+    for (const char* t = terms[k]; *t; ++t) {
+      if (*t == '.') {
+        if (std::strncmp(t, "...", 3) != 0 || ell) return "a malformed ellipsis";
+        ell = true;
+        t += 2;
+      } else if ((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z')) {
+        ++letters;
+      } else {
+        return "a label is not a letter";
+      }
+    }
+    if (ell) ell_dims[k] = int(ranks[k]) - letters;
+    if (ell_dims[k] < 0 || (!ell && letters != int(ranks[k]))) return "a term's labels do not match its input's rank";
+    ell_max = ell_dims[k] > ell_max ? ell_dims[k] : ell_max;
+  }
+  int letter_id[128];
+  for (int& v : letter_id) v = -1;
+  sp->num_labels = ell_max;
+  if (sp->num_labels > kMaxLabels) return "too many labels";
+  for (int l = 0; l < kMaxLabels; ++l) sp->size[l] = -1, sp->stride[0][l] = 0, sp->stride[1][l] = 0;
+  int count[kMaxLabels] = {};
+  for (int k = 0; k < nops; ++k) {
+    int64_t strides[kMaxRank];
+    contiguous_strides(dims[k], ranks[k], strides);
+    size_t d = 0;
+    for (const char* t = terms[k]; *t; ++t) {
+      int ids[kMaxRank];
+      int n = 0;
+      if (*t == '.') {
+        for (int e = 0; e < ell_dims[k]; ++e) ids[n++] = ell_max - ell_dims[k] + e;
+        t += 2;
+      } else {
+        int& id = letter_id[int(*t)];
+        if (id < 0) {
+          if (sp->num_labels >= kMaxLabels) return "too many labels";
+          id = sp->num_labels++;
+        }
+        ids[n++] = id;
+        ++count[id];
+      }
+      for (int j = 0; j < n; ++j, ++d) {
+        const int l = ids[j];
+        const int64_t size = dims[k][d];
+        if (size != 1) {
+          if (sp->size[l] > 1 && sp->size[l] != size) return "a label has two different sizes";
+          sp->size[l] = size;
+          sp->stride[k][l] += strides[d];
+        } else if (sp->size[l] < 0) {
+          sp->size[l] = 1;
+        }
+      }
+    }
+  }
+  bool in_out[kMaxLabels] = {};
+  sp->out_rank = 0;
+  if (arrow) {
+    for (const char* t = terms[nops]; *t; ++t) {
+      if (*t == '.') {
+        if (std::strncmp(t, "...", 3) != 0) return "a malformed ellipsis";
+        for (int e = 0; e < ell_max; ++e) {
+          if (sp->out_rank >= int(kMaxRank)) return "the output has too many axes";
+          sp->out_label[sp->out_rank++] = e, in_out[e] = true;
+        }
+        t += 2;
+        continue;
+      }
+      if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z'))) return "a label is not a letter";
+      const int id = letter_id[int(*t)];
+      if (id < 0) return "an output label appears in no input";
+      if (in_out[id]) return "an output label appears twice";
+      if (sp->out_rank >= int(kMaxRank)) return "the output has too many axes";
+      sp->out_label[sp->out_rank++] = id, in_out[id] = true;
+    }
+  } else {
+    // Implicit output: the ellipsis, then the labels seen once, in alphabetical order.
+    for (int e = 0; e < ell_max; ++e) sp->out_label[sp->out_rank++] = e, in_out[e] = true;
+    for (int c = 0; c < 128; ++c) {
+      const int id = letter_id[c];
+      if (id < 0 || count[id] != 1) continue;
+      if (sp->out_rank >= int(kMaxRank)) return "the output has too many axes";
+      sp->out_label[sp->out_rank++] = id, in_out[id] = true;
+    }
+  }
+  sp->num_sum = 0;
+  for (int l = 0; l < sp->num_labels; ++l)
+    if (!in_out[l]) sp->sum_label[sp->num_sum++] = l;
+  return nullptr;
+}
+
+const char* equation_of(const Node& node) {
+  const Attribute* a = find_attr(node, "equation");
+  return a && a->type == AttrType::String ? a->s.c_str() : nullptr;
+}
+
+Status infer_einsum(InferContext& ctx) {
+  const int nops = int(ctx.num_inputs());
+  if (nops < 1 || nops > 2) return ctx.error(ErrorKind::Unsupported, "onemodel runs Einsum with one or two inputs");
+  const int64_t* dims[2] = {nullptr, nullptr};
+  size_t ranks[2] = {0, 0};
+  for (int k = 0; k < nops; ++k) {
+    const ValueDesc* v = ctx.input(size_t(k));
+    if (!v || v->dtype != DType::f32) return ctx.error(ErrorKind::DTypeMismatch, msg("input ", k, " must be f32"));
+    if (v->shape.size() > kMaxRank) return ctx.error(ErrorKind::Unsupported, msg("input ", k, " has rank above ", kMaxRank));
+    dims[k] = v->shape.data();
+    ranks[k] = v->shape.size();
+  }
+  const char* eq = equation_of(ctx.node);
+  if (!eq) return ctx.error(ErrorKind::InvalidArgument, "the equation attribute (a string) is required");
+  EinsumSpec sp;
+  if (const char* err = parse_einsum(eq, nops, dims, ranks, &sp))
+    return ctx.error(ErrorKind::InvalidArgument, msg("equation '", eq, "': ", err));
+  // The work is one multiply-add per (output element, summed index): refuse what cannot finish.
+  int64_t work = 1;
+  for (int l = 0; l < sp.num_labels; ++l)
+    if (!checked_mul(work, sp.size[l], &work) || work > (int64_t(1) << 40))
+      return ctx.error(ErrorKind::Unsupported, msg("equation '", eq, "' needs more than 2^40 multiply-adds for these shapes"));
+  std::vector<int64_t> shape;
+  for (int i = 0; i < sp.out_rank; ++i) shape.push_back(sp.size[sp.out_label[i]]);
+  ctx.set_output(0, DType::f32, std::move(shape));
+  return Status::ok();
+}
+
+Status einsum_kernel(const KernelContext& k) {
+  const int nops = int(k.num_inputs);
+  const int64_t* dims[2] = {k.in(0).dims, nops > 1 ? k.in(1).dims : nullptr};
+  const size_t ranks[2] = {k.in(0).rank, nops > 1 ? k.in(1).rank : 0};
+  EinsumSpec sp;
+  if (const char* err = parse_einsum(equation_of(*k.node), nops, dims, ranks, &sp))
+    return Status::error(ErrorKind::InvalidArgument, msg(k.node->label(), ": ", err));
+  const float* a = k.in(0).as<const float>();
+  const float* b = nops > 1 ? k.in(1).as<const float>() : nullptr;
+  float* y = k.out(0).as<float>();
+  int64_t sum_count = 1;
+  for (int s = 0; s < sp.num_sum; ++s) sum_count *= sp.size[sp.sum_label[s]];
+  int64_t oidx[kMaxRank] = {};
+  for (int64_t o = 0; o < k.out(0).numel; ++o) {
+    int64_t base_a = 0, base_b = 0;
+    for (int i = 0; i < sp.out_rank; ++i) {
+      base_a += oidx[i] * sp.stride[0][sp.out_label[i]];
+      base_b += oidx[i] * sp.stride[1][sp.out_label[i]];
+    }
+    int64_t sidx[kMaxLabels] = {};
+    int64_t off_a = base_a, off_b = base_b;
+    float acc = 0.0f;
+    for (int64_t s = 0; s < sum_count; ++s) {
+      acc = acc + (b ? a[off_a] * b[off_b] : a[off_a]);
+      for (int j = sp.num_sum; j-- > 0;) {
+        const int l = sp.sum_label[j];
+        if (++sidx[j] < sp.size[l]) {
+          off_a += sp.stride[0][l];
+          off_b += sp.stride[1][l];
+          break;
+        }
+        off_a -= sp.stride[0][l] * (sp.size[l] - 1);
+        off_b -= sp.stride[1][l] * (sp.size[l] - 1);
+        sidx[j] = 0;
+      }
+    }
+    y[o] = acc;
+    for (int i = sp.out_rank; i-- > 0;) {
+      if (++oidx[i] < sp.size[sp.out_label[i]]) break;
+      oidx[i] = 0;
+    }
+  }
+  return Status::ok();
+}
+
+constexpr AttrSpec kEinsumAttrs[] = {{"equation", AttrKind::String}};
+
+constexpr OpDef kOps[] = {
+    op("Einsum").upgrades_from(12).inputs(1, 2).attributes(kEinsumAttrs).shapes(infer_einsum).kernel(einsum_kernel)
+        .doc("f32, one or two inputs; explicit or implicit output, diagonals, ellipsis; summed in row-major order"),
+};
+
+}  // namespace
+
+OpTable einsum_ops() { return table_of(kOps); }
+
+}  // namespace om::graph::ops

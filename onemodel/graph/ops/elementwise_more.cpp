@@ -1,0 +1,333 @@
+// More elementwise graph operators: logic (And, Or, Xor, Not), Mod, Sign, rounding, Cos/Sin,
+// the parametric activations (PRelu, Elu, Selu, Softplus, Softsign, HardSigmoid, HardSwish)
+// and the variadic Sum/Mean. One rounding per element with the library's own exp/log/sin/cos, so
+// the fast and exact kernels are one function (docs/exactness.md).
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "onemodel/graph/ops/op_util.h"
+#include "onemodel/kernels/int_arith.h"
+#include "onemodel/kernels/kernels.h"
+
+namespace om::graph::ops {
+namespace {
+
+Status need_dtype(const InferContext& ctx, size_t i, std::initializer_list<DType> allowed) {
+  const ValueDesc* v = ctx.input(i);
+  if (!v) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
+  for (DType d : allowed)
+    if (v->dtype == d) return Status::ok();
+  std::string names;
+  for (DType d : allowed) names += (names.empty() ? "" : ", ") + std::string(dtype_name(d));
+  return ctx.error(ErrorKind::DTypeMismatch, msg("input ", i, " ('", ctx.node.inputs[i], "') has dtype ", dtype_name(v->dtype),
+                                                 "; supported: ", names));
+}
+
+Status infer_same_binary(InferContext& ctx, std::initializer_list<DType> allowed, bool bool_out) {
+  OM_TRY(need_dtype(ctx, 0, allowed));
+  OM_TRY(need_dtype(ctx, 1, allowed));
+  const ValueDesc* a = ctx.input(0);
+  const ValueDesc* b = ctx.input(1);
+  if (a->dtype != b->dtype)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("input dtypes differ: ", dtype_name(a->dtype), " and ", dtype_name(b->dtype)));
+  std::vector<int64_t> shape;
+  OM_TRY(broadcast_shapes(ctx, {&a->shape, &b->shape}, &shape));
+  ctx.set_output(0, bool_out ? DType::boolean : a->dtype, std::move(shape));
+  return Status::ok();
+}
+
+template <typename T, typename R, typename F>
+void binary_loop(const KernelContext& k, F f) {
+  const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
+  BroadcastIter it;
+  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
+  const T* a = k.in(0).as<const T>();
+  const T* b = k.in(1).as<const T>();
+  R* y = k.out(0).as<R>();
+  const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
+  it.for_each([&](const int64_t* off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[off[0] + i] = f(a[off[1] + i * sa], b[off[2] + i * sb]);
+  });
+}
+
+// ---- logic ----
+
+Status infer_logic(InferContext& ctx) { return infer_same_binary(ctx, {DType::boolean}, true); }
+
+enum class Logic { And, Or, Xor };
+template <Logic L>
+Status logic_kernel(const KernelContext& k) {
+  binary_loop<bool, bool>(k, [](bool a, bool b) { return L == Logic::And ? (a && b) : L == Logic::Or ? (a || b) : (a != b); });
+  return Status::ok();
+}
+
+Status infer_not(InferContext& ctx) {
+  OM_TRY(need_dtype(ctx, 0, {DType::boolean}));
+  ctx.set_output(0, DType::boolean, ctx.input(0)->shape);
+  return Status::ok();
+}
+Status not_kernel(const KernelContext& k) {
+  const bool* x = k.in(0).as<const bool>();
+  bool* y = k.out(0).as<bool>();
+  for (int64_t i = 0; i < k.in(0).numel; ++i) y[i] = !x[i];
+  return Status::ok();
+}
+
+// ---- Mod ----
+
+Status infer_mod(InferContext& ctx) {
+  OM_TRY(infer_same_binary(ctx, {DType::f32, DType::i64, DType::i32, DType::i8, DType::u8}, false));
+  const bool fmod = attr_int(ctx.node, "fmod", 0) != 0;
+  if (ctx.input(0)->dtype == DType::f32 && !fmod)
+    return ctx.error(ErrorKind::InvalidArgument, "f32 operands need fmod = 1 (ONNX Mod); set the attribute");
+  return Status::ok();
+}
+
+template <typename T>
+Status int_mod(const KernelContext& k, bool fmod) {
+  int64_t at = 0;
+  if (kernels::int_has_zero(k.in(1).as<const T>(), k.in(1).numel, &at))
+    return Status::error(ErrorKind::InvalidArgument, msg("Mod node '", k.node->name, "' producing '", k.node->outputs[0],
+                                                         "': integer modulo by zero (divisor '", k.node->inputs[1], "' element ", at, ")"));
+  binary_loop<T, T>(k, [fmod](T a, T b) -> T {
+    if constexpr (std::is_signed_v<T>)
+      if (b == T(-1)) return T(0);  // also INT_MIN % -1, undefined in C++
+    T r = T(a % b);
+    if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = T(r + b);  // the sign of the divisor
+    return r;
+  });
+  return Status::ok();
+}
+
+Status mod_kernel(const KernelContext& k) {
+  const bool fmod = attr_int(*k.node, "fmod", 0) != 0;
+  switch (k.in(0).dtype) {
+    case DType::f32: binary_loop<float, float>(k, [](float a, float b) { return std::fmod(a, b); }); return Status::ok();
+    case DType::i64: return int_mod<int64_t>(k, fmod);
+    case DType::i32: return int_mod<int32_t>(k, fmod);
+    case DType::i8: return int_mod<int8_t>(k, fmod);
+    case DType::u8: return int_mod<uint8_t>(k, fmod);
+    default: return Status::error(ErrorKind::DTypeMismatch, "Mod: unsupported dtype");
+  }
+}
+
+// ---- unary ----
+
+Status infer_f32(InferContext& ctx) {
+  OM_TRY(need_dtype(ctx, 0, {DType::f32}));
+  ctx.set_output(0, DType::f32, ctx.input(0)->shape);
+  return Status::ok();
+}
+
+template <typename F>
+Status map_f32(const KernelContext& k, F f) {
+  const float* x = k.in(0).as<const float>();
+  float* y = k.out(0).as<float>();
+  for (int64_t i = 0; i < k.in(0).numel; ++i) y[i] = f(x[i]);
+  return Status::ok();
+}
+
+Status floor_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return std::floor(v); }); }
+Status ceil_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return std::ceil(v); }); }
+// Halves to even, as ONNX Round (the default rounding mode of the C library).
+Status round_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return std::nearbyint(v); }); }
+// sin and cos of a float, computed in double: x = q (pi/2) + r by a three-part Cody-Waite
+// reduction (exact products for |x| < 2^19 pi/2; beyond, less accurate but still the same bits),
+// then Taylor polynomials on |r| <= pi/4 and one rounding to float. Only +, -, * and nearbyint on
+// doubles (the library is compiled without fma contraction), so every IEEE machine gives the
+// same bits: exact-mode kernels (docs/exactness.md).
+constexpr double kPio2a = 1.57079632673412561417e+00;  // pi/2 in three parts
+constexpr double kPio2b = 6.07710050630396597660e-11;
+constexpr double kPio2c = 2.02226624871116645580e-21;
+constexpr double kTwoOverPi = 6.36619772367581382433e-01;
+
+constexpr double fact(int n) { return n <= 1 ? 1.0 : double(n) * fact(n - 1); }
+
+// Taylor coefficients (-1)^j / (2j+1)! and (-1)^j / (2j)!, j = 1..10, rounded once at compile time.
+struct TrigCoeffs {
+  double s[10], c[10];
+};
+constexpr TrigCoeffs trig_coeffs() {
+  TrigCoeffs t{};
+  for (int j = 1; j <= 10; ++j) {
+    t.s[j - 1] = (j % 2 ? -1.0 : 1.0) / fact(2 * j + 1);
+    t.c[j - 1] = (j % 2 ? -1.0 : 1.0) / fact(2 * j);
+  }
+  return t;
+}
+constexpr TrigCoeffs kTrig = trig_coeffs();
+
+double sin_poly(double r) {  // r - r^3/3! + ... + r^21/21!
+  const double r2 = r * r;
+  double p = 0.0;
+  for (int j = 9; j >= 0; --j) p = kTrig.s[j] + r2 * p;
+  return r + r * r2 * p;
+}
+double cos_poly(double r) {  // 1 - r^2/2! + ... + r^20/20!
+  const double r2 = r * r;
+  double p = 0.0;
+  for (int j = 9; j >= 0; --j) p = kTrig.c[j] + r2 * p;
+  return 1.0 + r2 * p;
+}
+
+template <bool Cos>
+float sin_cos_f32(float xf) {
+  if (!std::isfinite(xf)) return std::numeric_limits<float>::quiet_NaN();
+  const double x = xf;
+  const double q = std::nearbyint(x * kTwoOverPi);
+  const double r = ((x - q * kPio2a) - q * kPio2b) - q * kPio2c;
+  const int quadrant = int(int64_t(std::fmod(q, 4.0) + 4.0) % 4) + (Cos ? 1 : 0);
+  double v;
+  switch (quadrant % 4) {
+    case 0: v = sin_poly(r); break;
+    case 1: v = cos_poly(r); break;
+    case 2: v = -sin_poly(r); break;
+    default: v = -cos_poly(r); break;
+  }
+  return float(v);
+}
+
+Status cos_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return sin_cos_f32<true>(v); }); }
+Status sin_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return sin_cos_f32<false>(v); }); }
+
+Status elu_kernel(const KernelContext& k) {
+  const float alpha = attr_float(*k.node, "alpha", 1.0f);
+  return map_f32(k, [alpha](float v) { return v < 0.0f ? alpha * (kernels::exp_f32(v) - 1.0f) : v; });
+}
+Status selu_kernel(const KernelContext& k) {
+  const float alpha = attr_float(*k.node, "alpha", 1.67326319217681884765625f);
+  const float gamma = attr_float(*k.node, "gamma", 1.05070102214813232421875f);
+  return map_f32(k, [alpha, gamma](float v) { return v > 0.0f ? gamma * v : gamma * (alpha * kernels::exp_f32(v) - alpha); });
+}
+Status softplus_kernel(const KernelContext& k) {
+  // log(1 + exp(x)) without overflow: x + log(1 + exp(-x)) for positive x.
+  return map_f32(k, [](float v) {
+    return v > 0.0f ? v + kernels::log_f32(1.0f + kernels::exp_f32(-v)) : kernels::log_f32(1.0f + kernels::exp_f32(v));
+  });
+}
+Status softsign_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return v / (1.0f + std::fabs(v)); }); }
+Status hard_sigmoid_kernel(const KernelContext& k) {
+  const float alpha = attr_float(*k.node, "alpha", 0.2f), beta = attr_float(*k.node, "beta", 0.5f);
+  return map_f32(k, [alpha, beta](float v) { return std::fmax(0.0f, std::fmin(1.0f, alpha * v + beta)); });
+}
+Status hard_swish_kernel(const KernelContext& k) {
+  return map_f32(k, [](float v) { return v * std::fmax(0.0f, std::fmin(1.0f, v * (1.0f / 6.0f) + 0.5f)); });
+}
+
+Status infer_sign(InferContext& ctx) {
+  OM_TRY(need_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32, DType::i8, DType::u8}));
+  ctx.set_output(0, ctx.input(0)->dtype, ctx.input(0)->shape);
+  return Status::ok();
+}
+template <typename T>
+void sign_typed(const KernelContext& k) {
+  const T* x = k.in(0).as<const T>();
+  T* y = k.out(0).as<T>();
+  for (int64_t i = 0; i < k.in(0).numel; ++i) y[i] = x[i] > T(0) ? T(1) : x[i] < T(0) ? T(-1) : x[i];
+}
+Status sign_kernel(const KernelContext& k) {
+  switch (k.in(0).dtype) {
+    case DType::f32: sign_typed<float>(k); break;
+    case DType::i64: sign_typed<int64_t>(k); break;
+    case DType::i32: sign_typed<int32_t>(k); break;
+    case DType::i8: sign_typed<int8_t>(k); break;
+    case DType::u8: sign_typed<uint8_t>(k); break;
+    default: return Status::error(ErrorKind::DTypeMismatch, "Sign: unsupported dtype");
+  }
+  return Status::ok();
+}
+
+// ---- PRelu: slope broadcast to X (unidirectional) ----
+
+Status infer_prelu(InferContext& ctx) {
+  OM_TRY(infer_same_binary(ctx, {DType::f32}, false));
+  if (ctx.outputs[0].shape != ctx.input(0)->shape)
+    return ctx.error(ErrorKind::ShapeMismatch, msg("slope ", shape_str(ctx.input(1)->shape), " must broadcast to X ",
+                                                   shape_str(ctx.input(0)->shape)));
+  return Status::ok();
+}
+Status prelu_kernel(const KernelContext& k) {
+  binary_loop<float, float>(k, [](float x, float s) { return x < 0.0f ? s * x : x; });
+  return Status::ok();
+}
+
+// ---- Sum / Mean: ((x0 + x1) + x2) ... in input order, then one division for Mean ----
+
+Status infer_variadic(InferContext& ctx) {
+  std::vector<const std::vector<int64_t>*> shapes;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    OM_TRY(need_dtype(ctx, i, {DType::f32}));
+    shapes.push_back(&ctx.input(i)->shape);
+  }
+  std::vector<int64_t> shape;
+  OM_TRY(broadcast_shapes(ctx, shapes, &shape));
+  ctx.set_output(0, DType::f32, std::move(shape));
+  return Status::ok();
+}
+
+template <bool Mean>
+Status variadic_kernel(const KernelContext& k) {
+  const TensorArg& Y = k.out(0);
+  float* y = Y.as<float>();
+  for (size_t in = 0; in < k.num_inputs; ++in) {
+    const TensorArg* operands[1] = {&k.in(in)};
+    BroadcastIter it;
+    it.init(Y.dims, Y.rank, operands, 1);
+    const float* x = k.in(in).as<const float>();
+    const int64_t sx = it.inner_step[1];
+    it.for_each([&](const int64_t* off, int64_t n) {
+      float* py = y + off[0];
+      const float* px = x + off[1];
+      if (in == 0) for (int64_t i = 0; i < n; ++i) py[i] = px[i * sx];
+      else for (int64_t i = 0; i < n; ++i) py[i] = py[i] + px[i * sx];
+    });
+  }
+  if (Mean) {
+    const float count = float(k.num_inputs);
+    for (int64_t i = 0; i < Y.numel; ++i) y[i] = y[i] / count;
+  }
+  return Status::ok();
+}
+
+constexpr AttrSpec kModAttrs[] = {{"fmod", AttrKind::Int}};
+constexpr AttrSpec kAlphaAttrs[] = {{"alpha", AttrKind::Float}};
+constexpr AttrSpec kSeluAttrs[] = {{"alpha", AttrKind::Float}, {"gamma", AttrKind::Float}};
+constexpr AttrSpec kHardSigmoidAttrs[] = {{"alpha", AttrKind::Float}, {"beta", AttrKind::Float}};
+
+constexpr OpDef f32_unary(const char* type, KernelFn k, const char* notes) {
+  return op(type).upgrades_from(7).inputs(1).shapes(infer_f32).kernel(k).doc(notes);
+}
+
+constexpr OpDef kOps[] = {
+    op("And").upgrades_from(7).inputs(2).shapes(infer_logic).kernel(logic_kernel<Logic::And>).doc("bool, broadcasting"),
+    op("Or").upgrades_from(7).inputs(2).shapes(infer_logic).kernel(logic_kernel<Logic::Or>).doc("bool, broadcasting"),
+    op("Xor").upgrades_from(7).inputs(2).shapes(infer_logic).kernel(logic_kernel<Logic::Xor>).doc("bool, broadcasting"),
+    op("Not").upgrades_from(7).inputs(1).shapes(infer_not).kernel(not_kernel).doc("bool"),
+    op("Mod").upgrades_from(10).inputs(2).attributes(kModAttrs).shapes(infer_mod).kernel(mod_kernel)
+        .doc("f32 (fmod 1) i64 i32 i8 u8, broadcasting; fmod 0: the sign of the divisor; by zero is an error"),
+    op("Sign").upgrades_from(9).inputs(1).shapes(infer_sign).kernel(sign_kernel).doc("f32 i64 i32 i8 u8"),
+    f32_unary("Floor", floor_kernel, "f32"),
+    f32_unary("Ceil", ceil_kernel, "f32"),
+    f32_unary("Round", round_kernel, "f32, halves to even").upgrades_from(11),
+    op("Cos").upgrades_from(7).inputs(1).shapes(infer_f32).kernel(cos_kernel).doc("f32, library cos (double Cody-Waite and Taylor)"),
+    op("Sin").upgrades_from(7).inputs(1).shapes(infer_f32).kernel(sin_kernel).doc("f32, library sin (double Cody-Waite and Taylor)"),
+    op("PRelu").upgrades_from(7).inputs(2).shapes(infer_prelu).kernel(prelu_kernel).doc("f32, slope broadcast to X"),
+    f32_unary("Elu", elu_kernel, "f32, alpha; library exp").attributes(kAlphaAttrs),
+    f32_unary("Selu", selu_kernel, "f32, alpha, gamma; library exp").attributes(kSeluAttrs),
+    f32_unary("Softplus", softplus_kernel, "f32; library exp and log"),
+    f32_unary("Softsign", softsign_kernel, "f32"),
+    f32_unary("HardSigmoid", hard_sigmoid_kernel, "f32, alpha, beta").attributes(kHardSigmoidAttrs),
+    op("HardSwish").since_opset(14).inputs(1).shapes(infer_f32).kernel(hard_swish_kernel).doc("f32"),
+    op("Sum").upgrades_from(7).inputs(1, 64).shapes(infer_variadic).kernel(variadic_kernel<false>)
+        .doc("f32, broadcasting; summed in input order"),
+    op("Mean").upgrades_from(7).inputs(1, 64).shapes(infer_variadic).kernel(variadic_kernel<true>)
+        .doc("f32, broadcasting; summed in input order, one division"),
+};
+
+}  // namespace
+
+OpTable elementwise_more_ops() { return table_of(kOps); }
+
+}  // namespace om::graph::ops

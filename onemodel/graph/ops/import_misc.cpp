@@ -1,0 +1,191 @@
+// CumSum, InstanceNormalization and Det, as exported models use them (Det: LU in element order). CumSum adds in element order
+// (exact by nature); InstanceNormalization sums through kernels::f32_sum, whose Exact-mode order
+// is fixed (docs/exactness.md), so one kernel serves both modes.
+#include <cmath>
+#include <utility>
+
+#include "onemodel/graph/ops/op_util.h"
+#include "onemodel/kernels/kernels.h"
+
+namespace om::graph::ops {
+namespace {
+
+// ---- CumSum ----
+
+Status infer_cumsum(InferContext& ctx) {
+  const ValueDesc* x = ctx.input(0);
+  const ValueDesc* axis = ctx.input(1);
+  if (!x || !axis) return ctx.error(ErrorKind::InvalidArgument, "needs x and axis");
+  if (x->dtype != DType::f32 && x->dtype != DType::i64 && x->dtype != DType::i32)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("x must be f32, i64 or i32, got ", dtype_name(x->dtype)));
+  if ((axis->dtype != DType::i64 && axis->dtype != DType::i32) || axis->numel() != 1)
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis must be an i64 or i32 scalar, got ", dtype_name(axis->dtype), " ",
+                                                     shape_str(axis->shape)));
+  if (x->shape.empty()) return ctx.error(ErrorKind::InvalidArgument, "x must have rank >= 1");
+  if (axis->data) {
+    const int64_t a = axis->dtype == DType::i64 ? *static_cast<const int64_t*>(axis->data) : *static_cast<const int32_t*>(axis->data);
+    int64_t norm = 0;
+    if (!normalize_axis(a, int64_t(x->shape.size()), &norm))
+      return ctx.error(ErrorKind::InvalidArgument, msg("axis ", a, " is out of range for ", shape_str(x->shape)));
+  }
+  ctx.set_output(0, x->dtype, x->shape);
+  return Status::ok();
+}
+
+template <typename T>
+void cumsum_typed(const KernelContext& k, int64_t axis) {
+  const TensorArg& X = k.in(0);
+  const bool exclusive = attr_int(*k.node, "exclusive", 0) != 0;
+  const bool reverse = attr_int(*k.node, "reverse", 0) != 0;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= X.dims[i];
+  for (size_t i = size_t(axis) + 1; i < X.rank; ++i) inner *= X.dims[i];
+  const int64_t n = X.dims[axis];
+  const T* x = X.as<const T>();
+  T* y = k.out(0).as<T>();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      T acc = T(0);
+      for (int64_t s = 0; s < n; ++s) {
+        const int64_t j = reverse ? n - 1 - s : s;
+        const int64_t at = (o * n + j) * inner + i;
+        if (exclusive) {
+          y[at] = acc;
+          acc = T(acc + x[at]);
+        } else {
+          acc = T(acc + x[at]);
+          y[at] = acc;
+        }
+      }
+    }
+}
+
+Status cumsum_kernel(const KernelContext& k) {
+  const TensorArg& A = k.in(1);
+  const int64_t a = A.dtype == DType::i64 ? *A.as<const int64_t>() : *A.as<const int32_t>();
+  int64_t axis = 0;
+  if (!normalize_axis(a, int64_t(k.in(0).rank), &axis))
+    return Status::error(ErrorKind::InvalidArgument, msg(k.node->label(), ": axis ", a, " is out of range for rank ", k.in(0).rank));
+  switch (k.in(0).dtype) {
+    case DType::f32: cumsum_typed<float>(k, axis); break;
+    case DType::i64: cumsum_typed<int64_t>(k, axis); break;
+    case DType::i32: cumsum_typed<int32_t>(k, axis); break;
+    default: return Status::error(ErrorKind::DTypeMismatch, "CumSum: unsupported dtype");
+  }
+  return Status::ok();
+}
+
+// ---- InstanceNormalization: per (n, c), y = scale[c] (x - mean) / sqrt(var + epsilon) + B[c] ----
+
+Status infer_instance_norm(InferContext& ctx) {
+  for (size_t i = 0; i < 3; ++i) {
+    const ValueDesc* v = ctx.input(i);
+    if (!v || v->dtype != DType::f32)
+      return ctx.error(ErrorKind::DTypeMismatch, msg("input ", i, " must be f32", v ? msg(", got ", dtype_name(v->dtype)) : ""));
+  }
+  const ValueDesc* x = ctx.input(0);
+  if (x->shape.size() < 3) return ctx.error(ErrorKind::InvalidArgument, msg("input must be (N, C, D1, ...), got ", shape_str(x->shape)));
+  for (size_t i = 1; i < 3; ++i)
+    if (ctx.input(i)->shape != std::vector<int64_t>{x->shape[1]})
+      return ctx.error(ErrorKind::ShapeMismatch, msg(i == 1 ? "scale " : "B ", shape_str(ctx.input(i)->shape), " must be [", x->shape[1], "]"));
+  ctx.set_output(0, DType::f32, x->shape);
+  return Status::ok();
+}
+
+size_t instance_norm_scratch(const InferContext& ctx) {
+  const auto& s = ctx.input(0)->shape;
+  int64_t spatial = 1;
+  for (size_t i = 2; i < s.size(); ++i) spatial *= s[i];
+  return size_t(spatial) * sizeof(float);
+}
+
+Status instance_norm_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const float eps = attr_float(*k.node, "epsilon", 1e-5f);
+  const int64_t N = X.dims[0], C = X.dims[1];
+  int64_t spatial = 1;
+  for (size_t i = 2; i < X.rank; ++i) spatial *= X.dims[i];
+  const float* x = X.as<const float>();
+  const float* scale = k.in(1).as<const float>();
+  const float* bias = k.in(2).as<const float>();
+  float* y = k.out(0).as<float>();
+  float* dev = static_cast<float*>(k.scratch);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      const float* px = x + (n * C + c) * spatial;
+      float* py = y + (n * C + c) * spatial;
+      const float mean = kernels::f32_sum(px, size_t(spatial), k.mode) / float(spatial);
+      for (int64_t i = 0; i < spatial; ++i) {
+        const float d = px[i] - mean;
+        dev[i] = d * d;
+      }
+      const float var = kernels::f32_sum(dev, size_t(spatial), k.mode) / float(spatial);
+      const float inv = 1.0f / std::sqrt(var + eps);
+      for (int64_t i = 0; i < spatial; ++i) py[i] = scale[c] * ((px[i] - mean) * inv) + bias[c];
+    }
+  return Status::ok();
+}
+
+// ---- Det: LU with partial pivoting per matrix, in element order ----
+
+Status infer_det(InferContext& ctx) {
+  const ValueDesc* x = ctx.input(0);
+  if (!x || x->dtype != DType::f32) return ctx.error(ErrorKind::DTypeMismatch, "input must be f32");
+  const auto& s = x->shape;
+  if (s.size() < 2 || s[s.size() - 1] != s[s.size() - 2])
+    return ctx.error(ErrorKind::InvalidArgument, msg("input must be [..., M, M], got ", shape_str(s)));
+  ctx.set_output(0, DType::f32, std::vector<int64_t>(s.begin(), s.end() - 2));
+  return Status::ok();
+}
+
+size_t det_scratch(const InferContext& ctx) {
+  const int64_t m = ctx.input(0)->shape.back();
+  return size_t(m * m) * sizeof(float);
+}
+
+Status det_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const int64_t m = X.dims[X.rank - 1];
+  const int64_t count = m == 0 ? k.out(0).numel : X.numel / (m * m);
+  float* a = static_cast<float*>(k.scratch);
+  for (int64_t b = 0; b < count; ++b) {
+    for (int64_t i = 0; i < m * m; ++i) a[i] = X.as<const float>()[b * m * m + i];
+    float det = 1.0f;
+    for (int64_t c = 0; c < m; ++c) {
+      int64_t p = c;
+      for (int64_t r = c + 1; r < m; ++r)
+        if (std::fabs(a[r * m + c]) > std::fabs(a[p * m + c])) p = r;
+      if (a[p * m + c] == 0.0f) { det = 0.0f; break; }
+      if (p != c) {
+        for (int64_t j = 0; j < m; ++j) std::swap(a[p * m + j], a[c * m + j]);
+        det = -det;
+      }
+      det = det * a[c * m + c];
+      for (int64_t r = c + 1; r < m; ++r) {
+        const float f = a[r * m + c] / a[c * m + c];
+        for (int64_t j = c; j < m; ++j) a[r * m + j] = a[r * m + j] - f * a[c * m + j];
+      }
+    }
+    k.out(0).as<float>()[b] = det;
+  }
+  return Status::ok();
+}
+
+constexpr AttrSpec kCumSumAttrs[] = {{"exclusive", AttrKind::Int}, {"reverse", AttrKind::Int}};
+constexpr AttrSpec kInstanceNormAttrs[] = {{"epsilon", AttrKind::Float}};
+
+constexpr OpDef kOps[] = {
+    op("CumSum").upgrades_from(11).inputs(2).attributes(kCumSumAttrs).shapes(infer_cumsum).kernel(cumsum_kernel)
+        .doc("f32 i64 i32; axis input (scalar), exclusive, reverse; added in element order"),
+    op("InstanceNormalization").upgrades_from(7).inputs(3).attributes(kInstanceNormAttrs).shapes(infer_instance_norm)
+        .kernel(instance_norm_kernel).with_scratch(instance_norm_scratch)
+        .doc("f32, (N, C, ...), epsilon; exact: fixed-order sums for mean and variance"),
+    op("Det").upgrades_from(11).inputs(1).shapes(infer_det).kernel(det_kernel).with_scratch(det_scratch)
+        .doc("f32 [..., M, M]; LU with partial pivoting in element order"),
+};
+
+}  // namespace
+
+OpTable import_misc_ops() { return table_of(kOps); }
+
+}  // namespace om::graph::ops

@@ -1,0 +1,328 @@
+// Further indexing operators from exported models and the ONNX node tests: GatherND,
+// ScatterND, OneHot, EyeLike, and the two whose output shape depends on input values —
+// Compress (the condition) and NonZero (the input) — which run when those values are known
+// when planning (constants, or value inputs: docs/memory.md). Copies and one operation per
+// element in index order: exact by nature.
+#include <cstring>
+
+#include "onemodel/core/shape.h"
+#include "onemodel/graph/ops/op_util.h"
+
+namespace om::graph::ops {
+namespace {
+
+Status need_input(const InferContext& ctx, size_t i) {
+  if (!ctx.input(i)) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
+  return Status::ok();
+}
+
+int64_t int_at(const void* p, DType dt, int64_t i) {
+  switch (dt) {
+    case DType::i64: return static_cast<const int64_t*>(p)[i];
+    case DType::i32: return static_cast<const int32_t*>(p)[i];
+    case DType::f32: return int64_t(static_cast<const float*>(p)[i]);
+    case DType::i8: return static_cast<const int8_t*>(p)[i];
+    case DType::u8:
+    case DType::boolean: return static_cast<const uint8_t*>(p)[i];
+    default: return 0;
+  }
+}
+
+int64_t prod(const int64_t* d, size_t from, size_t to) {
+  int64_t n = 1;
+  for (size_t i = from; i < to; ++i) n *= d[i];
+  return n;
+}
+
+// ---- GatherND / ScatterND ----
+
+Status check_nd(const InferContext& ctx, int64_t batch, int64_t* k) {
+  const ValueDesc* data = ctx.input(0);
+  const ValueDesc* idx = ctx.input(1);
+  if (idx->dtype != DType::i64) return ctx.error(ErrorKind::DTypeMismatch, msg("indices must be i64, got ", dtype_name(idx->dtype)));
+  if (idx->shape.empty()) return ctx.error(ErrorKind::InvalidArgument, "indices must have rank >= 1");
+  *k = idx->shape.back();
+  const int64_t r = int64_t(data->shape.size());
+  if (batch < 0 || batch >= int64_t(idx->shape.size()) || batch > r || *k < 1 || batch + *k > r)
+    return ctx.error(ErrorKind::InvalidArgument, msg("indices ", shape_str(idx->shape), " (batch_dims ", batch, ") do not fit data ",
+                                                     shape_str(data->shape)));
+  for (int64_t i = 0; i < batch; ++i)
+    if (idx->shape[size_t(i)] != data->shape[size_t(i)])
+      return ctx.error(ErrorKind::ShapeMismatch, "the batch axes of data and indices differ");
+  return Status::ok();
+}
+
+// Element offset in data of index tuple p (p counts tuples over indices.shape[:-1]); an error
+// text when an index is out of range.
+const char* nd_offset(const TensorArg& data, const TensorArg& idx, int64_t batch, int64_t p, int64_t* off) {
+  const int64_t k = idx.dims[idx.rank - 1];
+  const int64_t per_batch = prod(idx.dims, size_t(batch), idx.rank - 1);
+  int64_t o = batch > 0 ? (p / per_batch) * prod(data.dims, size_t(batch), data.rank) : 0;
+  const int64_t* t = idx.as<const int64_t>() + p * k;
+  for (int64_t j = 0; j < k; ++j) {
+    const int64_t n = data.dims[batch + j];
+    int64_t v = t[j];
+    if (v < -n || v >= n) return "an index is out of range";
+    if (v < 0) v += n;
+    o += v * prod(data.dims, size_t(batch + j + 1), data.rank);
+  }
+  *off = o;
+  return nullptr;
+}
+
+Status infer_gather_nd(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  OM_TRY(need_input(ctx, 1));
+  const int64_t batch = attr_int(ctx.node, "batch_dims", 0);
+  int64_t k = 0;
+  OM_TRY(check_nd(ctx, batch, &k));
+  const auto& is = ctx.input(1)->shape;
+  const auto& ds = ctx.input(0)->shape;
+  std::vector<int64_t> shape(is.begin(), is.end() - 1);
+  shape.insert(shape.end(), ds.begin() + batch + k, ds.end());
+  ctx.set_output(0, ctx.input(0)->dtype, std::move(shape));
+  return Status::ok();
+}
+
+Status gather_nd_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const TensorArg& I = k.in(1);
+  const int64_t batch = attr_int(*k.node, "batch_dims", 0);
+  const int64_t kk = I.dims[I.rank - 1];
+  const size_t es = dtype_size(X.dtype);
+  const int64_t slice = prod(X.dims, size_t(batch + kk), X.rank);
+  const int64_t tuples = kk == 0 ? 0 : I.numel / kk;
+  uint8_t* y = static_cast<uint8_t*>(k.out(0).data);
+  for (int64_t p = 0; p < tuples; ++p) {
+    int64_t off = 0;
+    if (const char* err = nd_offset(X, I, batch, p, &off)) return Status::error(ErrorKind::InvalidArgument, msg(k.node->label(), ": ", err));
+    std::memcpy(y + size_t(p * slice) * es, static_cast<const uint8_t*>(X.data) + size_t(off) * es, size_t(slice) * es);
+  }
+  return Status::ok();
+}
+
+Status infer_scatter_nd(InferContext& ctx) {
+  for (size_t i = 0; i < 3; ++i) OM_TRY(need_input(ctx, i));
+  int64_t k = 0;
+  OM_TRY(check_nd(ctx, 0, &k));
+  const auto& is = ctx.input(1)->shape;
+  const auto& ds = ctx.input(0)->shape;
+  std::vector<int64_t> want(is.begin(), is.end() - 1);
+  want.insert(want.end(), ds.begin() + k, ds.end());
+  if (ctx.input(2)->shape != want || ctx.input(2)->dtype != ctx.input(0)->dtype)
+    return ctx.error(ErrorKind::ShapeMismatch, msg("updates ", shape_str(ctx.input(2)->shape), " must be ", shape_str(want), " of the data's dtype"));
+  const Attribute* r = find_attr(ctx.node, "reduction");
+  if (r && r->s != "none" && r->s != "add" && r->s != "mul")
+    return ctx.error(ErrorKind::InvalidArgument, msg("reduction must be none, add or mul, got '", r->s, "'"));
+  if (r && r->s != "none" && ctx.input(0)->dtype != DType::f32)
+    return ctx.error(ErrorKind::DTypeMismatch, "reductions need f32 data");
+  ctx.set_output(0, ctx.input(0)->dtype, ds);
+  return Status::ok();
+}
+
+Status scatter_nd_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const TensorArg& I = k.in(1);
+  const size_t es = dtype_size(X.dtype);
+  const int64_t kk = I.dims[I.rank - 1];
+  const int64_t slice = prod(X.dims, size_t(kk), X.rank);
+  const int64_t tuples = I.numel / kk;
+  std::memcpy(k.out(0).data, X.data, size_t(X.numel) * es);
+  const Attribute* r = find_attr(*k.node, "reduction");
+  const char how = !r || r->s == "none" ? 'n' : r->s == "add" ? 'a' : 'm';
+  uint8_t* y = static_cast<uint8_t*>(k.out(0).data);
+  const uint8_t* u = static_cast<const uint8_t*>(k.in(2).data);
+  for (int64_t p = 0; p < tuples; ++p) {
+    int64_t off = 0;
+    if (const char* err = nd_offset(X, I, 0, p, &off)) return Status::error(ErrorKind::InvalidArgument, msg(k.node->label(), ": ", err));
+    if (how == 'n') {
+      std::memcpy(y + size_t(off) * es, u + size_t(p * slice) * es, size_t(slice) * es);
+      continue;
+    }
+    float* py = reinterpret_cast<float*>(y) + off;
+    const float* pu = reinterpret_cast<const float*>(u) + p * slice;
+    for (int64_t i = 0; i < slice; ++i) py[i] = how == 'a' ? py[i] + pu[i] : py[i] * pu[i];
+  }
+  return Status::ok();
+}
+
+// ---- OneHot(indices, depth, values[off, on]) ----
+
+Status infer_one_hot(InferContext& ctx) {
+  for (size_t i = 0; i < 3; ++i) OM_TRY(need_input(ctx, i));
+  const ValueDesc* depth = ctx.input(1);
+  if (depth->numel() != 1) return ctx.error(ErrorKind::InvalidArgument, "depth must hold one value");
+  if (!depth->data) return ctx.error(ErrorKind::Unsupported, "depth must be known when the session plans (it decides the output shape)");
+  if (ctx.input(2)->numel() != 2) return ctx.error(ErrorKind::InvalidArgument, "values must be [off_value, on_value]");
+  const int64_t d = int_at(depth->data, depth->dtype, 0);
+  if (d < 1) return ctx.error(ErrorKind::InvalidArgument, msg("depth must be >= 1, got ", d));
+  std::vector<int64_t> shape = ctx.input(0)->shape;
+  int64_t axis = 0;
+  if (!normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(shape.size()) + 1, &axis))
+    return ctx.error(ErrorKind::InvalidArgument, "axis is out of range");
+  shape.insert(shape.begin() + axis, d);
+  int64_t n = 0;
+  OM_TRY(check_shape(ctx.node.label() + " output", shape, &n));
+  ctx.set_output(0, ctx.input(2)->dtype, std::move(shape));
+  return Status::ok();
+}
+
+Status one_hot_kernel(const KernelContext& k) {
+  const TensorArg& I = k.in(0);
+  const TensorArg& Y = k.out(0);
+  int64_t axis = 0;
+  normalize_axis(attr_int(*k.node, "axis", -1), int64_t(I.rank) + 1, &axis);
+  const int64_t depth = Y.dims[axis];
+  const int64_t outer = prod(I.dims, 0, size_t(axis)), inner = prod(I.dims, size_t(axis), I.rank);
+  const size_t es = dtype_size(Y.dtype);
+  const uint8_t* off_v = static_cast<const uint8_t*>(k.in(2).data);
+  const uint8_t* on_v = off_v + es;
+  uint8_t* y = static_cast<uint8_t*>(Y.data);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t d = 0; d < depth; ++d)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t v = int_at(I.data, I.dtype, o * inner + i);
+        if (v < 0) v += depth;
+        std::memcpy(y + size_t((o * depth + d) * inner + i) * es, v == d ? on_v : off_v, es);
+      }
+  return Status::ok();
+}
+
+// ---- EyeLike ----
+
+Status infer_eye_like(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  if (ctx.input(0)->shape.size() != 2) return ctx.error(ErrorKind::InvalidArgument, "input must be 2-D");
+  DType dt = ctx.input(0)->dtype;
+  if (const Attribute* a = find_attr(ctx.node, "dtype")) {
+    const int64_t code = a->i;
+    if (code != int64_t(DType::f32) && code != int64_t(DType::i64) && code != int64_t(DType::i32) && code != int64_t(DType::i8) &&
+        code != int64_t(DType::u8) && code != int64_t(DType::boolean))
+      return ctx.error(ErrorKind::Unsupported, msg("dtype code ", code, " is not one onemodel computes (f32 i64 i32 i8 u8 bool)"));
+    dt = static_cast<DType>(code);
+  }
+  ctx.set_output(0, dt, ctx.input(0)->shape);
+  return Status::ok();
+}
+
+Status eye_like_kernel(const KernelContext& k) {
+  const TensorArg& Y = k.out(0);
+  const int64_t diag = attr_int(*k.node, "k", 0);
+  const size_t es = dtype_size(Y.dtype);
+  uint8_t* y = static_cast<uint8_t*>(Y.data);
+  std::memset(y, 0, size_t(Y.numel) * es);
+  uint8_t one[8] = {};
+  switch (Y.dtype) {
+    case DType::f32: { const float f = 1.0f; std::memcpy(one, &f, 4); break; }
+    case DType::i64: { const int64_t v = 1; std::memcpy(one, &v, 8); break; }
+    case DType::i32: { const int32_t v = 1; std::memcpy(one, &v, 4); break; }
+    default: one[0] = 1; break;
+  }
+  for (int64_t i = 0; i < Y.dims[0]; ++i) {
+    const int64_t j = i + diag;
+    if (j >= 0 && j < Y.dims[1]) std::memcpy(y + size_t(i * Y.dims[1] + j) * es, one, es);
+  }
+  return Status::ok();
+}
+
+// ---- Compress / NonZero: shapes from values known when planning ----
+
+Status infer_compress(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  OM_TRY(need_input(ctx, 1));
+  const ValueDesc* c = ctx.input(1);
+  if (c->dtype != DType::boolean || c->shape.size() != 1) return ctx.error(ErrorKind::InvalidArgument, "condition must be a 1-D bool tensor");
+  if (!c->data) return ctx.error(ErrorKind::Unsupported, "condition must be known when the session plans (it decides the output shape)");
+  const auto& s = ctx.input(0)->shape;
+  const Attribute* a = find_attr(ctx.node, "axis");
+  int64_t axis = 0, len = 0;
+  if (a && !normalize_axis(a->i, int64_t(s.size()), &axis)) return ctx.error(ErrorKind::InvalidArgument, "axis is out of range");
+  int64_t total = 1;
+  for (int64_t d : s) total *= d;
+  const int64_t limit = a ? s[size_t(axis)] : total;
+  if (c->shape[0] > limit) return ctx.error(ErrorKind::ShapeMismatch, "condition is longer than the axis");
+  for (int64_t i = 0; i < c->shape[0]; ++i) len += static_cast<const uint8_t*>(c->data)[i] ? 1 : 0;
+  std::vector<int64_t> shape = a ? s : std::vector<int64_t>{};
+  if (a) shape[size_t(axis)] = len; else shape.push_back(len);
+  ctx.set_output(0, ctx.input(0)->dtype, std::move(shape));
+  return Status::ok();
+}
+
+Status compress_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const TensorArg& C = k.in(1);
+  const Attribute* a = find_attr(*k.node, "axis");
+  int64_t axis = 0;
+  if (a) normalize_axis(a->i, int64_t(X.rank), &axis);
+  const int64_t outer = a ? prod(X.dims, 0, size_t(axis)) : 1, n = a ? X.dims[axis] : X.numel;
+  const int64_t inner = (a ? prod(X.dims, size_t(axis) + 1, X.rank) : 1) * int64_t(dtype_size(X.dtype));
+  const uint8_t* x = static_cast<const uint8_t*>(X.data);
+  uint8_t* y = static_cast<uint8_t*>(k.out(0).data);
+  const uint8_t* c = C.as<const uint8_t>();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < n && j < C.numel; ++j)
+      if (c[j]) {
+        std::memcpy(y, x + (o * n + j) * inner, size_t(inner));
+        y += inner;
+      }
+  return Status::ok();
+}
+
+Status infer_nonzero(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  const ValueDesc* x = ctx.input(0);
+  if (!x->data) return ctx.error(ErrorKind::Unsupported, "the input must be known when the session plans (it decides the output shape)");
+  int64_t count = 0;
+  const size_t es = dtype_size(x->dtype);
+  const uint8_t zero[8] = {};
+  for (int64_t i = 0; i < x->numel(); ++i) count += std::memcmp(static_cast<const uint8_t*>(x->data) + size_t(i) * es, zero, es) != 0;
+  ctx.set_output(0, DType::i64, {int64_t(x->shape.size()), count});
+  return Status::ok();
+}
+
+Status nonzero_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const int64_t count = k.out(0).dims[1];
+  const size_t es = dtype_size(X.dtype);
+  const uint8_t zero[8] = {};
+  int64_t* y = k.out(0).as<int64_t>();
+  int64_t idx[kMaxRank] = {};
+  int64_t c = 0;
+  for (int64_t i = 0; i < X.numel; ++i) {
+    if (std::memcmp(static_cast<const uint8_t*>(X.data) + size_t(i) * es, zero, es) != 0 && c < count) {
+      for (size_t d = 0; d < X.rank; ++d) y[int64_t(d) * count + c] = idx[d];
+      ++c;
+    }
+    for (size_t d = X.rank; d-- > 0;) {
+      if (++idx[d] < X.dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return Status::ok();
+}
+
+constexpr AttrSpec kGatherNDAttrs[] = {{"batch_dims", AttrKind::Int}};
+constexpr AttrSpec kScatterNDAttrs[] = {{"reduction", AttrKind::String}};
+constexpr AttrSpec kAxisAttrs[] = {{"axis", AttrKind::Int}};
+constexpr AttrSpec kEyeAttrs[] = {{"dtype", AttrKind::Int}, {"k", AttrKind::Int}};
+
+constexpr OpDef kOps[] = {
+    op("GatherND").upgrades_from(11).inputs(2).attributes(kGatherNDAttrs).shapes(infer_gather_nd).kernel(gather_nd_kernel)
+        .doc("any dtype, i64 indices, batch_dims; out of range is an error"),
+    op("ScatterND").upgrades_from(11).inputs(3).attributes(kScatterNDAttrs).shapes(infer_scatter_nd).kernel(scatter_nd_kernel)
+        .doc("any dtype, i64 indices; reduction none, add or mul (f32) in index order"),
+    op("OneHot").upgrades_from(9).plan_time_inputs_mask(1u << 1).inputs(3).attributes(kAxisAttrs).shapes(infer_one_hot)
+        .kernel(one_hot_kernel).doc("indices f32 i64 i32; depth known at plan time; values of any dtype; axis"),
+    op("EyeLike").upgrades_from(9).inputs(1).attributes(kEyeAttrs).shapes(infer_eye_like).kernel(eye_like_kernel)
+        .doc("2-D, dtype f32 i64 i32 i8 u8 bool, k"),
+    op("Compress").upgrades_from(9).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kAxisAttrs).shapes(infer_compress)
+        .kernel(compress_kernel).doc("any dtype; condition known at plan time; axis or flattened"),
+    op("NonZero").upgrades_from(9).plan_time_inputs_mask(1u << 0).inputs(1).shapes(infer_nonzero).kernel(nonzero_kernel)
+        .doc("any dtype -> i64 [rank, count]; its input known at plan time"),
+};
+
+}  // namespace
+
+OpTable index_extra_ops() { return table_of(kOps); }
+
+}  // namespace om::graph::ops

@@ -1,0 +1,263 @@
+// Layout operators that copy elements without arithmetic: Size, Trilu, Split, Tile,
+// DepthToSpace, SpaceToDepth and Dropout (inference: the identity). Any dtype; exact by nature.
+#include <cstdint>
+#include <cstring>
+
+#include "onemodel/core/shape.h"
+#include "onemodel/graph/ops/op_util.h"
+
+namespace om::graph::ops {
+namespace {
+
+Status need_input(const InferContext& ctx, size_t i) {
+  if (!ctx.input(i)) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
+  return Status::ok();
+}
+
+// ---- Size ----
+
+Status infer_size(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  ctx.set_output(0, DType::i64, {});
+  return Status::ok();
+}
+Status size_kernel(const KernelContext& k) {
+  *k.out(0).as<int64_t>() = k.in(0).numel;
+  return Status::ok();
+}
+
+// ---- Trilu: keeps the upper (or lower) triangle of the last two axes, from diagonal k ----
+
+Status infer_trilu(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  const ValueDesc* x = ctx.input(0);
+  if (x->shape.size() < 2) return ctx.error(ErrorKind::InvalidArgument, msg("input must have rank >= 2, got ", shape_str(x->shape)));
+  const ValueDesc* kv = ctx.input(1);
+  if (kv && ((kv->dtype != DType::i64) || kv->numel() != 1))
+    return ctx.error(ErrorKind::InvalidArgument, msg("k must be an i64 scalar, got ", dtype_name(kv->dtype), " ", shape_str(kv->shape)));
+  ctx.set_output(0, x->dtype, x->shape);
+  return Status::ok();
+}
+Status trilu_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const int64_t diag = k.has_input(1) ? *k.in(1).as<const int64_t>() : 0;
+  const bool upper = attr_int(*k.node, "upper", 1) != 0;
+  const int64_t rows = X.dims[X.rank - 2], cols = X.dims[X.rank - 1];
+  const size_t es = dtype_size(X.dtype);
+  const int64_t mats = rows * cols == 0 ? 0 : X.numel / (rows * cols);
+  const uint8_t* x = static_cast<const uint8_t*>(X.data);
+  uint8_t* y = static_cast<uint8_t*>(k.out(0).data);
+  for (int64_t m = 0; m < mats; ++m)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        const size_t at = size_t((m * rows + i) * cols + j) * es;
+        const bool keep = upper ? j - i >= diag : j - i <= diag;
+        if (keep) std::memcpy(y + at, x + at, es);
+        else std::memset(y + at, 0, es);
+      }
+  return Status::ok();
+}
+
+// ---- Split: `split` input (opset 13; the reader moves the older attribute) or equal parts ----
+
+Status split_sizes(const InferContext& ctx, int64_t* axis, std::vector<int64_t>* sizes) {
+  const ValueDesc* x = ctx.input(0);
+  const int64_t rank = int64_t(x->shape.size());
+  if (!normalize_axis(attr_int(ctx.node, "axis", 0), rank, axis))
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", 0), " is out of range for ", shape_str(x->shape)));
+  const int64_t d = x->shape[size_t(*axis)];
+  const size_t n = ctx.node.outputs.size();
+  if (ctx.input(1)) {
+    OM_TRY(const_ints(ctx, 1, sizes));
+    int64_t total = 0;
+    for (int64_t s : *sizes) {
+      if (s < 0 || s > INT64_MAX - total) return ctx.error(ErrorKind::InvalidArgument, msg("split sizes ", shape_str(*sizes), " must be >= 0"));
+      total += s;
+    }
+    if (sizes->size() != n || total != d)
+      return ctx.error(ErrorKind::ShapeMismatch, msg("split ", shape_str(*sizes), " must have one size per output (", n,
+                                                     ") summing to axis ", *axis, "'s size ", d));
+    return Status::ok();
+  }
+  // Equal parts; the last one smaller when the size does not divide (opset 18 num_outputs).
+  const int64_t part = (d + int64_t(n) - 1) / int64_t(n);
+  sizes->clear();
+  for (size_t i = 0; i < n; ++i) sizes->push_back(std::max<int64_t>(0, std::min(part, d - part * int64_t(i))));
+  if (d % int64_t(n) != 0 && !find_attr(ctx.node, "num_outputs"))
+    return ctx.error(ErrorKind::ShapeMismatch, msg("axis ", *axis, "'s size ", d, " does not split into ", n, " equal parts"));
+  return Status::ok();
+}
+
+Status infer_split(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  int64_t axis = 0;
+  std::vector<int64_t> sizes;
+  OM_TRY(split_sizes(ctx, &axis, &sizes));
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::vector<int64_t> shape = ctx.input(0)->shape;
+    shape[size_t(axis)] = sizes[i];
+    ctx.set_output(i, ctx.input(0)->dtype, std::move(shape));
+  }
+  return Status::ok();
+}
+
+Status split_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  int64_t axis = 0;
+  normalize_axis(attr_int(*k.node, "axis", 0), int64_t(X.rank), &axis);
+  int64_t outer = 1, inner = int64_t(dtype_size(X.dtype));
+  for (int64_t i = 0; i < axis; ++i) outer *= X.dims[i];
+  for (size_t i = size_t(axis) + 1; i < X.rank; ++i) inner *= X.dims[i];
+  const uint8_t* x = static_cast<const uint8_t*>(X.data);
+  const int64_t row = X.dims[axis] * inner;
+  int64_t at = 0;
+  for (size_t j = 0; j < k.num_outputs; ++j) {
+    const TensorArg& Y = k.out(j);
+    const int64_t bytes = Y.dims[axis] * inner;
+    if (Y.present && bytes > 0)
+      for (int64_t o = 0; o < outer; ++o) std::memcpy(static_cast<uint8_t*>(Y.data) + o * bytes, x + o * row + at, size_t(bytes));
+    at += bytes;
+  }
+  return Status::ok();
+}
+
+// ---- Tile ----
+
+Status infer_tile(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  std::vector<int64_t> reps;
+  OM_TRY(const_ints(ctx, 1, &reps));
+  const ValueDesc* x = ctx.input(0);
+  if (reps.size() != x->shape.size())
+    return ctx.error(ErrorKind::ShapeMismatch, msg("repeats ", shape_str(reps), " must have one entry per axis of ", shape_str(x->shape)));
+  std::vector<int64_t> shape(x->shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (reps[i] < 0) return ctx.error(ErrorKind::InvalidArgument, msg("repeats must be >= 0, got ", shape_str(reps)));
+    if (!checked_mul(x->shape[i], reps[i], &shape[i]))
+      return ctx.error(ErrorKind::InvalidArgument, msg("the output of ", shape_str(x->shape), " tiled ", shape_str(reps), " overflows"));
+  }
+  int64_t n = 0;
+  OM_TRY(check_shape(msg(ctx.node.op_type, " output"), shape, &n));
+  ctx.set_output(0, x->dtype, std::move(shape));
+  return Status::ok();
+}
+
+Status tile_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const TensorArg& Y = k.out(0);
+  const size_t es = dtype_size(X.dtype);
+  int64_t xs[kMaxRank];
+  contiguous_strides(X.dims, X.rank, xs);
+  int64_t idx[kMaxRank] = {};
+  const uint8_t* x = static_cast<const uint8_t*>(X.data);
+  uint8_t* y = static_cast<uint8_t*>(Y.data);
+  for (int64_t o = 0; o < Y.numel; ++o) {
+    int64_t src = 0;
+    for (size_t d = 0; d < Y.rank; ++d) src += (idx[d] % X.dims[d]) * xs[d];
+    std::memcpy(y + size_t(o) * es, x + size_t(src) * es, es);
+    for (size_t d = Y.rank; d-- > 0;) {
+      if (++idx[d] < Y.dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return Status::ok();
+}
+
+// ---- DepthToSpace / SpaceToDepth: a 6-D transpose ----
+
+template <bool ToSpace>
+Status infer_block(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  const ValueDesc* x = ctx.input(0);
+  const int64_t b = attr_int(ctx.node, "blocksize", 0);
+  if (x->shape.size() != 4) return ctx.error(ErrorKind::InvalidArgument, msg("input must be 4-D (N, C, H, W), got ", shape_str(x->shape)));
+  if (b < 1) return ctx.error(ErrorKind::InvalidArgument, "blocksize must be >= 1");
+  if (ToSpace && !attr_is(ctx.node, "mode", "DCR") && !attr_is(ctx.node, "mode", "CRD") && find_attr(ctx.node, "mode"))
+    return ctx.error(ErrorKind::InvalidArgument, "mode must be DCR or CRD");
+  const auto& s = x->shape;
+  int64_t bb = 0;
+  if (!checked_mul(b, b, &bb)) return ctx.error(ErrorKind::InvalidArgument, "blocksize overflows");
+  if (ToSpace) {
+    if (s[1] % bb != 0) return ctx.error(ErrorKind::ShapeMismatch, msg("channels ", s[1], " are not a multiple of blocksize^2 ", bb));
+    int64_t h = 0, w = 0;
+    if (!checked_mul(s[2], b, &h) || !checked_mul(s[3], b, &w)) return ctx.error(ErrorKind::InvalidArgument, "output size overflows");
+    ctx.set_output(0, x->dtype, {s[0], s[1] / bb, h, w});
+  } else {
+    if (s[2] % b != 0 || s[3] % b != 0)
+      return ctx.error(ErrorKind::ShapeMismatch, msg("height and width of ", shape_str(s), " must be multiples of blocksize ", b));
+    int64_t c = 0;
+    if (!checked_mul(s[1], bb, &c)) return ctx.error(ErrorKind::InvalidArgument, "output size overflows");
+    ctx.set_output(0, x->dtype, {s[0], c, s[2] / b, s[3] / b});
+  }
+  return Status::ok();
+}
+
+template <bool ToSpace>
+Status block_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const int64_t b = attr_int(*k.node, "blocksize", 1);
+  const int64_t N = X.dims[0], C = X.dims[1], H = X.dims[2], W = X.dims[3];
+  int64_t dims[6];
+  int64_t perm[6];
+  if (ToSpace && attr_is(*k.node, "mode", "CRD")) {
+    const int64_t d[6] = {N, C / (b * b), b, b, H, W}, p[6] = {0, 1, 4, 2, 5, 3};
+    std::memcpy(dims, d, sizeof d), std::memcpy(perm, p, sizeof p);
+  } else if (ToSpace) {
+    const int64_t d[6] = {N, b, b, C / (b * b), H, W}, p[6] = {0, 3, 4, 1, 5, 2};
+    std::memcpy(dims, d, sizeof d), std::memcpy(perm, p, sizeof p);
+  } else {
+    const int64_t d[6] = {N, C, H / b, b, W / b, b}, p[6] = {0, 3, 5, 1, 2, 4};
+    std::memcpy(dims, d, sizeof d), std::memcpy(perm, p, sizeof p);
+  }
+  transpose_copy(X.data, dims, 6, perm, dtype_size(X.dtype), k.out(0).data);
+  return Status::ok();
+}
+
+// ---- Dropout (inference): output = input, mask all true ----
+
+Status infer_dropout(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  const ValueDesc* ratio = ctx.input(1);
+  if (ratio && ratio->numel() != 1) return ctx.error(ErrorKind::InvalidArgument, "ratio must be a scalar");
+  if (const ValueDesc* t = ctx.input(2)) {
+    if (t->dtype != DType::boolean || t->numel() != 1) return ctx.error(ErrorKind::InvalidArgument, "training_mode must be a bool scalar");
+    if (!t->data || *static_cast<const bool*>(t->data))
+      return ctx.error(ErrorKind::Unsupported, "training_mode must be a constant false: onemodel runs Dropout for inference only "
+                                               "(remove the training_mode input or make it false)");
+  }
+  ctx.set_output(0, ctx.input(0)->dtype, ctx.input(0)->shape);
+  if (ctx.node.outputs.size() > 1) ctx.set_output(1, DType::boolean, ctx.input(0)->shape);
+  return Status::ok();
+}
+Status dropout_kernel(const KernelContext& k) {
+  std::memcpy(k.out(0).data, k.in(0).data, size_t(k.in(0).numel) * dtype_size(k.in(0).dtype));
+  if (k.num_outputs > 1 && k.out(1).present) std::memset(k.out(1).data, 1, size_t(k.out(1).numel));
+  return Status::ok();
+}
+
+constexpr AttrSpec kTriluAttrs[] = {{"upper", AttrKind::Int}};
+constexpr AttrSpec kSplitAttrs[] = {{"axis", AttrKind::Int}, {"split", AttrKind::Ints}, {"num_outputs", AttrKind::PositiveInt}};
+constexpr AttrSpec kBlockAttrs[] = {{"blocksize", AttrKind::PositiveInt}, {"mode", AttrKind::String}};
+constexpr AttrSpec kDropoutAttrs[] = {{"ratio", AttrKind::Float}, {"seed", AttrKind::Int}};
+
+constexpr OpDef kOps[] = {
+    op("Size").upgrades_from(7).inputs(1).shapes(infer_size).kernel(size_kernel).with_flags(kOpShapeOnly)
+        .doc("any dtype -> i64 scalar; always folded when planning"),
+    op("Trilu").since_opset(14).inputs(1, 2).attributes(kTriluAttrs).shapes(infer_trilu).kernel(trilu_kernel)
+        .doc("any dtype, upper, k input (i64 scalar)"),
+    op("Split").upgrades_from(7).plan_time_inputs_mask(1u << 1).attr_became_input("split", 1, 13).inputs(1, 2).attributes(kSplitAttrs).shapes(infer_split)
+        .kernel(split_kernel).doc("any dtype, axis; split input known at plan time, or equal parts (num_outputs)"),
+    op("Tile").upgrades_from(7).plan_time_inputs_mask(1u << 1).inputs(2).shapes(infer_tile).kernel(tile_kernel).doc("any dtype; repeats known at plan time"),
+    op("DepthToSpace").upgrades_from(7).inputs(1).attributes(kBlockAttrs).shapes(infer_block<true>).kernel(block_kernel<true>)
+        .doc("any dtype, 4-D, blocksize, mode DCR|CRD"),
+    op("SpaceToDepth").upgrades_from(7).inputs(1).attributes(kBlockAttrs).shapes(infer_block<false>).kernel(block_kernel<false>)
+        .doc("any dtype, 4-D, blocksize"),
+    op("Dropout").upgrades_from(7).plan_time_inputs_mask(1u << 2).attr_became_input("ratio", 1, 12).inputs(1, 3).attributes(kDropoutAttrs)
+        .shapes(infer_dropout).kernel(dropout_kernel).doc("inference only: the identity, mask all true; training_mode must be false"),
+};
+
+}  // namespace
+
+OpTable layout_ops() { return table_of(kOps); }
+
+}  // namespace om::graph::ops

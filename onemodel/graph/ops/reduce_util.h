@@ -1,0 +1,30 @@
+// The reduction machinery shared by reduce.cpp and reduce_more.cpp (internal to onemodel/graph):
+// axes from the input (or the attribute of older forms), keepdims, noop_with_empty_axes, and
+// one kernel per reduction kind. Sums (Sum, Mean, L1, L2, SumSquare, LogSum, LogSumExp) use the
+// fixed summation order of kernels::f32_reduce_sum in Exact mode; Max, Min and Prod run in
+// element order, exact by nature (docs/exactness.md).
+#pragma once
+#include "onemodel/graph/op_registry.h"
+
+namespace om::graph::ops {
+
+enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
+
+Status infer_reduce(InferContext& ctx);
+size_t reduce_scratch(const InferContext& ctx);
+template <ReduceKind Kind>
+Status reduce_kernel(const KernelContext& k);  // instantiated in reduce.cpp for every kind
+
+// The upgrade hook of Softmax, LogSoftmax and Hardmax (docs/onnx.md, "Opsets").
+Status softmax_upgrade(UpgradeContext& ctx);
+
+inline constexpr AttrSpec kReduceAttrs[] = {
+    {"keepdims", AttrKind::Int}, {"noop_with_empty_axes", AttrKind::Int}, {"axes", AttrKind::Ints}};
+
+// `axes` is an input from opset 18 (ReduceSum: 13); the reader moves the older attribute there.
+constexpr OpDef reduction(const char* type, KernelFn k, int axes_input_since) {
+  return op(type).upgrades_from(7).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, axes_input_since).inputs(1, 2).attributes(kReduceAttrs)
+      .shapes(infer_reduce).kernel(k).with_scratch(reduce_scratch);
+}
+
+}  // namespace om::graph::ops

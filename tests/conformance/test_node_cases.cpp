@@ -1,0 +1,243 @@
+// The ONNX backend node tests (Debian package libonnx-testdata, installed by tools/bootstrap.sh)
+// run in-process: every case in Fast mode, and in Exact mode when every operator of the model
+// has an exact kernel. Outputs are compared with the ONNX backend tolerance
+// (|got - want| <= 1e-7 + 1e-3 |want|, shapes and dtypes exact, NaN equals NaN).
+//
+// tests/conformance/skip.txt lists the cases out of scope, one group per reason. A listed case
+// that passes, or an unlisted case that fails, fails this test: the list always says exactly
+// what does not run (docs/onnx.md, "Conformance").
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "doctest/doctest.h"
+#include "onemodel/graph/op_registry.h"
+#include "onemodel/io/onnx.h"
+#include "onemodel/runtime/session.h"
+
+namespace {
+
+using om::DType;
+using om::Status;
+
+const char* kDataDir = "/usr/share/libonnx-testdata/data/node";
+
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::vector<std::string> list_dir(const std::string& p) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(p.c_str())) {
+    while (dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') names.push_back(e->d_name);
+    ::closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool read_all(const std::string& path, std::vector<uint8_t>* out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  return true;
+}
+
+// A skip pattern: an exact case name, or a prefix ending in '*'.
+struct SkipEntry {
+  std::string pattern;
+  std::string reason;
+};
+
+bool matches(const std::string& pattern, const std::string& name) {
+  if (!pattern.empty() && pattern.back() == '*') return name.compare(0, pattern.size() - 1, pattern, 0, pattern.size() - 1) == 0;
+  return pattern == name;
+}
+
+// skip.txt: "== reason" starts a group; other non-empty lines that do not start with '#' are
+// patterns of that group.
+std::vector<SkipEntry> read_skip_list(const std::string& path) {
+  std::vector<SkipEntry> out;
+  std::ifstream f(path);
+  std::string line, reason;
+  while (std::getline(f, line)) {
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    if (line.compare(0, 3, "== ") == 0) {
+      reason = line.substr(3);
+      continue;
+    }
+    out.push_back({line, reason});
+  }
+  return out;
+}
+
+double value_at(const void* p, DType dt, int64_t i) {
+  switch (dt) {
+    case DType::f32: return static_cast<const float*>(p)[i];
+    case DType::f16: return om::half_to_float(static_cast<const om::half*>(p)[i]);
+    case DType::u8: return static_cast<const uint8_t*>(p)[i];
+    case DType::i8: return static_cast<const int8_t*>(p)[i];
+    case DType::i32: return static_cast<const int32_t*>(p)[i];
+    case DType::i64: return double(static_cast<const int64_t*>(p)[i]);
+    case DType::boolean: return static_cast<const uint8_t*>(p)[i] ? 1 : 0;
+  }
+  return 0;
+}
+
+std::string shape_text(const int64_t* d, size_t r) {
+  std::string s = "[";
+  for (size_t i = 0; i < r; ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+// Empty when equal; else what differs.
+std::string compare(const om::TensorView& got, const om::graph::TensorData& want, size_t k) {
+  const std::string which = "output " + std::to_string(k);
+  if (got.dtype != want.dtype)
+    return which + ": dtype " + om::dtype_name(got.dtype) + ", expected " + om::dtype_name(want.dtype);
+  if (got.rank != want.dims.size() || !std::equal(want.dims.begin(), want.dims.end(), got.dims))
+    return which + ": shape " + shape_text(got.dims, got.rank) + ", expected " + shape_text(want.dims.data(), want.dims.size());
+  const int64_t n = want.numel();
+  const bool floating = want.dtype == DType::f32 || want.dtype == DType::f16;
+  if (want.dtype == DType::i64) {
+    for (int64_t i = 0; i < n; ++i)
+      if (static_cast<const int64_t*>(got.data)[i] != want.data<int64_t>()[i])
+        return which + ": element " + std::to_string(i) + " differs";
+    return "";
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = value_at(got.data, got.dtype, i), w = value_at(want.bytes, want.dtype, i);
+    if (std::isnan(w) && std::isnan(g)) continue;
+    const bool ok = floating ? (g == w || std::fabs(g - w) <= 1e-7 + 1e-3 * std::fabs(w)) : g == w;
+    if (!ok) {
+      std::ostringstream os;
+      os.precision(9);
+      os << which << ": element " << i << " is " << g << ", expected " << w;
+      return os.str();
+    }
+  }
+  return "";
+}
+
+// Runs one case in one mode: "" on success, else the reason.
+std::string run_case(const std::string& dir, const std::vector<uint8_t>& model, om::ArithmeticMode mode) {
+  om::SessionOptions opts;
+  opts.mode = mode;
+  om::Session session;
+  Status st = om::Session::try_from_onnx(model.data(), model.size(), opts, &session);
+  if (!st.is_ok()) return "create: " + st.message();
+  const std::vector<std::string> names = session.input_names();
+  size_t sets = 0;
+  for (const std::string& set : list_dir(dir)) {
+    if (set.compare(0, 14, "test_data_set_") != 0) continue;
+    ++sets;
+    const std::string sd = dir + "/" + set;
+    std::vector<om::graph::TensorData> ins, wants;
+    for (size_t k = 0;; ++k) {
+      std::vector<uint8_t> bytes;
+      if (!read_all(sd + "/input_" + std::to_string(k) + ".pb", &bytes)) break;
+      auto t = om::onnx::read_tensor_bytes(bytes.data(), bytes.size());
+      if (!t.is_ok()) return set + " input " + std::to_string(k) + ": " + t.status().message();
+      ins.push_back(std::move(t).value());
+    }
+    for (size_t k = 0;; ++k) {
+      std::vector<uint8_t> bytes;
+      if (!read_all(sd + "/output_" + std::to_string(k) + ".pb", &bytes)) break;
+      auto t = om::onnx::read_tensor_bytes(bytes.data(), bytes.size());
+      if (!t.is_ok()) return set + " output " + std::to_string(k) + ": " + t.status().message();
+      wants.push_back(std::move(t).value());
+    }
+    if (ins.size() != names.size())
+      return set + ": " + std::to_string(ins.size()) + " inputs given, the session takes " + std::to_string(names.size());
+    std::vector<om::TensorView> views(ins.size());
+    for (size_t k = 0; k < ins.size(); ++k) {
+      views[k].name = names[k].c_str();
+      views[k].dtype = ins[k].dtype;
+      views[k].dims = ins[k].dims.data();
+      views[k].rank = ins[k].dims.size();
+      views[k].data = const_cast<uint8_t*>(ins[k].bytes);
+    }
+    std::vector<om::TensorView> outs(session.output_names().size());
+    if (outs.size() != wants.size())
+      return set + ": the model has " + std::to_string(outs.size()) + " outputs, the data " + std::to_string(wants.size());
+    st = session.try_run(views.data(), views.size(), outs.data(), outs.size());
+    if (!st.is_ok()) return set + ": run: " + st.message();
+    for (size_t k = 0; k < outs.size(); ++k) {
+      const std::string diff = compare(outs[k], wants[k], k);
+      if (!diff.empty()) return set + ": " + diff;
+    }
+  }
+  if (sets == 0) return "no test_data_set_N";
+  return "";
+}
+
+// Whether every operator of the model has an exact kernel (then Exact mode runs too).
+bool all_exact(const std::vector<uint8_t>& model) {
+  auto g = om::onnx::read_bytes(model.data(), model.size());
+  if (!g.is_ok()) return false;
+  for (const om::graph::Node& n : g.value().nodes) {
+    const om::graph::OpDef* op = om::graph::find_op(n.domain, n.op_type);
+    if (!op || !op->exact) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("ONNX backend node tests") {
+  if (!is_dir(kDataDir)) {
+    FAIL("the ONNX node tests are not installed (" << kDataDir << "): run tools/bootstrap.sh (Debian package libonnx-testdata)");
+    return;
+  }
+  const std::vector<SkipEntry> skips = read_skip_list(std::string(OM_SOURCE_DIR) + "/tests/conformance/skip.txt");
+  REQUIRE(!skips.empty());
+  const char* only = std::getenv("OM_CONFORMANCE_ONLY");  // a prefix, for working on one operator
+  const bool verbose = std::getenv("OM_CONFORMANCE_VERBOSE") != nullptr;  // also why listed cases fail
+  size_t total = 0, passed = 0, exact_runs = 0, skipped = 0;
+  std::vector<std::string> wrong;  // failures not listed, and listed cases that pass
+  std::map<std::string, size_t> skipped_by_reason;
+  for (const std::string& name : list_dir(kDataDir)) {
+    const std::string dir = std::string(kDataDir) + "/" + name;
+    if (only && name.compare(0, std::strlen(only), only) != 0) continue;
+    std::vector<uint8_t> model;
+    if (!read_all(dir + "/model.onnx", &model)) continue;
+    ++total;
+    std::string why = run_case(dir, model, om::ArithmeticMode::Fast);
+    if (why.empty() && all_exact(model)) {
+      ++exact_runs;
+      const std::string e = run_case(dir, model, om::ArithmeticMode::Exact);
+      if (!e.empty()) why = "Exact mode: " + e;
+    }
+    const SkipEntry* skip = nullptr;
+    for (const SkipEntry& s : skips)
+      if (matches(s.pattern, name)) { skip = &s; break; }
+    if (why.empty()) ++passed;
+    if (skip) {
+      ++skipped;
+      ++skipped_by_reason[skip->reason];
+      if (why.empty()) wrong.push_back(name + ": passes but is listed in skip.txt (" + skip->reason + "); remove it from the list");
+      else if (verbose) std::printf("  listed %s: %s\n", name.c_str(), why.substr(0, 300).c_str());
+    } else if (!why.empty()) {
+      wrong.push_back(name + ": " + why.substr(0, 400));
+    }
+  }
+  std::printf("ONNX node tests: %zu of %zu cases pass (%zu also in Exact mode); %zu listed in skip.txt\n", passed, total,
+              exact_runs, skipped);
+  for (const auto& [reason, n] : skipped_by_reason) std::printf("  skipped %4zu  %s\n", n, reason.c_str());
+  for (const std::string& w : wrong) std::printf("  WRONG %s\n", w.c_str());
+  CHECK(wrong.empty());
+  if (!only) CHECK(total >= 900);
+}
