@@ -160,9 +160,9 @@ Status grad_Resize2d(const BackwardRecord& r, const Tensor& g, std::vector<Tenso
   float* pd = detail::raw_as<float>(dx);
   const int64_t HW = rg.H * rg.W, OP = rg.OH * rg.OW;
   for (int64_t oh = 0; oh < rg.OH; ++oh) {
-    const double sy = kernels::resize_source_coord(rg.coord, oh, rg.scale_h, rg.H, rg.OH);
+    const double sy = kernels::resize_source_coord(rg.coord, oh, rg.scale_h, rg.H, kernels::resized_length(rg, true));
     for (int64_t ow = 0; ow < rg.OW; ++ow) {
-      const double sx = kernels::resize_source_coord(rg.coord, ow, rg.scale_w, rg.W, rg.OW);
+      const double sx = kernels::resize_source_coord(rg.coord, ow, rg.scale_w, rg.W, kernels::resized_length(rg, false));
       if (rg.mode == kernels::ResizeMode::Nearest) {
         const int64_t src = kernels::resize_nearest_index(rg.nearest, sy, rg.H) * rg.W + kernels::resize_nearest_index(rg.nearest, sx, rg.W);
         for (int64_t p = 0; p < rg.NC; ++p) pd[p * HW + src] += pg[p * OP + oh * rg.OW + ow];

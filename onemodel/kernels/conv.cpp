@@ -454,11 +454,11 @@ void f32_batch_norm_inference(const float* x, const float* scale, const float* b
   }
 }
 
-double resize_source_coord(ResizeCoord c, int64_t o, double scale, int64_t in, int64_t out) {
+double resize_source_coord(ResizeCoord c, int64_t o, double scale, int64_t in, double resized) {
   switch (c) {
     case ResizeCoord::HalfPixel: return (double(o) + 0.5) / scale - 0.5;
-    case ResizeCoord::PytorchHalfPixel: return out > 1 ? (double(o) + 0.5) / scale - 0.5 : 0.0;
-    case ResizeCoord::AlignCorners: return out == 1 ? 0.0 : double(o) * double(in - 1) / double(out - 1);
+    case ResizeCoord::PytorchHalfPixel: return resized > 1 ? (double(o) + 0.5) / scale - 0.5 : 0.0;
+    case ResizeCoord::AlignCorners: return resized <= 1 ? 0.0 : double(o) * double(in - 1) / (resized - 1);
     case ResizeCoord::Asymmetric: return double(o) / scale;
   }
   return 0.0;
@@ -489,9 +489,9 @@ void resize_linear_taps(double v, int64_t in, int64_t* i0, int64_t* i1, float* w
 void f32_resize2d(const ResizeGeom& g, const float* x, float* y) {
   const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
   for (int64_t oh = 0; oh < g.OH; ++oh) {
-    const double sy = resize_source_coord(g.coord, oh, g.scale_h, g.H, g.OH);
+    const double sy = resize_source_coord(g.coord, oh, g.scale_h, g.H, resized_length(g, true));
     for (int64_t ow = 0; ow < g.OW; ++ow) {
-      const double sx = resize_source_coord(g.coord, ow, g.scale_w, g.W, g.OW);
+      const double sx = resize_source_coord(g.coord, ow, g.scale_w, g.W, resized_length(g, false));
       if (g.mode == ResizeMode::Nearest) {
         const int64_t src = resize_nearest_index(g.nearest, sy, g.H) * g.W + resize_nearest_index(g.nearest, sx, g.W);
         for (int64_t nc = 0; nc < g.NC; ++nc) y[nc * OP + oh * g.OW + ow] = x[nc * HW + src];

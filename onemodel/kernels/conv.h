@@ -79,12 +79,20 @@ enum class ResizeNearest { Floor, RoundPreferFloor, RoundPreferCeil, Ceil };
 struct ResizeGeom {
   int64_t NC = 1, H = 1, W = 1, OH = 1, OW = 1;
   double scale_h = 1, scale_w = 1;  // output / input, as the coordinate transform uses them
+  // Scales given (not sizes): align_corners and pytorch_half_pixel then use the unrounded
+  // resized length in * scale, as the ONNX definition does, not the integer output size.
+  bool from_scales = false;
   ResizeMode mode = ResizeMode::Nearest;
   ResizeCoord coord = ResizeCoord::HalfPixel;
   ResizeNearest nearest = ResizeNearest::RoundPreferFloor;
 };
-// Source coordinate of output index o (in float64, as ONNX states it).
-double resize_source_coord(ResizeCoord c, int64_t o, double scale, int64_t in, int64_t out);
+// Source coordinate of output index o (in float64, as ONNX states it); `resized` is the resized
+// length (the output size, or in * scale when scales were given).
+double resize_source_coord(ResizeCoord c, int64_t o, double scale, int64_t in, double resized);
+inline double resized_length(const ResizeGeom& g, bool height) {
+  if (!g.from_scales) return double(height ? g.OH : g.OW);
+  return height ? double(g.H) * g.scale_h : double(g.W) * g.scale_w;
+}
 void f32_resize2d(const ResizeGeom& g, const float* x, float* y);
 // The taps f32_resize2d uses (for the eager gradient): the nearest source index, clamped to
 // [0, in), and the two linear taps with their weights (w0 for i0) after clamping v to [0, in-1].

@@ -315,8 +315,10 @@ TEST_CASE("global pools, BatchNormalization, Resize and Pad") {
       const Out y = one("Resize", {"x", "", "sc"}, {TensorData::from_vector<float>("sc", {4}, {1, 1, 2, 1.5f})},
                         {Attribute::of_string("mode", "linear"), Attribute::of_string("coordinate_transformation_mode", ct)});
       REQUIRE(y.dims == std::vector<int64_t>{2, 3, 8, 7});
-      auto src = [&](int64_t o, double scale, int64_t in, int64_t out) {
-        double v = std::string(ct) == "align_corners" ? o * double(in - 1) / double(out - 1)
+      // With scales, align_corners divides by the unrounded resized length in * scale (the ONNX
+      // definition; the node test test_resize_downsample_scales_linear_align_corners checks it).
+      auto src = [&](int64_t o, double scale, int64_t in, int64_t) {
+        double v = std::string(ct) == "align_corners" ? o * double(in - 1) / (double(in) * scale - 1)
                    : std::string(ct) == "asymmetric" ? o / scale : (o + 0.5) / scale - 0.5;
         return std::min(std::max(v, 0.0), double(in - 1));
       };

@@ -291,9 +291,9 @@ constexpr AttrSpec kConvTransposeAttrs[] = {
     {"pads", AttrKind::Ints},            {"strides", AttrKind::PositiveInts}};
 
 constexpr OpDef kOps[] = {
-    op("Conv").inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).kernel(conv_kernel).with_scratch(conv_scratch)
+    op("Conv").upgrades_from(7).inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).kernel(conv_kernel).with_scratch(conv_scratch)
         .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads; 1x1 as one GEMM on the input, im2col tiles, direct depthwise; exact: fma chain over (c, kh, kw), then bias"),
-    op("ConvTranspose").inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose).kernel(conv_transpose_kernel)
+    op("ConvTranspose").upgrades_from(7).inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose).kernel(conv_transpose_kernel)
         .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
         .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order"),
     op("FusedConv").in_domain(kOnemodelDomain).inputs(2, 3).attributes(kFusedConvAttrs).shapes(infer_fused_conv).kernel(conv_kernel)

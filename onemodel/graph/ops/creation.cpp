@@ -56,7 +56,7 @@ Status range_kernel(const KernelContext& k) {
 }
 
 constexpr OpDef kOps[] = {
-    op("Range").inputs(3).shapes(infer_range).kernel(range_kernel)
+    op("Range").upgrades_from(11).plan_time_inputs_mask(0x7u).inputs(3).shapes(infer_range).kernel(range_kernel)
         .doc("f32 i64 i32 scalars known at plan time; start + i * delta"),
 };
 

@@ -137,14 +137,14 @@ constexpr AttrSpec kAvgPoolAttrs[] = {{"auto_pad", AttrKind::String},         {"
 constexpr AttrSpec kBatchNormAttrs[] = {{"epsilon", AttrKind::Float}, {"momentum", AttrKind::Float}, {"training_mode", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("MaxPool").inputs(1).attributes(kMaxPoolAttrs).shapes(infer_pool).kernel(max_pool_kernel)
+    op("MaxPool").upgrades_from(7).inputs(1).attributes(kMaxPoolAttrs).shapes(infer_pool).kernel(max_pool_kernel)
         .doc("f32, 1-D and 2-D spatial; auto_pad, pads, strides, dilations, ceil_mode; NaN propagates; the Indices output is refused"),
-    op("AveragePool").inputs(1).attributes(kAvgPoolAttrs).shapes(infer_pool).kernel(avg_pool_kernel)
+    op("AveragePool").upgrades_from(7).inputs(1).attributes(kAvgPoolAttrs).shapes(infer_pool).kernel(avg_pool_kernel)
         .doc("f32, 1-D and 2-D spatial; count_include_pad, ceil_mode, dilations; window summed in (kh, kw) order, then divided"),
-    op("GlobalAveragePool").inputs(1).shapes(infer_global).kernel(global_avg_kernel)
+    op("GlobalAveragePool").upgrades_from(7).inputs(1).shapes(infer_global).kernel(global_avg_kernel)
         .doc("f32, any spatial rank; exact: fixed-order sum per plane, then one division"),
-    op("GlobalMaxPool").inputs(1).shapes(infer_global).kernel(global_max_kernel).doc("f32, any spatial rank; NaN propagates"),
-    op("BatchNormalization").inputs(5).attributes(kBatchNormAttrs).shapes(infer_batch_norm).kernel(batch_norm_kernel)
+    op("GlobalMaxPool").upgrades_from(7).inputs(1).shapes(infer_global).kernel(global_max_kernel).doc("f32, any spatial rank; NaN propagates"),
+    op("BatchNormalization").upgrades_from(9).inputs(5).attributes(kBatchNormAttrs).shapes(infer_batch_norm).kernel(batch_norm_kernel)
         .doc("f32, inference form: (x - mean) * (scale / sqrt(var + epsilon)) + B, one rounding per operation; training_mode refused"),
 };
 

@@ -95,6 +95,7 @@ Status resize_kernel(const KernelContext& k) {
     const float* s = k.in(2).as<const float>();
     g.scale_h = s[2];
     g.scale_w = s[3];
+    g.from_scales = true;
   } else {
     g.scale_h = double(g.OH) / double(g.H);
     g.scale_w = double(g.OW) / double(g.W);
@@ -244,9 +245,9 @@ constexpr AttrSpec kResizeAttrs[] = {{"mode", AttrKind::String},
 constexpr AttrSpec kPadAttrs[] = {{"mode", AttrKind::String}};
 
 constexpr OpDef kOps[] = {
-    op("Resize").inputs(1, 4).attributes(kResizeAttrs).shapes(infer_resize).kernel(resize_kernel)
+    op("Resize").upgrades_from(11).plan_time_inputs_mask((1u << 1) | (1u << 2) | (1u << 3)).inputs(1, 4).attributes(kResizeAttrs).shapes(infer_resize).kernel(resize_kernel)
         .doc("f32 4-D NCHW, spatial axes only; nearest (floor, ceil, round_prefer_floor/ceil) or linear; half_pixel, pytorch_half_pixel, align_corners, asymmetric; scales or sizes known at plan time"),
-    op("Pad").inputs(2, 4).attributes(kPadAttrs).shapes(infer_pad).kernel(pad_kernel)
+    op("Pad").upgrades_from(11).plan_time_inputs_mask((1u << 1) | (1u << 3)).inputs(2, 4).attributes(kPadAttrs).shapes(infer_pad).kernel(pad_kernel)
         .doc("any dtype; constant, reflect, edge; pads (and axes) known at plan time; negative pads crop"),
 };
 

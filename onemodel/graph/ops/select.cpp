@@ -149,11 +149,11 @@ constexpr AttrSpec kTopKAttrs[] = {{"axis", AttrKind::Int}, {"largest", AttrKind
 constexpr OpDef kOps[] = {
     op("Max").inputs(2).shapes(infer_extreme).kernel(extreme_kernel<true>).doc("f32, two inputs, broadcasting; NaN propagates"),
     op("Min").inputs(2).shapes(infer_extreme).kernel(extreme_kernel<false>).doc("f32, two inputs, broadcasting; NaN propagates"),
-    op("ArgMax").inputs(1).attributes(kArgAttrs).shapes(infer_arg).kernel(arg_kernel<true>)
+    op("ArgMax").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).kernel(arg_kernel<true>)
         .doc("f32 -> i64, axis, keepdims; first index of ties; NaN is the largest"),
-    op("ArgMin").inputs(1).attributes(kArgAttrs).shapes(infer_arg).kernel(arg_kernel<false>)
+    op("ArgMin").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).kernel(arg_kernel<false>)
         .doc("f32 -> i64, axis, keepdims; first index of ties; NaN is the smallest"),
-    op("TopK").inputs(2).attributes(kTopKAttrs).shapes(infer_topk).kernel(topk_kernel).with_scratch(topk_scratch)
+    op("TopK").upgrades_from(10).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kTopKAttrs).shapes(infer_topk).kernel(topk_kernel).with_scratch(topk_scratch)
         .doc("f32; K known at plan time; axis, largest; always sorted, ties by lower index"),
 };
 
