@@ -148,6 +148,10 @@ Status verify_traced(const graph::Graph& g, const VerifyPlan& plan, const RerunF
     OM_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, make_inputs(plan, s, gen));
     std::vector<Tensor> eager;
     std::vector<Tensor> traced;
+    std::vector<std::pair<std::string, Tensor>> feeds;
+    for (size_t i = 0; i < inputs.size(); ++i) feeds.push_back({plan.inputs[i].name, inputs[i]});
+#if defined(__cpp_exceptions)
+    // The re-run is user code and the Session's edge throws: either failing names the axis.
     try {
       NoGradGuard no_grad;
       eager = rerun(inputs);
@@ -155,12 +159,18 @@ Status verify_traced(const graph::Graph& g, const VerifyPlan& plan, const RerunF
       return Status::trace(TraceErrorKind::SymbolicShape, msg(head, "the eager re-run failed: ", e.what(), tail));
     }
     try {
-      std::vector<std::pair<std::string, Tensor>> feeds;
-      for (size_t i = 0; i < inputs.size(); ++i) feeds.push_back({plan.inputs[i].name, inputs[i]});
       traced = session.run(feeds);
     } catch (const Error& e) {
       return Status::trace(TraceErrorKind::SymbolicShape, msg(head, "the traced graph does not run at this size: ", e.what(), tail));
     }
+#else
+    // Without exceptions a failure goes to the error handler (docs/deploying.md).
+    {
+      NoGradGuard no_grad;
+      eager = rerun(inputs);
+    }
+    traced = session.run(feeds);
+#endif
     if (eager.size() != traced.size())
       return Status::error(ErrorKind::InvalidArgument, msg(call, ": the re-run callable returned ", eager.size(), " outputs but the trace has ",
                                                            traced.size(), "; return them in the order given to finish"));

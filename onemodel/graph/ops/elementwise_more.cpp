@@ -38,20 +38,6 @@ Status infer_same_binary(InferContext& ctx, std::initializer_list<DType> allowed
   return Status::ok();
 }
 
-template <typename T, typename R, typename F>
-void binary_loop(const KernelContext& k, F f) {
-  const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
-  BroadcastIter it;
-  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
-  const T* a = k.in(0).as<const T>();
-  const T* b = k.in(1).as<const T>();
-  R* y = k.out(0).as<R>();
-  const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
-  it.for_each([&](const int64_t* off, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[off[0] + i] = f(a[off[1] + i * sa], b[off[2] + i * sb]);
-  });
-}
-
 // ---- logic ----
 
 Status infer_logic(InferContext& ctx) { return infer_same_binary(ctx, {DType::boolean}, true); }
