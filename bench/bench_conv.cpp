@@ -5,6 +5,7 @@
 //   bench_conv [--seconds S]
 #include <onemodel/onemodel.h>
 
+#include "fma_peak.h"
 #include "onemodel/kernels/kernels.h"
 
 #include <algorithm>
@@ -23,47 +24,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace g = om::graph;
 
-#if defined(__x86_64__)
-// 12 independent fma chains per vector width, best of 3.
-__attribute__((target("avx2,fma"))) double fma_peak_256() {
-  double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    __m256 acc[12];
-    for (__m256& v : acc) v = _mm256_set1_ps(1e-7f);
-    const __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-7f);
-    const long iters = 5000000;
-    const auto t0 = Clock::now();
-    for (long it = 0; it < iters; ++it) {
-      for (__m256& v : acc) v = _mm256_fmadd_ps(v, m, a);
-      __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]));
-    }
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    volatile float sink = 0;
-    for (__m256& v : acc) sink = sink + _mm256_cvtss_f32(v);
-    best = std::max(best, double(iters) * 12 * 8 * 2 / s * 1e-9);
-  }
-  return best;
-}
-__attribute__((target("avx512f"))) double fma_peak_512() {
-  double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    __m512 acc[12];
-    for (__m512& v : acc) v = _mm512_set1_ps(1e-7f);
-    const __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-7f);
-    const long iters = 5000000;
-    const auto t0 = Clock::now();
-    for (long it = 0; it < iters; ++it) {
-      for (__m512& v : acc) v = _mm512_fmadd_ps(v, m, a);
-      __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]));
-    }
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    volatile float sink = 0;
-    for (__m512& v : acc) sink = sink + _mm512_cvtss_f32(v);
-    best = std::max(best, double(iters) * 12 * 16 * 2 / s * 1e-9);
-  }
-  return best;
-}
-#endif
 
 std::vector<float> values(size_t n, uint32_t seed) {
   std::vector<float> v(n);
@@ -107,9 +67,9 @@ int main(int argc, char** argv) {
               (long long)M, (long long)H, (long long)W, flops * 1e-6);
   double peak256 = 0, peak512 = 0;
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) peak256 = fma_peak_256();
-  if (__builtin_cpu_supports("avx512f")) peak512 = fma_peak_512();
+  const bench::Peaks peaks = bench::fma_peaks();
+  peak256 = peaks.p256;
+  peak512 = peaks.p512;
   std::printf("FMA peak (1 core, this run): 256-bit %.1f GFLOP/s, 512-bit %.1f GFLOP/s\n", peak256, peak512);
 #endif
   const om::kernels::Isa original = om::kernels::active_isa();

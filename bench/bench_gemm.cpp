@@ -11,13 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "fma_peak.h"
 #include "onemodel/kernels/kernels.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#elif defined(__aarch64__)
-#include <arm_neon.h>
-#endif
 
 using namespace om::kernels;
 using Clock = std::chrono::steady_clock;
@@ -26,87 +21,6 @@ namespace {
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// Peak single-precision FMA rate of one core for the active ISA: enough independent accumulator
-// chains to cover the FMA latency on every FMA port. Best of several runs.
-#if defined(__x86_64__)
-__attribute__((target("avx2,fma"))) double fma_peak_gflops_avx2() {
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    __m256 acc[12];
-    for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(float(i) * 1e-3f);
-    const __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-7f);
-    const long iters = 20000000;
-    const auto t0 = Clock::now();
-    for (long it = 0; it < iters; ++it) {
-      for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], m, a);
-      __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]), "+x"(acc[4]), "+x"(acc[5]));
-    }
-    const double s = seconds_since(t0);
-    float sink = 0;
-    for (int i = 0; i < 12; ++i) sink += _mm256_cvtss_f32(acc[i]);
-    if (sink == 12345.0f) std::printf(" ");
-    best = std::max(best, double(iters) * 12 * 8 * 2 / s * 1e-9);
-  }
-  return best;
-}
-__attribute__((target("avx512f"))) double fma_peak_gflops_avx512() {
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    __m512 acc[12];
-    for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(float(i) * 1e-3f);
-    const __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-7f);
-    const long iters = 20000000;
-    const auto t0 = Clock::now();
-    for (long it = 0; it < iters; ++it) {
-      for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], m, a);
-      __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]), "+v"(acc[4]), "+v"(acc[5]));
-    }
-    const double s = seconds_since(t0);
-    float sink = 0;
-    for (int i = 0; i < 12; ++i) sink += _mm512_reduce_add_ps(acc[i]);
-    if (sink == 12345.0f) std::printf(" ");
-    best = std::max(best, double(iters) * 12 * 16 * 2 / s * 1e-9);
-  }
-  return best;
-}
-#endif
-#if defined(__aarch64__)
-double fma_peak_gflops_neon() {
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    float32x4_t acc[16];
-    for (int i = 0; i < 16; ++i) acc[i] = vdupq_n_f32(float(i) * 1e-3f);
-    const float32x4_t m = vdupq_n_f32(0.999999f), a = vdupq_n_f32(1e-7f);
-    const long iters = 20000000;
-    const auto t0 = Clock::now();
-    for (long it = 0; it < iters; ++it)
-      for (int i = 0; i < 16; ++i) acc[i] = vfmaq_f32(a, acc[i], m);
-    const double s = seconds_since(t0);
-    float sink = 0;
-    for (int i = 0; i < 16; ++i) sink += vgetq_lane_f32(acc[i], 0);
-    if (sink == 12345.0f) std::printf(" ");
-    best = std::max(best, double(iters) * 16 * 4 * 2 / s * 1e-9);
-  }
-  return best;
-}
-#endif
-
-struct Peaks {
-  double p256 = 0, p512 = 0;  // on AArch64 p256 holds the 128-bit NEON peak
-};
-
-Peaks fma_peaks() {
-  Peaks p;
-#if defined(__x86_64__)
-  if (isa_supported(Isa::Avx2)) p.p256 = fma_peak_gflops_avx2();
-  if (isa_supported(Isa::Avx512)) p.p512 = fma_peak_gflops_avx512();
-#endif
-#if defined(__aarch64__)
-  if (isa_supported(Isa::Neon)) p.p256 = fma_peak_gflops_neon();
-#endif
-  return p;
 }
 
 // Best-of-runs GFLOP/s of C[M,N] = A[M,K] * B[K,N], B as given or pre-packed.
@@ -153,7 +67,7 @@ std::string pct(double x, double peak) {
 int main(int argc, char** argv) {
   const double min_seconds = argc > 1 ? std::atof(argv[1]) : 0.3;
   const Isa native = active_isa();
-  const Peaks peaks = fma_peaks();
+  const bench::Peaks peaks = bench::fma_peaks();
   std::printf("one thread, best of runs, exact mode; native isa: %s\n", isa_name(native));
 #if defined(__aarch64__)
   std::printf("FMA peak (128-bit NEON): %.1f GFLOP/s\n", peaks.p256);

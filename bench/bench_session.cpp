@@ -24,6 +24,7 @@
 // failed (timings are noisy).
 #include <onemodel/onemodel.h>
 
+#include "fma_peak.h"
 #include "onemodel/kernels/kernels.h"
 #include "bench_cnn_models.h"
 
@@ -374,49 +375,6 @@ class OrtServer {
   FILE* from_ = nullptr;
 };
 
-// Single-core FMA peak with 256-bit and 512-bit vectors (12 independent chains each, best of 3):
-// onemodel's x86 kernels use AVX2, while ONNX Runtime picks AVX-512 kernels where the CPU has
-// them, so the ratio of the two peaks bounds how much of a GEMM gap is vector width alone.
-#if defined(__x86_64__)
-__attribute__((target("avx2,fma"))) double fma_peak_256() {
-  double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    __m256 acc[12];
-    for (__m256& v : acc) v = _mm256_set1_ps(1e-7f);
-    const __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-7f);
-    const long iters = 5000000;
-    const auto t0 = Clock::now();
-    for (long it = 0; it < iters; ++it) {
-      for (__m256& v : acc) v = _mm256_fmadd_ps(v, m, a);
-      __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]));
-    }
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    volatile float sink = 0;
-    for (__m256& v : acc) sink = sink + _mm256_cvtss_f32(v);
-    best = std::max(best, double(iters) * 12 * 8 * 2 / s * 1e-9);
-  }
-  return best;
-}
-__attribute__((target("avx512f"))) double fma_peak_512() {
-  double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    __m512 acc[12];
-    for (__m512& v : acc) v = _mm512_set1_ps(1e-7f);
-    const __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-7f);
-    const long iters = 5000000;
-    const auto t0 = Clock::now();
-    for (long it = 0; it < iters; ++it) {
-      for (__m512& v : acc) v = _mm512_fmadd_ps(v, m, a);
-      __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]));
-    }
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    volatile float sink = 0;
-    for (__m512& v : acc) sink = sink + _mm512_cvtss_f32(v);
-    best = std::max(best, double(iters) * 12 * 16 * 2 / s * 1e-9);
-  }
-  return best;
-}
-#endif
 
 void print_machine() {
 #if defined(__x86_64__)
@@ -425,8 +383,9 @@ void print_machine() {
   const bool avx512 = __builtin_cpu_supports("avx512f");
   std::printf("CPU: AVX2+FMA %s, AVX-512F %s; onemodel kernels: %s", avx2 ? "yes" : "no", avx512 ? "yes" : "no",
               om::kernels::isa_name(om::kernels::active_isa()));
-  if (avx2) std::printf("; FMA peak 256-bit %.1f GFLOP/s", fma_peak_256());
-  if (avx512) std::printf(", 512-bit %.1f GFLOP/s", fma_peak_512());
+  const bench::Peaks peaks = bench::fma_peaks();
+  if (avx2) std::printf("; FMA peak 256-bit %.1f GFLOP/s", peaks.p256);
+  if (avx512) std::printf(", 512-bit %.1f GFLOP/s", peaks.p512);
   std::printf("\n");
 #endif
 }

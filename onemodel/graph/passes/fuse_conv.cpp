@@ -67,16 +67,6 @@ std::string fresh_name(ConvIndex& x, const std::string& base) {
   return n;
 }
 
-void drop_nodes(Graph& g, const std::vector<char>& dropped) {
-  size_t w = 0;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!dropped[i]) {
-      if (w != i) g.nodes[w] = std::move(g.nodes[i]);
-      ++w;
-    }
-  g.nodes.resize(w);
-}
-
 }  // namespace
 
 Status fold_conv_batchnorm(Graph& g, ArithmeticMode, size_t* changes) {
@@ -122,7 +112,7 @@ Status fold_conv_batchnorm(Graph& g, ArithmeticMode, size_t* changes) {
     g.nodes[i] = std::move(fused);
     ++*changes;
   }
-  drop_nodes(g, dropped);
+  remove_dropped(g, dropped);
   for (auto& t : added) g.initializers.push_back(std::move(t));  // after the scan: the index points into the vector
   return Status::ok();
 }
@@ -187,7 +177,7 @@ Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
     g.nodes[i] = std::move(fused);
     ++*changes;
   }
-  drop_nodes(g, dropped);
+  remove_dropped(g, dropped);
   for (auto& t : added) g.initializers.push_back(std::move(t));
   return Status::ok();
 }
