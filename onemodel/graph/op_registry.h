@@ -155,11 +155,12 @@ struct PackableB {
 
 using PrepackFn = bool (*)(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out);
 
-// The default-domain opsets the reader accepts: kOldestOpset..kNewestOpset. An operator's
-// OpDef::since is the first opset whose form its kernel implements (default kFormOpset, the
-// opset most forms were last changed in); models of older opsets reach that form through the
-// op's OpUpgrade, or are refused naming the operator and the version (docs/onnx.md, "Opsets").
-constexpr int kOldestOpset = 7;
+// The default-domain opsets the reader accepts: kOldestOpset..kNewestOpset. Whether a node of an
+// old opset is read is each operator's decision, not the model's: OpDef::since is the first
+// opset whose form its kernel implements (default kFormOpset, the opset most forms were last
+// changed in); nodes of older opsets reach that form through the op's OpUpgrade (as far back as
+// upgrades_from), or are refused naming the operator and both versions (docs/onnx.md, "Opsets").
+constexpr int kOldestOpset = 1;
 constexpr int kFormOpset = 13;
 constexpr int kNewestOpset = 20;
 

@@ -5,7 +5,8 @@
 // equal bytes. A tensor (or a whole file) over 2 GiB is refused: protobuf cannot hold it.
 //
 // Reader: decodes with nanopb and checks every length, count, index, dtype and shape; accepts
-// raw_data and the typed data fields; default-domain opsets 7..20, normalised to the opset-20
+// raw_data and the typed data fields; default-domain opsets 1..20 (each operator says how old a
+// node it reads: docs/onnx.md, "Opsets"), normalised to the opset-20
 // form (e.g. ReduceMean's `axes` attribute becomes an input). A malformed file fails with kind
 // Format naming what is wrong; unsupported operators fail with kind Unsupported listing every
 // unsupported op type of the file; external-data tensors are refused (kind Unsupported).

@@ -270,7 +270,7 @@ Status check_and_normalise(Decoded& d) {
   if (d.ir_version < 1) return format("model", msg("ir_version is ", d.ir_version));
   if (d.graph_fields == 0) return format("model", "the model has no graph");
 
-  // Opsets: the default domain once, 7..20.
+  // Opsets: the default domain once, 1..20; each operator decides how old a node it reads (below).
   int64_t opset = 0;
   std::unordered_set<std::string> domains;
   for (graph::OpsetImport& o : g.opsets) {

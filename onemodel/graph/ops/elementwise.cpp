@@ -309,7 +309,7 @@ constexpr AttrSpec kGeluAttrs[] = {{"approximate", AttrKind::String}};
 constexpr AttrSpec kLeakyAttrs[] = {{"alpha", AttrKind::Float}};
 
 constexpr OpDef unary(const char* type, KernelFn k, const char* notes) {
-  return op(type).upgrades_from(7).inputs(1).shapes(infer_f32_unary).kernel(k).doc(notes);
+  return op(type).upgrades_from(6).inputs(1).shapes(infer_f32_unary).kernel(k).doc(notes);
 }
 
 constexpr OpDef kOps[] = {
@@ -324,7 +324,7 @@ constexpr OpDef kOps[] = {
     op("Less").upgrades_from(7).inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Lt>).doc("f32 i64 i32 bool -> bool"),
     op("Greater").upgrades_from(7).inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Gt>).doc("f32 i64 i32 bool -> bool"),
     op("Where").upgrades_from(9).inputs(3).shapes(infer_where).kernel(where_kernel).doc("any dtype, three-way broadcasting"),
-    op("Neg").upgrades_from(7).inputs(1).shapes(infer_neg).kernel(neg_kernel).doc("f32 i64 i32"),
+    op("Neg").upgrades_from(6).inputs(1).shapes(infer_neg).kernel(neg_kernel).doc("f32 i64 i32"),
     unary("Relu", unary_kernel<UnaryOp::Relu>, "f32"),
     unary("Sigmoid", unary_kernel<UnaryOp::Sigmoid>, "f32, library sigmoid"),
     unary("Tanh", unary_kernel<UnaryOp::Tanh>, "f32, library tanh"),
@@ -336,8 +336,8 @@ constexpr OpDef kOps[] = {
     unary("Reciprocal", unary_kernel<UnaryOp::Reciprocal>, "f32"),
     op("Gelu").since_opset(20).inputs(1).attributes(kGeluAttrs).shapes(infer_gelu).kernel(gelu_kernel)
         .doc("f32, approximate none|tanh"),
-    op("LeakyRelu").upgrades_from(7).inputs(1).attributes(kLeakyAttrs).shapes(infer_f32_unary).kernel(leaky_relu_kernel).doc("f32, alpha"),
-    op("Clip").upgrades_from(7).attr_became_input("min", 1, 11).attr_became_input("max", 2, 11).inputs(1, 3).shapes(infer_clip).kernel(clip_kernel).doc("f32 i64 i32 i8 u8, optional scalar min/max inputs"),
+    op("LeakyRelu").upgrades_from(6).inputs(1).attributes(kLeakyAttrs).shapes(infer_f32_unary).kernel(leaky_relu_kernel).doc("f32, alpha"),
+    op("Clip").upgrades_from(6).attr_became_input("min", 1, 11).attr_became_input("max", 2, 11).inputs(1, 3).shapes(infer_clip).kernel(clip_kernel).doc("f32 i64 i32 i8 u8, optional scalar min/max inputs"),
 };
 
 }  // namespace

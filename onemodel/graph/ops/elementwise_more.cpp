@@ -283,14 +283,14 @@ constexpr AttrSpec kSeluAttrs[] = {{"alpha", AttrKind::Float}, {"gamma", AttrKin
 constexpr AttrSpec kHardSigmoidAttrs[] = {{"alpha", AttrKind::Float}, {"beta", AttrKind::Float}};
 
 constexpr OpDef f32_unary(const char* type, KernelFn k, const char* notes) {
-  return op(type).upgrades_from(7).inputs(1).shapes(infer_f32).kernel(k).doc(notes);
+  return op(type).upgrades_from(6).inputs(1).shapes(infer_f32).kernel(k).doc(notes);
 }
 
 constexpr OpDef kOps[] = {
     op("And").upgrades_from(7).inputs(2).shapes(infer_logic).kernel(logic_kernel<Logic::And>).doc("bool, broadcasting"),
     op("Or").upgrades_from(7).inputs(2).shapes(infer_logic).kernel(logic_kernel<Logic::Or>).doc("bool, broadcasting"),
     op("Xor").upgrades_from(7).inputs(2).shapes(infer_logic).kernel(logic_kernel<Logic::Xor>).doc("bool, broadcasting"),
-    op("Not").upgrades_from(7).inputs(1).shapes(infer_not).kernel(not_kernel).doc("bool"),
+    op("Not").upgrades_from(1).inputs(1).shapes(infer_not).kernel(not_kernel).doc("bool"),
     op("Mod").upgrades_from(10).inputs(2).attributes(kModAttrs).shapes(infer_mod).kernel(mod_kernel)
         .doc("f32 (fmod 1) i64 i32 i8 u8, broadcasting; fmod 0: the sign of the divisor; by zero is an error"),
     op("Sign").upgrades_from(9).inputs(1).shapes(infer_sign).kernel(sign_kernel).doc("f32 i64 i32 i8 u8"),
@@ -302,13 +302,13 @@ constexpr OpDef kOps[] = {
     op("PRelu").upgrades_from(7).inputs(2).shapes(infer_prelu).kernel(prelu_kernel).doc("f32, slope broadcast to X"),
     f32_unary("Elu", elu_kernel, "f32, alpha; library exp").attributes(kAlphaAttrs),
     f32_unary("Selu", selu_kernel, "f32, alpha, gamma; library exp").attributes(kSeluAttrs),
-    f32_unary("Softplus", softplus_kernel, "f32; library exp and log"),
-    f32_unary("Softsign", softsign_kernel, "f32"),
+    f32_unary("Softplus", softplus_kernel, "f32; library exp and log").upgrades_from(1),
+    f32_unary("Softsign", softsign_kernel, "f32").upgrades_from(1),
     f32_unary("HardSigmoid", hard_sigmoid_kernel, "f32, alpha, beta").attributes(kHardSigmoidAttrs),
     op("HardSwish").since_opset(14).inputs(1).shapes(infer_f32).kernel(hard_swish_kernel).doc("f32"),
-    op("Sum").upgrades_from(7).inputs(1, 64).shapes(infer_variadic).kernel(variadic_kernel<false>)
+    op("Sum").upgrades_from(6).inputs(1, 64).shapes(infer_variadic).kernel(variadic_kernel<false>)
         .doc("f32, broadcasting; summed in input order"),
-    op("Mean").upgrades_from(7).inputs(1, 64).shapes(infer_variadic).kernel(variadic_kernel<true>)
+    op("Mean").upgrades_from(6).inputs(1, 64).shapes(infer_variadic).kernel(variadic_kernel<true>)
         .doc("f32, broadcasting; summed in input order, one division"),
 };
 

@@ -177,7 +177,7 @@ constexpr AttrSpec kInstanceNormAttrs[] = {{"epsilon", AttrKind::Float}};
 constexpr OpDef kOps[] = {
     op("CumSum").upgrades_from(11).inputs(2).attributes(kCumSumAttrs).shapes(infer_cumsum).kernel(cumsum_kernel)
         .doc("f32 i64 i32; axis input (scalar), exclusive, reverse; added in element order"),
-    op("InstanceNormalization").upgrades_from(7).inputs(3).attributes(kInstanceNormAttrs).shapes(infer_instance_norm)
+    op("InstanceNormalization").upgrades_from(6).inputs(3).attributes(kInstanceNormAttrs).shapes(infer_instance_norm)
         .kernel(instance_norm_kernel).with_scratch(instance_norm_scratch)
         .doc("f32, (N, C, ...), epsilon; exact: fixed-order sums for mean and variance"),
     op("Det").upgrades_from(11).inputs(1).shapes(infer_det).kernel(det_kernel).with_scratch(det_scratch)

@@ -130,7 +130,7 @@ constexpr AttrSpec kLrnAttrs[] = {{"alpha", AttrKind::Float}, {"beta", AttrKind:
 constexpr AttrSpec kMvnAttrs[] = {{"axes", AttrKind::Ints}};
 
 constexpr OpDef kOps[] = {
-    op("LRN").upgrades_from(7).inputs(1).attributes(kLrnAttrs).shapes(infer_lrn).kernel(lrn_kernel)
+    op("LRN").upgrades_from(1).inputs(1).attributes(kLrnAttrs).shapes(infer_lrn).kernel(lrn_kernel)
         .doc("f32, (N, C, ...), size, alpha, beta, bias; library exp and log for the power"),
     op("MeanVarianceNormalization").upgrades_from(9).inputs(1).attributes(kMvnAttrs).shapes(infer_mvn).kernel(mvn_kernel)
         .with_scratch(mvn_scratch).doc("f32, axes (default 0, 2, 3); sums in element order"),

@@ -181,7 +181,7 @@ constexpr OpDef kOps[] = {
     op("ScatterElements").upgrades_from(11).inputs(3).attributes(kScatterAttrs).shapes(infer_scatter_elements)
         .kernel(scatter_elements_kernel)
         .doc("any dtype, axis; reduction none (any dtype), add, mul, max, min (f32 i64 i32) in index order"),
-    op("Hardmax").upgrades_from(7).upgrade_hook(softmax_upgrade).inputs(1).attributes(kAxisAttrs).shapes(infer_hardmax)
+    op("Hardmax").upgrades_from(1).upgrade_hook(softmax_upgrade).inputs(1).attributes(kAxisAttrs).shapes(infer_hardmax)
         .kernel(hardmax_kernel).doc("f32, axis (opset 13 semantics); the first maximum"),
 };
 

@@ -314,12 +314,12 @@ constexpr AttrSpec kAxisAttrs[] = {{"axis", AttrKind::Int}};
 constexpr AttrSpec kCastAttrs[] = {{"to", AttrKind::Int}, {"saturate", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("Slice").upgrades_from(7).plan_time_inputs_mask(0x1eu).attr_became_input("starts", 1, 10).attr_became_input("ends", 2, 10).attr_became_input("axes", 3, 10).inputs(3, 5).shapes(infer_slice).kernel(slice_kernel)
+    op("Slice").upgrades_from(1).plan_time_inputs_mask(0x1eu).attr_became_input("starts", 1, 10).attr_became_input("ends", 2, 10).attr_became_input("axes", 3, 10).inputs(3, 5).shapes(infer_slice).kernel(slice_kernel)
         .doc("any dtype; starts/ends/axes/steps known at plan time; negative steps, clamping"),
-    op("Gather").upgrades_from(7).inputs(2).attributes(kAxisAttrs).shapes(infer_gather).kernel(gather_kernel)
+    op("Gather").upgrades_from(1).inputs(2).attributes(kAxisAttrs).shapes(infer_gather).kernel(gather_kernel)
         .doc("any dtype, axis; i64/i32 indices of any rank, negative indices; out of range is an error"),
-    op("Concat").upgrades_from(7).inputs(1, 64).attributes(kAxisAttrs).shapes(infer_concat).kernel(concat_kernel).doc("any dtype, axis"),
-    op("Cast").upgrades_from(7).inputs(1).attributes(kCastAttrs).shapes(infer_cast).kernel(cast_kernel)
+    op("Concat").upgrades_from(4).inputs(1, 64).attributes(kAxisAttrs).shapes(infer_concat).kernel(concat_kernel).doc("any dtype, axis"),
+    op("Cast").upgrades_from(6).inputs(1).attributes(kCastAttrs).shapes(infer_cast).kernel(cast_kernel)
         .doc("f32 f16 i64 i32 i8 u8 bool, all pairs; float to int truncates"),
     op("CastLike").since_opset(15).inputs(2).attributes(kCastAttrs).shapes(infer_cast_like).kernel(cast_kernel)
         .doc("as Cast, to the dtype of input 1"),

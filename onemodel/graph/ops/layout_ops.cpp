@@ -241,16 +241,16 @@ constexpr AttrSpec kBlockAttrs[] = {{"blocksize", AttrKind::PositiveInt}, {"mode
 constexpr AttrSpec kDropoutAttrs[] = {{"ratio", AttrKind::Float}, {"seed", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("Size").upgrades_from(7).inputs(1).shapes(infer_size).kernel(size_kernel).with_flags(kOpShapeOnly)
+    op("Size").upgrades_from(1).inputs(1).shapes(infer_size).kernel(size_kernel).with_flags(kOpShapeOnly)
         .doc("any dtype -> i64 scalar; always folded when planning"),
     op("Trilu").since_opset(14).inputs(1, 2).attributes(kTriluAttrs).shapes(infer_trilu).kernel(trilu_kernel)
         .doc("any dtype, upper, k input (i64 scalar)"),
-    op("Split").upgrades_from(7).plan_time_inputs_mask(1u << 1).attr_became_input("split", 1, 13).inputs(1, 2).attributes(kSplitAttrs).shapes(infer_split)
+    op("Split").upgrades_from(2).plan_time_inputs_mask(1u << 1).attr_became_input("split", 1, 13).inputs(1, 2).attributes(kSplitAttrs).shapes(infer_split)
         .kernel(split_kernel).doc("any dtype, axis; split input known at plan time, or equal parts (num_outputs)"),
-    op("Tile").upgrades_from(7).plan_time_inputs_mask(1u << 1).inputs(2).shapes(infer_tile).kernel(tile_kernel).doc("any dtype; repeats known at plan time"),
-    op("DepthToSpace").upgrades_from(7).inputs(1).attributes(kBlockAttrs).shapes(infer_block<true>).kernel(block_kernel<true>)
+    op("Tile").upgrades_from(6).plan_time_inputs_mask(1u << 1).inputs(2).shapes(infer_tile).kernel(tile_kernel).doc("any dtype; repeats known at plan time"),
+    op("DepthToSpace").upgrades_from(1).inputs(1).attributes(kBlockAttrs).shapes(infer_block<true>).kernel(block_kernel<true>)
         .doc("any dtype, 4-D, blocksize, mode DCR|CRD"),
-    op("SpaceToDepth").upgrades_from(7).inputs(1).attributes(kBlockAttrs).shapes(infer_block<false>).kernel(block_kernel<false>)
+    op("SpaceToDepth").upgrades_from(1).inputs(1).attributes(kBlockAttrs).shapes(infer_block<false>).kernel(block_kernel<false>)
         .doc("any dtype, 4-D, blocksize"),
     op("Dropout").upgrades_from(7).plan_time_inputs_mask(1u << 2).attr_became_input("ratio", 1, 12).inputs(1, 3).attributes(kDropoutAttrs)
         .shapes(infer_dropout).kernel(dropout_kernel).doc("inference only: the identity, mask all true; training_mode must be false"),

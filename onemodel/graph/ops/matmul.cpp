@@ -531,7 +531,7 @@ constexpr AttrSpec kGemmAttrs[] = {
     {"alpha", AttrKind::Float}, {"beta", AttrKind::Float}, {"transA", AttrKind::Int}, {"transB", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("MatMul").upgrades_from(7).inputs(2).shapes(infer_matmul).kernel(matmul_kernel).with_scratch(matmul_scratch).with_prepack(matmul_packable_b)
+    op("MatMul").upgrades_from(1).inputs(2).shapes(infer_matmul).kernel(matmul_kernel).with_scratch(matmul_scratch).with_prepack(matmul_packable_b)
         .doc("f32, numpy semantics (1-D operands, broadcast batch axes); exact: fixed fma chain"),
     op("Gemm").upgrades_from(7).inputs(2, 3).attributes(kGemmAttrs).shapes(infer_gemm).kernel(gemm_kernel).with_scratch(gemm_scratch)
         .with_prepack(matmul_packable_b).doc("f32, transA/transB, alpha, beta, broadcast C"),

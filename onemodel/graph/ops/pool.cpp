@@ -141,9 +141,9 @@ constexpr OpDef kOps[] = {
         .doc("f32, 1-D and 2-D spatial; auto_pad, pads, strides, dilations, ceil_mode; NaN propagates; the Indices output is refused"),
     op("AveragePool").upgrades_from(7).inputs(1).attributes(kAvgPoolAttrs).shapes(infer_pool).kernel(avg_pool_kernel)
         .doc("f32, 1-D and 2-D spatial; count_include_pad, ceil_mode, dilations; window summed in (kh, kw) order, then divided"),
-    op("GlobalAveragePool").upgrades_from(7).inputs(1).shapes(infer_global).kernel(global_avg_kernel)
+    op("GlobalAveragePool").upgrades_from(1).inputs(1).shapes(infer_global).kernel(global_avg_kernel)
         .doc("f32, any spatial rank; exact: fixed-order sum per plane, then one division"),
-    op("GlobalMaxPool").upgrades_from(7).inputs(1).shapes(infer_global).kernel(global_max_kernel).doc("f32, any spatial rank; NaN propagates"),
+    op("GlobalMaxPool").upgrades_from(1).inputs(1).shapes(infer_global).kernel(global_max_kernel).doc("f32, any spatial rank; NaN propagates"),
     op("BatchNormalization").upgrades_from(9).inputs(5).attributes(kBatchNormAttrs).shapes(infer_batch_norm).kernel(batch_norm_kernel)
         .doc("f32, inference form: (x - mean) * (scale / sqrt(var + epsilon)) + B, one rounding per operation; training_mode refused"),
 };

@@ -301,9 +301,9 @@ constexpr OpDef kOps[] = {
     reduction("ReduceMean", reduce_kernel<ReduceKind::Mean>, 18)
         .doc("f32; as ReduceSum, then one division by the count"),
     reduction("ReduceMax", reduce_kernel<ReduceKind::Max>, 18).doc("f32; as ReduceSum; NaN propagates"),
-    op("Softmax").upgrades_from(7).upgrade_hook(softmax_upgrade).inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax).kernel(softmax_kernel<false>)
+    op("Softmax").upgrades_from(1).upgrade_hook(softmax_upgrade).inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax).kernel(softmax_kernel<false>)
         .with_scratch(softmax_scratch).doc("f32, axis (opset 13 semantics); exact: fixed-order sum, library exp"),
-    op("LogSoftmax").upgrades_from(7).upgrade_hook(softmax_upgrade).inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax).kernel(softmax_kernel<true>)
+    op("LogSoftmax").upgrades_from(1).upgrade_hook(softmax_upgrade).inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax).kernel(softmax_kernel<true>)
         .with_scratch(softmax_scratch).doc("f32, axis (opset 13 semantics)"),
 };
 

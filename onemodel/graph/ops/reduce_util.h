@@ -23,7 +23,7 @@ inline constexpr AttrSpec kReduceAttrs[] = {
 
 // `axes` is an input from opset 18 (ReduceSum: 13); the reader moves the older attribute there.
 constexpr OpDef reduction(const char* type, KernelFn k, int axes_input_since) {
-  return op(type).upgrades_from(7).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, axes_input_since).inputs(1, 2).attributes(kReduceAttrs)
+  return op(type).upgrades_from(1).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, axes_input_since).inputs(1, 2).attributes(kReduceAttrs)
       .shapes(infer_reduce).kernel(k).with_scratch(reduce_scratch);
 }
 

@@ -294,18 +294,18 @@ constexpr AttrSpec kConstantAttrs[] = {
 constexpr OpDef alias(const char* type, InferFn f) { return op(type).shapes(f).kernel(copy_kernel).with_flags(kOpAlias); }
 
 constexpr OpDef kOps[] = {
-    alias("Identity", infer_identity).upgrades_from(7).inputs(1).doc("any dtype; aliases its input"),
-    alias("Reshape", infer_reshape).upgrades_from(7).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kReshapeAttrs)
+    alias("Identity", infer_identity).upgrades_from(1).inputs(1).doc("any dtype; aliases its input"),
+    alias("Reshape", infer_reshape).upgrades_from(5).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kReshapeAttrs)
         .doc("any dtype; shape input known at plan time, 0 copies, one -1, allowzero; aliases its input"),
-    alias("Flatten", infer_flatten).upgrades_from(7).inputs(1).attributes(kAxisAttrs).doc("any dtype, axis; aliases its input"),
-    alias("Squeeze", infer_squeeze).upgrades_from(7).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, 13).inputs(1, 2).doc("any dtype; axes input or attribute; aliases"),
-    alias("Unsqueeze", infer_unsqueeze).upgrades_from(7).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, 13).inputs(1, 2).doc("any dtype; axes input or attribute; aliases"),
-    op("Shape").upgrades_from(7).inputs(1).attributes(kShapeAttrs).shapes(infer_shape).kernel(shape_kernel).with_flags(kOpShapeOnly)
+    alias("Flatten", infer_flatten).upgrades_from(1).inputs(1).attributes(kAxisAttrs).doc("any dtype, axis; aliases its input"),
+    alias("Squeeze", infer_squeeze).upgrades_from(1).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, 13).inputs(1, 2).doc("any dtype; axes input or attribute; aliases"),
+    alias("Unsqueeze", infer_unsqueeze).upgrades_from(1).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, 13).inputs(1, 2).doc("any dtype; axes input or attribute; aliases"),
+    op("Shape").upgrades_from(1).inputs(1).attributes(kShapeAttrs).shapes(infer_shape).kernel(shape_kernel).with_flags(kOpShapeOnly)
         .doc("start/end; always folded when planning"),
-    op("Constant").upgrades_from(7).inputs(0).attributes(kConstantAttrs).shapes(infer_constant).kernel(constant_kernel)
+    op("Constant").upgrades_from(1).inputs(0).attributes(kConstantAttrs).shapes(infer_constant).kernel(constant_kernel)
         .doc("value, value_float(s), value_int(s); folded when planning"),
     op("Expand").upgrades_from(8).plan_time_inputs_mask(1u << 1).inputs(2).shapes(infer_expand).kernel(expand_kernel).doc("any dtype; shape input known at plan time"),
-    op("Transpose").upgrades_from(7).inputs(1).attributes(kTransposeAttrs).shapes(infer_transpose).kernel(transpose_kernel)
+    op("Transpose").upgrades_from(1).inputs(1).attributes(kTransposeAttrs).shapes(infer_transpose).kernel(transpose_kernel)
         .doc("any dtype, perm (default reversed)"),
 };
 
