@@ -95,7 +95,6 @@ Status rnn_dims(const InferContext& ctx, Dims* d) {
   if (find_attr(node, "clip")) return ctx.error(ErrorKind::Unsupported, "the clip attribute is not supported; remove it");
   if (cell == Cell::Lstm && attr_int(node, "input_forget", 0) != 0)
     return ctx.error(ErrorKind::Unsupported, "input_forget = 1 is not supported; use 0");
-  if (cell == Cell::Lstm && ctx.input(kP)) return ctx.error(ErrorKind::Unsupported, "peephole weights (input P) are not supported");
   const int64_t lbr = cell == Cell::Gru ? attr_int(node, "linear_before_reset", 0) : 0;
   if (lbr != 0 && lbr != 1) return ctx.error(ErrorKind::InvalidArgument, msg("linear_before_reset must be 0 or 1, got ", lbr));
 
@@ -137,6 +136,7 @@ Status rnn_dims(const InferContext& ctx, Dims* d) {
   const std::vector<int64_t> state = d->batch_major ? std::vector<int64_t>{d->B, d->D, d->H} : std::vector<int64_t>{d->D, d->B, d->H};
   OM_TRY(require_shape(ctx, kH0, "initial_h", state));
   if (cell == Cell::Lstm) OM_TRY(require_shape(ctx, kC0, "initial_c", state));
+  if (cell == Cell::Lstm) OM_TRY(require_shape(ctx, kP, "P (peepholes)", {d->D, 3 * d->H}));
   // Every buffer the kernel touches stays within the element limit.
   int64_t n = 0;
   if (!checked_mul(d->T, d->B, &n) || !checked_mul(n, gh, &n) || !checked_mul(n, d->D, &n) || !checked_mul(d->H, gh, &n))
@@ -252,6 +252,7 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
   float* c = st.at(st.s.c);
   float* bias = st.at(st.s.bias);
   const int32_t* lens = k.has_input(kSeq) ? k.in(kSeq).as<const int32_t>() : nullptr;
+  const float* peep = st.cell == Cell::Lstm && k.has_input(kP) ? k.in(kP).as<const float>() + dir * 3 * H : nullptr;
 
   input_projection(st, dir, proj);
   // Bias: (Wb + Rb) per gate, one rounding; GRU with linear_before_reset keeps Wbh and Rbh apart.
@@ -337,13 +338,26 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
       float* gr = gates + b * GH;
       float* hb = h + b * H;
       if (st.cell == Cell::Lstm) {  // ONNX gate order i, o, f, c
-        kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr, gr, size_t(3 * H));
-        kernels::f32_unary(kernels::UnaryOp::Tanh, gr + 3 * H, gr + 3 * H, size_t(H));
         float* cb = c + b * H;
+        if (peep) {  // P = (Pi, Po, Pf): i and f see the previous cell state, o the new one
+          for (int64_t j = 0; j < H; ++j) {
+            gr[j] = gr[j] + peep[j] * cb[j];
+            gr[2 * H + j] = gr[2 * H + j] + peep[2 * H + j] * cb[j];
+          }
+          kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr, gr, size_t(H));
+          kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr + 2 * H, gr + 2 * H, size_t(H));
+        } else {
+          kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr, gr, size_t(3 * H));
+        }
+        kernels::f32_unary(kernels::UnaryOp::Tanh, gr + 3 * H, gr + 3 * H, size_t(H));
         for (int64_t j = 0; j < H; ++j) {
           const float fc = gr[2 * H + j] * cb[j];
           const float ig = gr[j] * gr[3 * H + j];
           cb[j] = fc + ig;
+        }
+        if (peep) {
+          for (int64_t j = 0; j < H; ++j) gr[H + j] = gr[H + j] + peep[H + j] * cb[j];
+          kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr + H, gr + H, size_t(H));
         }
         kernels::f32_unary(kernels::UnaryOp::Tanh, cb, hb, size_t(H));
         for (int64_t j = 0; j < H; ++j) hb[j] = gr[H + j] * hb[j];
@@ -445,8 +459,9 @@ constexpr AttrSpec kGruAttrs[] = {{"hidden_size", AttrKind::PositiveInt}, {"dire
 constexpr OpDef kOps[] = {
     op("LSTM").inputs(3, 8).attributes(kLstmAttrs).shapes(infer_rnn).kernel(rnn_kernel).with_scratch(rnn_scratch)
         .with_prepack(rnn_packable_r)
-        .doc("f32; direction, layout 0/1, sequence_lens (i32), initial_h/c, outputs Y, Y_h, Y_c; default activations only (no clip, "
-             "input_forget, peepholes); exact: fixed fma chain per gate (input then recurrent), bias after, library sigmoid/tanh"),
+        .doc("f32; direction, layout 0/1, sequence_lens (i32), initial_h/c, outputs Y, Y_h, Y_c; peepholes P (added after the bias, one "
+             "product and one rounding each); default activations only (no clip, input_forget); exact: fixed fma chain per gate "
+             "(input then recurrent), bias after, library sigmoid/tanh"),
     op("GRU").inputs(3, 6).attributes(kGruAttrs).shapes(infer_rnn).kernel(rnn_kernel).with_scratch(rnn_scratch)
         .with_prepack(rnn_packable_r)
         .doc("f32; as LSTM, linear_before_reset 0 and 1, outputs Y, Y_h; exact: fixed fma chain per gate, bias after"),
