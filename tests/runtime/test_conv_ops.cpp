@@ -212,6 +212,9 @@ TEST_CASE("ConvTranspose matches the double reference") {
   check_conv({"ConvTranspose", {1, 2, 3, 3}, {2, 2, 3, 3}, false, {ints("strides", {2, 2}), ints("output_shape", {6, 6}),
                                                                    ints("pads", {1, 1, 0, 0})}},
              {1, 2, 6, 6});
+  // output_shape beyond the full output (7 x 7): the extra rows and columns hold the bias only.
+  check_conv({"ConvTranspose", {1, 2, 3, 3}, {2, 2, 3, 3}, true, {ints("strides", {2, 2}), ints("output_shape", {8, 8})}},
+             {1, 2, 8, 8});
 }
 
 namespace {

@@ -100,9 +100,13 @@ const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size
       full += op[i] + eff;
       if (oshape && !oshape->ints.empty()) {
         const int64_t want = oshape->ints[oshape->ints.size() - sp + i];
+        if (want < 1 || want > kMaxNumel) return "output_shape must be between 1 and 2^48";
+        // Negative when output_shape exceeds the full transposed output: the pads become negative
+        // and the rows and columns they add get only the bias (as output_padding's do). The halves
+        // round down (ONNX's definition), so by default the extra row lands at the end.
         const int64_t total = full - want;
-        if (want < 1 || total < 0) return "output_shape is larger than the full transposed output, or below 1";
-        pb[i] = same_upper ? total / 2 : total - total / 2;
+        const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+        pb[i] = same_upper ? half : total - half;
         pe[i] = total - pb[i];
       } else if (same_upper || same_lower) {
         int64_t want;
