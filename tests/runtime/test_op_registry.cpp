@@ -247,6 +247,18 @@ const std::map<std::string, std::function<Example()>>& examples() {
          return Example{{Feed::of("a", {3}, std::vector<uint8_t>{1, 2, 255}), Feed::of("b", {3}, std::vector<uint8_t>{1, 7, 9})}, {},
                         {"a", "b"}, {Attribute::of_string("direction", "LEFT")}};
        }},
+      {"GridSample", [] { return Example{{f32("x", {1, 2, 3, 4}), f32("grid", {1, 2, 2, 2}, 2)}, {}, {"x", "grid"}, {}}; }},
+      {"RoiAlign", [] {
+         return Example{{f32("x", {1, 2, 5, 5})},
+                        {TensorData::from_vector("rois", {2, 4}, std::vector<float>{0, 0, 3, 3, 1, 1, 4, 2}), i64("idx", {0, 0})},
+                        {"x", "rois", "idx"}, {Attribute::of_int("output_height", 2), Attribute::of_int("output_width", 2)}};
+       }},
+      {"NonMaxSuppression", [] {
+         return Example{{Feed::of("boxes", {1, 3, 4}, std::vector<float>{0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 2, 1, 3}),
+                         Feed::of("scores", {1, 1, 3}, std::vector<float>{0.9f, 0.8f, 0.7f})},
+                        {i64("max", {2}), TensorData::from_vector("iou", {1}, std::vector<float>{0.5f})},
+                        {"boxes", "scores", "max", "iou"}, {}};
+       }},
   };
   return m;
 }
