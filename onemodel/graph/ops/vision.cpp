@@ -55,6 +55,10 @@ float pixel(const float* plane, int64_t H, int64_t W, int64_t y, int64_t x) {
   return (y < 0 || y >= H || x < 0 || x >= W) ? 0.0f : plane[y * W + x];
 }
 
+// An integral coordinate as an index; anything far outside (or infinite) becomes -1, which
+// reads as outside, so no float-to-integer conversion overflows on hostile grids.
+int64_t index_of(float v) { return v > -1e9f && v < 1e9f ? int64_t(v) : -1; }
+
 // Cubic convolution weights (a = -0.75) for the four taps around t in [0, 1).
 void cubic_weights(float t, float w[4]) {
   const float a = -0.75f;
@@ -116,7 +120,7 @@ float grid_sample_one(const float* plane, int64_t H, int64_t W, float gx, float 
       float row = 0.0f;
       for (int j = 0; j < 4; ++j) {
         const float px = padded(fx - 1.0f + float(j), W, m.pad, m.align), py = padded(fy - 1.0f + float(i), H, m.pad, m.align);
-        row = row + wx[j] * pixel(plane, H, W, int64_t(py), int64_t(px));
+        row = row + wx[j] * pixel(plane, H, W, index_of(py), index_of(px));
       }
       acc = acc + wy[i] * row;
     }
@@ -124,8 +128,10 @@ float grid_sample_one(const float* plane, int64_t H, int64_t W, float gx, float 
   }
   x = padded(x, W, m.pad, m.align);
   y = padded(y, H, m.pad, m.align);
-  if (m.sample == Sample::Nearest) return pixel(plane, H, W, int64_t(std::nearbyint(y)), int64_t(std::nearbyint(x)));
+  if (m.sample == Sample::Nearest) return pixel(plane, H, W, index_of(std::nearbyint(y)), index_of(std::nearbyint(x)));
   const float x0 = std::floor(x), y0 = std::floor(y);
+  // Outside by a pixel or more (zeros padding): no neighbour is inside.
+  if (x0 < -1.0f || x0 > float(W) || y0 < -1.0f || y0 > float(H)) return 0.0f;
   const float lx = x - x0, ly = y - y0;
   const int64_t ix = int64_t(x0), iy = int64_t(y0);
   const float top = (1.0f - lx) * pixel(plane, H, W, iy, ix) + lx * pixel(plane, H, W, iy, ix + 1);
@@ -151,7 +157,7 @@ Status grid_sample_kernel(const KernelContext& k) {
       for (int64_t p = 0; p < OH * OW; ++p) {
         const float gx = gn[2 * p], gy = gn[2 * p + 1];
         // A NaN coordinate reads nothing (the integer conversion would be undefined).
-        out[p] = (std::isnan(gx) || std::isnan(gy) || H == 0 || W == 0) ? 0.0f : grid_sample_one(plane, H, W, gx, gy, m);
+        out[p] = (!std::isfinite(gx) || !std::isfinite(gy) || H == 0 || W == 0) ? 0.0f : grid_sample_one(plane, H, W, gx, gy, m);
       }
     }
   return Status::ok();
@@ -217,6 +223,13 @@ Status roi_align_kernel(const KernelContext& k) {
     float rw = roi[2] * scale - offset - x0, rh = roi[3] * scale - offset - y0;
     if (!half_pixel) rw = std::max(rw, 1.0f), rh = std::max(rh, 1.0f);  // the legacy form's minimum size
     const float bh = rh / float(OH), bw = rw / float(OW);
+    // The adaptive sampling grid is ceil(bin size) points per axis: bounded so a hostile roi
+    // cannot ask for an unbounded loop or an overflowing conversion.
+    constexpr float kMaxGrid = 65536.0f;
+    if (!(std::fabs(bh) < kMaxGrid && std::fabs(bw) < kMaxGrid && std::isfinite(x0) && std::isfinite(y0)))
+      return Status::error(ErrorKind::InvalidArgument,
+                           msg(node.op_type, " '", node.name, "': roi ", r, " (", roi[0], ", ", roi[1], ", ", roi[2], ", ", roi[3],
+                               ") is not finite or its bins exceed ", kMaxGrid, " pixels"));
     const int64_t gh = ratio > 0 ? ratio : int64_t(std::ceil(rh / float(OH)));
     const int64_t gw = ratio > 0 ? ratio : int64_t(std::ceil(rw / float(OW)));
     const float count = float(std::max<int64_t>(gh * gw, 1));
