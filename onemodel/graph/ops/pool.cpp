@@ -1,8 +1,8 @@
-// Pools and inference batch normalisation over NCHW f32 tensors: MaxPool (dilations,
-// ceil_mode; the Indices output is refused), AveragePool (count_include_pad, ceil_mode,
-// dilations), GlobalAveragePool, GlobalMaxPool, BatchNormalization (inference form). The window
-// kernels are kernels::f32_max_pool2d / f32_avg_pool2d, shared with the eager pools; their
-// order is fixed, so both modes give the same bits on every ISA (docs/exactness.md).
+// Pools and batch normalisation over NCHW tensors: MaxPool (f32 and u8; dilations, ceil_mode,
+// the Indices output), AveragePool (count_include_pad, ceil_mode, dilations), GlobalAveragePool,
+// GlobalMaxPool, BatchNormalization (inference form, and training_mode's batch statistics). The
+// window kernels are kernels::f32_max_pool2d / f32_avg_pool2d, shared with the eager pools;
+// their order is fixed, so both modes give the same bits on every ISA (docs/exactness.md).
 #include <algorithm>
 #include <cmath>
 
@@ -29,11 +29,11 @@ Status refuse_extra_outputs(const InferContext& ctx, const char* what) {
 }
 
 Status infer_pool(InferContext& ctx) {
-  OM_TRY(require_f32_in(ctx, 0));
-  if (ctx.node.op_type == "MaxPool") {
-    OM_TRY(refuse_extra_outputs(ctx, "Indices"));
-    if (attr_int(ctx.node, "storage_order", 0) != 0)
-      return ctx.error(ErrorKind::Unsupported, "storage_order 1 only affects Indices, which is not supported");
+  const bool max = ctx.node.op_type == "MaxPool";
+  if (!(max && ctx.input(0) && ctx.input(0)->dtype == DType::u8)) OM_TRY(require_f32_in(ctx, 0));
+  if (max) {
+    const int64_t order = attr_int(ctx.node, "storage_order", 0);
+    if (order != 0 && order != 1) return ctx.error(ErrorKind::InvalidArgument, msg("storage_order must be 0 or 1, got ", order));
   }
   const auto& x = ctx.input(0)->shape;
   SpatialGeom sg;
@@ -42,7 +42,8 @@ Status infer_pool(InferContext& ctx) {
   std::vector<int64_t> y{sg.g.N, sg.g.C};
   if (sg.spatial == 2) y.push_back(sg.g.OH);
   y.push_back(sg.g.OW);
-  ctx.set_output(0, DType::f32, std::move(y));
+  ctx.set_output(0, ctx.input(0)->dtype, y);
+  if (max && ctx.outputs.size() > 1) ctx.set_output(1, DType::i64, std::move(y));
   return Status::ok();
 }
 
@@ -52,9 +53,41 @@ SpatialGeom pool_geom(const KernelContext& k) {
   return sg;
 }
 
+// u8 MaxPool runs the f32 kernel on a widened copy in the plan's scratch: the conversion is
+// exact both ways and max only selects, so the result is the u8 maximum.
+size_t max_pool_scratch(const InferContext& ctx) {
+  if (ctx.input(0)->dtype != DType::u8) return 0;
+  return size_t(ctx.input(0)->numel() + ctx.outputs[0].numel()) * sizeof(float);
+}
+
+// The kernel's argmax is the row-major offset in the window's plane; ONNX Indices count over
+// the whole input [N, C, H, W], the plane's offset in row-major (storage_order 0) or
+// column-major (1) order.
+void onnx_indices(const kernels::ConvGeom& g, bool column_major, int64_t* idx) {
+  const int64_t P = g.OH * g.OW, HW = g.H * g.W;
+  for (int64_t nc = 0; nc < g.N * g.C; ++nc)
+    for (int64_t p = 0; p < P; ++p) {
+      int64_t& at = idx[nc * P + p];
+      if (at < 0) continue;  // a window without an input element (pads as large as the kernel)
+      at = nc * HW + (column_major ? (at % g.W) * g.H + at / g.W : at);
+    }
+}
+
 Status max_pool_kernel(const KernelContext& k) {
   const SpatialGeom sg = pool_geom(k);
-  kernels::f32_max_pool2d(sg.g, k.in(0).as<const float>(), k.out(0).as<float>(), nullptr);
+  int64_t* idx = k.num_outputs > 1 && k.out(1).present ? k.out(1).as<int64_t>() : nullptr;
+  if (k.in(0).dtype == DType::u8) {
+    const uint8_t* x = k.in(0).as<const uint8_t>();
+    uint8_t* y = k.out(0).as<uint8_t>();
+    float* xs = static_cast<float*>(k.scratch);
+    float* ys = xs + k.in(0).numel;
+    for (int64_t i = 0; i < k.in(0).numel; ++i) xs[i] = float(x[i]);
+    kernels::f32_max_pool2d(sg.g, xs, ys, idx);
+    for (int64_t i = 0; i < k.out(0).numel; ++i) y[i] = ys[i] >= 0.0f ? uint8_t(ys[i]) : 0;  // empty window: -inf
+  } else {
+    kernels::f32_max_pool2d(sg.g, k.in(0).as<const float>(), k.out(0).as<float>(), idx);
+  }
+  if (idx) onnx_indices(sg.g, attr_int(*k.node, "storage_order", 0) == 1, idx);
   return Status::ok();
 }
 
@@ -97,13 +130,12 @@ Status global_max_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-// ---- BatchNormalization (inference) ----
+// ---- BatchNormalization ----
 
 Status infer_batch_norm(InferContext& ctx) {
   for (size_t i = 0; i < 5; ++i) OM_TRY(require_f32_in(ctx, i));
-  OM_TRY(refuse_extra_outputs(ctx, "training statistics"));
-  if (attr_int(ctx.node, "training_mode", 0) != 0)
-    return ctx.error(ErrorKind::Unsupported, "training_mode 1 is not supported (inference form only); export the model in evaluation mode");
+  const bool training = attr_int(ctx.node, "training_mode", 0) != 0;
+  if (!training) OM_TRY(refuse_extra_outputs(ctx, "running statistics, given only in training_mode"));
   const auto& x = ctx.input(0)->shape;
   if (x.size() < 2) return ctx.error(ErrorKind::ShapeMismatch, msg("the input must be [N, C, ...], got ", shape_str(x)));
   static const char* names[] = {"X", "scale", "B", "input_mean", "input_var"};
@@ -112,17 +144,64 @@ Status infer_batch_norm(InferContext& ctx) {
     if (s.size() != 1 || s[0] != x[1])
       return ctx.error(ErrorKind::ShapeMismatch, msg(names[i], " must be [", x[1], "] (the channels of X ", shape_str(x), "), got ", shape_str(s)));
   }
+  if (training && (x[0] == 0 || ctx.input(0)->numel() == 0))
+    return ctx.error(ErrorKind::InvalidArgument, msg("training_mode needs batch statistics, but X ", shape_str(x), " is empty"));
   ctx.set_output(0, DType::f32, x);
+  for (size_t i = 1; i < ctx.outputs.size() && i < 3; ++i) ctx.set_output(i, DType::f32, {x[1]});
   return Status::ok();
 }
 
+// training_mode: the batch mean and (population) variance per channel, in the scratch.
+size_t batch_norm_scratch(const InferContext& ctx) {
+  return attr_int(ctx.node, "training_mode", 0) != 0 ? size_t(ctx.input(0)->shape[1]) * 2 * sizeof(float) : 0;
+}
+
+// The batch statistics of channel c of [N, C, inner]: the mean is the library's sum of each
+// (n, c) run (fixed order in Exact mode) added in n order, divided by the count; the variance
+// sums (x - mean)^2 in element order, divided by the count.
+void batch_stats(const float* x, int64_t N, int64_t C, int64_t inner, int64_t c, ArithmeticMode mode, float* mean, float* var) {
+  const float count = float(N * inner);
+  float s = 0.0f;
+  for (int64_t n = 0; n < N; ++n) s = s + kernels::f32_sum(x + (n * C + c) * inner, size_t(inner), mode);
+  const float mu = s / count;
+  float q = 0.0f;
+  for (int64_t n = 0; n < N; ++n) {
+    const float* run = x + (n * C + c) * inner;
+    for (int64_t i = 0; i < inner; ++i) {
+      const float d = run[i] - mu;
+      q = q + d * d;
+    }
+  }
+  *mean = mu;
+  *var = q / count;
+}
+
+// Inference: the given mean and variance. training_mode (opset 15): the batch statistics
+// normalise X, and the optional outputs are the running statistics
+// input * momentum + batch * (1 - momentum).
 Status batch_norm_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const int64_t N = X.dims[0], C = X.dims[1];
   const int64_t inner = N * C == 0 ? 0 : X.numel / (N * C);
-  kernels::f32_batch_norm_inference(X.as<const float>(), k.in(1).as<const float>(), k.in(2).as<const float>(),
-                                    k.in(3).as<const float>(), k.in(4).as<const float>(), attr_float(*k.node, "epsilon", 1e-5f),
-                                    N, C, inner, k.out(0).as<float>());
+  const float* mean = k.in(3).as<const float>();
+  const float* var = k.in(4).as<const float>();
+  if (attr_int(*k.node, "training_mode", 0) != 0) {
+    float* bm = static_cast<float*>(k.scratch);
+    float* bv = bm + C;
+    for (int64_t c = 0; c < C; ++c) batch_stats(X.as<const float>(), N, C, inner, c, k.mode, &bm[c], &bv[c]);
+    const float m = attr_float(*k.node, "momentum", 0.9f);
+    for (size_t o = 1; o < 3; ++o) {
+      if (o >= k.num_outputs || !k.out(o).present) continue;
+      const float* given = o == 1 ? mean : var;
+      const float* batch = o == 1 ? bm : bv;
+      float* r = k.out(o).as<float>();
+      for (int64_t c = 0; c < C; ++c) r[c] = given[c] * m + batch[c] * (1.0f - m);
+    }
+    mean = bm;
+    var = bv;
+  }
+  kernels::f32_batch_norm_inference(X.as<const float>(), k.in(1).as<const float>(), k.in(2).as<const float>(), mean, var,
+                                    attr_float(*k.node, "epsilon", 1e-5f), N, C, inner, k.out(0).as<float>());
   return Status::ok();
 }
 
@@ -138,14 +217,16 @@ constexpr AttrSpec kBatchNormAttrs[] = {{"epsilon", AttrKind::Float}, {"momentum
 
 constexpr OpDef kOps[] = {
     op("MaxPool").upgrades_from(7).inputs(1).attributes(kMaxPoolAttrs).shapes(infer_pool).kernel(max_pool_kernel)
-        .doc("f32, 1-D and 2-D spatial; auto_pad, pads, strides, dilations, ceil_mode; NaN propagates; the Indices output is refused"),
+        .with_scratch(max_pool_scratch)
+        .doc("f32 u8, 1-D and 2-D spatial; auto_pad, pads, strides, dilations, ceil_mode; NaN propagates; Indices output (storage_order 0 or 1; the first maximum)"),
     op("AveragePool").upgrades_from(7).inputs(1).attributes(kAvgPoolAttrs).shapes(infer_pool).kernel(avg_pool_kernel)
         .doc("f32, 1-D and 2-D spatial; count_include_pad, ceil_mode, dilations; window summed in (kh, kw) order, then divided"),
     op("GlobalAveragePool").upgrades_from(7).inputs(1).shapes(infer_global).kernel(global_avg_kernel)
         .doc("f32, any spatial rank; exact: fixed-order sum per plane, then one division"),
     op("GlobalMaxPool").upgrades_from(7).inputs(1).shapes(infer_global).kernel(global_max_kernel).doc("f32, any spatial rank; NaN propagates"),
     op("BatchNormalization").upgrades_from(9).inputs(5).attributes(kBatchNormAttrs).shapes(infer_batch_norm).kernel(batch_norm_kernel)
-        .doc("f32, inference form: (x - mean) * (scale / sqrt(var + epsilon)) + B, one rounding per operation; training_mode refused"),
+        .with_scratch(batch_norm_scratch)
+        .doc("f32: (x - mean) * (scale / sqrt(var + epsilon)) + B, one rounding per operation; training_mode (opset 15): batch mean and population variance (exact: fixed-order sums), running mean/var outputs"),
 };
 
 }  // namespace
