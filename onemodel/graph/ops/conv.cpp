@@ -12,10 +12,6 @@
 
 namespace om::graph::ops {
 
-namespace {
-
-// Reads an ints attribute of `n` values into out; false when present with another size or a
-// value out of [lo, kMaxNumel].
 bool read_ints(const Node& node, const char* name, size_t n, int64_t fallback, int64_t lo, int64_t* out) {
   const Attribute* a = find_attr(node, name);
   if (!a || a->ints.empty()) {
@@ -29,8 +25,6 @@ bool read_ints(const Node& node, const char* name, size_t n, int64_t fallback, i
   }
   return true;
 }
-
-}  // namespace
 
 const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size_t xrank, const int64_t* w, size_t wrank,
                          SpatialGeom* out) {

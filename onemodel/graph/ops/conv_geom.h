@@ -20,6 +20,10 @@ struct SpatialGeom {
   size_t spatial = 2;          // 1 or 2
 };
 
+// Reads an ints attribute of `n` values into out (`fallback` each when absent); false when
+// present with another size or a value out of [lo, kMaxNumel].
+bool read_ints(const Node& node, const char* name, size_t n, int64_t fallback, int64_t lo, int64_t* out);
+
 // nullptr when valid, else a static reason; `x`/`w` are dims (w null for pools).
 const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size_t xrank, const int64_t* w, size_t wrank,
                          SpatialGeom* out);

@@ -1,7 +1,7 @@
 // Pools and batch normalisation over NCHW tensors: MaxPool (f32 and u8; dilations, ceil_mode,
 // the Indices output), AveragePool (count_include_pad, ceil_mode, dilations), GlobalAveragePool,
-// GlobalMaxPool, BatchNormalization (inference form, and training_mode's batch statistics). The
-// window kernels are kernels::f32_max_pool2d / f32_avg_pool2d, shared with the eager pools;
+// GlobalMaxPool, MaxUnpool, BatchNormalization (inference form, and training_mode's batch
+// statistics). The window kernels are kernels::f32_max_pool2d / f32_avg_pool2d, shared with the eager pools;
 // their order is fixed, so both modes give the same bits on every ISA (docs/exactness.md).
 #include <algorithm>
 #include <cmath>
@@ -205,6 +205,94 @@ Status batch_norm_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+// ---- MaxUnpool ----
+
+// The unpooled shape I indexes: N, C, then per spatial axis (in - 1) * stride + kernel -
+// pad_begin - pad_end. nullptr when valid, else a static reason.
+const char* unpool_shape(const Node& node, const int64_t* x, size_t rank, int64_t* y) {
+  if (rank < 3 || rank > kMaxRank) return "X must be [N, C, spatial...]";
+  const size_t sp = rank - 2;
+  int64_t k[kMaxRank], s[kMaxRank], pads[2 * kMaxRank];
+  if (!find_attr(node, "kernel_shape") || !read_ints(node, "kernel_shape", sp, 1, 1, k) || !read_ints(node, "strides", sp, 1, 1, s) ||
+      !read_ints(node, "pads", 2 * sp, 0, 0, pads))
+    return "kernel_shape (required) and strides must have one value >= 1 per spatial axis, pads two values >= 0";
+  y[0] = x[0];
+  y[1] = x[1];
+  for (size_t i = 0; i < sp; ++i) {
+    int64_t full;
+    if (!checked_mul(x[2 + i] - 1, s[i], &full) || full + k[i] > kMaxNumel || full + k[i] - pads[i] - pads[sp + i] < 1)
+      return "a spatial axis gives no valid output size";
+    y[2 + i] = full + k[i] - pads[i] - pads[sp + i];
+  }
+  return nullptr;
+}
+
+bool has_pads(const Node& node) {
+  const Attribute* p = find_attr(node, "pads");
+  return p && std::any_of(p->ints.begin(), p->ints.end(), [](int64_t v) { return v != 0; });
+}
+
+// Y is zero but where I points: I (MaxPool's Indices) holds flat offsets into the unpooled shape
+// (unpool_shape), and Y[I[j]] = X[j] in element order. output_shape (known at plan time) may
+// enlarge that shape on any axis; the extra elements are zeros at the end of each axis.
+Status infer_max_unpool(InferContext& ctx) {
+  OM_TRY(require_f32_in(ctx, 0));
+  const ValueDesc* x = ctx.input(0);
+  const ValueDesc* ind = ctx.input(1);
+  if (!ind || ind->dtype != DType::i64 || ind->shape != x->shape)
+    return ctx.error(ErrorKind::InvalidArgument, msg("I must be i64 with X's shape ", shape_str(x->shape)));
+  std::vector<int64_t> y(x->shape.size());
+  if (const char* why = unpool_shape(ctx.node, x->shape.data(), x->shape.size(), y.data()))
+    return ctx.error(ErrorKind::InvalidArgument, msg(why, "; X is ", shape_str(x->shape)));
+  if (ctx.input(2) && ctx.input(2)->numel() > 0) {
+    std::vector<int64_t> want;
+    OM_TRY(const_ints(ctx, 2, &want));
+    bool covers = want.size() == y.size();
+    for (size_t i = 0; covers && i < y.size(); ++i) covers = want[i] >= y[i];
+    if (!covers)
+      return ctx.error(ErrorKind::InvalidArgument, msg("output_shape ", shape_str(want), " must have rank ", y.size(),
+                                                       " and cover the unpooled shape ", shape_str(y), " on every axis"));
+    if (has_pads(ctx.node))
+      return ctx.error(ErrorKind::Unsupported, "output_shape together with non-zero pads is not supported (ONNX ignores pads then, "
+                                               "which leaves the frame of I undefined); drop one of them");
+    y = std::move(want);
+  }
+  OM_TRY(check_shape(msg("MaxUnpool node '", ctx.node.name, "'"), y));
+  ctx.set_output(0, DType::f32, std::move(y));
+  return Status::ok();
+}
+
+Status max_unpool_kernel(const KernelContext& k) {
+  const TensorArg& Y = k.out(0);
+  const size_t rank = Y.rank;
+  int64_t u[kMaxRank];  // the unpooled shape I indexes
+  unpool_shape(*k.node, k.in(0).dims, rank, u);
+  int64_t unpooled = 1;
+  for (size_t i = 0; i < rank; ++i) unpooled *= u[i];  // <= Y.numel, checked when planning
+  const bool same = std::equal(u, u + rank, Y.dims);
+  const float* x = k.in(0).as<const float>();
+  const int64_t* ind = k.in(1).as<const int64_t>();
+  float* y = Y.as<float>();
+  std::fill(y, y + Y.numel, 0.0f);
+  for (int64_t j = 0; j < k.in(0).numel; ++j) {
+    int64_t at = ind[j];
+    if (at < 0 || at >= unpooled)
+      return Status::error(ErrorKind::InvalidArgument, msg("MaxUnpool node '", k.node->name, "': I[", j, "] = ", at, " is outside the ",
+                                                           unpooled, " elements of the unpooled shape; I must be MaxPool's Indices"));
+    if (!same) {  // the same coordinates in Y's larger frame
+      int64_t off = 0, stride = 1;
+      for (size_t d = rank; d-- > 0;) {
+        off += (at % u[d]) * stride;
+        at /= u[d];
+        stride *= Y.dims[d];
+      }
+      at = off;
+    }
+    y[at] = x[j];
+  }
+  return Status::ok();
+}
+
 constexpr AttrSpec kMaxPoolAttrs[] = {{"auto_pad", AttrKind::String},        {"ceil_mode", AttrKind::Int},
                                       {"dilations", AttrKind::PositiveInts}, {"kernel_shape", AttrKind::PositiveInts},
                                       {"pads", AttrKind::Ints},              {"storage_order", AttrKind::Int},
@@ -213,6 +301,7 @@ constexpr AttrSpec kAvgPoolAttrs[] = {{"auto_pad", AttrKind::String},         {"
                                       {"count_include_pad", AttrKind::Int},   {"dilations", AttrKind::PositiveInts},
                                       {"kernel_shape", AttrKind::PositiveInts}, {"pads", AttrKind::Ints},
                                       {"strides", AttrKind::PositiveInts}};
+constexpr AttrSpec kMaxUnpoolAttrs[] = {{"kernel_shape", AttrKind::PositiveInts}, {"pads", AttrKind::Ints}, {"strides", AttrKind::PositiveInts}};
 constexpr AttrSpec kBatchNormAttrs[] = {{"epsilon", AttrKind::Float}, {"momentum", AttrKind::Float}, {"training_mode", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
@@ -221,6 +310,9 @@ constexpr OpDef kOps[] = {
         .doc("f32 u8, 1-D and 2-D spatial; auto_pad, pads, strides, dilations, ceil_mode; NaN propagates; Indices output (storage_order 0 or 1; the first maximum)"),
     op("AveragePool").upgrades_from(7).inputs(1).attributes(kAvgPoolAttrs).shapes(infer_pool).kernel(avg_pool_kernel)
         .doc("f32, 1-D and 2-D spatial; count_include_pad, ceil_mode, dilations; window summed in (kh, kw) order, then divided"),
+    op("MaxUnpool").since_opset(11).plan_time_inputs_mask(1u << 2).inputs(2, 3).attributes(kMaxUnpoolAttrs).shapes(infer_max_unpool)
+        .kernel(max_unpool_kernel)
+        .doc("f32, i64 indices (MaxPool's Indices) flat over the shape kernel_shape, strides and pads give, any spatial rank; output_shape known at plan time enlarges it with zeros at the axis ends; out of range is an error"),
     op("GlobalAveragePool").upgrades_from(7).inputs(1).shapes(infer_global).kernel(global_avg_kernel)
         .doc("f32, any spatial rank; exact: fixed-order sum per plane, then one division"),
     op("GlobalMaxPool").upgrades_from(7).inputs(1).shapes(infer_global).kernel(global_max_kernel).doc("f32, any spatial rank; NaN propagates"),
