@@ -1,10 +1,12 @@
 // Pools and batch normalisation over NCHW tensors: MaxPool (f32 and u8; dilations, ceil_mode,
-// the Indices output), AveragePool (count_include_pad, ceil_mode, dilations), GlobalAveragePool,
-// GlobalMaxPool, MaxUnpool, BatchNormalization (inference form, and training_mode's batch
-// statistics). The window kernels are kernels::f32_max_pool2d / f32_avg_pool2d, shared with the eager pools;
-// their order is fixed, so both modes give the same bits on every ISA (docs/exactness.md).
+// the Indices output; 1-D to 3-D), AveragePool (1-D to 3-D; count_include_pad, ceil_mode,
+// dilations), GlobalAveragePool, GlobalMaxPool, MaxUnpool, BatchNormalization (inference form,
+// and training_mode's batch statistics). The window kernels are kernels::f32_max_pool2d /
+// f32_avg_pool2d, shared with the eager pools; their order is fixed, so both modes give the
+// same bits on every ISA (docs/exactness.md).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "onemodel/graph/ops/conv_geom.h"
 #include "onemodel/graph/ops/op_util.h"
@@ -30,7 +32,8 @@ Status refuse_extra_outputs(const InferContext& ctx, const char* what) {
 
 Status infer_pool(InferContext& ctx) {
   const bool max = ctx.node.op_type == "MaxPool";
-  if (!(max && ctx.input(0) && ctx.input(0)->dtype == DType::u8)) OM_TRY(require_f32_in(ctx, 0));
+  const bool u8 = max && ctx.input(0) && ctx.input(0)->dtype == DType::u8;
+  if (!u8) OM_TRY(require_f32_in(ctx, 0));
   if (max) {
     const int64_t order = attr_int(ctx.node, "storage_order", 0);
     if (order != 0 && order != 1) return ctx.error(ErrorKind::InvalidArgument, msg("storage_order must be 0 or 1, got ", order));
@@ -39,25 +42,65 @@ Status infer_pool(InferContext& ctx) {
   SpatialGeom sg;
   if (const char* why = spatial_geom(ctx.node, GeomKind::Pool, x.data(), x.size(), nullptr, 0, &sg))
     return ctx.error(ErrorKind::ShapeMismatch, geom_error_text(ctx.node, why, x, nullptr));
+  const bool indices = max && ctx.node.outputs.size() > 1 && !ctx.node.outputs[1].empty();
+  if (sg.spatial == 3 && (u8 || indices))
+    return ctx.error(ErrorKind::Unsupported, "3-D MaxPool is f32 without the Indices output; Cast to f32 or drop Indices");
   std::vector<int64_t> y{sg.g.N, sg.g.C};
-  if (sg.spatial == 2) y.push_back(sg.g.OH);
+  if (sg.spatial == 3) y.push_back(sg.depth.OD);
+  if (sg.spatial >= 2) y.push_back(sg.g.OH);
   y.push_back(sg.g.OW);
   ctx.set_output(0, ctx.input(0)->dtype, y);
   if (max && ctx.outputs.size() > 1) ctx.set_output(1, DType::i64, std::move(y));
   return Status::ok();
 }
 
-SpatialGeom pool_geom(const KernelContext& k) {
+SpatialGeom pool_geom(const Node& node, const int64_t* x, size_t rank) {
   SpatialGeom sg;
-  spatial_geom(*k.node, GeomKind::Pool, k.in(0).dims, k.in(0).rank, nullptr, 0, &sg);
+  spatial_geom(node, GeomKind::Pool, x, rank, nullptr, 0, &sg);
   return sg;
 }
+SpatialGeom pool_geom(const KernelContext& k) { return pool_geom(*k.node, k.in(0).dims, k.in(0).rank); }
 
-// u8 MaxPool runs the f32 kernel on a widened copy in the plan's scratch: the conversion is
-// exact both ways and max only selects, so the result is the u8 maximum.
-size_t max_pool_scratch(const InferContext& ctx) {
-  if (ctx.input(0)->dtype != DType::u8) return 0;
-  return size_t(ctx.input(0)->numel() + ctx.outputs[0].numel()) * sizeof(float);
+// A 3-D pool runs the 2-D kernel twice: over the (H, W) plane of every depth slice into the
+// scratch [N*C*D, OH, OW], then over depth, the scratch viewed as [N*C, D, OH*OW] with a (kD, 1)
+// window. Max: the maximum of the plane maxima (NaN still propagates). Average: the average
+// over kd of the (kh, kw) window averages, which is the 3-D average because the window's count
+// is the product of the per-axis counts; each stage sums in its fixed order and divides once.
+struct PoolStages {
+  kernels::ConvGeom plane, depth;
+};
+PoolStages pool_stages(const SpatialGeom& sg) {
+  const DepthGeom& d = sg.depth;
+  PoolStages st;
+  st.plane = sg.g;
+  st.plane.N = sg.g.N * sg.g.C * d.D;
+  st.plane.C = st.plane.M = 1;
+  kernels::ConvGeom& g = st.depth;
+  g.N = sg.g.N * sg.g.C;
+  g.C = g.M = 1;
+  g.H = d.D;
+  g.W = g.OW = sg.g.OH * sg.g.OW;
+  g.OH = d.OD;
+  g.kH = d.kD;
+  g.sH = d.sD;
+  g.dH = d.dD;
+  g.pad_t = d.pad_front;
+  return st;
+}
+
+// Scratch: the plane results of a 3-D pool (above), or u8 MaxPool's f32 copies of X and Y (the
+// f32 kernel runs on them: the conversion is exact both ways and max only selects).
+size_t pool_scratch(const InferContext& ctx) {
+  const ValueDesc& x = *ctx.input(0);
+  const SpatialGeom sg = pool_geom(ctx.node, x.shape.data(), x.shape.size());
+  int64_t n = 0;
+  if (sg.spatial == 3) {
+    const int64_t dims[5] = {sg.g.N, sg.g.C, sg.depth.D, sg.g.OH, sg.g.OW};
+    if (!checked_numel(dims, 5, &n)) return SIZE_MAX;
+  } else if (x.dtype == DType::u8) {
+    n = x.numel() + ctx.outputs[0].numel();
+  }
+  return size_t(n) * sizeof(float);
 }
 
 // The kernel's argmax is the row-major offset in the window's plane; ONNX Indices count over
@@ -76,7 +119,12 @@ void onnx_indices(const kernels::ConvGeom& g, bool column_major, int64_t* idx) {
 Status max_pool_kernel(const KernelContext& k) {
   const SpatialGeom sg = pool_geom(k);
   int64_t* idx = k.num_outputs > 1 && k.out(1).present ? k.out(1).as<int64_t>() : nullptr;
-  if (k.in(0).dtype == DType::u8) {
+  if (sg.spatial == 3) {
+    const PoolStages st = pool_stages(sg);
+    float* t = static_cast<float*>(k.scratch);
+    kernels::f32_max_pool2d(st.plane, k.in(0).as<const float>(), t, nullptr);
+    kernels::f32_max_pool2d(st.depth, t, k.out(0).as<float>(), nullptr);
+  } else if (k.in(0).dtype == DType::u8) {
     const uint8_t* x = k.in(0).as<const uint8_t>();
     uint8_t* y = k.out(0).as<uint8_t>();
     float* xs = static_cast<float*>(k.scratch);
@@ -94,6 +142,13 @@ Status max_pool_kernel(const KernelContext& k) {
 Status avg_pool_kernel(const KernelContext& k) {
   const SpatialGeom sg = pool_geom(k);
   const bool include = attr_int(*k.node, "count_include_pad", 0) != 0;
+  if (sg.spatial == 3) {
+    const PoolStages st = pool_stages(sg);
+    float* t = static_cast<float*>(k.scratch);
+    kernels::f32_avg_pool2d(st.plane, sg.pad_b, sg.pad_r, include, k.in(0).as<const float>(), t);
+    kernels::f32_avg_pool2d(st.depth, sg.depth.pad_back, 0, include, t, k.out(0).as<float>());
+    return Status::ok();
+  }
   kernels::f32_avg_pool2d(sg.g, sg.pad_b, sg.pad_r, include, k.in(0).as<const float>(), k.out(0).as<float>());
   return Status::ok();
 }
@@ -306,10 +361,11 @@ constexpr AttrSpec kBatchNormAttrs[] = {{"epsilon", AttrKind::Float}, {"momentum
 
 constexpr OpDef kOps[] = {
     op("MaxPool").upgrades_from(7).inputs(1).attributes(kMaxPoolAttrs).shapes(infer_pool).kernel(max_pool_kernel)
-        .with_scratch(max_pool_scratch)
-        .doc("f32 u8, 1-D and 2-D spatial; auto_pad, pads, strides, dilations, ceil_mode; NaN propagates; Indices output (storage_order 0 or 1; the first maximum)"),
+        .with_scratch(pool_scratch)
+        .doc("f32 u8, 1-D, 2-D and 3-D (f32) spatial; auto_pad, pads, strides, dilations, ceil_mode; NaN propagates; Indices output (1-D and 2-D; storage_order 0 or 1; the first maximum)"),
     op("AveragePool").upgrades_from(7).inputs(1).attributes(kAvgPoolAttrs).shapes(infer_pool).kernel(avg_pool_kernel)
-        .doc("f32, 1-D and 2-D spatial; count_include_pad, ceil_mode, dilations; window summed in (kh, kw) order, then divided"),
+        .with_scratch(pool_scratch)
+        .doc("f32, 1-D, 2-D and 3-D spatial; count_include_pad, ceil_mode, dilations; window summed in (kh, kw) order, then divided; 3-D: the average over kd of those averages"),
     op("MaxUnpool").since_opset(11).plan_time_inputs_mask(1u << 2).inputs(2, 3).attributes(kMaxUnpoolAttrs).shapes(infer_max_unpool)
         .kernel(max_unpool_kernel)
         .doc("f32, i64 indices (MaxPool's Indices) flat over the shape kernel_shape, strides and pads give, any spatial rank; output_shape known at plan time enlarges it with zeros at the axis ends; out of range is an error"),
