@@ -14,6 +14,7 @@ namespace {
 
 // Max and Min: one or more inputs of one dtype, multidirectional broadcasting.
 Status infer_extreme(InferContext& ctx) {
+  if (!ctx.input(0)) return ctx.error(ErrorKind::InvalidArgument, "input 0 is required");
   std::vector<const std::vector<int64_t>*> shapes;
   const DType dt = ctx.input(0)->dtype;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
