@@ -248,6 +248,42 @@ void check_pool(const Case& c, const std::vector<int64_t>& want, bool include_pa
   });
 }
 
+// 3-D pools: the window over (kd, kh, kw) in double.
+void check_pool3d(const Case& c, const std::vector<int64_t>& want, bool include_pad) {
+  check_case(c, want, [&](const std::vector<int64_t>& yd, const std::vector<float>& x, const std::vector<float>&, const std::vector<float>&,
+                          std::vector<double>* y, std::vector<double>* m) {
+    const int64_t NC = c.x[0] * c.x[1], in[3] = {c.x[2], c.x[3], c.x[4]}, out[3] = {yd[2], yd[3], yd[4]};
+    auto k = ints_of(c, "kernel_shape", {}), s = ints_of(c, "strides", {1, 1, 1}), d = ints_of(c, "dilations", {1, 1, 1}),
+         p = ints_of(c, "pads", {0, 0, 0, 0, 0, 0});
+    y->assign(size_t(NC * out[0] * out[1] * out[2]), 0.0);
+    m->assign(y->size(), 1.0);
+    size_t o = 0;
+    for (int64_t nc = 0; nc < NC; ++nc)
+      for (int64_t od = 0; od < out[0]; ++od)
+        for (int64_t oh = 0; oh < out[1]; ++oh)
+          for (int64_t ow = 0; ow < out[2]; ++ow, ++o) {
+            double best = -INFINITY, sum = 0;
+            int64_t cnt = 0;
+            for (int64_t kd = 0; kd < k[0]; ++kd)
+              for (int64_t kh = 0; kh < k[1]; ++kh)
+                for (int64_t kw = 0; kw < k[2]; ++kw) {
+                  const int64_t i[3] = {od * s[0] - p[0] + kd * d[0], oh * s[1] - p[1] + kh * d[1], ow * s[2] - p[2] + kw * d[2]};
+                  bool inside = true, padded = true;
+                  for (int a = 0; a < 3; ++a) {
+                    inside = inside && i[a] >= 0 && i[a] < in[a];
+                    padded = padded && i[a] < in[a] + p[3 + a];
+                  }
+                  if (include_pad ? padded : inside) ++cnt;
+                  if (!inside) continue;
+                  const double v = x[size_t(((nc * in[0] + i[0]) * in[1] + i[1]) * in[2] + i[2])];
+                  best = std::max(best, v);
+                  sum += v;
+                }
+            (*y)[o] = c.op == "MaxPool" ? best : sum / double(cnt);
+          }
+  });
+}
+
 }  // namespace
 
 TEST_CASE("MaxPool and AveragePool match the double reference, ceil_mode and dilations included") {
@@ -264,6 +300,19 @@ TEST_CASE("MaxPool and AveragePool match the double reference, ceil_mode and dil
   check_pool({"AveragePool", {1, 2, 8, 8}, {}, false,
               {ints("kernel_shape", {3, 3}), ints("strides", {2, 2}), Attribute::of_int("ceil_mode", 1), Attribute::of_int("count_include_pad", 1)}},
              {1, 2, 4, 4}, true);
+}
+
+TEST_CASE("3-D MaxPool and AveragePool (two 2-D passes) match the double reference") {
+  const std::vector<Attribute> geo{ints("kernel_shape", {2, 3, 2}), ints("strides", {2, 1, 2}), ints("pads", {1, 1, 0, 0, 1, 1}),
+                                   ints("dilations", {1, 2, 1})};
+  check_pool3d({"MaxPool", {2, 2, 5, 6, 5}, {}, false, geo}, {2, 2, 3, 4, 3}, false);
+  check_pool3d({"AveragePool", {2, 2, 5, 6, 5}, {}, false, geo}, {2, 2, 3, 4, 3}, false);
+  std::vector<Attribute> incl = geo;
+  incl.push_back(Attribute::of_int("count_include_pad", 1));
+  check_pool3d({"AveragePool", {1, 2, 5, 6, 5}, {}, false, incl}, {1, 2, 3, 4, 3}, true);
+  check_pool3d({"AveragePool", {1, 1, 6, 5, 6}, {}, false,
+                {ints("kernel_shape", {3, 2, 3}), ints("strides", {2, 2, 2}), Attribute::of_int("ceil_mode", 1), Attribute::of_int("count_include_pad", 1)}},
+               {1, 1, 3, 3, 3}, true);
 }
 
 TEST_CASE("global pools, BatchNormalization, Resize and Pad") {

@@ -259,6 +259,14 @@ const std::map<std::string, std::function<Example()>>& examples() {
                         {i64("max", {2}), TensorData::from_vector("iou", {1}, std::vector<float>{0.5f})},
                         {"boxes", "scores", "max", "iou"}, {}};
        }},
+      {"MaxUnpool", [] {
+         return Example{{f32("x", {1, 1, 2, 2})}, {TensorData::from_vector<int64_t>("i", {1, 1, 2, 2}, {5, 7, 13, 15})}, {"x", "i"},
+                        {Attribute::of_ints("kernel_shape", {2, 2}), Attribute::of_ints("strides", {2, 2})}};
+       }},
+      {"ConstantOfShape", [] {
+         return Example{{}, {i64("shape", {2, 3})}, {"shape"},
+                        {Attribute::of_tensor("value", TensorData::from_vector<int32_t>("v", {1}, {7}))}};
+       }},
   };
   return m;
 }

@@ -12,10 +12,6 @@
 
 namespace om::graph::ops {
 
-namespace {
-
-// Reads an ints attribute of `n` values into out; false when present with another size or a
-// value out of [lo, kMaxNumel].
 bool read_ints(const Node& node, const char* name, size_t n, int64_t fallback, int64_t lo, int64_t* out) {
   const Attribute* a = find_attr(node, name);
   if (!a || a->ints.empty()) {
@@ -30,15 +26,15 @@ bool read_ints(const Node& node, const char* name, size_t n, int64_t fallback, i
   return true;
 }
 
-}  // namespace
-
 const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size_t xrank, const int64_t* w, size_t wrank,
                          SpatialGeom* out) {
-  if (xrank != 3 && xrank != 4) return "the input must be 3-D [N, C, W] or 4-D [N, C, H, W]";
+  if (xrank != 3 && xrank != 4 && !(kind == GeomKind::Pool && xrank == 5))
+    return kind == GeomKind::Pool ? "the input must be 3-D [N, C, W], 4-D [N, C, H, W] or 5-D [N, C, D, H, W]"
+                                  : "the input must be 3-D [N, C, W] or 4-D [N, C, H, W]";
   const size_t sp = xrank - 2;
   out->spatial = sp;
   if (kind != GeomKind::Pool && wrank != xrank) return "the weights must have the input's rank";
-  int64_t k[2], s[2], d[2], pads[4], op[2] = {0, 0};
+  int64_t k[3], s[3], d[3], pads[6], op[3] = {0, 0, 0};
   const int64_t* wk = w ? w + 2 : nullptr;
   if (kind == GeomKind::Pool) {
     const Attribute* ks = find_attr(node, "kernel_shape");
@@ -83,7 +79,7 @@ const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size
   } else {
     g.M = g.C;
   }
-  int64_t oe[2], pb[2], pe[2];
+  int64_t oe[3], pb[3], pe[3];
   const Attribute* oshape = kind == GeomKind::ConvTranspose ? find_attr(node, "output_shape") : nullptr;
   if (oshape && !oshape->ints.empty() && oshape->ints.size() != sp && oshape->ints.size() != xrank)
     return "output_shape must have one value per spatial axis";
@@ -136,21 +132,26 @@ const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size
       if (oe[i] < 1) return "the (dilated) kernel is larger than the padded input";
     }
   }
-  const size_t wi = sp - 1;  // index of the W axis in the per-axis arrays
-  g.H = sp == 2 ? x[2] : 1;
+  // The per-axis arrays hold [D,] [H,] W: W is the last, H the one before it.
+  const size_t wi = sp - 1;
+  const bool has_h = sp >= 2;
+  const size_t hi = has_h ? sp - 2 : 0;
+  g.H = has_h ? x[2 + hi] : 1;
   g.W = x[1 + sp];
-  g.kH = sp == 2 ? k[0] : 1;
+  g.kH = has_h ? k[hi] : 1;
   g.kW = k[wi];
-  g.sH = sp == 2 ? s[0] : 1;
+  g.sH = has_h ? s[hi] : 1;
   g.sW = s[wi];
-  g.dH = sp == 2 ? d[0] : 1;
+  g.dH = has_h ? d[hi] : 1;
   g.dW = d[wi];
-  g.pad_t = sp == 2 ? pb[0] : 0;
+  g.pad_t = has_h ? pb[hi] : 0;
   g.pad_l = pb[wi];
-  out->pad_b = sp == 2 ? pe[0] : 0;
+  out->pad_b = has_h ? pe[hi] : 0;
   out->pad_r = pe[wi];
-  g.OH = sp == 2 ? oe[0] : 1;
+  g.OH = has_h ? oe[hi] : 1;
   g.OW = oe[wi];
+  out->depth = DepthGeom{};
+  if (sp == 3) out->depth = DepthGeom{x[2], oe[0], k[0], s[0], d[0], pb[0], pe[0]};
   return nullptr;
 }
 

@@ -1,9 +1,11 @@
-// Creation family: Range (unchanged since opset 11). Its output length depends on the input values,
-// so they must be known when the session plans (constants or computed from `Shape`, as the
+// Creation family: Range (unchanged since opset 11) and ConstantOfShape (opset 9 on; opset 20
+// only added dtypes onemodel lacks). Their output shapes depend on the input values, so they
+// must be known when the session plans (constants or computed from `Shape`, as the
 // tracer writes them for creation from sizes, docs/tracing.md); plan-time evaluation then folds
 // the node once per input-shape signature. output[i] = start + i * delta (one rounding for the
 // product, one for the sum), the same in both modes.
 #include <cmath>
+#include <cstring>
 
 #include "onemodel/graph/ops/op_util.h"
 
@@ -55,9 +57,58 @@ Status range_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+// ---- ConstantOfShape ----
+
+// The fill value: attribute `value`, a one-element tensor whose dtype is the output's; without
+// it, an f32 0.
+Status fill_value(const InferContext& ctx, const TensorData** t) {
+  *t = nullptr;
+  const Attribute* a = find_attr(ctx.node, "value");
+  if (!a) return Status::ok();
+  if (a->type != AttrType::Tensor || !a->t) return ctx.error(ErrorKind::Format, "attribute value must be a tensor");
+  if (a->t->numel() != 1 || a->t->nbytes != dtype_size(a->t->dtype))
+    return ctx.error(ErrorKind::InvalidArgument, msg("attribute value must hold exactly one element, it has shape ", shape_str(a->t->dims),
+                                                     "; give the fill value as a one-element tensor"));
+  *t = a->t.get();
+  return Status::ok();
+}
+
+Status infer_constant_of_shape(InferContext& ctx) {
+  const ValueDesc* s = ctx.input(0);
+  if (!s || s->shape.size() != 1)
+    return ctx.error(ErrorKind::ShapeMismatch, msg("input 0 (the output shape) must be 1-D, got ", s ? shape_str(s->shape) : "nothing"));
+  std::vector<int64_t> shape;
+  OM_TRY(const_ints(ctx, 0, &shape));
+  for (int64_t d : shape)
+    if (d < 0) return ctx.error(ErrorKind::InvalidArgument, msg("the output shape ", shape_str(shape), " has a negative size"));
+  const TensorData* t;
+  OM_TRY(fill_value(ctx, &t));
+  ctx.set_output(0, t ? t->dtype : DType::f32, std::move(shape));
+  return Status::ok();
+}
+
+// Repeats the value's bytes (a copy, so exact in both modes and for every dtype).
+Status constant_of_shape_kernel(const KernelContext& k) {
+  const Attribute* a = find_attr(*k.node, "value");
+  const size_t es = dtype_size(k.out(0).dtype);
+  uint8_t* y = k.out(0).as<uint8_t>();
+  const int64_t n = k.out(0).numel;
+  if (!a) {  // f32 0
+    std::memset(y, 0, size_t(n) * es);
+    return Status::ok();
+  }
+  for (int64_t i = 0; i < n; ++i) std::memcpy(y + size_t(i) * es, a->t->bytes, es);
+  return Status::ok();
+}
+
+constexpr AttrSpec kConstantOfShapeAttrs[] = {{"value", AttrKind::Tensor}};
+
 constexpr OpDef kOps[] = {
     op("Range").upgrades_from(11).plan_time_inputs_mask(0x7u).inputs(3).shapes(infer_range).kernel(range_kernel)
         .doc("f32 i64 i32 scalars known at plan time; start + i * delta"),
+    op("ConstantOfShape").since_opset(9).plan_time_inputs_mask(1u << 0).inputs(1).attributes(kConstantOfShapeAttrs)
+        .shapes(infer_constant_of_shape).kernel(constant_of_shape_kernel)
+        .doc("i64 shape known at plan time; value: a one-element tensor of any onemodel dtype (default f32 0)"),
 };
 
 }  // namespace

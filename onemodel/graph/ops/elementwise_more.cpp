@@ -255,22 +255,10 @@ Status infer_variadic(InferContext& ctx) {
 
 template <bool Mean>
 Status variadic_kernel(const KernelContext& k) {
-  const TensorArg& Y = k.out(0);
-  float* y = Y.as<float>();
-  for (size_t in = 0; in < k.num_inputs; ++in) {
-    const TensorArg* operands[1] = {&k.in(in)};
-    BroadcastIter it;
-    it.init(Y.dims, Y.rank, operands, 1);
-    const float* x = k.in(in).as<const float>();
-    const int64_t sx = it.inner_step[1];
-    it.for_each([&](const int64_t* off, int64_t n) {
-      float* py = y + off[0];
-      const float* px = x + off[1];
-      if (in == 0) for (int64_t i = 0; i < n; ++i) py[i] = px[i * sx];
-      else for (int64_t i = 0; i < n; ++i) py[i] = py[i] + px[i * sx];
-    });
-  }
+  fold_inputs<float>(k, [](float acc, float x) { return acc + x; });
   if (Mean) {
+    const TensorArg& Y = k.out(0);
+    float* y = Y.as<float>();
     const float count = float(k.num_inputs);
     for (int64_t i = 0; i < Y.numel; ++i) y[i] = y[i] / count;
   }

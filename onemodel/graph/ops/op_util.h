@@ -83,6 +83,28 @@ void binary_loop(const KernelContext& k, F f) {
   });
 }
 
+// y = f(...f(f(x0, x1), x2)..., xn) over the broadcast of every input, combined in input order
+// (the variadic Sum, Mean, Max, Min): input 0 is broadcast into y, then each further input is
+// folded into it element by element. One input gives a copy.
+template <typename T, typename F>
+void fold_inputs(const KernelContext& k, F f) {
+  const TensorArg& Y = k.out(0);
+  T* y = Y.as<T>();
+  for (size_t in = 0; in < k.num_inputs; ++in) {
+    const TensorArg* operands[1] = {&k.in(in)};
+    BroadcastIter it;
+    it.init(Y.dims, Y.rank, operands, 1);
+    const T* x = k.in(in).as<const T>();
+    const int64_t sx = it.inner_step[1];
+    it.for_each([&](const int64_t* off, int64_t n) {
+      T* py = y + off[0];
+      const T* px = x + off[1];
+      if (in == 0) for (int64_t i = 0; i < n; ++i) py[i] = px[i * sx];
+      else for (int64_t i = 0; i < n; ++i) py[i] = f(py[i], px[i * sx]);
+    });
+  }
+}
+
 using om::contiguous_strides;  // core/shape.h
 
 // y = x permuted: y's axis i is x's axis perm[i]. Elements of elem_size bytes.

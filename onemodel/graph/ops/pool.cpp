@@ -1,10 +1,12 @@
-// Pools and inference batch normalisation over NCHW f32 tensors: MaxPool (dilations,
-// ceil_mode; the Indices output is refused), AveragePool (count_include_pad, ceil_mode,
-// dilations), GlobalAveragePool, GlobalMaxPool, BatchNormalization (inference form). The window
-// kernels are kernels::f32_max_pool2d / f32_avg_pool2d, shared with the eager pools; their
-// order is fixed, so both modes give the same bits on every ISA (docs/exactness.md).
+// Pools and batch normalisation over NCHW tensors: MaxPool (f32 and u8; dilations, ceil_mode,
+// the Indices output; 1-D to 3-D), AveragePool (1-D to 3-D; count_include_pad, ceil_mode,
+// dilations), GlobalAveragePool, GlobalMaxPool, MaxUnpool, BatchNormalization (inference form,
+// and training_mode's batch statistics). The window kernels are kernels::f32_max_pool2d /
+// f32_avg_pool2d, shared with the eager pools; their order is fixed, so both modes give the
+// same bits on every ISA (docs/exactness.md).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "onemodel/graph/ops/conv_geom.h"
 #include "onemodel/graph/ops/op_util.h"
@@ -29,38 +31,124 @@ Status refuse_extra_outputs(const InferContext& ctx, const char* what) {
 }
 
 Status infer_pool(InferContext& ctx) {
-  OM_TRY(require_f32_in(ctx, 0));
-  if (ctx.node.op_type == "MaxPool") {
-    OM_TRY(refuse_extra_outputs(ctx, "Indices"));
-    if (attr_int(ctx.node, "storage_order", 0) != 0)
-      return ctx.error(ErrorKind::Unsupported, "storage_order 1 only affects Indices, which is not supported");
+  const bool max = ctx.node.op_type == "MaxPool";
+  const bool u8 = max && ctx.input(0) && ctx.input(0)->dtype == DType::u8;
+  if (!u8) OM_TRY(require_f32_in(ctx, 0));
+  if (max) {
+    const int64_t order = attr_int(ctx.node, "storage_order", 0);
+    if (order != 0 && order != 1) return ctx.error(ErrorKind::InvalidArgument, msg("storage_order must be 0 or 1, got ", order));
   }
   const auto& x = ctx.input(0)->shape;
   SpatialGeom sg;
   if (const char* why = spatial_geom(ctx.node, GeomKind::Pool, x.data(), x.size(), nullptr, 0, &sg))
     return ctx.error(ErrorKind::ShapeMismatch, geom_error_text(ctx.node, why, x, nullptr));
+  const bool indices = max && ctx.node.outputs.size() > 1 && !ctx.node.outputs[1].empty();
+  if (sg.spatial == 3 && (u8 || indices))
+    return ctx.error(ErrorKind::Unsupported, "3-D MaxPool is f32 without the Indices output; Cast to f32 or drop Indices");
   std::vector<int64_t> y{sg.g.N, sg.g.C};
-  if (sg.spatial == 2) y.push_back(sg.g.OH);
+  if (sg.spatial == 3) y.push_back(sg.depth.OD);
+  if (sg.spatial >= 2) y.push_back(sg.g.OH);
   y.push_back(sg.g.OW);
-  ctx.set_output(0, DType::f32, std::move(y));
+  ctx.set_output(0, ctx.input(0)->dtype, y);
+  if (max && ctx.outputs.size() > 1) ctx.set_output(1, DType::i64, std::move(y));
   return Status::ok();
 }
 
-SpatialGeom pool_geom(const KernelContext& k) {
+SpatialGeom pool_geom(const Node& node, const int64_t* x, size_t rank) {
   SpatialGeom sg;
-  spatial_geom(*k.node, GeomKind::Pool, k.in(0).dims, k.in(0).rank, nullptr, 0, &sg);
+  spatial_geom(node, GeomKind::Pool, x, rank, nullptr, 0, &sg);
   return sg;
+}
+SpatialGeom pool_geom(const KernelContext& k) { return pool_geom(*k.node, k.in(0).dims, k.in(0).rank); }
+
+// A 3-D pool runs the 2-D kernel twice: over the (H, W) plane of every depth slice into the
+// scratch [N*C*D, OH, OW], then over depth, the scratch viewed as [N*C, D, OH*OW] with a (kD, 1)
+// window. Max: the maximum of the plane maxima (NaN still propagates). Average: the average
+// over kd of the (kh, kw) window averages, which is the 3-D average because the window's count
+// is the product of the per-axis counts; each stage sums in its fixed order and divides once.
+struct PoolStages {
+  kernels::ConvGeom plane, depth;
+};
+PoolStages pool_stages(const SpatialGeom& sg) {
+  const DepthGeom& d = sg.depth;
+  PoolStages st;
+  st.plane = sg.g;
+  st.plane.N = sg.g.N * sg.g.C * d.D;
+  st.plane.C = st.plane.M = 1;
+  kernels::ConvGeom& g = st.depth;
+  g.N = sg.g.N * sg.g.C;
+  g.C = g.M = 1;
+  g.H = d.D;
+  g.W = g.OW = sg.g.OH * sg.g.OW;
+  g.OH = d.OD;
+  g.kH = d.kD;
+  g.sH = d.sD;
+  g.dH = d.dD;
+  g.pad_t = d.pad_front;
+  return st;
+}
+
+// Scratch: the plane results of a 3-D pool (above), or u8 MaxPool's f32 copies of X and Y (the
+// f32 kernel runs on them: the conversion is exact both ways and max only selects).
+size_t pool_scratch(const InferContext& ctx) {
+  const ValueDesc& x = *ctx.input(0);
+  const SpatialGeom sg = pool_geom(ctx.node, x.shape.data(), x.shape.size());
+  int64_t n = 0;
+  if (sg.spatial == 3) {
+    const int64_t dims[5] = {sg.g.N, sg.g.C, sg.depth.D, sg.g.OH, sg.g.OW};
+    if (!checked_numel(dims, 5, &n)) return SIZE_MAX;
+  } else if (x.dtype == DType::u8) {
+    n = x.numel() + ctx.outputs[0].numel();
+  }
+  return size_t(n) * sizeof(float);
+}
+
+// The kernel's argmax is the row-major offset in the window's plane; ONNX Indices count over
+// the whole input [N, C, H, W], the plane's offset in row-major (storage_order 0) or
+// column-major (1) order.
+void onnx_indices(const kernels::ConvGeom& g, bool column_major, int64_t* idx) {
+  const int64_t P = g.OH * g.OW, HW = g.H * g.W;
+  for (int64_t nc = 0; nc < g.N * g.C; ++nc)
+    for (int64_t p = 0; p < P; ++p) {
+      int64_t& at = idx[nc * P + p];
+      if (at < 0) continue;  // a window without an input element (pads as large as the kernel)
+      at = nc * HW + (column_major ? (at % g.W) * g.H + at / g.W : at);
+    }
 }
 
 Status max_pool_kernel(const KernelContext& k) {
   const SpatialGeom sg = pool_geom(k);
-  kernels::f32_max_pool2d(sg.g, k.in(0).as<const float>(), k.out(0).as<float>(), nullptr);
+  int64_t* idx = k.num_outputs > 1 && k.out(1).present ? k.out(1).as<int64_t>() : nullptr;
+  if (sg.spatial == 3) {
+    const PoolStages st = pool_stages(sg);
+    float* t = static_cast<float*>(k.scratch);
+    kernels::f32_max_pool2d(st.plane, k.in(0).as<const float>(), t, nullptr);
+    kernels::f32_max_pool2d(st.depth, t, k.out(0).as<float>(), nullptr);
+  } else if (k.in(0).dtype == DType::u8) {
+    const uint8_t* x = k.in(0).as<const uint8_t>();
+    uint8_t* y = k.out(0).as<uint8_t>();
+    float* xs = static_cast<float*>(k.scratch);
+    float* ys = xs + k.in(0).numel;
+    for (int64_t i = 0; i < k.in(0).numel; ++i) xs[i] = float(x[i]);
+    kernels::f32_max_pool2d(sg.g, xs, ys, idx);
+    for (int64_t i = 0; i < k.out(0).numel; ++i) y[i] = ys[i] >= 0.0f ? uint8_t(ys[i]) : 0;  // empty window: -inf
+  } else {
+    kernels::f32_max_pool2d(sg.g, k.in(0).as<const float>(), k.out(0).as<float>(), idx);
+  }
+  if (idx) onnx_indices(sg.g, attr_int(*k.node, "storage_order", 0) == 1, idx);
   return Status::ok();
 }
 
 Status avg_pool_kernel(const KernelContext& k) {
   const SpatialGeom sg = pool_geom(k);
   const bool include = attr_int(*k.node, "count_include_pad", 0) != 0;
+  if (sg.spatial == 3) {
+    const PoolStages st = pool_stages(sg);
+    float* t = static_cast<float*>(k.scratch);
+    kernels::f32_avg_pool2d(st.plane, sg.pad_b, sg.pad_r, include, k.in(0).as<const float>(), t);
+    kernels::f32_avg_pool2d(st.depth, sg.depth.pad_back, 0, include, t, k.out(0).as<float>());
+    return Status::ok();
+  }
   kernels::f32_avg_pool2d(sg.g, sg.pad_b, sg.pad_r, include, k.in(0).as<const float>(), k.out(0).as<float>());
   return Status::ok();
 }
@@ -97,13 +185,12 @@ Status global_max_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-// ---- BatchNormalization (inference) ----
+// ---- BatchNormalization ----
 
 Status infer_batch_norm(InferContext& ctx) {
   for (size_t i = 0; i < 5; ++i) OM_TRY(require_f32_in(ctx, i));
-  OM_TRY(refuse_extra_outputs(ctx, "training statistics"));
-  if (attr_int(ctx.node, "training_mode", 0) != 0)
-    return ctx.error(ErrorKind::Unsupported, "training_mode 1 is not supported (inference form only); export the model in evaluation mode");
+  const bool training = attr_int(ctx.node, "training_mode", 0) != 0;
+  if (!training) OM_TRY(refuse_extra_outputs(ctx, "running statistics, given only in training_mode"));
   const auto& x = ctx.input(0)->shape;
   if (x.size() < 2) return ctx.error(ErrorKind::ShapeMismatch, msg("the input must be [N, C, ...], got ", shape_str(x)));
   static const char* names[] = {"X", "scale", "B", "input_mean", "input_var"};
@@ -112,17 +199,152 @@ Status infer_batch_norm(InferContext& ctx) {
     if (s.size() != 1 || s[0] != x[1])
       return ctx.error(ErrorKind::ShapeMismatch, msg(names[i], " must be [", x[1], "] (the channels of X ", shape_str(x), "), got ", shape_str(s)));
   }
+  if (training && (x[0] == 0 || ctx.input(0)->numel() == 0))
+    return ctx.error(ErrorKind::InvalidArgument, msg("training_mode needs batch statistics, but X ", shape_str(x), " is empty"));
   ctx.set_output(0, DType::f32, x);
+  for (size_t i = 1; i < ctx.outputs.size() && i < 3; ++i) ctx.set_output(i, DType::f32, {x[1]});
   return Status::ok();
 }
 
+// training_mode: the batch mean and (population) variance per channel, in the scratch.
+size_t batch_norm_scratch(const InferContext& ctx) {
+  return attr_int(ctx.node, "training_mode", 0) != 0 ? size_t(ctx.input(0)->shape[1]) * 2 * sizeof(float) : 0;
+}
+
+// The batch statistics of channel c of [N, C, inner]: the mean is the library's sum of each
+// (n, c) run (fixed order in Exact mode) added in n order, divided by the count; the variance
+// sums (x - mean)^2 in element order, divided by the count.
+void batch_stats(const float* x, int64_t N, int64_t C, int64_t inner, int64_t c, ArithmeticMode mode, float* mean, float* var) {
+  const float count = float(N * inner);
+  float s = 0.0f;
+  for (int64_t n = 0; n < N; ++n) s = s + kernels::f32_sum(x + (n * C + c) * inner, size_t(inner), mode);
+  const float mu = s / count;
+  float q = 0.0f;
+  for (int64_t n = 0; n < N; ++n) {
+    const float* run = x + (n * C + c) * inner;
+    for (int64_t i = 0; i < inner; ++i) {
+      const float d = run[i] - mu;
+      q = q + d * d;
+    }
+  }
+  *mean = mu;
+  *var = q / count;
+}
+
+// Inference: the given mean and variance. training_mode (opset 15): the batch statistics
+// normalise X, and the optional outputs are the running statistics
+// input * momentum + batch * (1 - momentum).
 Status batch_norm_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const int64_t N = X.dims[0], C = X.dims[1];
   const int64_t inner = N * C == 0 ? 0 : X.numel / (N * C);
-  kernels::f32_batch_norm_inference(X.as<const float>(), k.in(1).as<const float>(), k.in(2).as<const float>(),
-                                    k.in(3).as<const float>(), k.in(4).as<const float>(), attr_float(*k.node, "epsilon", 1e-5f),
-                                    N, C, inner, k.out(0).as<float>());
+  const float* mean = k.in(3).as<const float>();
+  const float* var = k.in(4).as<const float>();
+  if (attr_int(*k.node, "training_mode", 0) != 0) {
+    float* bm = static_cast<float*>(k.scratch);
+    float* bv = bm + C;
+    for (int64_t c = 0; c < C; ++c) batch_stats(X.as<const float>(), N, C, inner, c, k.mode, &bm[c], &bv[c]);
+    const float m = attr_float(*k.node, "momentum", 0.9f);
+    for (size_t o = 1; o < 3; ++o) {
+      if (o >= k.num_outputs || !k.out(o).present) continue;
+      const float* given = o == 1 ? mean : var;
+      const float* batch = o == 1 ? bm : bv;
+      float* r = k.out(o).as<float>();
+      for (int64_t c = 0; c < C; ++c) r[c] = given[c] * m + batch[c] * (1.0f - m);
+    }
+    mean = bm;
+    var = bv;
+  }
+  kernels::f32_batch_norm_inference(X.as<const float>(), k.in(1).as<const float>(), k.in(2).as<const float>(), mean, var,
+                                    attr_float(*k.node, "epsilon", 1e-5f), N, C, inner, k.out(0).as<float>());
+  return Status::ok();
+}
+
+// ---- MaxUnpool ----
+
+// The unpooled shape I indexes: N, C, then per spatial axis (in - 1) * stride + kernel -
+// pad_begin - pad_end. nullptr when valid, else a static reason.
+const char* unpool_shape(const Node& node, const int64_t* x, size_t rank, int64_t* y) {
+  if (rank < 3 || rank > kMaxRank) return "X must be [N, C, spatial...]";
+  const size_t sp = rank - 2;
+  int64_t k[kMaxRank], s[kMaxRank], pads[2 * kMaxRank];
+  if (!find_attr(node, "kernel_shape") || !read_ints(node, "kernel_shape", sp, 1, 1, k) || !read_ints(node, "strides", sp, 1, 1, s) ||
+      !read_ints(node, "pads", 2 * sp, 0, 0, pads))
+    return "kernel_shape (required) and strides must have one value >= 1 per spatial axis, pads two values >= 0";
+  y[0] = x[0];
+  y[1] = x[1];
+  for (size_t i = 0; i < sp; ++i) {
+    int64_t full;
+    if (!checked_mul(x[2 + i] - 1, s[i], &full) || full + k[i] > kMaxNumel || full + k[i] - pads[i] - pads[sp + i] < 1)
+      return "a spatial axis gives no valid output size";
+    y[2 + i] = full + k[i] - pads[i] - pads[sp + i];
+  }
+  return nullptr;
+}
+
+bool has_pads(const Node& node) {
+  const Attribute* p = find_attr(node, "pads");
+  return p && std::any_of(p->ints.begin(), p->ints.end(), [](int64_t v) { return v != 0; });
+}
+
+// Y is zero but where I points: I (MaxPool's Indices) holds flat offsets into the unpooled shape
+// (unpool_shape), and Y[I[j]] = X[j] in element order. output_shape (known at plan time) may
+// enlarge that shape on any axis; the extra elements are zeros at the end of each axis.
+Status infer_max_unpool(InferContext& ctx) {
+  OM_TRY(require_f32_in(ctx, 0));
+  const ValueDesc* x = ctx.input(0);
+  const ValueDesc* ind = ctx.input(1);
+  if (!ind || ind->dtype != DType::i64 || ind->shape != x->shape)
+    return ctx.error(ErrorKind::InvalidArgument, msg("I must be i64 with X's shape ", shape_str(x->shape)));
+  std::vector<int64_t> y(x->shape.size());
+  if (const char* why = unpool_shape(ctx.node, x->shape.data(), x->shape.size(), y.data()))
+    return ctx.error(ErrorKind::InvalidArgument, msg(why, "; X is ", shape_str(x->shape)));
+  if (ctx.input(2) && ctx.input(2)->numel() > 0) {
+    std::vector<int64_t> want;
+    OM_TRY(const_ints(ctx, 2, &want));
+    bool covers = want.size() == y.size();
+    for (size_t i = 0; covers && i < y.size(); ++i) covers = want[i] >= y[i];
+    if (!covers)
+      return ctx.error(ErrorKind::InvalidArgument, msg("output_shape ", shape_str(want), " must have rank ", y.size(),
+                                                       " and cover the unpooled shape ", shape_str(y), " on every axis"));
+    if (has_pads(ctx.node))
+      return ctx.error(ErrorKind::Unsupported, "output_shape together with non-zero pads is not supported (ONNX ignores pads then, "
+                                               "which leaves the frame of I undefined); drop one of them");
+    y = std::move(want);
+  }
+  OM_TRY(check_shape(msg("MaxUnpool node '", ctx.node.name, "'"), y));
+  ctx.set_output(0, DType::f32, std::move(y));
+  return Status::ok();
+}
+
+Status max_unpool_kernel(const KernelContext& k) {
+  const TensorArg& Y = k.out(0);
+  const size_t rank = Y.rank;
+  int64_t u[kMaxRank];  // the unpooled shape I indexes
+  unpool_shape(*k.node, k.in(0).dims, rank, u);
+  int64_t unpooled = 1;
+  for (size_t i = 0; i < rank; ++i) unpooled *= u[i];  // <= Y.numel, checked when planning
+  const bool same = std::equal(u, u + rank, Y.dims);
+  const float* x = k.in(0).as<const float>();
+  const int64_t* ind = k.in(1).as<const int64_t>();
+  float* y = Y.as<float>();
+  std::fill(y, y + Y.numel, 0.0f);
+  for (int64_t j = 0; j < k.in(0).numel; ++j) {
+    int64_t at = ind[j];
+    if (at < 0 || at >= unpooled)
+      return Status::error(ErrorKind::InvalidArgument, msg("MaxUnpool node '", k.node->name, "': I[", j, "] = ", at, " is outside the ",
+                                                           unpooled, " elements of the unpooled shape; I must be MaxPool's Indices"));
+    if (!same) {  // the same coordinates in Y's larger frame
+      int64_t off = 0, stride = 1;
+      for (size_t d = rank; d-- > 0;) {
+        off += (at % u[d]) * stride;
+        at /= u[d];
+        stride *= Y.dims[d];
+      }
+      at = off;
+    }
+    y[at] = x[j];
+  }
   return Status::ok();
 }
 
@@ -134,18 +356,25 @@ constexpr AttrSpec kAvgPoolAttrs[] = {{"auto_pad", AttrKind::String},         {"
                                       {"count_include_pad", AttrKind::Int},   {"dilations", AttrKind::PositiveInts},
                                       {"kernel_shape", AttrKind::PositiveInts}, {"pads", AttrKind::Ints},
                                       {"strides", AttrKind::PositiveInts}};
+constexpr AttrSpec kMaxUnpoolAttrs[] = {{"kernel_shape", AttrKind::PositiveInts}, {"pads", AttrKind::Ints}, {"strides", AttrKind::PositiveInts}};
 constexpr AttrSpec kBatchNormAttrs[] = {{"epsilon", AttrKind::Float}, {"momentum", AttrKind::Float}, {"training_mode", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
     op("MaxPool").upgrades_from(7).inputs(1).attributes(kMaxPoolAttrs).shapes(infer_pool).kernel(max_pool_kernel)
-        .doc("f32, 1-D and 2-D spatial; auto_pad, pads, strides, dilations, ceil_mode; NaN propagates; the Indices output is refused"),
+        .with_scratch(pool_scratch)
+        .doc("f32 u8, 1-D, 2-D and 3-D (f32) spatial; auto_pad, pads, strides, dilations, ceil_mode; NaN propagates; Indices output (1-D and 2-D; storage_order 0 or 1; the first maximum)"),
     op("AveragePool").upgrades_from(7).inputs(1).attributes(kAvgPoolAttrs).shapes(infer_pool).kernel(avg_pool_kernel)
-        .doc("f32, 1-D and 2-D spatial; count_include_pad, ceil_mode, dilations; window summed in (kh, kw) order, then divided"),
+        .with_scratch(pool_scratch)
+        .doc("f32, 1-D, 2-D and 3-D spatial; count_include_pad, ceil_mode, dilations; window summed in (kh, kw) order, then divided; 3-D: the average over kd of those averages"),
+    op("MaxUnpool").since_opset(11).plan_time_inputs_mask(1u << 2).inputs(2, 3).attributes(kMaxUnpoolAttrs).shapes(infer_max_unpool)
+        .kernel(max_unpool_kernel)
+        .doc("f32, i64 indices (MaxPool's Indices) flat over the shape kernel_shape, strides and pads give, any spatial rank; output_shape known at plan time enlarges it with zeros at the axis ends; out of range is an error"),
     op("GlobalAveragePool").upgrades_from(1).inputs(1).shapes(infer_global).kernel(global_avg_kernel)
         .doc("f32, any spatial rank; exact: fixed-order sum per plane, then one division"),
     op("GlobalMaxPool").upgrades_from(1).inputs(1).shapes(infer_global).kernel(global_max_kernel).doc("f32, any spatial rank; NaN propagates"),
     op("BatchNormalization").upgrades_from(9).inputs(5).attributes(kBatchNormAttrs).shapes(infer_batch_norm).kernel(batch_norm_kernel)
-        .doc("f32, inference form: (x - mean) * (scale / sqrt(var + epsilon)) + B, one rounding per operation; training_mode refused"),
+        .with_scratch(batch_norm_scratch)
+        .doc("f32: (x - mean) * (scale / sqrt(var + epsilon)) + B, one rounding per operation; training_mode (opset 15): batch mean and population variance (exact: fixed-order sums), running mean/var outputs"),
 };
 
 }  // namespace

@@ -2,13 +2,15 @@
 // align_corners and floor / ceil / round_prefer_floor / round_prefer_ceil, linear with the same
 // coordinate transforms; `scales` or `sizes` known at plan time) and Pad (constant, reflect,
 // edge; any dtype; negative pads crop). Resize runs kernels::f32_resize2d, shared with the eager
-// resize2d; both are one fixed sequence of operations per element, so the same bits in both
-// modes (docs/exactness.md).
+// resize2d; cubic and the TF coordinate transforms run resize_taps_f32 (resize_taps.h). Both
+// are one fixed sequence of operations per element, so the same bits in both modes
+// (docs/exactness.md).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "onemodel/graph/ops/op_util.h"
+#include "onemodel/graph/ops/resize_taps.h"
 #include "onemodel/kernels/conv.h"
 
 namespace om::graph::ops {
@@ -19,18 +21,27 @@ using kernels::ResizeGeom;
 using kernels::ResizeMode;
 using kernels::ResizeNearest;
 
-// The modes from the attributes; a static reason when one is not supported.
-const char* resize_modes(const Node& node, ResizeGeom* g) {
+// The modes from the attributes; a static reason when one is not supported. Cubic and the TF
+// coordinate transforms fill `t` and set *taps: they run resize_taps_f32 (resize_taps.h).
+const char* resize_modes(const Node& node, TapGeom* t, bool* taps) {
+  kernels::ResizeGeom* g = &t->base;
   const std::string mode = node.attr_string("mode", "nearest");
   if (mode == "nearest") g->mode = ResizeMode::Nearest;
   else if (mode == "linear") g->mode = ResizeMode::Linear;
-  else return "mode must be nearest or linear (cubic is not supported)";
+  else if (mode == "cubic") t->cubic = true;
+  else return "mode must be nearest, linear or cubic";
+  t->cubic_a = double(attr_float(node, "cubic_coeff_a", -0.75f));
+  t->exclude_outside = attr_int(node, "exclude_outside", 0) != 0;
+  t->extrapolation = attr_float(node, "extrapolation_value", 0.0f);
   const std::string ct = node.attr_string("coordinate_transformation_mode", "half_pixel");
   if (ct == "half_pixel") g->coord = ResizeCoord::HalfPixel;
   else if (ct == "pytorch_half_pixel") g->coord = ResizeCoord::PytorchHalfPixel;
   else if (ct == "align_corners") g->coord = ResizeCoord::AlignCorners;
   else if (ct == "asymmetric") g->coord = ResizeCoord::Asymmetric;
-  else return "coordinate_transformation_mode must be half_pixel, pytorch_half_pixel, align_corners or asymmetric";
+  else if (ct == "tf_half_pixel_for_nn") t->coord = TapCoord::TfHalfPixelForNN;
+  else if (ct == "tf_crop_and_resize") t->coord = TapCoord::TfCropAndResize;
+  else return "coordinate_transformation_mode must be half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn or tf_crop_and_resize";
+  *taps = t->cubic || t->coord != TapCoord::Kernel;
   const std::string nm = node.attr_string("nearest_mode", "round_prefer_floor");
   if (nm == "round_prefer_floor") g->nearest = ResizeNearest::RoundPreferFloor;
   else if (nm == "round_prefer_ceil") g->nearest = ResizeNearest::RoundPreferCeil;
@@ -43,12 +54,29 @@ const char* resize_modes(const Node& node, ResizeGeom* g) {
   return nullptr;
 }
 
+// tf_crop_and_resize's roi (input 1): 8 f32 values, starts then ends of N, C, H, W. N and C
+// are not resized, so their roi must be the whole axis (0, 1) unless the axis has one element.
+Status read_roi(const InferContext& ctx, const ValueDesc& x, std::vector<float>* roi) {
+  const ValueDesc* r = ctx.input(1);
+  if (!r || r->dtype != DType::f32 || r->numel() != 8 || !r->data)
+    return ctx.error(ErrorKind::InvalidArgument, "tf_crop_and_resize needs roi (input 1): 8 f32 values known when the session plans");
+  const float* v = static_cast<const float*>(r->data);
+  roi->assign(v, v + 8);
+  for (size_t i = 0; i < 2; ++i)
+    if (x.shape[i] != 1 && (v[i] != 0.0f || v[4 + i] != 1.0f))
+      return ctx.error(ErrorKind::Unsupported, msg("roi on axis ", i, " must be 0 to 1 (N and C are not cropped), got ", v[i], " to ", v[4 + i]));
+  return Status::ok();
+}
+
 Status infer_resize(InferContext& ctx) {
   const ValueDesc* x = ctx.input(0);
   if (!x || x->dtype != DType::f32) return ctx.error(ErrorKind::DTypeMismatch, "X must be f32");
   if (x->shape.size() != 4) return ctx.error(ErrorKind::ShapeMismatch, msg("X must be 4-D NCHW, got ", shape_str(x->shape)));
-  ResizeGeom g;
-  if (const char* why = resize_modes(ctx.node, &g)) return ctx.error(ErrorKind::Unsupported, why);
+  TapGeom t;
+  bool taps = false;
+  if (const char* why = resize_modes(ctx.node, &t, &taps)) return ctx.error(ErrorKind::Unsupported, why);
+  std::vector<float> roi = {0, 0, 0, 0, 1, 1, 1, 1};
+  if (t.coord == TapCoord::TfCropAndResize) OM_TRY(read_roi(ctx, *x, &roi));
   const ValueDesc* scales = ctx.input(2);
   const ValueDesc* sizes = ctx.input(3);
   if (scales && scales->numel() == 0) scales = nullptr;
@@ -61,9 +89,13 @@ Status infer_resize(InferContext& ctx) {
     const float* s = static_cast<const float*>(scales->data);
     if (s[0] != 1.0f || s[1] != 1.0f) return ctx.error(ErrorKind::Unsupported, msg("scales must be 1 on N and C, got ", s[0], ", ", s[1]));
     for (size_t i = 0; i < 4; ++i) {
-      if (!(s[i] > 0.0f) || !(double(s[i]) * double(x->shape[i]) < double(kMaxNumel)))
+      // floor(input * (roi end - roi start) * scale); the roi is (0, 1) but for tf_crop_and_resize,
+      // and N and C keep their size (scale 1, not cropped).
+      const double extent = i < 2 ? 1.0 : double(roi[4 + i]) - double(roi[i]);
+      const double len = double(x->shape[i]) * extent * double(s[i]);
+      if (!(s[i] > 0.0f) || !(len < double(kMaxNumel)))
         return ctx.error(ErrorKind::InvalidArgument, msg("scale ", i, " = ", s[i], " must be > 0 and give a size below 2^48"));
-      y[i] = int64_t(std::floor(double(x->shape[i]) * double(s[i])));
+      y[i] = len > 0 ? int64_t(std::floor(len)) : 0;
     }
   } else {
     std::vector<int64_t> v;
@@ -81,11 +113,21 @@ Status infer_resize(InferContext& ctx) {
   return Status::ok();
 }
 
+size_t resize_scratch(const InferContext& ctx) {
+  TapGeom t;
+  bool taps = false;
+  resize_modes(ctx.node, &t, &taps);
+  const std::vector<int64_t>& y = ctx.outputs[0].shape;
+  return taps ? resize_taps_scratch(y[2], y[3]) : 0;
+}
+
 Status resize_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const TensorArg& Y = k.out(0);
-  ResizeGeom g;
-  resize_modes(*k.node, &g);
+  TapGeom t;
+  bool taps = false;
+  resize_modes(*k.node, &t, &taps);
+  ResizeGeom& g = t.base;
   g.NC = X.dims[0] * X.dims[1];
   g.H = X.dims[2];
   g.W = X.dims[3];
@@ -100,7 +142,18 @@ Status resize_kernel(const KernelContext& k) {
     g.scale_h = double(g.OH) / double(g.H);
     g.scale_w = double(g.OW) / double(g.W);
   }
-  kernels::f32_resize2d(g, X.as<const float>(), Y.as<float>());
+  if (!taps) {
+    kernels::f32_resize2d(g, X.as<const float>(), Y.as<float>());
+    return Status::ok();
+  }
+  if (t.coord == TapCoord::TfCropAndResize) {  // roi checked when planning
+    const float* roi = k.in(1).as<const float>();
+    for (int a = 0; a < 2; ++a) {
+      t.roi_start[a] = double(roi[2 + a]);
+      t.roi_end[a] = double(roi[6 + a]);
+    }
+  }
+  resize_taps_f32(t, X.as<const float>(), Y.as<float>(), k.scratch);
   return Status::ok();
 }
 
@@ -246,7 +299,8 @@ constexpr AttrSpec kPadAttrs[] = {{"mode", AttrKind::String}};
 
 constexpr OpDef kOps[] = {
     op("Resize").upgrades_from(11).plan_time_inputs_mask((1u << 1) | (1u << 2) | (1u << 3)).inputs(1, 4).attributes(kResizeAttrs).shapes(infer_resize).kernel(resize_kernel)
-        .doc("f32 4-D NCHW, spatial axes only; nearest (floor, ceil, round_prefer_floor/ceil) or linear; half_pixel, pytorch_half_pixel, align_corners, asymmetric; scales or sizes known at plan time"),
+        .with_scratch(resize_scratch)
+        .doc("f32 4-D NCHW, spatial axes only; nearest (floor, ceil, round_prefer_floor/ceil), linear or cubic (cubic_coeff_a, exclude_outside); half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize (roi known at plan time, extrapolation_value); scales or sizes known at plan time"),
     op("Pad").upgrades_from(11).plan_time_inputs_mask((1u << 1) | (1u << 3)).inputs(2, 4).attributes(kPadAttrs).shapes(infer_pad).kernel(pad_kernel)
         .doc("any dtype; constant, reflect, edge; pads (and axes) known at plan time; negative pads crop"),
 };

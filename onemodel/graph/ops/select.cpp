@@ -1,38 +1,60 @@
-// Selection and ordering graph operators: Max and Min (two inputs), ArgMax, ArgMin, TopK (Not,
-// LessOrEqual and GreaterOrEqual are elementwise_more.cpp's and elementwise_extra.cpp's). They compute what the eager operators of ops/math.cpp and
-// ops/select.cpp compute (NaN counts as the extreme value, ties keep the lower index), so traced
-// graphs agree with eager bit for bit; all are exact by nature.
+// Selection and ordering graph operators: Max and Min (variadic), ArgMax, ArgMin, TopK (Not,
+// LessOrEqual and GreaterOrEqual are elementwise_more.cpp's and elementwise_extra.cpp's). They
+// compute what the eager operators of ops/math.cpp and ops/select.cpp compute (NaN counts as
+// the extreme value, ties keep the lower index unless select_last_index), so traced graphs
+// agree with eager bit for bit; all are exact by nature.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "onemodel/graph/ops/op_util.h"
 
 namespace om::graph::ops {
 namespace {
 
-Status infer_binary(InferContext& ctx, bool bool_result) {
-  const ValueDesc* a = ctx.input(0);
-  const ValueDesc* b = ctx.input(1);
-  if (!a || !b) return ctx.error(ErrorKind::InvalidArgument, "needs two inputs");
-  if (a->dtype != b->dtype)
-    return ctx.error(ErrorKind::DTypeMismatch, msg("input dtypes differ: ", dtype_name(a->dtype), " and ", dtype_name(b->dtype),
-                                                   "; insert a Cast so both operands have one dtype"));
-  const bool ok = bool_result ? (a->dtype == DType::f32 || a->dtype == DType::i64 || a->dtype == DType::i32) : a->dtype == DType::f32;
-  if (!ok) return ctx.error(ErrorKind::DTypeMismatch, msg("dtype ", dtype_name(a->dtype), " is not supported; ", bool_result ? "f32 i64 i32" : "f32"));
+// Max and Min: one or more inputs of one dtype, multidirectional broadcasting.
+Status infer_extreme(InferContext& ctx) {
+  if (!ctx.input(0)) return ctx.error(ErrorKind::InvalidArgument, "input 0 is required");
+  std::vector<const std::vector<int64_t>*> shapes;
+  const DType dt = ctx.input(0)->dtype;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const ValueDesc* v = ctx.input(i);
+    if (!v) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
+    if (v->dtype != dt)
+      return ctx.error(ErrorKind::DTypeMismatch, msg("input ", i, " ('", ctx.node.inputs[i], "') is ", dtype_name(v->dtype), ", input 0 is ",
+                                                     dtype_name(dt), "; insert a Cast so all operands have one dtype"));
+    shapes.push_back(&v->shape);
+  }
+  if (dt != DType::f32 && dt != DType::f16 && dt != DType::i8 && dt != DType::u8 && dt != DType::i32 && dt != DType::i64)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("dtype ", dtype_name(dt), " is not supported; f32 f16 i8 u8 i32 i64"));
   std::vector<int64_t> shape;
-  OM_TRY(broadcast_shapes(ctx, {&a->shape, &b->shape}, &shape));
-  ctx.set_output(0, bool_result ? DType::boolean : a->dtype, std::move(shape));
+  OM_TRY(broadcast_shapes(ctx, shapes, &shape));
+  ctx.set_output(0, dt, std::move(shape));
   return Status::ok();
 }
-Status infer_extreme(InferContext& ctx) { return infer_binary(ctx, false); }
 
+// The larger (Max) or smaller of two values; NaN if either is NaN.
+template <bool Max, typename T>
+T extreme(T a, T b) {
+  if constexpr (std::is_floating_point<T>::value)
+    if (std::isnan(a) || std::isnan(b)) return NAN;
+  return Max ? (a < b ? b : a) : (b < a ? b : a);
+}
 
+// Operands folded in input order. f16 compares in f32; the result is one of the operands (or
+// NaN), so storing it back as f16 is exact.
 template <bool Max>
 Status extreme_kernel(const KernelContext& k) {
-  binary_loop<float, float>(k, [](float a, float b) {
-    if (std::isnan(a) || std::isnan(b)) return NAN;
-    return Max ? (a < b ? b : a) : (b < a ? b : a);
-  });
+  switch (k.out(0).dtype) {
+    case DType::f32: fold_inputs<float>(k, extreme<Max, float>); break;
+    case DType::f16:
+      fold_inputs<half>(k, [](half a, half b) { return float_to_half(extreme<Max>(half_to_float(a), half_to_float(b))); });
+      break;
+    case DType::i8: fold_inputs<int8_t>(k, extreme<Max, int8_t>); break;
+    case DType::u8: fold_inputs<uint8_t>(k, extreme<Max, uint8_t>); break;
+    case DType::i32: fold_inputs<int32_t>(k, extreme<Max, int32_t>); break;
+    default: fold_inputs<int64_t>(k, extreme<Max, int64_t>); break;
+  }
   return Status::ok();
 }
 
@@ -56,8 +78,6 @@ Status axis_of(const InferContext& ctx, int64_t fallback, int64_t* axis) {
 Status infer_arg(InferContext& ctx) {
   int64_t axis;
   OM_TRY(axis_of(ctx, 0, &axis));
-  if (attr_int(ctx.node, "select_last_index", 0) != 0)
-    return ctx.error(ErrorKind::Unsupported, "select_last_index = 1 is not supported (the first index of ties is returned)");
   std::vector<int64_t> shape = ctx.input(0)->shape;
   if (attr_int(ctx.node, "keepdims", 1) != 0) shape[size_t(axis)] = 1;
   else shape.erase(shape.begin() + axis);
@@ -79,6 +99,9 @@ Status arg_kernel(const KernelContext& k) {
   normalize_axis(axis, int64_t(k.in(0).rank), &axis);
   int64_t outer, n, inner;
   split(k.in(0).dims, k.in(0).rank, axis, &outer, &n, &inner);
+  // select_last_index: a later element that ties with the best (neither comes before the
+  // other; NaN ties with NaN) replaces it, so the last of the ties is returned.
+  const bool last = attr_int(*k.node, "select_last_index", 0) != 0;
   const float* x = k.in(0).as<const float>();
   int64_t* y = k.out(0).as<int64_t>();
   for (int64_t o = 0; o < outer; ++o)
@@ -86,7 +109,7 @@ Status arg_kernel(const KernelContext& k) {
       const float* row = x + o * n * inner + i;
       int64_t best = 0;
       for (int64_t a = 1; a < n; ++a)
-        if (before(row[a * inner], row[best * inner], Max)) best = a;
+        if (last ? !before(row[best * inner], row[a * inner], Max) : before(row[a * inner], row[best * inner], Max)) best = a;
       y[o * inner + i] = best;
     }
   return Status::ok();
@@ -147,12 +170,14 @@ constexpr AttrSpec kArgAttrs[] = {{"axis", AttrKind::Int}, {"keepdims", AttrKind
 constexpr AttrSpec kTopKAttrs[] = {{"axis", AttrKind::Int}, {"largest", AttrKind::Int}, {"sorted", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("Max").inputs(2).shapes(infer_extreme).kernel(extreme_kernel<true>).doc("f32, two inputs, broadcasting; NaN propagates"),
-    op("Min").inputs(2).shapes(infer_extreme).kernel(extreme_kernel<false>).doc("f32, two inputs, broadcasting; NaN propagates"),
+    op("Max").upgrades_from(8).inputs(1, 64).shapes(infer_extreme).kernel(extreme_kernel<true>)
+        .doc("f32 f16 i8 u8 i32 i64, one or more inputs, broadcasting; folded in input order; NaN propagates"),
+    op("Min").upgrades_from(8).inputs(1, 64).shapes(infer_extreme).kernel(extreme_kernel<false>)
+        .doc("f32 f16 i8 u8 i32 i64, one or more inputs, broadcasting; folded in input order; NaN propagates"),
     op("ArgMax").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).kernel(arg_kernel<true>)
-        .doc("f32 -> i64, axis, keepdims; first index of ties; NaN is the largest"),
+        .doc("f32 -> i64, axis, keepdims, select_last_index; NaN is the largest"),
     op("ArgMin").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).kernel(arg_kernel<false>)
-        .doc("f32 -> i64, axis, keepdims; first index of ties; NaN is the smallest"),
+        .doc("f32 -> i64, axis, keepdims, select_last_index; NaN is the smallest"),
     op("TopK").upgrades_from(10).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kTopKAttrs).shapes(infer_topk).kernel(topk_kernel).with_scratch(topk_scratch)
         .doc("f32; K known at plan time; axis, largest; always sorted, ties by lower index"),
 };
