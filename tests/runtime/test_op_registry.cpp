@@ -305,6 +305,14 @@ const std::map<std::string, std::function<Example()>>& examples() {
                          TensorData::from_vector<float>("hi", {}, {4000.0f})},
                         {"bins", "dft", "rate", "lo", "hi"}, {}};
        }},
+      {"DFT", [] {
+         return Example{{f32("x", {2, 5, 3, 1})}, {TensorData::from_vector<int64_t>("n", {}, {6})}, {"x", "n"},
+                        {Attribute::of_int("axis", 1), Attribute::of_int("onesided", 1)}};
+       }},
+      {"STFT", [] {
+         return Example{{f32("x", {2, 20, 2})}, {TensorData::from_vector<int64_t>("step", {}, {3}), f32_const("w", {8}, 4)},
+                        {"x", "step", "w"}, {Attribute::of_int("onesided", 0)}};
+       }},
   };
   return m;
 }
