@@ -110,21 +110,26 @@ Status mel_kernel(const KernelContext& k) {
   for (int64_t i = 0; i < rows * bins; ++i) y[i] = 0.0f;
   const double lo_mel = hz_to_mel(lo_hz), hi_mel = hz_to_mel(hi_hz);
   const double step = (hi_mel - lo_mel) / double(bins + 2);
+  // Edges far beyond the spectrum are refused before they become integers (no overflow).
+  const double limit = double(kMaxNumel);
+  if (double(dft + 1) * mel_to_hz(double(bins + 1) * step + lo_mel) / double(rate) > limit)
+    return Status::error(ErrorKind::InvalidArgument, msg(k.node->label(), ": upper_edge_hertz ", hi_hz, " is far above sample_rate ", rate,
+                                                         "; give an edge within the spectrum"));
   auto edge = [&](int64_t j) {
     const double hz = mel_to_hz(double(j) * step + lo_mel);
     return int64_t(std::floor(double(dft + 1) * hz / double(rate)));
   };
-  auto put = [&](int64_t row, int64_t col, float v) {
-    if (row >= 0 && row < rows) y[row * bins + col] = v;
-  };
+  // Rows of [from, to] that exist in the output (the edges may lie beyond it).
+  auto first = [](int64_t from) { return from < 0 ? int64_t(0) : from; };
+  auto last = [rows](int64_t to) { return to >= rows ? rows - 1 : to; };
   for (int64_t j = 0; j < bins; ++j) {
     const int64_t lo = edge(j), center = edge(j + 1), hi = edge(j + 2);
     if (center == lo) {
-      put(center, j, 1.0f);
+      if (center >= 0 && center < rows) y[center * bins + j] = 1.0f;
     } else {
-      for (int64_t r = lo; r <= center; ++r) put(r, j, float(r - lo) / float(center - lo));
+      for (int64_t r = first(lo); r <= last(center); ++r) y[r * bins + j] = float(r - lo) / float(center - lo);
     }
-    for (int64_t r = center; r < hi; ++r) put(r, j, float(hi - r) / float(hi - center));
+    for (int64_t r = first(center); r <= last(hi - 1); ++r) y[r * bins + j] = float(hi - r) / float(hi - center);
   }
   return Status::ok();
 }
@@ -199,6 +204,9 @@ Status dft_plan(const InferContext& ctx, DftPlan* p) {
       return ctx.error(ErrorKind::InvalidArgument, msg("dft_length must be one integer >= 1, got ", shape_str(v)));
     p->n = v[0];
   }
+  if (p->n < 1)
+    return ctx.error(ErrorKind::ShapeMismatch, msg("the transform length is 0 (axis ", p->axis, " of ", shape_str(x),
+                                                   "); give a dft_length >= 1 or a non-empty axis"));
   const bool onesided = attr_int(ctx.node, "onesided", 0) != 0;
   if (onesided && attr_int(ctx.node, "inverse", 0) != 0)
     return ctx.error(ErrorKind::Unsupported, "onesided = 1 with inverse = 1 is not supported: give the full spectrum");
