@@ -267,8 +267,8 @@ Status infer_int_matmul_shapes(InferContext& ctx, size_t a, size_t b, std::initi
   OM_TRY(need_dtype(ctx, b, {DType::u8, DType::i8}, "B"));
   MatMulDims d;
   OM_TRY(matmul_dims(ctx, ctx.input(a)->shape, ctx.input(b)->shape, &d, out));
-  for (size_t p : a_params) OM_TRY(need_param_shape(ctx, p, d.M, "a parameter of A", "row"));
-  for (size_t p : b_params) OM_TRY(need_param_shape(ctx, p, d.N, "a parameter of B", "column"));
+  for (size_t p : a_params) OM_TRY(need_param_shape(ctx, p, d.M, "a scale or zero point of A", "row"));
+  for (size_t p : b_params) OM_TRY(need_param_shape(ctx, p, d.N, "a scale or zero point of B", "column"));
   return Status::ok();
 }
 
