@@ -267,6 +267,72 @@ const std::map<std::string, std::function<Example()>>& examples() {
          return Example{{}, {i64("shape", {2, 3})}, {"shape"},
                         {Attribute::of_tensor("value", TensorData::from_vector<int32_t>("v", {1}, {7}))}};
        }},
+      // appended: quantization and signal windows (graph/ops/quant.cpp, graph/ops/signal.cpp)
+      {"QuantizeLinear", [] {
+         return Example{{f32("x", {2, 3})}, {f32_const("s", {3}, 3), TensorData::from_vector<int8_t>("z", {3}, {-3, 0, 5})},
+                        {"x", "s", "z"}, {Attribute::of_int("axis", 1)}};
+       }},
+      {"DequantizeLinear", [] {
+         return Example{{Feed::of("x", {2, 3}, std::vector<uint8_t>{0, 7, 128, 200, 255, 3})},
+                        {TensorData::from_vector<float>("s", {}, {0.25f}), TensorData::from_vector<uint8_t>("z", {}, {128})},
+                        {"x", "s", "z"}, {}};
+       }},
+      {"DynamicQuantizeLinear", unary},
+      {"MatMulInteger", [] {
+         return Example{{Feed::of("a", {2, 3}, std::vector<uint8_t>{1, 2, 3, 250, 251, 252})},
+                        {TensorData::from_vector<int8_t>("b", {3, 2}, {-1, 2, -3, 4, -128, 127}),
+                         TensorData::from_vector<uint8_t>("za", {2}, {1, 250})},
+                        {"a", "b", "za"}, {}};
+       }},
+      {"QLinearMatMul", [] {
+         return Example{{Feed::of("a", {2, 3}, std::vector<uint8_t>{1, 2, 3, 250, 251, 252})},
+                        {TensorData::from_vector<float>("sa", {}, {0.5f}), TensorData::from_vector<uint8_t>("za", {}, {128}),
+                         TensorData::from_vector<int8_t>("b", {3, 2}, {-1, 2, -3, 4, -128, 127}),
+                         TensorData::from_vector<float>("sb", {2}, {0.25f, 0.125f}), TensorData::from_vector<int8_t>("zb", {2}, {0, 1}),
+                         TensorData::from_vector<float>("sy", {}, {4.0f}), TensorData::from_vector<int8_t>("zy", {}, {-2})},
+                        {"a", "sa", "za", "b", "sb", "zb", "sy", "zy"}, {}};
+       }},
+      {"ConvInteger", [] {
+         std::vector<uint8_t> x(50), w(54);
+         for (size_t i = 0; i < x.size(); ++i) x[i] = uint8_t(i * 37);
+         for (size_t i = 0; i < w.size(); ++i) w[i] = uint8_t(i * 11);
+         return Example{{Feed::of("x", {1, 2, 5, 5}, x)},
+                        {TensorData::from_vector("w", {3, 2, 3, 3}, w), TensorData::from_vector<uint8_t>("zx", {}, {9}),
+                         TensorData::from_vector<uint8_t>("zw", {3}, {1, 2, 3})},
+                        {"x", "w", "zx", "zw"}, {Attribute::of_ints("pads", {1, 1, 1, 1})}};
+       }},
+      {"QLinearConv", [] {
+         std::vector<uint8_t> x(50);
+         std::vector<int8_t> w(54);
+         for (size_t i = 0; i < x.size(); ++i) x[i] = uint8_t(i * 37);
+         for (size_t i = 0; i < w.size(); ++i) w[i] = int8_t(i * 11);
+         return Example{{Feed::of("x", {1, 2, 5, 5}, x)},
+                        {TensorData::from_vector<float>("sx", {}, {0.1f}), TensorData::from_vector<uint8_t>("zx", {}, {9}),
+                         TensorData::from_vector("w", {3, 2, 3, 3}, w), TensorData::from_vector<float>("sw", {3}, {0.5f, 0.25f, 1.0f}),
+                         TensorData::from_vector<int8_t>("zw", {3}, {0, 0, 0}), TensorData::from_vector<float>("sy", {}, {8.0f}),
+                         TensorData::from_vector<uint8_t>("zy", {}, {100}), TensorData::from_vector<int32_t>("bias", {3}, {-50, 0, 70})},
+                        {"x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "bias"}, {Attribute::of_ints("strides", {2, 2})}};
+       }},
+      {"HannWindow", [] { return Example{{}, {TensorData::from_vector<int32_t>("n", {}, {8})}, {"n"}, {}}; }},
+      {"HammingWindow", [] {
+         return Example{{}, {TensorData::from_vector<int64_t>("n", {}, {8})}, {"n"}, {Attribute::of_int("periodic", 0)}};
+       }},
+      {"BlackmanWindow", [] { return Example{{}, {TensorData::from_vector<int32_t>("n", {}, {8})}, {"n"}, {}}; }},
+      {"MelWeightMatrix", [] {
+         return Example{{},
+                        {TensorData::from_vector<int64_t>("bins", {}, {4}), TensorData::from_vector<int64_t>("dft", {}, {16}),
+                         TensorData::from_vector<int64_t>("rate", {}, {8000}), TensorData::from_vector<float>("lo", {}, {0.0f}),
+                         TensorData::from_vector<float>("hi", {}, {4000.0f})},
+                        {"bins", "dft", "rate", "lo", "hi"}, {}};
+       }},
+      {"DFT", [] {
+         return Example{{f32("x", {2, 5, 3, 1})}, {TensorData::from_vector<int64_t>("n", {}, {6})}, {"x", "n"},
+                        {Attribute::of_int("axis", 1), Attribute::of_int("onesided", 1)}};
+       }},
+      {"STFT", [] {
+         return Example{{f32("x", {2, 20, 2})}, {TensorData::from_vector<int64_t>("step", {}, {3}), f32_const("w", {8}, 4)},
+                        {"x", "step", "w"}, {Attribute::of_int("onesided", 0)}};
+       }},
   };
   return m;
 }

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "onemodel/graph/ops/op_util.h"
+#include "onemodel/graph/ops/trig.h"
 #include "onemodel/kernels/int_arith.h"
 #include "onemodel/kernels/kernels.h"
 
@@ -301,6 +302,9 @@ constexpr OpDef kOps[] = {
 };
 
 }  // namespace
+
+float library_cos_f32(float x) { return sin_cos_f32<true>(x); }
+float library_sin_f32(float x) { return sin_cos_f32<false>(x); }
 
 OpTable elementwise_more_ops() { return table_of(kOps); }
 

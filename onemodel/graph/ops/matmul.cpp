@@ -6,19 +6,13 @@
 #include <cstring>
 
 #include "onemodel/graph/ops/epilogue.h"
+#include "onemodel/graph/ops/matmul_dims.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/kernels/kernels.h"
 
 namespace om::graph::ops {
-namespace {
 
-using kernels::UnaryOp;
-
-struct MatMulDims {
-  int64_t M = 1, K = 1, N = 1;
-  std::vector<int64_t> a_batch, b_batch, out_batch;
-};
-
+// Declared in matmul_dims.h: the quantized matrix products (graph/ops/quant.cpp) share it.
 Status matmul_dims(const InferContext& ctx, const std::vector<int64_t>& a, const std::vector<int64_t>& b, MatMulDims* d,
                    std::vector<int64_t>* out) {
   if (a.empty() || b.empty())
@@ -39,6 +33,10 @@ Status matmul_dims(const InferContext& ctx, const std::vector<int64_t>& a, const
   if (!b1) out->push_back(d->N);
   return Status::ok();
 }
+
+namespace {
+
+using kernels::UnaryOp;
 
 Status require_f32(const InferContext& ctx, size_t i) {
   const ValueDesc* v = ctx.input(i);
