@@ -247,6 +247,14 @@ const std::map<std::string, std::function<Example()>>& examples() {
          return Example{{Feed::of("a", {3}, std::vector<uint8_t>{1, 2, 255}), Feed::of("b", {3}, std::vector<uint8_t>{1, 7, 9})}, {},
                         {"a", "b"}, {Attribute::of_string("direction", "LEFT")}};
        }},
+      {"NegativeLogLikelihoodLoss", [] {
+         return Example{{f32("x", {3, 4, 2})}, {TensorData::from_vector<int64_t>("t", {3, 2}, {0, 3, 1, -1, 2, 2}), f32_const("w", {4}, 5)},
+                        {"x", "t", "w"}, {Attribute::of_int("ignore_index", -1)}};
+       }},
+      {"SoftmaxCrossEntropyLoss", [] {
+         return Example{{f32("x", {3, 4})}, {TensorData::from_vector<int64_t>("t", {3}, {0, 3, 1})}, {"x", "t"},
+                        {Attribute::of_string("reduction", "sum")}};
+       }},
   };
   return m;
 }
