@@ -206,6 +206,11 @@ const std::map<std::string, std::function<Example()>>& examples() {
                         {TensorData::from_vector<int64_t>("idx", {1, 2}, {2, 0}), f32_const("u", {1, 2}, 5)},
                         {"x", "idx", "u"}, {Attribute::of_int("axis", 0), Attribute::of_string("reduction", "add")}};
        }},
+      {"Scatter", [] {
+         return Example{{f32("x", {3, 2})},
+                        {TensorData::from_vector<int64_t>("idx", {1, 2}, {2, 0}), f32_const("u", {1, 2}, 5)},
+                        {"x", "idx", "u"}, {Attribute::of_int("axis", 0)}};
+       }},
       {"Hardmax", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 0)}; return e; }},
       {"CumSum", [] {
          return Example{{f32("x", {2, 3})}, {TensorData::from_vector<int64_t>("axis", {}, {1})}, {"x", "axis"},
