@@ -119,5 +119,10 @@ TEST_CASE("SoftmaxCrossEntropyLoss: log_prob output and i32 labels, both modes")
     CHECK(out[0].as<float>()[0] == doctest::Approx((ref[0] + ref[1] + ref[2] + ref[3]) / wsum).epsilon(1e-5));
     CHECK(out[1].dims == std::vector<int64_t>{2, 3, 2});
     for (size_t i = 0; i < 12; ++i) CHECK(out[1].as<float>()[i] == doctest::Approx(lpd[i]).epsilon(1e-5));
+    // Without output 1 the log-probabilities live in scratch: the same loss bits.
+    const auto alone = run_graph(loss_graph("SoftmaxCrossEntropyLoss", g::TensorData::from_vector<int32_t>("t", {2, 2}, labels32), true,
+                                            {Attribute::of_int("ignore_index", -1)}),
+                                 {Feed::of("x", {2, 3, 2}, x)}, {mode});
+    CHECK(alone[0].bytes == out[0].bytes);
   }
 }

@@ -67,11 +67,10 @@ size_t reduce_bytes(const InferContext& ctx) {
   return reduction_of(ctx.node) == Reduction::None ? 0 : 2 * size_t(ctx.input(1)->numel()) * sizeof(float);
 }
 size_t nll_scratch(const InferContext& ctx) { return reduce_bytes(ctx); }
-// SoftmaxCrossEntropyLoss: the log-probabilities (unless output 1 holds them), the log-softmax's
-// own scratch, then the reduction's.
+// SoftmaxCrossEntropyLoss: room for the log-probabilities (used when output 1 is absent, so the
+// size never depends on which outputs the plan keeps), the log-softmax's own, the reduction's.
 size_t sce_scratch(const InferContext& ctx) {
-  const bool kept = ctx.outputs.size() > 1;
-  return (kept ? 0 : ctx.input(0)->nbytes()) + softmax_along_axis_scratch(*ctx.input(0)) + reduce_bytes(ctx);
+  return ctx.input(0)->nbytes() + softmax_along_axis_scratch(*ctx.input(0)) + reduce_bytes(ctx);
 }
 
 // The loss of log-probabilities `lp` (scores' layout) into out(0); `scratch` holds reduce_bytes.
@@ -129,7 +128,7 @@ Status sce_kernel(const KernelContext& k) {
   // Scratch: [log-probabilities unless kept][log-softmax's 2 * numel][reduction's].
   float* at = static_cast<float*>(k.scratch);
   float* lp = kept ? k.out(1).as<float>() : at;
-  if (!kept) at += X.numel;
+  at += X.numel;
   softmax_along_axis(X.as<const float>(), X.dims, X.rank, 1, true, lp, at, k.mode);
   return nll_from(k, lp, at + 2 * X.numel);
 }
