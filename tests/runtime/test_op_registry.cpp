@@ -206,6 +206,11 @@ const std::map<std::string, std::function<Example()>>& examples() {
                         {TensorData::from_vector<int64_t>("idx", {1, 2}, {2, 0}), f32_const("u", {1, 2}, 5)},
                         {"x", "idx", "u"}, {Attribute::of_int("axis", 0), Attribute::of_string("reduction", "add")}};
        }},
+      {"Scatter", [] {
+         return Example{{f32("x", {3, 2})},
+                        {TensorData::from_vector<int64_t>("idx", {1, 2}, {2, 0}), f32_const("u", {1, 2}, 5)},
+                        {"x", "idx", "u"}, {Attribute::of_int("axis", 0)}};
+       }},
       {"Hardmax", [] { Example e = unary(); e.attrs = {Attribute::of_int("axis", 0)}; return e; }},
       {"CumSum", [] {
          return Example{{f32("x", {2, 3})}, {TensorData::from_vector<int64_t>("axis", {}, {1})}, {"x", "axis"},
@@ -332,6 +337,14 @@ const std::map<std::string, std::function<Example()>>& examples() {
       {"STFT", [] {
          return Example{{f32("x", {2, 20, 2})}, {TensorData::from_vector<int64_t>("step", {}, {3}), f32_const("w", {8}, 4)},
                         {"x", "step", "w"}, {Attribute::of_int("onesided", 0)}};
+       }},
+      {"NegativeLogLikelihoodLoss", [] {
+         return Example{{f32("x", {3, 4, 2})}, {TensorData::from_vector<int64_t>("t", {3, 2}, {0, 3, 1, -1, 2, 2}), f32_const("w", {4}, 5)},
+                        {"x", "t", "w"}, {Attribute::of_int("ignore_index", -1)}};
+       }},
+      {"SoftmaxCrossEntropyLoss", [] {
+         return Example{{f32("x", {3, 4})}, {TensorData::from_vector<int64_t>("t", {3}, {0, 3, 1})}, {"x", "t"},
+                        {Attribute::of_string("reduction", "sum")}};
        }},
   };
   return m;

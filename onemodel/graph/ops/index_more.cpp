@@ -99,6 +99,12 @@ Status infer_scatter_elements(InferContext& ctx) {
   return Status::ok();
 }
 
+// Scatter (the deprecated name) never had a reduction: one given is refused, not applied.
+Status infer_scatter(InferContext& ctx) {
+  if (find_attr(ctx.node, "reduction")) return ctx.error(ErrorKind::InvalidArgument, "Scatter has no reduction attribute: use ScatterElements");
+  return infer_scatter_elements(ctx);
+}
+
 template <typename T>
 Status scatter_reduce(const KernelContext& k, int64_t axis, char how) {
   T* y = k.out(0).as<T>();
@@ -181,6 +187,10 @@ constexpr OpDef kOps[] = {
     op("ScatterElements").upgrades_from(11).inputs(3).attributes(kScatterAttrs).shapes(infer_scatter_elements)
         .kernel(scatter_elements_kernel)
         .doc("any dtype, axis; reduction none (any dtype), add, mul, max, min (f32 i64 i32) in index order"),
+    // The deprecated name of ScatterElements without a reduction (opset 9; 11 allowed negative
+    // indices, which the kernel takes at any opset): read as is, run by ScatterElements' kernel.
+    op("Scatter").since_opset(11).upgrades_from(9).inputs(3).attributes(kAxisAttrs).shapes(infer_scatter)
+        .kernel(scatter_elements_kernel).doc("deprecated alias of ScatterElements (opsets 9 to 11), no reduction"),
     op("Hardmax").upgrades_from(1).upgrade_hook(softmax_upgrade).inputs(1).attributes(kAxisAttrs).shapes(infer_hardmax)
         .kernel(hardmax_kernel).doc("f32, axis (opset 13 semantics); the first maximum"),
 };

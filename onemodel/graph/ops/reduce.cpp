@@ -243,6 +243,31 @@ Status softmax_upgrade(UpgradeContext& ctx) {
   return Status::ok();
 }
 
+
+void softmax_along_axis(const float* x, const int64_t* dims, size_t rank, int64_t axis, bool log, float* y, void* scratch,
+                        ArithmeticMode mode) {
+  int64_t numel = 1, after = 1;
+  for (size_t i = 0; i < rank; ++i) numel *= dims[i];
+  for (size_t i = size_t(axis) + 1; i < rank; ++i) after *= dims[i];
+  const int64_t n = dims[axis];
+  if (numel == 0) return;
+  const int64_t rows = numel / n;
+  if (after == 1) {
+    kernels::f32_softmax_rows(x, y, size_t(rows), size_t(n), log, mode);
+    return;
+  }
+  // Move the axis last, run rows, move it back.
+  int64_t perm[kMaxRank], inv[kMaxRank], tdims[kMaxRank];
+  size_t j = 0;
+  for (size_t i = 0; i < rank; ++i) if (int64_t(i) != axis) perm[j++] = int64_t(i);
+  perm[j] = axis;
+  for (size_t i = 0; i < rank; ++i) { inv[perm[i]] = int64_t(i); tdims[i] = dims[perm[i]]; }
+  float* t0 = static_cast<float*>(scratch);
+  float* t1 = t0 + numel;
+  transpose_copy(x, dims, rank, perm, sizeof(float), t0);
+  kernels::f32_softmax_rows(t0, t1, size_t(rows), size_t(n), log, mode);
+  transpose_copy(t1, tdims, rank, inv, sizeof(float), y);
+}
 }  // namespace om::graph::ops
 namespace om::graph::ops {
 namespace {
@@ -260,33 +285,14 @@ Status infer_softmax(InferContext& ctx) {
   return Status::ok();
 }
 
-size_t softmax_scratch(const InferContext& ctx) { return 2 * ctx.input(0)->nbytes(); }
+size_t softmax_scratch(const InferContext& ctx) { return softmax_along_axis_scratch(*ctx.input(0)); }
 
 template <bool Log>
 Status softmax_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   int64_t axis = 0;
   normalize_axis(attr_int(*k.node, "axis", -1), int64_t(X.rank), &axis);
-  int64_t after = 1;
-  for (size_t i = size_t(axis) + 1; i < X.rank; ++i) after *= X.dims[i];
-  const int64_t n = X.dims[axis];
-  if (X.numel == 0) return Status::ok();
-  const int64_t rows = X.numel / n;
-  if (after == 1) {
-    kernels::f32_softmax_rows(X.as<const float>(), k.out(0).as<float>(), size_t(rows), size_t(n), Log, k.mode);
-    return Status::ok();
-  }
-  // Move the axis last, run rows, move it back.
-  int64_t perm[kMaxRank], inv[kMaxRank], tdims[kMaxRank];
-  size_t j = 0;
-  for (size_t i = 0; i < X.rank; ++i) if (int64_t(i) != axis) perm[j++] = int64_t(i);
-  perm[j] = axis;
-  for (size_t i = 0; i < X.rank; ++i) { inv[perm[i]] = int64_t(i); tdims[i] = X.dims[perm[i]]; }
-  float* t0 = static_cast<float*>(k.scratch);
-  float* t1 = t0 + X.numel;
-  transpose_copy(X.data, X.dims, X.rank, perm, sizeof(float), t0);
-  kernels::f32_softmax_rows(t0, t1, size_t(rows), size_t(n), Log, k.mode);
-  transpose_copy(t1, tdims, X.rank, inv, sizeof(float), k.out(0).data);
+  softmax_along_axis(X.as<const float>(), X.dims, X.rank, axis, Log, k.out(0).as<float>(), k.scratch, k.mode);
   return Status::ok();
 }
 

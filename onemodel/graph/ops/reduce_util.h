@@ -15,6 +15,14 @@ size_t reduce_scratch(const InferContext& ctx);
 template <ReduceKind Kind>
 Status reduce_kernel(const KernelContext& k);  // instantiated in reduce.cpp for every kind
 
+// y = softmax (or log-softmax) of x along `axis`, in the kernel library's fixed order in Exact
+// mode (docs/exactness.md). x and y must not overlap. When axis is not the last non-trivial
+// one the axis is moved last through `scratch`, which then needs
+// softmax_along_axis_scratch(x) bytes. Softmax, LogSoftmax and SoftmaxCrossEntropyLoss.
+void softmax_along_axis(const float* x, const int64_t* dims, size_t rank, int64_t axis, bool log, float* y, void* scratch,
+                        ArithmeticMode mode);
+inline size_t softmax_along_axis_scratch(const ValueDesc& x) { return 2 * x.nbytes(); }
+
 // The upgrade hook of Softmax, LogSoftmax and Hardmax (docs/onnx.md, "Opsets").
 Status softmax_upgrade(UpgradeContext& ctx);
 
