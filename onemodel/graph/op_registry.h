@@ -103,7 +103,8 @@ const char* attr_kind_name(AttrKind kind);
 // An attribute that older opsets carried and newer ones take as an input (ReduceMean's `axes`
 // became input 1 in opset 18): the reader moves it into an initializer for models older than
 // `since`, so the IR always has the newest form. Ints attributes become 1-D tensors of `dtype`
-// (i64); Float attributes (Clip's min/max, Dropout's ratio) become f32 scalars.
+// (i64); Float attributes (Clip's min/max, Dropout's ratio) become f32 scalars, Floats ones (Upsample's
+// scales) f32 1-D tensors.
 struct MovedAttr {
   const char* name = nullptr;
   int input = 0;

@@ -243,8 +243,10 @@ Status upgrade_node(Graph& g, size_t index, const OpDef& op, int64_t opset, std:
         g.initializers.push_back(TensorData::copy_of(name, DType::f32, {}, &a.f, sizeof(float)));
       } else if (a.type == AttrType::Ints) {
         g.initializers.push_back(TensorData::copy_of(name, DType::i64, {int64_t(a.ints.size())}, a.ints.data(), a.ints.size() * 8));
+      } else if (a.type == AttrType::Floats) {
+        g.initializers.push_back(TensorData::copy_of(name, DType::f32, {int64_t(a.floats.size())}, a.floats.data(), a.floats.size() * 4));
       } else {
-        return Status::error(ErrorKind::InvalidArgument, msg("attribute '", a.name, "' must be ", "INTS or FLOAT"));
+        return Status::error(ErrorKind::InvalidArgument, msg("attribute '", a.name, "' must be ", "INTS, FLOATS or FLOAT"));
       }
       if (n.inputs.size() <= size_t(mv.input)) n.inputs.resize(size_t(mv.input) + 1);
       n.inputs[size_t(mv.input)] = name;

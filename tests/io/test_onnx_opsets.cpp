@@ -113,3 +113,22 @@ TEST_CASE("older forms refused by name: broadcast flags, operators before their 
   CHECK(r.status().message().find("convert_version") == std::string::npos);
   CHECK(r.status().message().find("opset_version") != std::string::npos);
 }
+
+TEST_CASE("Upsample (opsets 7 to 10): opset 7's scales attribute becomes an input; asymmetric nearest rounds down, linear interpolates") {
+  auto floats = [](const std::string& name, std::vector<float> v) {
+    Pb a;
+    a.str(1, name);
+    for (float f : v) a.f32(7, f);
+    return a.i64(20, 6);
+  };
+  Pb nearest = one_node(iotest::node("Upsample", {"x"}, {"y"}, {floats("scales", {1, 1, 2, 3})}), {1, 1, 2, 2}, 7);
+  Tensor y = run_model(nearest, {1, 1, 2, 2});
+  CHECK(y.shape() == Shape{1, 1, 4, 6});
+  CHECK(y.to_vector<float>() == std::vector<float>{-2, -2, -2, -1, -1, -1, -2, -2, -2, -1, -1, -1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1});
+  Pb linear = one_node(iotest::node("Upsample", {"x"}, {"y"}, {floats("scales", {1, 1, 1, 2}), Pb().str(1, "mode").str(4, "linear").i64(20, 3)}),
+                       {1, 1, 1, 2}, 7);
+  CHECK(run_model(linear, {1, 1, 1, 2}).to_vector<float>() == std::vector<float>{-2, -1.5f, -1, -1});
+  // Scales that shrink N or C are refused by name when the session plans.
+  Pb bad = one_node(iotest::node("Upsample", {"x"}, {"y"}, {floats("scales", {2, 1, 1, 1})}), {1, 1, 1, 2}, 7);
+  CHECK_THROWS_WITH_AS(run_model(bad, {1, 1, 1, 2}), doctest::Contains("scales must be 1 on N and C"), om::Error);
+}

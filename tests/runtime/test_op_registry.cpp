@@ -346,6 +346,9 @@ const std::map<std::string, std::function<Example()>>& examples() {
          return Example{{f32("x", {3, 4})}, {TensorData::from_vector<int64_t>("t", {3}, {0, 3, 1})}, {"x", "t"},
                         {Attribute::of_string("reduction", "sum")}};
        }},
+      {"Upsample", [] {
+         return Example{{f32("x", {1, 2, 2, 3})}, {TensorData::from_vector<float>("scales", {4}, {1, 1, 2, 1.5f})}, {"x", "scales"}, {}};
+       }},
   };
   return m;
 }

@@ -26,6 +26,15 @@ using kernels::ResizeNearest;
 const char* resize_modes(const Node& node, TapGeom* t, bool* taps) {
   kernels::ResizeGeom* g = &t->base;
   const std::string mode = node.attr_string("mode", "nearest");
+  if (node.op_type == "Upsample") {  // the opset 7-10 form: asymmetric coordinates, nearest rounds down
+    g->coord = ResizeCoord::Asymmetric;
+    g->nearest = ResizeNearest::Floor;
+    *taps = false;
+    if (mode == "nearest") g->mode = ResizeMode::Nearest;
+    else if (mode == "linear" || mode == "bilinear") g->mode = ResizeMode::Linear;
+    else return "mode must be nearest or linear";
+    return nullptr;
+  }
   if (mode == "nearest") g->mode = ResizeMode::Nearest;
   else if (mode == "linear") g->mode = ResizeMode::Linear;
   else if (mode == "cubic") t->cubic = true;
@@ -54,6 +63,9 @@ const char* resize_modes(const Node& node, TapGeom* t, bool* taps) {
   return nullptr;
 }
 
+// Resize takes (X, roi, scales, sizes); Upsample (X, scales).
+size_t scales_input(const Node& node) { return node.op_type == "Upsample" ? 1 : 2; }
+
 // tf_crop_and_resize's roi (input 1): 8 f32 values, starts then ends of N, C, H, W. N and C
 // are not resized, so their roi must be the whole axis (0, 1) unless the axis has one element.
 Status read_roi(const InferContext& ctx, const ValueDesc& x, std::vector<float>* roi) {
@@ -77,7 +89,7 @@ Status infer_resize(InferContext& ctx) {
   if (const char* why = resize_modes(ctx.node, &t, &taps)) return ctx.error(ErrorKind::Unsupported, why);
   std::vector<float> roi = {0, 0, 0, 0, 1, 1, 1, 1};
   if (t.coord == TapCoord::TfCropAndResize) OM_TRY(read_roi(ctx, *x, &roi));
-  const ValueDesc* scales = ctx.input(2);
+  const ValueDesc* scales = ctx.input(scales_input(ctx.node));
   const ValueDesc* sizes = ctx.input(3);
   if (scales && scales->numel() == 0) scales = nullptr;
   if (sizes && sizes->numel() == 0) sizes = nullptr;
@@ -133,8 +145,9 @@ Status resize_kernel(const KernelContext& k) {
   g.W = X.dims[3];
   g.OH = Y.dims[2];
   g.OW = Y.dims[3];
-  if (k.has_input(2) && k.in(2).numel == 4) {
-    const float* s = k.in(2).as<const float>();
+  const size_t si = scales_input(*k.node);
+  if (k.has_input(si) && k.in(si).numel == 4) {
+    const float* s = k.in(si).as<const float>();
     g.scale_h = s[2];
     g.scale_w = s[3];
     g.from_scales = true;
@@ -296,11 +309,17 @@ constexpr AttrSpec kResizeAttrs[] = {{"mode", AttrKind::String},
                                      {"antialias", AttrKind::Int},
                                      {"keep_aspect_ratio_policy", AttrKind::String}};
 constexpr AttrSpec kPadAttrs[] = {{"mode", AttrKind::String}};
+constexpr AttrSpec kUpsampleAttrs[] = {{"mode", AttrKind::String}};
 
 constexpr OpDef kOps[] = {
     op("Resize").upgrades_from(11).plan_time_inputs_mask((1u << 1) | (1u << 2) | (1u << 3)).inputs(1, 4).attributes(kResizeAttrs).shapes(infer_resize).kernel(resize_kernel)
         .with_scratch(resize_scratch)
         .doc("f32 4-D NCHW, spatial axes only; nearest (floor, ceil, round_prefer_floor/ceil), linear or cubic (cubic_coeff_a, exclude_outside); half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize (roi known at plan time, extrapolation_value); scales or sizes known at plan time"),
+    // Removed from the default domain after opset 9 (deprecated in 10): what old exporters wrote
+    // for interpolation. Opset 7 carried the scales as an attribute; the reader moves it.
+    op("Upsample").since_opset(9).upgrades_from(7).attr_became_input("scales", 1, 9).plan_time_inputs_mask(1u << 1).inputs(2)
+        .attributes(kUpsampleAttrs).shapes(infer_resize).kernel(resize_kernel)
+        .doc("f32 4-D NCHW (opsets 7 to 10); nearest (asymmetric, rounding down) or linear (asymmetric); scales known at plan time, 1 on N and C"),
     op("Pad").upgrades_from(11).plan_time_inputs_mask((1u << 1) | (1u << 3)).inputs(2, 4).attributes(kPadAttrs).shapes(infer_pad).kernel(pad_kernel)
         .doc("any dtype; constant, reflect, edge; pads (and axes) known at plan time; negative pads crop"),
 };
