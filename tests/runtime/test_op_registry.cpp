@@ -43,6 +43,20 @@ TensorData f32_const(const std::string& name, std::vector<int64_t> dims, uint32_
   return TensorData::from_vector(name, dims, random_floats(n, seed));
 }
 
+// An optimizer step over two tensors (R, T, X1, X2, G1, G2, then `states` pairs of state).
+Example optimizer_example(std::vector<Attribute> attrs, int states) {
+  Example e{{}, {TensorData::from_vector<float>("R", {}, {0.1f}), TensorData::from_vector<int64_t>("T", {}, {3})}, {"R", "T"}, std::move(attrs)};
+  for (const char* p : {"X", "G", "V", "H"}) {
+    if ((p[0] == 'V' && states < 1) || (p[0] == 'H' && states < 2)) continue;
+    for (int i = 1; i <= 2; ++i) {
+      const std::string name = std::string(p) + std::to_string(i);
+      e.feeds.push_back(p[0] == 'H' || p[0] == 'V' ? Feed::of(name, {2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6}) : f32(name, {2, 3}, uint32_t(i * 7 + p[0])));
+      e.inputs.push_back(name);
+    }
+  }
+  return e;
+}
+
 Example unary() { return {{f32("x", {2, 3})}, {}, {"x"}, {}}; }
 Example binary() { return {{f32("a", {2, 3}), f32("b", {3}, 2)}, {}, {"a", "b"}, {}}; }
 Example reduce() { return {{f32("x", {2, 3, 4})}, {i64("axes", {1})}, {"x", "axes"}, {Attribute::of_int("keepdims", 0)}}; }
@@ -349,6 +363,13 @@ const std::map<std::string, std::function<Example()>>& examples() {
       {"Upsample", [] {
          return Example{{f32("x", {1, 2, 2, 3})}, {TensorData::from_vector<float>("scales", {4}, {1, 1, 2, 1.5f})}, {"x", "scales"}, {}};
        }},
+      {"Adagrad", [] { return optimizer_example({Attribute::of_float("decay_factor", 0.1f)}, 1); }},
+      {"Momentum", [] {
+         return optimizer_example({Attribute::of_float("alpha", 0.9f), Attribute::of_float("beta", 0.1f),
+                                   Attribute::of_string("mode", "nesterov"), Attribute::of_float("norm_coefficient", 0.01f)},
+                                  1);
+       }},
+      {"Adam", [] { return optimizer_example({Attribute::of_float("alpha", 0.9f)}, 2); }},
   };
   return m;
 }

@@ -221,9 +221,11 @@ Status infer_dropout(InferContext& ctx) {
   if (ratio && ratio->numel() != 1) return ctx.error(ErrorKind::InvalidArgument, "ratio must be a scalar");
   if (const ValueDesc* t = ctx.input(2)) {
     if (t->dtype != DType::boolean || t->numel() != 1) return ctx.error(ErrorKind::InvalidArgument, "training_mode must be a bool scalar");
-    if (!t->data || *static_cast<const bool*>(t->data))
-      return ctx.error(ErrorKind::Unsupported, "training_mode must be a constant false: onemodel runs Dropout for inference only "
-                                               "(remove the training_mode input or make it false)");
+    // Training mode draws a random mask unless the ratio is 0, where it is the identity too.
+    const bool zero_ratio = ratio && ratio->data && ratio->dtype == DType::f32 && *static_cast<const float*>(ratio->data) == 0.0f;
+    if (!t->data || (*static_cast<const bool*>(t->data) && !zero_ratio))
+      return ctx.error(ErrorKind::Unsupported, "training_mode must be a constant false (or the ratio a constant 0): onemodel runs "
+                                               "Dropout for inference only (remove the training_mode input or make it false)");
   }
   ctx.set_output(0, ctx.input(0)->dtype, ctx.input(0)->shape);
   if (ctx.node.outputs.size() > 1) ctx.set_output(1, DType::boolean, ctx.input(0)->shape);
@@ -252,8 +254,8 @@ constexpr OpDef kOps[] = {
         .doc("any dtype, 4-D, blocksize, mode DCR|CRD"),
     op("SpaceToDepth").upgrades_from(1).inputs(1).attributes(kBlockAttrs).shapes(infer_block<false>).kernel(block_kernel<false>)
         .doc("any dtype, 4-D, blocksize"),
-    op("Dropout").upgrades_from(7).plan_time_inputs_mask(1u << 2).attr_became_input("ratio", 1, 12).inputs(1, 3).attributes(kDropoutAttrs)
-        .shapes(infer_dropout).kernel(dropout_kernel).doc("inference only: the identity, mask all true; training_mode must be false"),
+    op("Dropout").upgrades_from(7).plan_time_inputs_mask((1u << 1) | (1u << 2)).attr_became_input("ratio", 1, 12).inputs(1, 3).attributes(kDropoutAttrs)
+        .shapes(infer_dropout).kernel(dropout_kernel).doc("inference only: the identity, mask all true; training_mode must be false, or true with ratio 0"),
 };
 
 }  // namespace
