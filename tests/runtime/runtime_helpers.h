@@ -91,6 +91,30 @@ inline std::vector<Out> run(om::Session& s, const std::vector<Feed>& feeds) {
   return res;
 }
 
+// A graph of one `op` node reading the graph inputs, then the initializers in order; its
+// output is "y", or "y0", "y1", ... when it has several.
+inline g::Graph single_node(const std::string& op, const std::vector<g::ValueInfo>& inputs, std::vector<g::Attribute> attrs = {},
+                            std::vector<g::TensorData> consts = {}, size_t outs = 1) {
+  g::Graph gr;
+  gr.name = "single_node";
+  std::vector<std::string> names;
+  for (const auto& v : inputs) {
+    gr.inputs.push_back(v);
+    names.push_back(v.name);
+  }
+  for (const auto& c : consts) names.push_back(c.name);
+  gr.initializers = std::move(consts);
+  std::vector<std::string> out_names;
+  for (size_t i = 0; i < outs; ++i) {
+    out_names.push_back(outs == 1 ? std::string("y") : "y" + std::to_string(i));
+    g::ValueInfo y;
+    y.name = out_names.back();
+    gr.outputs.push_back(y);
+  }
+  gr.nodes.push_back(node(op, names, out_names, std::move(attrs)));
+  return gr;
+}
+
 inline std::vector<Out> run_graph(const g::Graph& graph, const std::vector<Feed>& feeds, om::SessionOptions opt = {}) {
   om::Session s(graph, opt);
   return run(s, feeds);

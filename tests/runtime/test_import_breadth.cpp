@@ -12,61 +12,38 @@ using namespace rt;
 using g::Attribute;
 using g::TensorData;
 
-namespace {
-
-// One node over graph inputs (fed) and initializers (after them, in order).
-g::Graph one(const std::string& op, const std::vector<g::ValueInfo>& inputs, std::vector<Attribute> attrs = {},
-             std::vector<TensorData> consts = {}) {
-  g::Graph gr;
-  gr.name = "one";
-  std::vector<std::string> names;
-  for (const auto& v : inputs) {
-    gr.inputs.push_back(v);
-    names.push_back(v.name);
-  }
-  for (const auto& c : consts) names.push_back(c.name);
-  gr.initializers = std::move(consts);
-  gr.nodes.push_back(node(op, names, {"y"}, std::move(attrs)));
-  g::ValueInfo y;
-  y.name = "y";
-  gr.outputs.push_back(y);
-  return gr;
-}
-
-}  // namespace
-
 TEST_CASE("Max/Min: one to three inputs, broadcasting, integer and f16 dtypes, NaN propagates") {
-  const auto gr3 = one("Max", {value("a", DType::i32, {2, 1}), value("b", DType::i32, {3}), value("c", DType::i32, {1})});
+  const auto gr3 = single_node("Max", {value("a", DType::i32, {2, 1}), value("b", DType::i32, {3}), value("c", DType::i32, {1})});
   const auto y = run_graph(gr3, {Feed::of("a", {2, 1}, std::vector<int32_t>{-5, 4}), Feed::of("b", {3}, std::vector<int32_t>{1, -7, 9}),
                                  Feed::of("c", {1}, std::vector<int32_t>{0})})[0];
   CHECK(y.dims == std::vector<int64_t>{2, 3});
   CHECK(y.as<int32_t>() == std::vector<int32_t>{1, 0, 9, 4, 4, 9});
 
-  const auto y1 = run_graph(one("Min", {value("a", DType::u8, {3})}), {Feed::of("a", {3}, std::vector<uint8_t>{7, 200, 3})})[0];
+  const auto y1 = run_graph(single_node("Min", {value("a", DType::u8, {3})}), {Feed::of("a", {3}, std::vector<uint8_t>{7, 200, 3})})[0];
   CHECK(y1.as<uint8_t>() == std::vector<uint8_t>{7, 200, 3});
 
   std::vector<om::half> h{om::float_to_half(1.5f), om::float_to_half(-2.0f)}, k{om::float_to_half(0.25f), om::float_to_half(-3.0f)};
-  const auto yh = run_graph(one("Min", {value("a", DType::f16, {2}), value("b", DType::f16, {2})}),
+  const auto yh = run_graph(single_node("Min", {value("a", DType::f16, {2}), value("b", DType::f16, {2})}),
                             {Feed::of("a", {2}, h), Feed::of("b", {2}, k)}, {om::ArithmeticMode::Exact})[0];
   REQUIRE(yh.dtype == DType::f16);
   CHECK(om::half_to_float(yh.as<om::half>()[0]) == 0.25f);
   CHECK(om::half_to_float(yh.as<om::half>()[1]) == -3.0f);
 
-  const auto yf = run_graph(one("Max", {value("a", DType::f32, {2}), value("b", DType::f32, {2}), value("c", DType::f32, {2})}),
+  const auto yf = run_graph(single_node("Max", {value("a", DType::f32, {2}), value("b", DType::f32, {2}), value("c", DType::f32, {2})}),
                             {Feed::of("a", {2}, std::vector<float>{1, NAN}), Feed::of("b", {2}, std::vector<float>{NAN, 2}),
                              Feed::of("c", {2}, std::vector<float>{5, 3})})[0]
                     .as<float>();
   CHECK(std::isnan(yf[0]));
   CHECK(std::isnan(yf[1]));
 
-  const auto mixed = one("Max", {value("a", DType::f32, {2}), value("b", DType::i32, {2})});
+  const auto mixed = single_node("Max", {value("a", DType::f32, {2}), value("b", DType::i32, {2})});
   CHECK_THROWS_WITH([&] { om::Session s(mixed); }(), doctest::Contains("insert a Cast"));
 }
 
 TEST_CASE("ArgMax/ArgMin select_last_index returns the last of the ties, NaN ties with NaN") {
   const std::vector<float> x{3, 1, 3, 1, NAN, 2, NAN, 2};
   auto arg = [&](const char* op, int64_t last) {
-    return run_graph(one(op, {value("x", DType::f32, {2, 4})},
+    return run_graph(single_node(op, {value("x", DType::f32, {2, 4})},
                          {Attribute::of_int("axis", 1), Attribute::of_int("keepdims", 0), Attribute::of_int("select_last_index", last)}),
                      {Feed::of("x", {2, 4}, x)})[0]
         .as<int64_t>();
@@ -78,27 +55,27 @@ TEST_CASE("ArgMax/ArgMin select_last_index returns the last of the ties, NaN tie
 }
 
 TEST_CASE("ConstantOfShape: value's dtype, default f32 0, refusals name the node") {
-  const auto y = run_graph(one("ConstantOfShape", {}, {Attribute::of_tensor("value", TensorData::from_vector<int64_t>("v", {1}, {-4}))},
+  const auto y = run_graph(single_node("ConstantOfShape", {}, {Attribute::of_tensor("value", TensorData::from_vector<int64_t>("v", {1}, {-4}))},
                                {TensorData::from_vector<int64_t>("s", {2}, {2, 3})}),
                            {})[0];
   CHECK(y.dtype == DType::i64);
   CHECK(y.dims == std::vector<int64_t>{2, 3});
   CHECK(y.as<int64_t>() == std::vector<int64_t>(6, -4));
 
-  const auto z = run_graph(one("ConstantOfShape", {}, {}, {TensorData::from_vector<int64_t>("s", {1}, {4})}), {})[0];
+  const auto z = run_graph(single_node("ConstantOfShape", {}, {}, {TensorData::from_vector<int64_t>("s", {1}, {4})}), {})[0];
   CHECK(z.dtype == DType::f32);
   CHECK(z.as<float>() == std::vector<float>(4, 0.0f));
 
-  const auto neg = one("ConstantOfShape", {}, {}, {TensorData::from_vector<int64_t>("s", {2}, {2, -1})});
+  const auto neg = single_node("ConstantOfShape", {}, {}, {TensorData::from_vector<int64_t>("s", {2}, {2, -1})});
   CHECK_THROWS_WITH([&] { om::Session s(neg); }(), doctest::Contains("ConstantOfShape_y"));
-  const auto two = one("ConstantOfShape", {}, {Attribute::of_tensor("value", TensorData::from_vector<float>("v", {2}, {1, 2}))},
+  const auto two = single_node("ConstantOfShape", {}, {Attribute::of_tensor("value", TensorData::from_vector<float>("v", {2}, {1, 2}))},
                        {TensorData::from_vector<int64_t>("s", {1}, {3})});
   CHECK_THROWS_WITH([&] { om::Session s(two); }(), doctest::Contains("exactly one element"));
 }
 
 TEST_CASE("MaxUnpool places X at I and refuses an index outside the unpooled shape") {
   const std::vector<Attribute> attrs{Attribute::of_ints("kernel_shape", {2, 2}), Attribute::of_ints("strides", {2, 2})};
-  const auto gr = one("MaxUnpool", {value("x", DType::f32, {1, 1, 1, 2}), value("i", DType::i64, {1, 1, 1, 2})}, attrs);
+  const auto gr = single_node("MaxUnpool", {value("x", DType::f32, {1, 1, 1, 2}), value("i", DType::i64, {1, 1, 1, 2})}, attrs);
   const auto y = run_graph(gr, {Feed::of("x", {1, 1, 1, 2}, std::vector<float>{7, 8}),
                                 Feed::of("i", {1, 1, 1, 2}, std::vector<int64_t>{1, 6})})[0];
   CHECK(y.dims == std::vector<int64_t>{1, 1, 2, 4});
@@ -110,7 +87,7 @@ TEST_CASE("MaxUnpool places X at I and refuses an index outside the unpooled sha
 
 TEST_CASE("Resize tf_crop_and_resize: sources outside the roi's range give extrapolation_value") {
   // Rows 0..1 of a 2x2 plane cropped with the H roi (0, 2): output row 1 samples source row 2.
-  const auto gr = one("Resize", {value("x", DType::f32, {1, 1, 2, 2})},
+  const auto gr = single_node("Resize", {value("x", DType::f32, {1, 1, 2, 2})},
                       {Attribute::of_string("mode", "linear"), Attribute::of_string("coordinate_transformation_mode", "tf_crop_and_resize"),
                        Attribute::of_float("extrapolation_value", -9.0f)},
                       {TensorData::from_vector<float>("roi", {8}, {0, 0, 0, 0, 1, 1, 2, 1}), TensorData::from_vector<float>("scales", {0}, {}),

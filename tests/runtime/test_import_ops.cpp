@@ -11,24 +11,6 @@ using g::Attribute;
 
 namespace {
 
-g::Graph one(const std::string& op, const std::vector<g::ValueInfo>& inputs, std::vector<g::Attribute> attrs = {},
-             std::vector<g::TensorData> consts = {}) {
-  g::Graph gr;
-  gr.name = "one";
-  std::vector<std::string> names;
-  for (const auto& v : inputs) {
-    gr.inputs.push_back(v);
-    names.push_back(v.name);
-  }
-  for (const auto& c : consts) names.push_back(c.name);
-  gr.initializers = std::move(consts);
-  gr.nodes.push_back(node(op, names, {"y"}, std::move(attrs)));
-  g::ValueInfo y;
-  y.name = "y";
-  gr.outputs.push_back(y);
-  return gr;
-}
-
 std::vector<float> run_f32(const g::Graph& gr, const std::vector<Feed>& feeds, om::ArithmeticMode mode = om::ArithmeticMode::Fast) {
   return run_graph(gr, feeds, {mode})[0].as<float>();
 }
@@ -38,42 +20,42 @@ std::vector<float> run_f32(const g::Graph& gr, const std::vector<Feed>& feeds, o
 TEST_CASE("Einsum: matmul, diagonal, sum, transpose, ellipsis, implicit output") {
   const std::vector<float> a = {1, 2, 3, 4, 5, 6};        // [2, 3]
   const std::vector<float> b = {1, 0, 2, 1, 0, 3};        // [3, 2]
-  auto mm = one("Einsum", {value("a", DType::f32, {2, 3}), value("b", DType::f32, {3, 2})}, {Attribute::of_string("equation", "ij,jk->ik")});
+  auto mm = single_node("Einsum", {value("a", DType::f32, {2, 3}), value("b", DType::f32, {3, 2})}, {Attribute::of_string("equation", "ij,jk->ik")});
   for (auto mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact})
     CHECK(run_f32(mm, {Feed::of("a", {2, 3}, a), Feed::of("b", {3, 2}, b)}, mode) == std::vector<float>{5, 11, 14, 23});
-  auto implicit = one("Einsum", {value("a", DType::f32, {2, 3}), value("b", DType::f32, {3, 2})}, {Attribute::of_string("equation", "ij,jk")});
+  auto implicit = single_node("Einsum", {value("a", DType::f32, {2, 3}), value("b", DType::f32, {3, 2})}, {Attribute::of_string("equation", "ij,jk")});
   CHECK(run_f32(implicit, {Feed::of("a", {2, 3}, a), Feed::of("b", {3, 2}, b)}) == std::vector<float>{5, 11, 14, 23});
-  auto tr = one("Einsum", {value("a", DType::f32, {2, 3})}, {Attribute::of_string("equation", "ij->ji")});
+  auto tr = single_node("Einsum", {value("a", DType::f32, {2, 3})}, {Attribute::of_string("equation", "ij->ji")});
   CHECK(run_f32(tr, {Feed::of("a", {2, 3}, a)}) == std::vector<float>{1, 4, 2, 5, 3, 6});
-  auto sum = one("Einsum", {value("a", DType::f32, {2, 3})}, {Attribute::of_string("equation", "ij->i")});
+  auto sum = single_node("Einsum", {value("a", DType::f32, {2, 3})}, {Attribute::of_string("equation", "ij->i")});
   CHECK(run_f32(sum, {Feed::of("a", {2, 3}, a)}) == std::vector<float>{6, 15});
   const std::vector<float> sq = {1, 2, 3, 4, 5, 6, 7, 8};  // [2, 2, 2]
-  auto diag = one("Einsum", {value("a", DType::f32, {2, 2, 2})}, {Attribute::of_string("equation", "...ii->...i")});
+  auto diag = single_node("Einsum", {value("a", DType::f32, {2, 2, 2})}, {Attribute::of_string("equation", "...ii->...i")});
   CHECK(run_f32(diag, {Feed::of("a", {2, 2, 2}, sq)}) == std::vector<float>{1, 4, 5, 8});
-  auto inner = one("Einsum", {value("a", DType::f32, {3}), value("b", DType::f32, {3})}, {Attribute::of_string("equation", "i,i")});
+  auto inner = single_node("Einsum", {value("a", DType::f32, {3}), value("b", DType::f32, {3})}, {Attribute::of_string("equation", "i,i")});
   CHECK(run_f32(inner, {Feed::of("a", {3}, std::vector<float>{1, 2, 3}), Feed::of("b", {3}, std::vector<float>{4, 5, 6})}) ==
         std::vector<float>{32});
-  auto bad = one("Einsum", {value("a", DType::f32, {2, 3})}, {Attribute::of_string("equation", "ijk->i")});
+  auto bad = single_node("Einsum", {value("a", DType::f32, {2, 3})}, {Attribute::of_string("equation", "ijk->i")});
   CHECK_THROWS_WITH([&] { om::Session s(bad); }(), doctest::Contains("rank"));  // static shapes: at creation
 }
 
 TEST_CASE("CumSum exclusive/reverse, Mod signs, Trilu, InstanceNormalization") {
-  auto cs = one("CumSum", {value("x", DType::f32, {4})}, {Attribute::of_int("exclusive", 1), Attribute::of_int("reverse", 1)},
+  auto cs = single_node("CumSum", {value("x", DType::f32, {4})}, {Attribute::of_int("exclusive", 1), Attribute::of_int("reverse", 1)},
                 {g::TensorData::from_vector<int64_t>("axis", {}, {0})});
   CHECK(run_f32(cs, {Feed::of("x", {4}, std::vector<float>{1, 2, 3, 4})}) == std::vector<float>{9, 7, 4, 0});
 
-  auto mod = one("Mod", {value("a", DType::i32, {4}), value("b", DType::i32, {4})});
+  auto mod = single_node("Mod", {value("a", DType::i32, {4}), value("b", DType::i32, {4})});
   auto r = run_graph(mod, {Feed::of<int32_t>("a", {4}, {-7, 7, -7, 7}), Feed::of<int32_t>("b", {4}, {3, -3, -3, 3})});
   CHECK(r[0].as<int32_t>() == std::vector<int32_t>{2, -2, -1, 1});  // the sign of the divisor
-  auto fmod = one("Mod", {value("a", DType::i32, {2}), value("b", DType::i32, {2})}, {Attribute::of_int("fmod", 1)});
+  auto fmod = single_node("Mod", {value("a", DType::i32, {2}), value("b", DType::i32, {2})}, {Attribute::of_int("fmod", 1)});
   CHECK(run_graph(fmod, {Feed::of<int32_t>("a", {2}, {-7, 7}), Feed::of<int32_t>("b", {2}, {3, -3})})[0].as<int32_t>() ==
         std::vector<int32_t>{-1, 1});
 
-  auto tri = one("Trilu", {value("x", DType::f32, {3, 3})}, {Attribute::of_int("upper", 0)});
+  auto tri = single_node("Trilu", {value("x", DType::f32, {3, 3})}, {Attribute::of_int("upper", 0)});
   CHECK(run_f32(tri, {Feed::of("x", {3, 3}, std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9})}) ==
         std::vector<float>{1, 0, 0, 4, 5, 0, 7, 8, 9});
 
-  auto in = one("InstanceNormalization", {value("x", DType::f32, {1, 2, 2})}, {},
+  auto in = single_node("InstanceNormalization", {value("x", DType::f32, {1, 2, 2})}, {},
                 {g::TensorData::from_vector<float>("s", {2}, {1, 2}), g::TensorData::from_vector<float>("b", {2}, {0, 1})});
   for (auto mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
     const auto y = run_f32(in, {Feed::of("x", {1, 2, 2}, std::vector<float>{1, 3, 10, 10})}, mode);
@@ -90,7 +72,7 @@ TEST_CASE("Sin and Cos: the library's own, within 2 ulp-ish of the double refere
   x.push_back(1.0e5f);
   const int64_t n = int64_t(x.size());
   for (const char* op : {"Sin", "Cos"}) {
-    auto gr = one(op, {value("x", DType::f32, {n})});
+    auto gr = single_node(op, {value("x", DType::f32, {n})});
     const auto fast = run_f32(gr, {Feed::of("x", {n}, x)});
     const auto exact = run_f32(gr, {Feed::of("x", {n}, x)}, om::ArithmeticMode::Exact);
     CHECK(fast == exact);
@@ -104,7 +86,7 @@ TEST_CASE("Sin and Cos: the library's own, within 2 ulp-ish of the double refere
 }
 
 TEST_CASE("GatherElements/ScatterElements: indices wider than the data off the indexed axis are refused at creation") {
-  auto gr = one("GatherElements", {value("x", DType::f32, {3, 2})}, {Attribute::of_int("axis", 0)},
+  auto gr = single_node("GatherElements", {value("x", DType::f32, {3, 2})}, {Attribute::of_int("axis", 0)},
                 {g::TensorData::from_vector<int64_t>("i", {1, 3}, {0, 1, 2})});
   CHECK_THROWS_WITH([&] { om::Session s(gr); }(), doctest::Contains("exceed data"));
 }

@@ -16,29 +16,6 @@ using g::TensorData;
 
 namespace {
 
-// One node of `op` reading the graph inputs then the constants, with `outs` outputs.
-g::Graph one(const std::string& op, const std::vector<g::ValueInfo>& inputs, std::vector<Attribute> attrs = {},
-             std::vector<TensorData> consts = {}, size_t outs = 1) {
-  g::Graph gr;
-  gr.name = "quant_signal";
-  std::vector<std::string> names;
-  for (const auto& v : inputs) {
-    gr.inputs.push_back(v);
-    names.push_back(v.name);
-  }
-  for (const auto& c : consts) names.push_back(c.name);
-  gr.initializers = std::move(consts);
-  std::vector<std::string> out_names;
-  for (size_t i = 0; i < outs; ++i) {
-    out_names.push_back("y" + std::to_string(i));
-    g::ValueInfo y;
-    y.name = out_names.back();
-    gr.outputs.push_back(y);
-  }
-  gr.nodes.push_back(node(op, names, out_names, std::move(attrs)));
-  return gr;
-}
-
 constexpr om::ArithmeticMode kModes[] = {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact};
 
 // Elementwise within 1e-6 (the transforms sum in double: exact zeros come out near 1e-16).
@@ -52,33 +29,33 @@ void check_near(const std::vector<float>& got, const std::vector<float>& want) {
 TEST_CASE("QuantizeLinear rounds halves to even, saturates, and takes per-axis parameters") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> x = {2.5f, 3.5f, -2.5f, -0.5f, 0.5f, 1000.0f, -1000.0f, nan};
-  auto u8 = one("QuantizeLinear", {value("x", DType::f32, {8})}, {},
+  auto u8 = single_node("QuantizeLinear", {value("x", DType::f32, {8})}, {},
                 {TensorData::from_vector<float>("s", {}, {1.0f}), TensorData::from_vector<uint8_t>("z", {}, {128})});
   for (auto mode : kModes) {
     const auto y = run_graph(u8, {Feed::of("x", {8}, x)}, {mode})[0];
     CHECK(y.dtype == DType::u8);
     CHECK(y.as<uint8_t>() == std::vector<uint8_t>{130, 132, 126, 128, 128, 255, 0, 128});  // NaN gives the zero point
   }
-  auto i8 = one("QuantizeLinear", {value("x", DType::f32, {8})}, {},
+  auto i8 = single_node("QuantizeLinear", {value("x", DType::f32, {8})}, {},
                 {TensorData::from_vector<float>("s", {}, {1.0f}), TensorData::from_vector<int8_t>("z", {}, {-1})});
   CHECK(run_graph(i8, {Feed::of("x", {8}, x)})[0].as<int8_t>() == std::vector<int8_t>{1, 3, -3, -1, -1, 127, -128, -1});
   // No zero point: u8 around 0.
-  auto plain = one("QuantizeLinear", {value("x", DType::f32, {2})}, {}, {TensorData::from_vector<float>("s", {}, {0.5f})});
+  auto plain = single_node("QuantizeLinear", {value("x", DType::f32, {2})}, {}, {TensorData::from_vector<float>("s", {}, {0.5f})});
   CHECK(run_graph(plain, {Feed::of("x", {2}, std::vector<float>{1.2f, -3.0f})})[0].as<uint8_t>() == std::vector<uint8_t>{2, 0});
   // Per-axis along axis 0 of [2, 2]: row 1 has scale 2 and zero point 10.
-  auto axis = one("QuantizeLinear", {value("x", DType::f32, {2, 2})}, {Attribute::of_int("axis", 0)},
+  auto axis = single_node("QuantizeLinear", {value("x", DType::f32, {2, 2})}, {Attribute::of_int("axis", 0)},
                   {TensorData::from_vector<float>("s", {2}, {1.0f, 2.0f}), TensorData::from_vector<uint8_t>("z", {2}, {0, 10})});
   CHECK(run_graph(axis, {Feed::of("x", {2, 2}, std::vector<float>{1, 2, 3, 4})})[0].as<uint8_t>() ==
         std::vector<uint8_t>{1, 2, 12, 12});  // 3 / 2 = 1.5 rounds to 2
 }
 
 TEST_CASE("DequantizeLinear per-axis, and DynamicQuantizeLinear's range, zero point and all-zero input") {
-  auto dq = one("DequantizeLinear", {value("x", DType::i8, {2, 2})}, {Attribute::of_int("axis", 1)},
+  auto dq = single_node("DequantizeLinear", {value("x", DType::i8, {2, 2})}, {Attribute::of_int("axis", 1)},
                 {TensorData::from_vector<float>("s", {2}, {0.5f, 4.0f}), TensorData::from_vector<int8_t>("z", {2}, {-128, 1})});
   CHECK(run_graph(dq, {Feed::of<int8_t>("x", {2, 2}, {127, -128, -128, 127})})[0].as<float>() ==
         std::vector<float>{127.5f, -516.0f, 0.0f, 504.0f});
 
-  auto dyn = one("DynamicQuantizeLinear", {value("x", DType::f32, {4})}, {}, {}, 3);
+  auto dyn = single_node("DynamicQuantizeLinear", {value("x", DType::f32, {4})}, {}, {}, 3);
   for (auto mode : kModes) {
     const auto r = run_graph(dyn, {Feed::of("x", {4}, std::vector<float>{-1, 0, 1, 2})}, {mode});
     CHECK(r[1].as<float>() == std::vector<float>{3.0f / 255.0f});
@@ -96,7 +73,7 @@ TEST_CASE("MatMulInteger with batch broadcasting and per-row / per-column zero p
   const std::vector<uint8_t> b = {0, 1, 2, 255, 10, 20, 30, 40, 200, 100, 50, 7};  // [3, 4]
   const std::vector<int8_t> za = {1, -2};                                         // per row of A
   const std::vector<uint8_t> zb = {0, 1, 128, 255};                               // per column of B
-  auto mm = one("MatMulInteger", {value("a", DType::i8, {2, 2, 3})}, {},
+  auto mm = single_node("MatMulInteger", {value("a", DType::i8, {2, 2, 3})}, {},
                 {TensorData::from_vector("b", {3, 4}, b), TensorData::from_vector("za", {2}, za), TensorData::from_vector("zb", {4}, zb)});
   std::vector<int32_t> want;
   for (int batch = 0; batch < 2; ++batch)
@@ -122,14 +99,14 @@ TEST_CASE("ConvInteger with groups, strides, dilations and pads equals Conv on t
   const std::vector<uint8_t> zw = {1, 2, 200, 4};
   const std::vector<Attribute> attrs = {Attribute::of_int("group", 2), Attribute::of_ints("strides", {2, 1}),
                                         Attribute::of_ints("dilations", {1, 2}), Attribute::of_ints("pads", {1, 2, 0, 1})};
-  auto ci = one("ConvInteger", {value("x", DType::u8, {1, 4, 7, 7})}, attrs,
+  auto ci = single_node("ConvInteger", {value("x", DType::u8, {1, 4, 7, 7})}, attrs,
                 {TensorData::from_vector("w", {4, 2, 3, 3}, w), TensorData::from_vector<uint8_t>("zx", {}, {zx}),
                  TensorData::from_vector("zw", {4}, zw)});
   // The f32 reference: the padding of the f32 Conv is 0, which is the integer padding (zx) minus zx.
   std::vector<float> xf(x.size()), wf(w.size());
   for (size_t i = 0; i < x.size(); ++i) xf[i] = float(int(x[i]) - zx);
   for (size_t i = 0; i < w.size(); ++i) wf[i] = float(int(w[i]) - zw[i / 18]);
-  auto cf = one("Conv", {value("x", DType::f32, {1, 4, 7, 7})}, attrs, {TensorData::from_vector("w", {4, 2, 3, 3}, wf)});
+  auto cf = single_node("Conv", {value("x", DType::f32, {1, 4, 7, 7})}, attrs, {TensorData::from_vector("w", {4, 2, 3, 3}, wf)});
   const auto want = run_graph(cf, {Feed::of("x", {1, 4, 7, 7}, xf)}, {om::ArithmeticMode::Exact})[0];
   for (auto mode : kModes) {
     const auto y = run_graph(ci, {Feed::of("x", {1, 4, 7, 7}, x)}, {mode})[0];
@@ -143,7 +120,7 @@ TEST_CASE("ConvInteger with groups, strides, dilations and pads equals Conv on t
 
 TEST_CASE("QLinearMatMul and QLinearConv requantize with round(acc * (s_in * s_w / s_y)) + zp_y, saturated") {
   // a - za = {2, 4}, b - zb = {3, 5}^T: acc = 26; 26 * (0.5 * 0.25 / 0.5) = 6.5 -> 6 (half to even), + 100.
-  auto qm = one("QLinearMatMul", {value("a", DType::u8, {1, 2})}, {},
+  auto qm = single_node("QLinearMatMul", {value("a", DType::u8, {1, 2})}, {},
                 {TensorData::from_vector<float>("sa", {}, {0.5f}), TensorData::from_vector<uint8_t>("za", {}, {10}),
                  TensorData::from_vector<int8_t>("b", {2, 1}, {3, 5}), TensorData::from_vector<float>("sb", {}, {0.25f}),
                  TensorData::from_vector<int8_t>("zb", {}, {0}), TensorData::from_vector<float>("sy", {}, {0.5f}),
@@ -151,7 +128,7 @@ TEST_CASE("QLinearMatMul and QLinearConv requantize with round(acc * (s_in * s_w
   for (auto mode : kModes)
     CHECK(run_graph(qm, {Feed::of<uint8_t>("a", {1, 2}, {12, 14})}, {mode})[0].as<uint8_t>() == std::vector<uint8_t>{106});
   // A 1x1 convolution per channel: (x - 1) * (w - 0) + bias, scaled by s_x s_w[m] / s_y = 1 and 2.
-  auto qc = one("QLinearConv", {value("x", DType::u8, {1, 1, 1, 2})}, {},
+  auto qc = single_node("QLinearConv", {value("x", DType::u8, {1, 1, 1, 2})}, {},
                 {TensorData::from_vector<float>("sx", {}, {1.0f}), TensorData::from_vector<uint8_t>("zx", {}, {1}),
                  TensorData::from_vector<int8_t>("w", {2, 1, 1, 1}, {3, -4}), TensorData::from_vector<float>("sw", {2}, {0.5f, 1.0f}),
                  TensorData::from_vector<int8_t>("zw", {2}, {0, 0}), TensorData::from_vector<float>("sy", {}, {0.5f}),
@@ -165,22 +142,22 @@ TEST_CASE("QLinearMatMul and QLinearConv requantize with round(acc * (s_in * s_w
 }
 
 TEST_CASE("quantization errors name the node, the values and the fix") {
-  auto bad_zp = one("QuantizeLinear", {value("x", DType::f32, {2, 3})}, {Attribute::of_int("axis", 1)},
+  auto bad_zp = single_node("QuantizeLinear", {value("x", DType::f32, {2, 3})}, {Attribute::of_int("axis", 1)},
                     {TensorData::from_vector<float>("s", {3}, {1, 2, 3}), TensorData::from_vector<uint8_t>("z", {2}, {0, 0})});
   CHECK_THROWS_WITH([&] { om::Session s(bad_zp); }(), doctest::Contains("QuantizeLinear"));
   CHECK_THROWS_WITH([&] { om::Session s(bad_zp); }(), doctest::Contains("[3] (per-axis)"));
-  auto bad_scale = one("DequantizeLinear", {value("x", DType::u8, {2, 3})}, {},
+  auto bad_scale = single_node("DequantizeLinear", {value("x", DType::u8, {2, 3})}, {},
                        {TensorData::from_vector<float>("s", {2}, {1, 2})});
   CHECK_THROWS_WITH([&] { om::Session s(bad_scale); }(), doctest::Contains("per-axis"));
-  auto float_a = one("MatMulInteger", {value("a", DType::f32, {2, 3})}, {}, {TensorData::from_vector<uint8_t>("b", {3, 1}, {1, 2, 3})});
+  auto float_a = single_node("MatMulInteger", {value("a", DType::f32, {2, 3})}, {}, {TensorData::from_vector<uint8_t>("b", {3, 1}, {1, 2, 3})});
   CHECK_THROWS_WITH([&] { om::Session s(float_a); }(), doctest::Contains("must be u8 or i8"));
-  auto mixed_zp = one("ConvInteger", {value("x", DType::u8, {1, 1, 3, 3})}, {},
+  auto mixed_zp = single_node("ConvInteger", {value("x", DType::u8, {1, 1, 3, 3})}, {},
                       {TensorData::from_vector<uint8_t>("w", {1, 1, 2, 2}, {1, 2, 3, 4}), TensorData::from_vector<int8_t>("zx", {}, {0})});
   CHECK_THROWS_WITH([&] { om::Session s(mixed_zp); }(), doctest::Contains("must be u8 like the tensor it quantizes"));
 }
 
 TEST_CASE("windows: known values, periodic and symmetric, the same bits in Fast and Exact mode") {
-  auto hann = one("HannWindow", {}, {}, {TensorData::from_vector<int64_t>("n", {}, {4})});
+  auto hann = single_node("HannWindow", {}, {}, {TensorData::from_vector<int64_t>("n", {}, {4})});
   const auto f = run_graph(hann, {}, {om::ArithmeticMode::Fast})[0].as<float>();
   const auto e = run_graph(hann, {}, {om::ArithmeticMode::Exact})[0].as<float>();
   CHECK(f == e);
@@ -188,37 +165,37 @@ TEST_CASE("windows: known values, periodic and symmetric, the same bits in Fast 
   CHECK(f[0] == 0.0f);
   CHECK(f[1] == doctest::Approx(0.5).epsilon(1e-6));
   CHECK(f[2] == doctest::Approx(1.0).epsilon(1e-6));
-  auto sym = one("HammingWindow", {}, {Attribute::of_int("periodic", 0)}, {TensorData::from_vector<int32_t>("n", {}, {5})});
+  auto sym = single_node("HammingWindow", {}, {Attribute::of_int("periodic", 0)}, {TensorData::from_vector<int32_t>("n", {}, {5})});
   const auto h = run_graph(sym, {}, {om::ArithmeticMode::Exact})[0].as<float>();
   REQUIRE(h.size() == 5);
   CHECK(h[0] == doctest::Approx(4.0 / 46.0).epsilon(1e-6));  // 25/46 - 21/46
   CHECK(h[2] == doctest::Approx(1.0).epsilon(1e-6));
   CHECK(h[4] == doctest::Approx(h[0]).epsilon(1e-6));
-  auto black = one("BlackmanWindow", {}, {}, {TensorData::from_vector<int64_t>("n", {}, {8})});
+  auto black = single_node("BlackmanWindow", {}, {}, {TensorData::from_vector<int64_t>("n", {}, {8})});
   const auto b = run_graph(black, {}, {om::ArithmeticMode::Exact})[0].as<float>();
   CHECK(b == run_graph(black, {}, {om::ArithmeticMode::Fast})[0].as<float>());
   CHECK(b[4] == doctest::Approx(1.0).epsilon(1e-6));  // 0.42 + 0.5 + 0.08
-  auto neg = one("HannWindow", {}, {}, {TensorData::from_vector<int64_t>("n", {}, {-1})});
+  auto neg = single_node("HannWindow", {}, {}, {TensorData::from_vector<int64_t>("n", {}, {-1})});
   CHECK_THROWS_WITH([&] { om::Session s(neg); }(), doctest::Contains("size"));
 }
 
 TEST_CASE("DFT forward, inverse and onesided; STFT frames; MelWeightMatrix filters") {
   // x = [1, 2, 3, 4] (real, [1, 4, 1]): X = [10, -2+2i, -2, -2-2i].
-  auto fwd = one("DFT", {value("x", DType::f32, {1, 4, 1})});
+  auto fwd = single_node("DFT", {value("x", DType::f32, {1, 4, 1})});
   check_near(run_graph(fwd, {Feed::of("x", {1, 4, 1}, std::vector<float>{1, 2, 3, 4})})[0].as<float>(),
              {10, 0, -2, 2, -2, 0, -2, -2});
-  auto inv = one("DFT", {value("x", DType::f32, {1, 4, 2})}, {Attribute::of_int("inverse", 1)});
+  auto inv = single_node("DFT", {value("x", DType::f32, {1, 4, 2})}, {Attribute::of_int("inverse", 1)});
   check_near(run_graph(inv, {Feed::of("x", {1, 4, 2}, std::vector<float>{10, 0, -2, 2, -2, 0, -2, -2})})[0].as<float>(),
              {1, 0, 2, 0, 3, 0, 4, 0});
-  auto half = one("DFT", {value("x", DType::f32, {1, 4, 1})}, {Attribute::of_int("onesided", 1)});
+  auto half = single_node("DFT", {value("x", DType::f32, {1, 4, 1})}, {Attribute::of_int("onesided", 1)});
   CHECK(run_graph(half, {Feed::of("x", {1, 4, 1}, std::vector<float>{1, 2, 3, 4})})[0].dims == std::vector<int64_t>{1, 3, 2});
-  auto empty = one("DFT", {value("x", DType::f32, {1, 0, 1})}, {Attribute::of_int("onesided", 1)});
+  auto empty = single_node("DFT", {value("x", DType::f32, {1, 0, 1})}, {Attribute::of_int("onesided", 1)});
   CHECK_THROWS_WITH([&] { om::Session s(empty); }(), doctest::Contains("dft_length"));
-  auto complex_half = one("DFT", {value("x", DType::f32, {1, 4, 2})}, {Attribute::of_int("onesided", 1)});
+  auto complex_half = single_node("DFT", {value("x", DType::f32, {1, 4, 2})}, {Attribute::of_int("onesided", 1)});
   CHECK_THROWS_WITH([&] { om::Session s(complex_half); }(), doctest::Contains("real signal"));
 
   // A constant signal: every frame's spectrum is frame_length at DC and 0 elsewhere.
-  auto stft = one("STFT", {value("x", DType::f32, {1, 10, 1})}, {},
+  auto stft = single_node("STFT", {value("x", DType::f32, {1, 10, 1})}, {},
                   {TensorData::from_vector<int64_t>("step", {}, {3}), TensorData::from_vector<float>("w", {4}, {1, 1, 1, 1})});
   const auto s = run_graph(stft, {Feed::of("x", {1, 10, 1}, std::vector<float>(10, 1.0f))})[0];
   CHECK(s.dims == std::vector<int64_t>{1, 3, 3, 2});  // (10 - 4) / 3 + 1 frames, 4 / 2 + 1 bins
@@ -228,7 +205,7 @@ TEST_CASE("DFT forward, inverse and onesided; STFT frames; MelWeightMatrix filte
     for (size_t i = 1; i < 6; ++i) CHECK(std::fabs(sv[fr * 6 + i]) < 1e-6f);
   }
 
-  auto mel = one("MelWeightMatrix", {}, {},
+  auto mel = single_node("MelWeightMatrix", {}, {},
                  {TensorData::from_vector<int64_t>("bins", {}, {4}), TensorData::from_vector<int64_t>("dft", {}, {32}),
                   TensorData::from_vector<int64_t>("rate", {}, {16000}), TensorData::from_vector<float>("lo", {}, {0.0f}),
                   TensorData::from_vector<float>("hi", {}, {8000.0f})});

@@ -10,28 +10,6 @@
 using namespace rt;
 using g::Attribute;
 
-namespace {
-
-g::Graph one(const std::string& op, const std::vector<g::ValueInfo>& inputs, std::vector<g::TensorData> consts = {},
-             std::vector<g::Attribute> attrs = {}) {
-  g::Graph gr;
-  gr.name = "one";
-  std::vector<std::string> names;
-  for (const auto& v : inputs) {
-    gr.inputs.push_back(v);
-    names.push_back(v.name);
-  }
-  for (const auto& c : consts) names.push_back(c.name);
-  gr.initializers = std::move(consts);
-  gr.nodes.push_back(node(op, names, {"y"}, std::move(attrs)));
-  g::ValueInfo y;
-  y.name = "y";
-  gr.outputs.push_back(y);
-  return gr;
-}
-
-}  // namespace
-
 TEST_CASE("GridSample: pixel centres read the pixels; far and non-finite coordinates read zeros") {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> x = {1, 2, 3, 4};  // [1, 1, 2, 2]
@@ -39,7 +17,7 @@ TEST_CASE("GridSample: pixel centres read the pixels; far and non-finite coordin
   const std::vector<float> grid = {-1, -1, 1, -1, -1, 1, 1, 1, 1e30f, 0, -1e30f, 3e9f, inf, 0, nan, 0};  // [1, 2, 4, 2]
   for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
     CAPTURE(mode);
-    const g::Graph gr = one("GridSample", {value("x", DType::f32, {1, 1, 2, 2}), value("g", DType::f32, {1, 2, 4, 2})}, {},
+    const g::Graph gr = single_node("GridSample", {value("x", DType::f32, {1, 1, 2, 2}), value("g", DType::f32, {1, 2, 4, 2})},
                             {Attribute::of_int("align_corners", 1), Attribute::of_string("mode", mode)});
     for (om::ArithmeticMode m : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
       const auto y = run_graph(gr, {Feed::of("x", {1, 1, 2, 2}, x), Feed::of("g", {1, 2, 4, 2}, grid)}, {m})[0];
@@ -50,13 +28,13 @@ TEST_CASE("GridSample: pixel centres read the pixels; far and non-finite coordin
     }
   }
   // Border padding clamps the far coordinates to the edge instead.
-  const g::Graph border = one("GridSample", {value("x", DType::f32, {1, 1, 2, 2}), value("g", DType::f32, {1, 1, 2, 2})}, {},
+  const g::Graph border = single_node("GridSample", {value("x", DType::f32, {1, 1, 2, 2}), value("g", DType::f32, {1, 1, 2, 2})},
                               {Attribute::of_int("align_corners", 1), Attribute::of_string("padding_mode", "border")});
   const auto v = run_graph(border, {Feed::of("x", {1, 1, 2, 2}, x), Feed::of("g", {1, 1, 2, 2}, std::vector<float>{1e30f, 1e30f, -5, -5})})[0]
                      .as<float>();
   CHECK(v == std::vector<float>{4, 1});
   // A grid that does not match the batch is refused naming it.
-  const g::Graph bad = one("GridSample", {value("x", DType::f32, {2, 1, 2, 2}), value("g", DType::f32, {1, 1, 2, 2})});
+  const g::Graph bad = single_node("GridSample", {value("x", DType::f32, {2, 1, 2, 2}), value("g", DType::f32, {1, 1, 2, 2})});
   CHECK_THROWS_WITH_AS(om::Session{bad}, doctest::Contains("grid must be [N, H_out, W_out, 2]"), om::Error);
 }
 
@@ -64,9 +42,9 @@ TEST_CASE("RoiAlign: averages bilinear samples; hostile rois and batch indices a
   std::vector<float> x(16);
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(i);  // [1, 1, 4, 4], value = 4 * row + column
   auto graph = [](std::vector<float> rois, int64_t batch) {
-    return one("RoiAlign", {value("x", DType::f32, {1, 1, 4, 4})},
-               {g::TensorData::from_vector("rois", {1, 4}, rois), g::TensorData::from_vector("idx", {1}, std::vector<int64_t>{batch})},
-               {Attribute::of_int("output_height", 1), Attribute::of_int("output_width", 1), Attribute::of_int("sampling_ratio", 2)});
+    return single_node("RoiAlign", {value("x", DType::f32, {1, 1, 4, 4})},
+                       {Attribute::of_int("output_height", 1), Attribute::of_int("output_width", 1), Attribute::of_int("sampling_ratio", 2)},
+                       {g::TensorData::from_vector("rois", {1, 4}, rois), g::TensorData::from_vector("idx", {1}, std::vector<int64_t>{batch})});
   };
   // half_pixel: the roi [1, 1, 3, 3] spans pixel centres 0.5 .. 2.5; the plane is linear, so the
   // average of the samples is the value at the centre (1.5, 1.5) = 7.5.
@@ -85,7 +63,7 @@ TEST_CASE("NonMaxSuppression: selection order, thresholds, and the plan-time req
   // Box 1 overlaps box 0 (IoU 0.82); box 2 is apart. Scores 0.9, 0.8, 0.7.
   const std::vector<float> boxes = {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 2, 1, 3};
   auto graph = [](float iou, int64_t max_boxes) {
-    return one("NonMaxSuppression", {value("boxes", DType::f32, {1, 3, 4}), value("scores", DType::f32, {1, 1, 3})},
+    return single_node("NonMaxSuppression", {value("boxes", DType::f32, {1, 3, 4}), value("scores", DType::f32, {1, 1, 3})}, {},
                {g::TensorData::from_vector("max", {1}, std::vector<int64_t>{max_boxes}),
                 g::TensorData::from_vector("iou", {1}, std::vector<float>{iou})});
   };
@@ -99,7 +77,7 @@ TEST_CASE("NonMaxSuppression: selection order, thresholds, and the plan-time req
   CHECK_THROWS_WITH_AS(run_graph(graph(1.5f, 1), feeds), doctest::Contains("iou_threshold 1.5 is outside [0, 1]"), om::Error);
   // Boxes too many to be a value input (a detector's: 80 floats > kMaxValueInputElements) are not
   // known when planning: refused by name.
-  const g::Graph big = one("NonMaxSuppression", {value("boxes", DType::f32, {1, 20, 4}), value("scores", DType::f32, {1, 1, 20})});
+  const g::Graph big = single_node("NonMaxSuppression", {value("boxes", DType::f32, {1, 20, 4}), value("scores", DType::f32, {1, 1, 20})});
   CHECK_THROWS_WITH_AS(run_graph(big, {Feed::of("boxes", {1, 20, 4}, random_floats(80, 1)), Feed::of("scores", {1, 1, 20}, random_floats(20, 2))}),
                        doctest::Contains("must be known when the session plans"), om::Error);
 }
