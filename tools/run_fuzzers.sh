@@ -27,6 +27,13 @@ for bin in "$build"/fuzz_*; do
   [ -d "$seeds" ] && cp -n "$seeds"/* "$work/corpus/" 2>/dev/null
   # The Session target also starts from the reader's per-operator models.
   [ "$name" = session ] && cp -n "$here/fuzz/corpus/onnx"/* "$work/corpus/" 2>/dev/null
+  # ...and from every ONNX backend node test model (libonnx-testdata, installed by bootstrap), so
+  # each operator's planning and kernels are reached from a valid model of it.
+  if [ "$name" = session ] && [ -d /usr/share/libonnx-testdata/data/node ]; then
+    for m in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
+      cp -n "$m" "$work/corpus/node_$(basename "$(dirname "$m")").onnx" 2>/dev/null
+    done
+  fi
   echo "== $(basename "$bin"): ${seconds}s on $(ls "$work/corpus" | wc -l) inputs"
   "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/" "$work/corpus" 2>"$work/log.txt"
