@@ -93,6 +93,11 @@ double value_at(const void* p, DType dt, int64_t i) {
     case DType::i32: return static_cast<const int32_t*>(p)[i];
     case DType::i64: return double(static_cast<const int64_t*>(p)[i]);
     case DType::boolean: return static_cast<const uint8_t*>(p)[i] ? 1 : 0;
+    case DType::f64: return static_cast<const double*>(p)[i];
+    case DType::i16: return static_cast<const int16_t*>(p)[i];
+    case DType::u16: return static_cast<const uint16_t*>(p)[i];
+    case DType::u32: return static_cast<const uint32_t*>(p)[i];
+    case DType::u64: return double(static_cast<const uint64_t*>(p)[i]);
   }
   return 0;
 }
