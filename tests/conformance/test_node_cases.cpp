@@ -116,10 +116,10 @@ std::string compare(const om::TensorView& got, const om::graph::TensorData& want
   if (got.rank != want.dims.size() || !std::equal(want.dims.begin(), want.dims.end(), got.dims))
     return which + ": shape " + shape_text(got.dims, got.rank) + ", expected " + shape_text(want.dims.data(), want.dims.size());
   const int64_t n = want.numel();
-  const bool floating = want.dtype == DType::f32 || want.dtype == DType::f16;
-  if (want.dtype == DType::i64) {
+  const bool floating = want.dtype == DType::f32 || want.dtype == DType::f16 || want.dtype == DType::f64;
+  if (want.dtype == DType::i64 || want.dtype == DType::u64) {  // beyond 2^53 a double would round
     for (int64_t i = 0; i < n; ++i)
-      if (static_cast<const int64_t*>(got.data)[i] != want.data<int64_t>()[i])
+      if (std::memcmp(static_cast<const int64_t*>(got.data) + i, want.data<int64_t>() + i, 8) != 0)
         return which + ": element " + std::to_string(i) + " differs";
     return "";
   }

@@ -11,6 +11,7 @@
 
 #include "onemodel/core/tensor.h"
 #include "onemodel/io/onnx.h"
+#include "onemodel/ops/ops.h"
 #include "runtime_helpers.h"
 
 using namespace rt;
@@ -155,4 +156,12 @@ TEST_CASE("Session feeds and reads every wide dtype: raw views, om::Tensor and a
   CHECK(std::string(om::dtype_name(DType::u64)) == "u64");
   CHECK(om::dtype_size(DType::f64) == 8);
   CHECK(om::dtype_size(DType::i16) == 2);
+}
+
+TEST_CASE("eager operators refuse the Session-only dtypes with an error, never a wrong result") {
+  const om::Tensor a = om::from_vector<double>({1.0, 2.0}, {2});
+  const om::Tensor b = om::from_vector<uint64_t>({1, 2}, {2});
+  CHECK_THROWS_AS(om::add(a, a), om::Error);
+  CHECK_THROWS_AS(om::add(b, b), om::Error);
+  CHECK(a.to_vector<double>() == std::vector<double>{1.0, 2.0});
 }
