@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "onemodel/core/convert.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/core/trace_hook.h"
 
@@ -65,17 +66,17 @@ double load_any(DType dt, const void* p) {
 void store_any(DType dt, void* p, double v) {
   switch (dt) {
     case DType::f32: *static_cast<float*>(p) = float(v); break;
-    case DType::u8: *static_cast<uint8_t*>(p) = uint8_t(int64_t(v)); break;
-    case DType::i8: *static_cast<int8_t*>(p) = int8_t(int64_t(v)); break;
-    case DType::i32: *static_cast<int32_t*>(p) = int32_t(v); break;
-    case DType::i64: *static_cast<int64_t*>(p) = int64_t(v); break;
+    case DType::u8: *static_cast<uint8_t*>(p) = float_to_int<uint8_t>(v); break;
+    case DType::i8: *static_cast<int8_t*>(p) = float_to_int<int8_t>(v); break;
+    case DType::i32: *static_cast<int32_t*>(p) = float_to_int<int32_t>(v); break;
+    case DType::i64: *static_cast<int64_t*>(p) = float_to_int<int64_t>(v); break;
     case DType::boolean: *static_cast<uint8_t*>(p) = v != 0 ? 1 : 0; break;
     case DType::f16: *static_cast<half*>(p) = float_to_half(float(v)); break;
     case DType::f64: *static_cast<double*>(p) = v; break;
-    case DType::i16: *static_cast<int16_t*>(p) = int16_t(int64_t(v)); break;
-    case DType::u16: *static_cast<uint16_t*>(p) = uint16_t(int64_t(v)); break;
-    case DType::u32: *static_cast<uint32_t*>(p) = uint32_t(int64_t(v)); break;
-    case DType::u64: *static_cast<uint64_t*>(p) = v < 0 ? uint64_t(int64_t(v)) : uint64_t(v); break;
+    case DType::i16: *static_cast<int16_t*>(p) = float_to_int<int16_t>(v); break;
+    case DType::u16: *static_cast<uint16_t*>(p) = float_to_int<uint16_t>(v); break;
+    case DType::u32: *static_cast<uint32_t*>(p) = float_to_int<uint32_t>(v); break;
+    case DType::u64: *static_cast<uint64_t*>(p) = float_to_int<uint64_t>(v); break;
   }
 }
 // i64 -> i64 must not round through double.

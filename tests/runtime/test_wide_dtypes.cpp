@@ -165,3 +165,11 @@ TEST_CASE("eager operators refuse the Session-only dtypes with an error, never a
   CHECK_THROWS_AS(om::add(b, b), om::Error);
   CHECK(a.to_vector<double>() == std::vector<double>{1.0, 2.0});
 }
+
+TEST_CASE("eager conversions to integers share Cast's rule: NaN, infinities and out of range are defined") {
+  const om::Tensor x = om::from_vector<float>({NAN, INFINITY, 3e9f, -2.5f}, {4});
+  CHECK(x.to(DType::i32).to_vector<int32_t>() == std::vector<int32_t>{0, 0, int32_t(3000000000u - 4294967296ll), -2});
+  CHECK(x.to(DType::u8).to_vector<uint8_t>() == std::vector<uint8_t>{0, 0, uint8_t(3000000000u & 0xff), 254});
+  CHECK(om::full({1}, -1.0, DType::u64).to_vector<uint64_t>() == std::vector<uint64_t>{kU64Max});
+  CHECK(om::full({1}, 1e30, DType::i64).to_vector<int64_t>() == std::vector<int64_t>{0});
+}

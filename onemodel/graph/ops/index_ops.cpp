@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "onemodel/core/convert.h"
 #include "onemodel/core/dtype_visit.h"
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
@@ -243,16 +244,6 @@ Status infer_cast(InferContext& ctx) {
     return ctx.error(ErrorKind::Unsupported, msg("target type ", code, " is not supported (f32, f64, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool)"));
   ctx.set_output(0, to, ctx.input(0)->shape);
   return Status::ok();
-}
-
-// Float to integer truncates toward zero. Values whose truncation lies in [-2^63, 2^64) are
-// reduced modulo 2^width of the target (as an integer-to-integer cast would); NaN, infinities
-// and anything beyond become 0. Every step is defined behaviour.
-template <typename I>
-I float_to_int(double v) {
-  if (!(v >= -9223372036854775808.0 && v < 18446744073709551616.0)) return I(0);
-  const uint64_t bits = v < 0 ? uint64_t(int64_t(v)) : uint64_t(v);
-  return static_cast<I>(bits);
 }
 
 // f64 to f32 rounding to odd (truncate, then set the last bit when inexact). Rounding that
