@@ -1,4 +1,4 @@
-// Einsum with one or two f32 operands: explicit ("ij,jk->ik") or implicit output, repeated
+// Einsum with one or two operands, both f32 or both f64 (computed in double): explicit ("ij,jk->ik") or implicit output, repeated
 // labels (diagonals), ellipsis with broadcasting, sums over the labels not in the output. Each
 // output element is accumulated over the summed labels in row-major order (a fixed sequence of
 // one multiply and one add), so the kernel is exact by nature. The equation is parsed into fixed
