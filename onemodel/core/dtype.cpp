@@ -13,13 +13,18 @@ const char* dtype_name(DType t) {
     case DType::i64: return "i64";
     case DType::boolean: return "bool";
     case DType::f16: return "f16";
+    case DType::f64: return "f64";
+    case DType::i16: return "i16";
+    case DType::u16: return "u16";
+    case DType::u32: return "u32";
+    case DType::u64: return "u64";
   }
   return "?";
 }
 
 bool dtype_from_onnx(int32_t code, DType* out) {
   switch (code) {
-    case 1: case 2: case 3: case 6: case 7: case 9: case 10:
+    case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 9: case 10: case 11: case 12: case 13:
       *out = static_cast<DType>(code);
       return true;
     default:

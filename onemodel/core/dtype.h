@@ -13,6 +13,11 @@ enum class DType : int32_t {
   i64 = 7,
   boolean = 9,
   f16 = 10,
+  f64 = 11,
+  i16 = 5,
+  u16 = 4,
+  u32 = 12,
+  u64 = 13,
 };
 
 constexpr size_t dtype_size(DType t) {
@@ -24,6 +29,11 @@ constexpr size_t dtype_size(DType t) {
     case DType::i64: return 8;
     case DType::boolean: return 1;
     case DType::f16: return 2;
+    case DType::f64: return 8;
+    case DType::i16: return 2;
+    case DType::u16: return 2;
+    case DType::u32: return 4;
+    case DType::u64: return 8;
   }
   return 0;
 }
@@ -47,5 +57,10 @@ template <> struct dtype_of<int32_t> { static constexpr DType value = DType::i32
 template <> struct dtype_of<int64_t> { static constexpr DType value = DType::i64; };
 template <> struct dtype_of<bool> { static constexpr DType value = DType::boolean; };
 template <> struct dtype_of<half> { static constexpr DType value = DType::f16; };
+template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
+template <> struct dtype_of<int16_t> { static constexpr DType value = DType::i16; };
+template <> struct dtype_of<uint16_t> { static constexpr DType value = DType::u16; };
+template <> struct dtype_of<uint32_t> { static constexpr DType value = DType::u32; };
+template <> struct dtype_of<uint64_t> { static constexpr DType value = DType::u64; };
 
 }  // namespace om

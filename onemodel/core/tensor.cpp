@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "onemodel/core/convert.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/core/trace_hook.h"
 
@@ -54,18 +55,28 @@ double load_any(DType dt, const void* p) {
     case DType::i64: return load_as_double<int64_t>(p);
     case DType::boolean: return *static_cast<const uint8_t*>(p) ? 1.0 : 0.0;
     case DType::f16: return half_to_float(*static_cast<const half*>(p));
+    case DType::f64: return load_as_double<double>(p);
+    case DType::i16: return load_as_double<int16_t>(p);
+    case DType::u16: return load_as_double<uint16_t>(p);
+    case DType::u32: return load_as_double<uint32_t>(p);
+    case DType::u64: return load_as_double<uint64_t>(p);
   }
   return 0;
 }
 void store_any(DType dt, void* p, double v) {
   switch (dt) {
     case DType::f32: *static_cast<float*>(p) = float(v); break;
-    case DType::u8: *static_cast<uint8_t*>(p) = uint8_t(int64_t(v)); break;
-    case DType::i8: *static_cast<int8_t*>(p) = int8_t(int64_t(v)); break;
-    case DType::i32: *static_cast<int32_t*>(p) = int32_t(v); break;
-    case DType::i64: *static_cast<int64_t*>(p) = int64_t(v); break;
+    case DType::u8: *static_cast<uint8_t*>(p) = float_to_int<uint8_t>(v); break;
+    case DType::i8: *static_cast<int8_t*>(p) = float_to_int<int8_t>(v); break;
+    case DType::i32: *static_cast<int32_t*>(p) = float_to_int<int32_t>(v); break;
+    case DType::i64: *static_cast<int64_t*>(p) = float_to_int<int64_t>(v); break;
     case DType::boolean: *static_cast<uint8_t*>(p) = v != 0 ? 1 : 0; break;
     case DType::f16: *static_cast<half*>(p) = float_to_half(float(v)); break;
+    case DType::f64: *static_cast<double*>(p) = v; break;
+    case DType::i16: *static_cast<int16_t*>(p) = float_to_int<int16_t>(v); break;
+    case DType::u16: *static_cast<uint16_t*>(p) = float_to_int<uint16_t>(v); break;
+    case DType::u32: *static_cast<uint32_t*>(p) = float_to_int<uint32_t>(v); break;
+    case DType::u64: *static_cast<uint64_t*>(p) = float_to_int<uint64_t>(v); break;
   }
 }
 // i64 -> i64 must not round through double.
@@ -314,6 +325,11 @@ OM_INSTANTIATE(int32_t)
 OM_INSTANTIATE(int8_t)
 OM_INSTANTIATE(uint8_t)
 OM_INSTANTIATE(half)
+OM_INSTANTIATE(double)
+OM_INSTANTIATE(int16_t)
+OM_INSTANTIATE(uint16_t)
+OM_INSTANTIATE(uint32_t)
+OM_INSTANTIATE(uint64_t)
 #undef OM_INSTANTIATE
 // bool: std::vector<bool> is packed, so bool tensors are read as uint8_t (0/1) or via get<bool>.
 template bool Tensor::get<bool>(const std::vector<int64_t>&) const;

@@ -18,7 +18,9 @@ struct Descr {
 };
 // numpy writes '|' for one-byte types and '<' for little-endian multi-byte ones.
 const Descr kDescrs[] = {{"<f4", DType::f32}, {"<f2", DType::f16}, {"<i8", DType::i64}, {"<i4", DType::i32},
-                         {"|i1", DType::i8},  {"|u1", DType::u8},  {"|b1", DType::boolean}};
+                         {"|i1", DType::i8},  {"|u1", DType::u8},  {"|b1", DType::boolean},
+                         {"<f8", DType::f64}, {"<i2", DType::i16}, {"<u2", DType::u16}, {"<u4", DType::u32},
+                         {"<u8", DType::u64}};
 
 // A small parser for the header: a Python dict literal of str keys and str / bool / int-tuple
 // values, as numpy writes it.

@@ -93,7 +93,7 @@ Status dtype_from_code(int32_t code, const std::string& what, DType* out) {
   if (dtype_from_onnx(code, out)) return Status::ok();
   if (const char* name = onnx_only_type_name(code))
     return Status::error(ErrorKind::Unsupported, msg(what, " has dtype ", name, " (ONNX code ", code,
-                                                     "); onemodel supports f32, f16, i64, i32, i8, u8 and bool"));
+                                                     "); onemodel supports f32, f64, f16, i64, i32, i16, i8, u64, u32, u16, u8 and bool"));
   return Status::error(ErrorKind::Format, msg(what, " has an unknown dtype code ", code, " (not an ONNX data type)"));
 }
 
@@ -156,7 +156,8 @@ Status finish_tensor(TensorFields tf, const std::string& where, TensorData* out)
   const char* field = !tf.floats.empty() ? "float_data" : !tf.int32s.empty() ? "int32_data" : "int64_data";
   const size_t count = !tf.floats.empty() ? tf.floats.size() : !tf.int32s.empty() ? tf.int32s.size() : tf.int64s.size();
   const bool fits = (dt == DType::f32 && !tf.floats.empty()) || (dt == DType::i64 && !tf.int64s.empty()) ||
-                    ((dt == DType::i32 || dt == DType::i8 || dt == DType::u8 || dt == DType::boolean || dt == DType::f16) &&
+                    ((dt == DType::i32 || dt == DType::i8 || dt == DType::u8 || dt == DType::boolean || dt == DType::f16 ||
+                      dt == DType::i16 || dt == DType::u16) &&
                      !tf.int32s.empty());
   if (!fits) return format(where, msg("tensor '", t.name, "' (", dtype_name(dt), ") stores its values in ", field, ", which does not hold that dtype"));
   if (count != numel)
@@ -173,6 +174,11 @@ Status finish_tensor(TensorFields tf, const std::string& where, TensorData* out)
     case DType::u8: st = narrow_into<uint8_t>(tf.int32s, 0, 255, where, t.name, dst); break;
     case DType::boolean: st = narrow_into<uint8_t>(tf.int32s, 0, 1, where, t.name, dst); break;
     case DType::f16: st = narrow_into<uint16_t>(tf.int32s, 0, 65535, where, t.name, dst); break;  // the bits
+    case DType::i16: st = narrow_into<int16_t>(tf.int32s, -32768, 32767, where, t.name, dst); break;
+    case DType::u16: st = narrow_into<uint16_t>(tf.int32s, 0, 65535, where, t.name, dst); break;
+    // double_data and uint64_data are not parsed: these dtypes are read from raw_data only, and
+    // `fits` above already refused any other field for them.
+    case DType::f64: case DType::u32: case DType::u64: break;
   }
   OM_TRY(st);
   t.owner = buf;

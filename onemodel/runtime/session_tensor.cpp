@@ -17,6 +17,11 @@ const void* raw(const Tensor& t) {
     case DType::i64: return t.data<int64_t>();
     case DType::boolean: return nullptr;  // handled through u8 by the caller
     case DType::f16: return t.data<half>();
+    case DType::f64: return t.data<double>();
+    case DType::i16: return t.data<int16_t>();
+    case DType::u16: return t.data<uint16_t>();
+    case DType::u32: return t.data<uint32_t>();
+    case DType::u64: return t.data<uint64_t>();
   }
   return nullptr;
 }
@@ -30,6 +35,11 @@ void* raw_mut(Tensor& t) {
     case DType::i64: return t.mutable_data<int64_t>();
     case DType::boolean: return nullptr;
     case DType::f16: return t.mutable_data<half>();
+    case DType::f64: return t.mutable_data<double>();
+    case DType::i16: return t.mutable_data<int16_t>();
+    case DType::u16: return t.mutable_data<uint16_t>();
+    case DType::u32: return t.mutable_data<uint32_t>();
+    case DType::u64: return t.mutable_data<uint64_t>();
   }
   return nullptr;
 }

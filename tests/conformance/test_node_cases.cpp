@@ -93,6 +93,11 @@ double value_at(const void* p, DType dt, int64_t i) {
     case DType::i32: return static_cast<const int32_t*>(p)[i];
     case DType::i64: return double(static_cast<const int64_t*>(p)[i]);
     case DType::boolean: return static_cast<const uint8_t*>(p)[i] ? 1 : 0;
+    case DType::f64: return static_cast<const double*>(p)[i];
+    case DType::i16: return static_cast<const int16_t*>(p)[i];
+    case DType::u16: return static_cast<const uint16_t*>(p)[i];
+    case DType::u32: return static_cast<const uint32_t*>(p)[i];
+    case DType::u64: return double(static_cast<const uint64_t*>(p)[i]);
   }
   return 0;
 }
@@ -111,10 +116,10 @@ std::string compare(const om::TensorView& got, const om::graph::TensorData& want
   if (got.rank != want.dims.size() || !std::equal(want.dims.begin(), want.dims.end(), got.dims))
     return which + ": shape " + shape_text(got.dims, got.rank) + ", expected " + shape_text(want.dims.data(), want.dims.size());
   const int64_t n = want.numel();
-  const bool floating = want.dtype == DType::f32 || want.dtype == DType::f16;
-  if (want.dtype == DType::i64) {
+  const bool floating = want.dtype == DType::f32 || want.dtype == DType::f16 || want.dtype == DType::f64;
+  if (want.dtype == DType::i64 || want.dtype == DType::u64) {  // beyond 2^53 a double would round
     for (int64_t i = 0; i < n; ++i)
-      if (static_cast<const int64_t*>(got.data)[i] != want.data<int64_t>()[i])
+      if (std::memcmp(static_cast<const int64_t*>(got.data) + i, want.data<int64_t>() + i, 8) != 0)
         return which + ": element " + std::to_string(i) + " differs";
     return "";
   }

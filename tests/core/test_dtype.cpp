@@ -99,7 +99,17 @@ TEST_CASE("dtype sizes, names and ONNX codes") {
   om::DType d;
   CHECK(om::dtype_from_onnx(10, &d));
   CHECK(d == DType::f16);
-  CHECK_FALSE(om::dtype_from_onnx(11, &d));  // double: unsupported
+  CHECK(om::dtype_from_onnx(11, &d));
+  CHECK(d == DType::f64);
+  CHECK(om::dtype_from_onnx(13, &d));
+  CHECK(d == DType::u64);
+  CHECK(int(DType::i16) == 5);
+  CHECK(int(DType::u16) == 4);
+  CHECK(int(DType::u32) == 12);
+  CHECK(om::dtype_size(DType::u32) == 4);
+  CHECK(std::string(om::dtype_name(DType::i16)) == "i16");
+  CHECK_FALSE(om::dtype_from_onnx(16, &d));  // bfloat16: unsupported
+  CHECK_FALSE(om::dtype_from_onnx(8, &d));   // string
   CHECK_FALSE(om::dtype_from_onnx(0, &d));
 }
 

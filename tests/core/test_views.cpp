@@ -256,6 +256,7 @@ double convert(double v, om::DType to) {
       return double(int8_t(uint8_t(t & 0xff)));
     }
     case om::DType::u8: return double(uint8_t(int64_t(std::trunc(v)) & 0xff));
+    default: break;  // f64, i16, u16, u32, u64 are Session-only: tests/runtime/test_wide_dtypes.cpp
   }
   return 0;
 }
@@ -270,6 +271,7 @@ double read(const om::Tensor& t, int64_t i) {
     case om::DType::i8: return t.get<int8_t>({i});
     case om::DType::u8: return t.get<uint8_t>({i});
     case om::DType::boolean: return t.get<bool>({i}) ? 1 : 0;
+    default: break;  // not in kAll
   }
   return 0;
 }

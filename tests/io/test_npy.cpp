@@ -116,8 +116,8 @@ TEST_CASE("npy: malformed and unsupported files") {
                "not 0 or 1");
   expect_error(parse(npy_file(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", four)), ErrorKind::Unsupported,
                ">f4");
-  expect_error(parse(npy_file(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", four)), ErrorKind::Unsupported,
-               "<f8");
+  expect_error(parse(npy_file(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", four)), ErrorKind::Unsupported,
+               "<c8");
   expect_error(parse(npy_file(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", four)), ErrorKind::Unsupported,
                "Fortran");
   CHECK(npy::read_file(OM_BINARY_DIR "/no_such.npy").status().kind() == ErrorKind::Io);

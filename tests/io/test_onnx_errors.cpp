@@ -127,7 +127,7 @@ TEST_CASE("onnx reader: dims <= 0 where not allowed") {
 TEST_CASE("onnx reader: unknown and unsupported dtypes") {
   expect_error(read_pb(add_model(tensor_pb("w", 99, {2}).bytes(9, "12345678", 8))), ErrorKind::Format, {"unknown dtype code 99"});
   expect_error(read_pb(add_model(tensor_pb("w", 0, {2}).bytes(9, "12345678", 8))), ErrorKind::Format, {"dtype"});
-  expect_error(read_pb(add_model(tensor_pb("w", 11, {1}).bytes(9, "12345678", 8))), ErrorKind::Unsupported, {"double"});
+  expect_error(read_pb(add_model(tensor_pb("w", 14, {1}).bytes(9, "12345678", 8))), ErrorKind::Unsupported, {"complex64"});
   // A graph input of an unknown elem type.
   expect_error(read_pb(add_model(tensor_pb("w", 1, {2}).bytes(9, "12345678", 8), 77)), ErrorKind::Format, {"77", "'x'"});
   // A tensor without data_type.

@@ -1,4 +1,4 @@
-// Einsum with one or two f32 operands: explicit ("ij,jk->ik") or implicit output, repeated
+// Einsum with one or two operands, both f32 or both f64 (computed in double): explicit ("ij,jk->ik") or implicit output, repeated
 // labels (diagonals), ellipsis with broadcasting, sums over the labels not in the output. Each
 // output element is accumulated over the summed labels in row-major order (a fixed sequence of
 // one multiply and one add), so the kernel is exact by nature. The equation is parsed into fixed
@@ -157,7 +157,10 @@ Status infer_einsum(InferContext& ctx) {
   size_t ranks[2] = {0, 0};
   for (int k = 0; k < nops; ++k) {
     const ValueDesc* v = ctx.input(size_t(k));
-    if (!v || v->dtype != DType::f32) return ctx.error(ErrorKind::DTypeMismatch, msg("input ", k, " must be f32"));
+    if (!v || (v->dtype != DType::f32 && v->dtype != DType::f64))
+      return ctx.error(ErrorKind::DTypeMismatch, msg("input ", k, " must be f32 or f64"));
+    if (v->dtype != ctx.input(0)->dtype)
+      return ctx.error(ErrorKind::DTypeMismatch, msg("input ", k, " is ", dtype_name(v->dtype), ", input 0 is ", dtype_name(ctx.input(0)->dtype)));
     if (v->shape.size() > kMaxRank) return ctx.error(ErrorKind::Unsupported, msg("input ", k, " has rank above ", kMaxRank));
     dims[k] = v->shape.data();
     ranks[k] = v->shape.size();
@@ -174,20 +177,22 @@ Status infer_einsum(InferContext& ctx) {
       return ctx.error(ErrorKind::Unsupported, msg("equation '", eq, "' needs more than 2^40 multiply-adds for these shapes"));
   std::vector<int64_t> shape;
   for (int i = 0; i < sp.out_rank; ++i) shape.push_back(sp.size[sp.out_label[i]]);
-  ctx.set_output(0, DType::f32, std::move(shape));
+  ctx.set_output(0, ctx.input(0)->dtype, std::move(shape));
   return Status::ok();
 }
 
-Status einsum_kernel(const KernelContext& k) {
+// T is f32 or f64; products and sums stay in T (f64 computes in double).
+template <typename T>
+Status einsum_typed(const KernelContext& k) {
   const int nops = int(k.num_inputs);
   const int64_t* dims[2] = {k.in(0).dims, nops > 1 ? k.in(1).dims : nullptr};
   const size_t ranks[2] = {k.in(0).rank, nops > 1 ? k.in(1).rank : 0};
   EinsumSpec sp;
   if (const char* err = parse_einsum(equation_of(*k.node), nops, dims, ranks, &sp))
     return Status::error(ErrorKind::InvalidArgument, msg(k.node->label(), ": ", err));
-  const float* a = k.in(0).as<const float>();
-  const float* b = nops > 1 ? k.in(1).as<const float>() : nullptr;
-  float* y = k.out(0).as<float>();
+  const T* a = k.in(0).as<const T>();
+  const T* b = nops > 1 ? k.in(1).as<const T>() : nullptr;
+  T* y = k.out(0).as<T>();
   int64_t sum_count = 1;
   for (int s = 0; s < sp.num_sum; ++s) sum_count *= sp.size[sp.sum_label[s]];
   int64_t oidx[kMaxRank] = {};
@@ -199,7 +204,7 @@ Status einsum_kernel(const KernelContext& k) {
     }
     int64_t sidx[kMaxLabels] = {};
     int64_t off_a = base_a, off_b = base_b;
-    float acc = 0.0f;
+    T acc = T(0);
     for (int64_t s = 0; s < sum_count; ++s) {
       acc = acc + (b ? a[off_a] * b[off_b] : a[off_a]);
       for (int j = sp.num_sum; j-- > 0;) {
@@ -223,11 +228,15 @@ Status einsum_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+Status einsum_kernel(const KernelContext& k) {
+  return k.in(0).dtype == DType::f64 ? einsum_typed<double>(k) : einsum_typed<float>(k);
+}
+
 constexpr AttrSpec kEinsumAttrs[] = {{"equation", AttrKind::String}};
 
 constexpr OpDef kOps[] = {
     op("Einsum").upgrades_from(12).inputs(1, 2).attributes(kEinsumAttrs).shapes(infer_einsum).kernel(einsum_kernel)
-        .doc("f32, one or two inputs; explicit or implicit output, diagonals, ellipsis; summed in row-major order"),
+        .doc("f32 f64, one or two inputs; explicit or implicit output, diagonals, ellipsis; summed in row-major order"),
 };
 
 }  // namespace

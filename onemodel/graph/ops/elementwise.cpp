@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "onemodel/core/dtype_visit.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/kernels/int_arith.h"
 #include "onemodel/kernels/kernels.h"
@@ -254,7 +255,8 @@ Status clip_kernel(const KernelContext& k) {
 // (integers truncate, as ONNX Runtime does).
 Status infer_pow(InferContext& ctx) {
   OM_TRY(require_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32}));
-  OM_TRY(require_dtype(ctx, 1, {DType::f32, DType::i64, DType::i32}));
+  OM_TRY(require_dtype(ctx, 1, {DType::f32, DType::f64, DType::i64, DType::i32, DType::i16, DType::i8, DType::u64, DType::u32,
+                                DType::u16, DType::u8}));
   std::vector<int64_t> shape;
   OM_TRY(broadcast_shapes(ctx, {&ctx.input(0)->shape, &ctx.input(1)->shape}, &shape));
   ctx.set_output(0, ctx.input(0)->dtype, std::move(shape));
@@ -269,8 +271,14 @@ void pow_mixed(const KernelContext& k) {
   const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
   BroadcastIter it;
   it.init(k.out(0).dims, k.out(0).rank, operands, 2);
+  // Every operand dtype infer_pow admits, read as double: exact except i64/u64 magnitudes beyond
+  // 2^53, which round to the nearest double first.
   auto read = [](const TensorArg& t) {
-    return t.dtype == DType::f32 ? as_double<float> : t.dtype == DType::i64 ? as_double<int64_t> : as_double<int32_t>;
+    return visit_dtype(t.dtype, [](auto tag) -> double (*)(const void*, int64_t) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) return as_double<T>;
+      else return as_double<float>;  // f16 and bool: refused by infer_pow
+    });
   };
   double (*ra)(const void*, int64_t) = read(k.in(0));
   double (*rb)(const void*, int64_t) = read(k.in(1));
@@ -319,7 +327,7 @@ constexpr OpDef kOps[] = {
     op("Div").upgrades_from(7).inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Div>)
         .doc("f32 i64 i32 i8 u8, broadcasting; integer division truncates, by zero is an error"),
     op("Pow").upgrades_from(7).inputs(2).shapes(infer_pow).fast_only(pow_kernel)
-        .doc("f32 i64 i32 base, f32 i64 i32 exponent, broadcasting; result has the base's dtype; fast only"),
+        .doc("f32 i64 i32 base, f32 f64 i64 i32 i16 i8 u64 u32 u16 u8 exponent, broadcasting; result has the base's dtype; fast only"),
     op("Equal").upgrades_from(7).inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Eq>).doc("f32 i64 i32 bool -> bool"),
     op("Less").upgrades_from(7).inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Lt>).doc("f32 i64 i32 bool -> bool"),
     op("Greater").upgrades_from(7).inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Gt>).doc("f32 i64 i32 bool -> bool"),

@@ -1,6 +1,6 @@
 // Further elementwise operators found in exported models and the ONNX node tests: the inverse
 // and hyperbolic trigonometric functions and Tan (C library: fast only), GreaterOrEqual,
-// LessOrEqual, IsNaN, IsInf, ThresholdedRelu, Shrink, Celu (library exp) and BitShift (u8).
+// LessOrEqual, IsNaN, IsInf, ThresholdedRelu, Shrink, Celu (library exp) and BitShift (unsigned integers).
 // Apart from the C-library functions each is one rounding per element: exact by nature.
 #include <cmath>
 
@@ -127,33 +127,37 @@ Status celu_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-// ---- BitShift (u8) ----
+// ---- BitShift (unsigned integers) ----
 
 Status infer_bitshift(InferContext& ctx) {
   OM_TRY(infer_compare(ctx));
-  if (ctx.input(0)->dtype != DType::u8)
-    return ctx.error(ErrorKind::DTypeMismatch, msg("onemodel shifts u8 only, got ", dtype_name(ctx.input(0)->dtype)));
+  const DType dt = ctx.input(0)->dtype;
+  if (dt != DType::u8 && dt != DType::u16 && dt != DType::u32 && dt != DType::u64)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("BitShift takes unsigned integers (u8 u16 u32 u64), got ", dtype_name(dt)));
   const Attribute* d = find_attr(ctx.node, "direction");
   if (!d || (d->s != "LEFT" && d->s != "RIGHT"))
     return ctx.error(ErrorKind::InvalidArgument, "attribute direction must be \"LEFT\" or \"RIGHT\"");
-  ctx.outputs[0].dtype = DType::u8;
+  ctx.outputs[0].dtype = dt;
   return Status::ok();
 }
+// A shift by the width or more is undefined in C++; ONNX's result there is 0 (all bits out).
+template <typename T>
+void bitshift_loop(const KernelContext& k, bool left) {
+  constexpr T kBits = T(8 * sizeof(T));
+  binary_loop<T, T>(k, [left](T v, T s) -> T {
+    if (s >= kBits) return T(0);
+    return left ? T(v << s) : T(v >> s);
+  });
+}
+
 Status bitshift_kernel(const KernelContext& k) {
   const bool left = attr_is(*k.node, "direction", "LEFT");
-  const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
-  BroadcastIter it;
-  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
-  const uint8_t* a = k.in(0).as<const uint8_t>();
-  const uint8_t* b = k.in(1).as<const uint8_t>();
-  uint8_t* y = k.out(0).as<uint8_t>();
-  const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
-  it.for_each([&](const int64_t* off, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      const unsigned v = a[off[1] + i * sa], s = b[off[2] + i * sb];
-      y[off[0] + i] = s >= 8 ? uint8_t(0) : uint8_t(left ? (v << s) : (v >> s));
-    }
-  });
+  switch (k.in(0).dtype) {
+    case DType::u16: bitshift_loop<uint16_t>(k, left); break;
+    case DType::u32: bitshift_loop<uint32_t>(k, left); break;
+    case DType::u64: bitshift_loop<uint64_t>(k, left); break;
+    default: bitshift_loop<uint8_t>(k, left); break;  // u8; others are refused at plan time
+  }
   return Status::ok();
 }
 
@@ -188,7 +192,7 @@ constexpr OpDef kOps[] = {
     op("Shrink").upgrades_from(9).inputs(1).attributes(kShrinkAttrs).shapes(infer_f32).kernel(shrink_kernel).doc("f32, bias, lambd"),
     op("Celu").since_opset(12).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32).kernel(celu_kernel).doc("f32, alpha; library exp"),
     op("BitShift").upgrades_from(11).inputs(2).attributes(kBitShiftAttrs).shapes(infer_bitshift).kernel(bitshift_kernel)
-        .doc("u8, direction LEFT|RIGHT, broadcasting; shifts of 8 or more give 0"),
+        .doc("u8 u16 u32 u64, direction LEFT|RIGHT, broadcasting; shifts by the bit width or more give 0"),
 };
 
 }  // namespace

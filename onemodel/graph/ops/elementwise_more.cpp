@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "onemodel/core/dtype_visit.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/graph/ops/trig.h"
 #include "onemodel/kernels/int_arith.h"
@@ -65,10 +66,12 @@ Status not_kernel(const KernelContext& k) {
 // ---- Mod ----
 
 Status infer_mod(InferContext& ctx) {
-  OM_TRY(infer_same_binary(ctx, {DType::f32, DType::i64, DType::i32, DType::i8, DType::u8}, false));
+  OM_TRY(infer_same_binary(ctx, {DType::f32, DType::f64, DType::i64, DType::i32, DType::i16, DType::i8, DType::u64, DType::u32,
+                                  DType::u16, DType::u8}, false));
   const bool fmod = attr_int(ctx.node, "fmod", 0) != 0;
-  if (ctx.input(0)->dtype == DType::f32 && !fmod)
-    return ctx.error(ErrorKind::InvalidArgument, "f32 operands need fmod = 1 (ONNX Mod); set the attribute");
+  const DType dt = ctx.input(0)->dtype;
+  if ((dt == DType::f32 || dt == DType::f64) && !fmod)
+    return ctx.error(ErrorKind::InvalidArgument, msg(dtype_name(dt), " operands need fmod = 1 (ONNX Mod); set the attribute"));
   return Status::ok();
 }
 
@@ -82,7 +85,8 @@ Status int_mod(const KernelContext& k, bool fmod) {
     if constexpr (std::is_signed_v<T>)
       if (b == T(-1)) return T(0);  // also INT_MIN % -1, undefined in C++
     T r = T(a % b);
-    if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = T(r + b);  // the sign of the divisor
+    if constexpr (std::is_signed_v<T>)
+      if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = T(r + b);  // the sign of the divisor
     return r;
   });
   return Status::ok();
@@ -90,14 +94,18 @@ Status int_mod(const KernelContext& k, bool fmod) {
 
 Status mod_kernel(const KernelContext& k) {
   const bool fmod = attr_int(*k.node, "fmod", 0) != 0;
-  switch (k.in(0).dtype) {
-    case DType::f32: binary_loop<float, float>(k, [](float a, float b) { return std::fmod(a, b); }); return Status::ok();
-    case DType::i64: return int_mod<int64_t>(k, fmod);
-    case DType::i32: return int_mod<int32_t>(k, fmod);
-    case DType::i8: return int_mod<int8_t>(k, fmod);
-    case DType::u8: return int_mod<uint8_t>(k, fmod);
-    default: return Status::error(ErrorKind::DTypeMismatch, "Mod: unsupported dtype");
-  }
+  // std::fmod is exact (the remainder is representable), so f32 and f64 are exact kernels too.
+  return visit_dtype(k.in(0).dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      binary_loop<T, T>(k, [](T a, T b) { return std::fmod(a, b); });
+      return Status::ok();
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return int_mod<T>(k, fmod);
+    } else {
+      return Status::error(ErrorKind::DTypeMismatch, "Mod: unsupported dtype");  // refused at plan time
+    }
+  });
 }
 
 // ---- unary ----
@@ -281,7 +289,7 @@ constexpr OpDef kOps[] = {
     op("Xor").upgrades_from(7).inputs(2).shapes(infer_logic).kernel(logic_kernel<Logic::Xor>).doc("bool, broadcasting"),
     op("Not").upgrades_from(1).inputs(1).shapes(infer_not).kernel(not_kernel).doc("bool"),
     op("Mod").upgrades_from(10).inputs(2).attributes(kModAttrs).shapes(infer_mod).kernel(mod_kernel)
-        .doc("f32 (fmod 1) i64 i32 i8 u8, broadcasting; fmod 0: the sign of the divisor; by zero is an error"),
+        .doc("f32 f64 (fmod 1) i64 i32 i16 i8 u64 u32 u16 u8, broadcasting; fmod 0: the sign of the divisor; by zero is an error"),
     op("Sign").upgrades_from(9).inputs(1).shapes(infer_sign).kernel(sign_kernel).doc("f32 i64 i32 i8 u8"),
     f32_unary("Floor", floor_kernel, "f32"),
     f32_unary("Ceil", ceil_kernel, "f32"),

@@ -16,8 +16,8 @@ Status infer_cumsum(InferContext& ctx) {
   const ValueDesc* x = ctx.input(0);
   const ValueDesc* axis = ctx.input(1);
   if (!x || !axis) return ctx.error(ErrorKind::InvalidArgument, "needs x and axis");
-  if (x->dtype != DType::f32 && x->dtype != DType::i64 && x->dtype != DType::i32)
-    return ctx.error(ErrorKind::DTypeMismatch, msg("x must be f32, i64 or i32, got ", dtype_name(x->dtype)));
+  if (x->dtype == DType::f16 || x->dtype == DType::boolean || x->dtype == DType::i8 || x->dtype == DType::u8)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("x must be f32, f64, i64, i32, i16, u64, u32 or u16, got ", dtype_name(x->dtype)));
   if ((axis->dtype != DType::i64 && axis->dtype != DType::i32) || axis->numel() != 1)
     return ctx.error(ErrorKind::InvalidArgument, msg("axis must be an i64 or i32 scalar, got ", dtype_name(axis->dtype), " ",
                                                      shape_str(axis->shape)));
@@ -32,8 +32,16 @@ Status infer_cumsum(InferContext& ctx) {
   return Status::ok();
 }
 
+// Integers add in their unsigned counterpart so overflow wraps (defined) instead of being
+// undefined behaviour; floats add in their own precision.
+template <typename T> struct SumType { using type = T; };
+template <> struct SumType<int16_t> { using type = uint16_t; };
+template <> struct SumType<int32_t> { using type = uint32_t; };
+template <> struct SumType<int64_t> { using type = uint64_t; };
+
 template <typename T>
 void cumsum_typed(const KernelContext& k, int64_t axis) {
+  using A = typename SumType<T>::type;
   const TensorArg& X = k.in(0);
   const bool exclusive = attr_int(*k.node, "exclusive", 0) != 0;
   const bool reverse = attr_int(*k.node, "reverse", 0) != 0;
@@ -45,16 +53,16 @@ void cumsum_typed(const KernelContext& k, int64_t axis) {
   T* y = k.out(0).as<T>();
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
-      T acc = T(0);
+      A acc = A(0);
       for (int64_t s = 0; s < n; ++s) {
         const int64_t j = reverse ? n - 1 - s : s;
         const int64_t at = (o * n + j) * inner + i;
         if (exclusive) {
-          y[at] = acc;
-          acc = T(acc + x[at]);
+          y[at] = T(acc);
+          acc = A(acc + A(x[at]));
         } else {
-          acc = T(acc + x[at]);
-          y[at] = acc;
+          acc = A(acc + A(x[at]));
+          y[at] = T(acc);
         }
       }
     }
@@ -70,6 +78,11 @@ Status cumsum_kernel(const KernelContext& k) {
     case DType::f32: cumsum_typed<float>(k, axis); break;
     case DType::i64: cumsum_typed<int64_t>(k, axis); break;
     case DType::i32: cumsum_typed<int32_t>(k, axis); break;
+    case DType::f64: cumsum_typed<double>(k, axis); break;
+    case DType::i16: cumsum_typed<int16_t>(k, axis); break;
+    case DType::u64: cumsum_typed<uint64_t>(k, axis); break;
+    case DType::u32: cumsum_typed<uint32_t>(k, axis); break;
+    case DType::u16: cumsum_typed<uint16_t>(k, axis); break;
     default: return Status::error(ErrorKind::DTypeMismatch, "CumSum: unsupported dtype");
   }
   return Status::ok();
@@ -176,7 +189,7 @@ constexpr AttrSpec kInstanceNormAttrs[] = {{"epsilon", AttrKind::Float}};
 
 constexpr OpDef kOps[] = {
     op("CumSum").upgrades_from(11).inputs(2).attributes(kCumSumAttrs).shapes(infer_cumsum).kernel(cumsum_kernel)
-        .doc("f32 i64 i32; axis input (scalar), exclusive, reverse; added in element order"),
+        .doc("f32 f64 i64 i32 i16 u64 u32 u16 (integers wrap); axis input (scalar), exclusive, reverse; added in element order"),
     op("InstanceNormalization").upgrades_from(6).inputs(3).attributes(kInstanceNormAttrs).shapes(infer_instance_norm)
         .kernel(instance_norm_kernel).with_scratch(instance_norm_scratch)
         .doc("f32, (N, C, ...), epsilon; exact: fixed-order sums for mean and variance"),

@@ -3,8 +3,11 @@
 // Compress (the condition) and NonZero (the input) — which run when those values are known
 // when planning (constants, or value inputs: docs/memory.md). Copies and one operation per
 // element in index order: exact by nature.
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 
+#include "onemodel/core/dtype_visit.h"
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
 
@@ -196,10 +199,8 @@ Status infer_eye_like(InferContext& ctx) {
   DType dt = ctx.input(0)->dtype;
   if (const Attribute* a = find_attr(ctx.node, "dtype")) {
     const int64_t code = a->i;
-    if (code != int64_t(DType::f32) && code != int64_t(DType::i64) && code != int64_t(DType::i32) && code != int64_t(DType::i8) &&
-        code != int64_t(DType::u8) && code != int64_t(DType::boolean))
-      return ctx.error(ErrorKind::Unsupported, msg("dtype code ", code, " is not one onemodel computes (f32 i64 i32 i8 u8 bool)"));
-    dt = static_cast<DType>(code);
+    if (code < INT32_MIN || code > INT32_MAX || !dtype_from_onnx(int32_t(code), &dt))
+      return ctx.error(ErrorKind::Unsupported, msg("dtype code ", code, " is not an onemodel dtype (f32 f64 f16 i64 i32 i16 i8 u64 u32 u16 u8 bool)"));
   }
   ctx.set_output(0, dt, ctx.input(0)->shape);
   return Status::ok();
@@ -212,12 +213,13 @@ Status eye_like_kernel(const KernelContext& k) {
   uint8_t* y = static_cast<uint8_t*>(Y.data);
   std::memset(y, 0, size_t(Y.numel) * es);
   uint8_t one[8] = {};
-  switch (Y.dtype) {
-    case DType::f32: { const float f = 1.0f; std::memcpy(one, &f, 4); break; }
-    case DType::i64: { const int64_t v = 1; std::memcpy(one, &v, 8); break; }
-    case DType::i32: { const int32_t v = 1; std::memcpy(one, &v, 4); break; }
-    default: one[0] = 1; break;
-  }
+  visit_dtype(Y.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T v;
+    if constexpr (std::is_same<T, half>::value) v = float_to_half(1.0f);
+    else v = T(1);
+    std::memcpy(one, &v, sizeof(T));
+  });
   for (int64_t i = 0; i < Y.dims[0]; ++i) {
     const int64_t j = i + diag;
     if (j >= 0 && j < Y.dims[1]) std::memcpy(y + size_t(i * Y.dims[1] + j) * es, one, es);
@@ -314,7 +316,7 @@ constexpr OpDef kOps[] = {
     op("OneHot").upgrades_from(9).plan_time_inputs_mask(1u << 1).inputs(3).attributes(kAxisAttrs).shapes(infer_one_hot)
         .kernel(one_hot_kernel).doc("indices f32 i64 i32; depth known at plan time; values of any dtype; axis"),
     op("EyeLike").upgrades_from(9).inputs(1).attributes(kEyeAttrs).shapes(infer_eye_like).kernel(eye_like_kernel)
-        .doc("2-D, dtype f32 i64 i32 i8 u8 bool, k"),
+        .doc("2-D, any dtype (input's or the dtype attribute's), k"),
     op("Compress").upgrades_from(9).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kAxisAttrs).shapes(infer_compress)
         .kernel(compress_kernel).doc("any dtype; condition known at plan time; axis or flattened"),
     op("NonZero").upgrades_from(9).plan_time_inputs_mask(1u << 0).inputs(1).shapes(infer_nonzero).kernel(nonzero_kernel)

@@ -1,8 +1,12 @@
 // Indexing and layout operators: Slice (starts/ends/axes/steps inputs, negative steps,
 // clamping), Gather (any axis, scalar or tensor indices, negative indices), Concat and Cast.
+#include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
+#include "onemodel/core/convert.h"
+#include "onemodel/core/dtype_visit.h"
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
 
@@ -237,41 +241,41 @@ Status infer_cast(InferContext& ctx) {
   DType to;
   const int64_t code = attr_int(ctx.node, "to", -1);
   if (!dtype_from_onnx(int32_t(code), &to))
-    return ctx.error(ErrorKind::Unsupported, msg("target type ", code, " is not supported (f32, f16, i64, i32, i8, u8, bool)"));
+    return ctx.error(ErrorKind::Unsupported, msg("target type ", code, " is not supported (f32, f64, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool)"));
   ctx.set_output(0, to, ctx.input(0)->shape);
   return Status::ok();
 }
 
-template <typename S>
-void cast_from(const S* x, DType to, void* y, int64_t n) {
-  switch (to) {
-    case DType::f32: for (int64_t i = 0; i < n; ++i) static_cast<float*>(y)[i] = static_cast<float>(x[i]); break;
-    case DType::i64: for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(y)[i] = static_cast<int64_t>(x[i]); break;
-    case DType::i32: for (int64_t i = 0; i < n; ++i) static_cast<int32_t*>(y)[i] = static_cast<int32_t>(x[i]); break;
-    case DType::i8: for (int64_t i = 0; i < n; ++i) static_cast<int8_t*>(y)[i] = static_cast<int8_t>(x[i]); break;
-    case DType::u8: for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(y)[i] = static_cast<uint8_t>(x[i]); break;
-    case DType::boolean: for (int64_t i = 0; i < n; ++i) static_cast<bool*>(y)[i] = x[i] != S(0); break;
-    case DType::f16:
-      for (int64_t i = 0; i < n; ++i) static_cast<half*>(y)[i] = float_to_half(static_cast<float>(x[i]));
-      break;
-  }
+// f64 to f32 rounding to odd (truncate, then set the last bit when inexact). Rounding that
+// to f16 afterwards gives the same half as one direct rounding of the double: f32 keeps more
+// than two bits beyond f16's precision, so no double-rounding error is possible.
+float round_to_odd_f32(double d) {
+  const float f = static_cast<float>(d);
+  if (d != d || double(f) == d) return f;
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  if (std::fabs(double(f)) > std::fabs(d)) --b;  // rounded away from zero: step back toward it
+  b |= 1u;
+  float r;
+  std::memcpy(&r, &b, 4);
+  return r;
 }
 
-// Float to integer: truncation toward zero; NaN and out-of-range values become 0 instead of
-// undefined behaviour.
-template <typename I>
-I float_to_int(float v) {
-  if (!(v > float(std::numeric_limits<I>::min()) - 1.0f && v < float(std::numeric_limits<I>::max()))) return I(0);
-  return static_cast<I>(v);
-}
-
-void cast_from_float(const float* x, DType to, void* y, int64_t n) {
-  switch (to) {
-    case DType::i64: for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(y)[i] = float_to_int<int64_t>(x[i]); break;
-    case DType::i32: for (int64_t i = 0; i < n; ++i) static_cast<int32_t*>(y)[i] = float_to_int<int32_t>(x[i]); break;
-    case DType::i8: for (int64_t i = 0; i < n; ++i) static_cast<int8_t*>(y)[i] = int8_t(float_to_int<int32_t>(x[i])); break;
-    case DType::u8: for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(y)[i] = uint8_t(float_to_int<int32_t>(x[i])); break;
-    default: cast_from(x, to, y, n); break;
+// One element from S to D with the semantics documented at the Cast row of docs/operators.md.
+template <typename D, typename S>
+D convert_elem(S x) {
+  if constexpr (std::is_same<S, half>::value) {
+    return convert_elem<D>(half_to_float(x));
+  } else if constexpr (std::is_same<D, bool>::value) {
+    return x != S(0);
+  } else if constexpr (std::is_same<D, half>::value) {
+    // Integers beyond f16's range (65504) become inf either way, and smaller ones are exact in f32.
+    if constexpr (std::is_same<S, double>::value) return float_to_half(round_to_odd_f32(x));
+    else return float_to_half(static_cast<float>(x));
+  } else if constexpr (std::is_floating_point<S>::value && std::is_integral<D>::value) {
+    return float_to_int<D>(double(x));
+  } else {
+    return static_cast<D>(x);
   }
 }
 
@@ -284,22 +288,15 @@ Status cast_kernel(const KernelContext& k) {
     if (n) std::memcpy(y, X.data, size_t(n) * dtype_size(to));
     return Status::ok();
   }
-  switch (X.dtype) {
-    case DType::f32: cast_from_float(X.as<const float>(), to, y, n); break;
-    case DType::f16: {
-      // Through f32 one element at a time: no scratch needed.
-      for (int64_t i = 0; i < n; ++i) {
-        const float v = half_to_float(X.as<const half>()[i]);
-        cast_from_float(&v, to, static_cast<uint8_t*>(y) + size_t(i) * dtype_size(to), 1);
-      }
-      break;
-    }
-    case DType::i64: cast_from(X.as<const int64_t>(), to, y, n); break;
-    case DType::i32: cast_from(X.as<const int32_t>(), to, y, n); break;
-    case DType::i8: cast_from(X.as<const int8_t>(), to, y, n); break;
-    case DType::u8: cast_from(X.as<const uint8_t>(), to, y, n); break;
-    case DType::boolean: cast_from(X.as<const bool>(), to, y, n); break;
-  }
+  visit_dtype(X.dtype, [&](auto src) {
+    using S = typename decltype(src)::type;
+    visit_dtype(to, [&](auto dst) {
+      using D = typename decltype(dst)::type;
+      const S* x = static_cast<const S*>(X.data);
+      D* out = static_cast<D*>(y);
+      for (int64_t i = 0; i < n; ++i) out[i] = convert_elem<D>(x[i]);
+    });
+  });
   return Status::ok();
 }
 
@@ -320,7 +317,7 @@ constexpr OpDef kOps[] = {
         .doc("any dtype, axis; i64/i32 indices of any rank, negative indices; out of range is an error"),
     op("Concat").upgrades_from(4).inputs(1, 64).attributes(kAxisAttrs).shapes(infer_concat).kernel(concat_kernel).doc("any dtype, axis"),
     op("Cast").upgrades_from(6).inputs(1).attributes(kCastAttrs).shapes(infer_cast).kernel(cast_kernel)
-        .doc("f32 f16 i64 i32 i8 u8 bool, all pairs; float to int truncates"),
+        .doc("f32 f64 f16 i64 i32 i16 i8 u64 u32 u16 u8 bool, all pairs; float to int truncates, NaN/inf/beyond [-2^63, 2^64) give 0, else wraps modulo 2^width"),
     op("CastLike").since_opset(15).inputs(2).attributes(kCastAttrs).shapes(infer_cast_like).kernel(cast_kernel)
         .doc("as Cast, to the dtype of input 1"),
 };

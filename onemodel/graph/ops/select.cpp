@@ -7,6 +7,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "onemodel/core/dtype_visit.h"
 #include "onemodel/graph/ops/op_util.h"
 
 namespace om::graph::ops {
@@ -25,8 +26,8 @@ Status infer_extreme(InferContext& ctx) {
                                                      dtype_name(dt), "; insert a Cast so all operands have one dtype"));
     shapes.push_back(&v->shape);
   }
-  if (dt != DType::f32 && dt != DType::f16 && dt != DType::i8 && dt != DType::u8 && dt != DType::i32 && dt != DType::i64)
-    return ctx.error(ErrorKind::DTypeMismatch, msg("dtype ", dtype_name(dt), " is not supported; f32 f16 i8 u8 i32 i64"));
+  if (dt == DType::boolean)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("dtype ", dtype_name(dt), " is not supported; f32 f64 f16 and the integer dtypes"));
   std::vector<int64_t> shape;
   OM_TRY(broadcast_shapes(ctx, shapes, &shape));
   ctx.set_output(0, dt, std::move(shape));
@@ -45,16 +46,13 @@ T extreme(T a, T b) {
 // NaN), so storing it back as f16 is exact.
 template <bool Max>
 Status extreme_kernel(const KernelContext& k) {
-  switch (k.out(0).dtype) {
-    case DType::f32: fold_inputs<float>(k, extreme<Max, float>); break;
-    case DType::f16:
+  visit_dtype(k.out(0).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same<T, half>::value)
       fold_inputs<half>(k, [](half a, half b) { return float_to_half(extreme<Max>(half_to_float(a), half_to_float(b))); });
-      break;
-    case DType::i8: fold_inputs<int8_t>(k, extreme<Max, int8_t>); break;
-    case DType::u8: fold_inputs<uint8_t>(k, extreme<Max, uint8_t>); break;
-    case DType::i32: fold_inputs<int32_t>(k, extreme<Max, int32_t>); break;
-    default: fold_inputs<int64_t>(k, extreme<Max, int64_t>); break;
-  }
+    else if constexpr (!std::is_same<T, bool>::value)  // refused at plan time
+      fold_inputs<T>(k, extreme<Max, T>);
+  });
   return Status::ok();
 }
 
@@ -171,9 +169,9 @@ constexpr AttrSpec kTopKAttrs[] = {{"axis", AttrKind::Int}, {"largest", AttrKind
 
 constexpr OpDef kOps[] = {
     op("Max").upgrades_from(8).inputs(1, 64).shapes(infer_extreme).kernel(extreme_kernel<true>)
-        .doc("f32 f16 i8 u8 i32 i64, one or more inputs, broadcasting; folded in input order; NaN propagates"),
+        .doc("f32 f64 f16 i8 i16 i32 i64 u8 u16 u32 u64, one or more inputs, broadcasting; folded in input order; NaN propagates"),
     op("Min").upgrades_from(8).inputs(1, 64).shapes(infer_extreme).kernel(extreme_kernel<false>)
-        .doc("f32 f16 i8 u8 i32 i64, one or more inputs, broadcasting; folded in input order; NaN propagates"),
+        .doc("f32 f64 f16 i8 i16 i32 i64 u8 u16 u32 u64, one or more inputs, broadcasting; folded in input order; NaN propagates"),
     op("ArgMax").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).kernel(arg_kernel<true>)
         .doc("f32 -> i64, axis, keepdims, select_last_index; NaN is the largest"),
     op("ArgMin").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).kernel(arg_kernel<false>)
