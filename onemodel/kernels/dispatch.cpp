@@ -194,6 +194,8 @@ void gemm_epilogue(const GemmArgs& g, const KernelTable& t) {
   }
 }
 
+void f32_depthwise_plane(const DepthwisePlane& p) { table().depthwise_plane(p); }
+
 void f32_gemm(const GemmArgs& g, ArithmeticMode) {
   if (g.M == 0 || g.N == 0) return;
   const KernelTable& t = table();

@@ -113,7 +113,9 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const floa
       const size_t kc = std::min(kGemmKC, g.K - k0);
       const bool load_c = g.accumulate || k0 > 0;
       const float* bpanels = bpack;
-      if (packed_b == nullptr) {
+      if (g.pack_b != nullptr) {
+        g.pack_b(g.pack_b_ctx, k0, kc, j0, nc, NR, bpack);
+      } else if (packed_b == nullptr) {
         pack_b(g.b, g.b_rs, g.b_cs, k0, kc, j0, nc, NR, bpack);
       } else if (packed_nr == NR) {
         bpanels = packed_b + packed_block_offset(g.K, j0, k0, nc, NR);
@@ -138,7 +140,7 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const floa
 }
 
 void gemm_compute(const GemmArgs& g, const KernelTable& t, float* ws) {
-  if (g.M <= kGemmSmallM && g.b_cs == 1 && t.gemm.small.fn != nullptr) {
+  if (g.M <= kGemmSmallM && g.b_cs == 1 && g.pack_b == nullptr && t.gemm.small.fn != nullptr) {
     // B read in place: a plain row-major matrix is the panel form with panel_stride = NR.
     t.gemm.small(g.K, g.M, g.a, g.a_rs, g.a_cs, g.b, g.b_rs, t.gemm.nr, g.c, g.ldc, g.N, g.accumulate);
     return;

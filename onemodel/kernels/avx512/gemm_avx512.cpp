@@ -10,6 +10,7 @@
 
 #include "onemodel/kernels/fast_softmax.h"
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/depthwise_plane.h"
 #include "onemodel/kernels/small_gemm.h"
 
 namespace om::kernels::avx512 {
@@ -62,6 +63,7 @@ struct Avx512Ops {
   static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   static void store_n(float* p, V v, size_t n) { _mm512_mask_storeu_ps(p, lanes(n), v); }
   static V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
 };
 
 // 32 ZMM registers: one row takes 8 vectors (128 columns), two to four rows 4 vectors each.
@@ -70,6 +72,8 @@ void f32_gemm_small__avx512(size_t kc, size_t m, const float* a, ptrdiff_t a_rs,
                             bool load_c) {
   small::gemm<Avx512Ops, kNR, 8, 4, 4>(kc, m, a, a_rs, a_cs, b, b_rs, ps, c, ldc, n, load_c);
 }
+
+void f32_depthwise_plane__avx512(const DepthwisePlane& p) { dw::plane<Avx512Ops>(p); }
 
 // Lane operations for fast::exp_le0 (16 lanes; maxgt is a > b ? a : b like the other ISAs). The
 // zero-masked forms avoid GCC 12's false -Wmaybe-uninitialized on the unmasked intrinsics.
@@ -167,6 +171,7 @@ const KernelTable& avx512_table() {
     };
     k.gemm = GemmTile{avx512::kMR, avx512::kNR, avx512::f32_gemm_12x32__avx512, avx512::f32_gemm_small__avx512,
                       avx2::pack_a_12__avx2};
+    k.depthwise_plane = avx512::f32_depthwise_plane__avx512;
     return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it
   }();
   return t;
