@@ -215,6 +215,26 @@ void fill_padded(const ConvGeom& g, const float* plane, float* pad) {
       std::memcpy(pad + r * Wq + lo, src + lo, size_t(hi - lo) * sizeof(float));
       continue;
     }
+    if (S == 2) {  // the common strided case: one deinterleaving pass (vectorised)
+      float* d0 = pad + r * Wq;
+      float* d1 = pad + (Hp + r) * Wq;
+      int64_t q = lo;
+      if (q < hi && q % 2 == 1) {
+        d1[q / 2] = src[q];
+        ++q;
+      }
+      const int64_t pairs = (hi - q) / 2;
+      float* e0 = d0 + q / 2;
+      float* e1 = d1 + q / 2;
+      const float* sq = src + q;
+      for (int64_t j = 0; j < pairs; ++j) {
+        e0[j] = sq[2 * j];
+        e1[j] = sq[2 * j + 1];
+      }
+      q += 2 * pairs;
+      if (q < hi) d0[q / 2] = src[q];
+      continue;
+    }
     for (int64_t ph = 0; ph < S; ++ph) {
       // Columns q = ph + j*S with lo <= q < hi: j in [jl, jh).
       const int64_t jl = std::min(Wq, lo > ph ? (lo - ph + S - 1) / S : 0);
@@ -291,7 +311,7 @@ size_t implicit_planes_floats(const ConvGeom& g) { return size_t(g.C / g.group) 
 int64_t conv_pixel_tile(const ConvGeom& g, int64_t P, int64_t K) {
   switch (conv_b(g)) {
     case ConvB::Input: return std::max<int64_t>(P, 1);
-    case ConvB::Implicit: return std::max<int64_t>(1, std::min<int64_t>(P, int64_t(kGemmNC)));
+    case ConvB::Implicit: return std::max<int64_t>(1, std::min<int64_t>(P, 512));
     case ConvB::Tile: break;
   }
   const int64_t t = pixel_tile(P, K);
@@ -370,10 +390,7 @@ void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* 
         f32_gemm(a, mode);
         for (int64_t m = 0; m < Mg; ++m) {
           float* row = yg + m * P + p0;
-          if (bias) {
-            const float b = bias[gi * Mg + m];
-            for (int64_t pp = 0; pp < cur; ++pp) row[pp] = row[pp] + b;
-          }
+          if (bias) f32_binary(BinaryOp::Add, row, 1, bias + gi * Mg + m, 0, row, size_t(cur));
           if (act != UnaryOp::Identity) f32_unary(act, row, row, size_t(cur));
         }
       }
