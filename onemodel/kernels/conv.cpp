@@ -95,18 +95,23 @@ struct ImageB {
   int64_t plane_floats, p0;
 };
 
-inline void copy_run(float* d, const float* s, int64_t n) {
-  if (n == 32) std::memcpy(d, s, 32 * sizeof(float));
-  else if (n == 16) std::memcpy(d, s, 16 * sizeof(float));
-  else if (n == 8) std::memcpy(d, s, 8 * sizeof(float));
-  else
-    for (int64_t j = 0; j < n; ++j) d[j] = s[j];
-}
-
+// Copies of n floats, the whole panel row (nr) the common case. Plain copies: they cannot change
+// a result, so on x86 the packing is also compiled for AVX-512 (the fixed-size copies then
+// expand to 512-bit moves) and taken when that ISA is active.
+struct CopyPlain {
+  static inline void run(float* d, const float* s, int64_t n) {
+    if (n == 32) std::memcpy(d, s, 32 * sizeof(float));
+    else if (n == 16) std::memcpy(d, s, 16 * sizeof(float));
+    else if (n == 8) std::memcpy(d, s, 8 * sizeof(float));
+    else
+      for (int64_t j = 0; j < n; ++j) d[j] = s[j];
+  }
+};
 int64_t phase_cols(const ConvGeom& g);
 
-void pack_image_panels(const void* ctx, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
-  const ImageB& s = *static_cast<const ImageB*>(ctx);
+template <class Copy>
+__attribute__((always_inline)) inline void pack_panels(const ImageB& s, size_t k0, size_t kc, size_t j0, size_t nc,
+                                                       size_t nr, float* dst) {
   const ConvGeom& g = *s.g;
   const int64_t kk = g.kH * g.kW, row_step = g.sH * phase_cols(g);
   // The panel's pixels as runs within output rows: at most nr runs (nr <= kGemmNRMultiple).
@@ -128,9 +133,9 @@ void pack_image_panels(const void* ctx, size_t k0, size_t kc, size_t j0, size_t 
       float* d = dst + k * nr;
       const float* base = s.planes + c * s.plane_floats + s.tap_off[t];
       if (segs == 1 && cols == int64_t(nr)) {
-        copy_run(d, base + seg_src[0], cols);
+        Copy::run(d, base + seg_src[0], cols);
       } else {
-        for (int64_t q = 0; q < segs; ++q) copy_run(d + seg_dst[q], base + seg_src[q], seg_len[q]);
+        for (int64_t q = 0; q < segs; ++q) Copy::run(d + seg_dst[q], base + seg_src[q], seg_len[q]);
         for (size_t j = size_t(cols); j < nr; ++j) d[j] = 0.0f;
       }
       if (++t == kk) {
@@ -139,6 +144,21 @@ void pack_image_panels(const void* ctx, size_t k0, size_t kc, size_t j0, size_t 
       }
     }
   }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) void pack_panels_avx512(const ImageB& s, size_t k0, size_t kc, size_t j0, size_t nc,
+                                                          size_t nr, float* dst) {
+  pack_panels<CopyPlain>(s, k0, kc, j0, nc, nr, dst);
+}
+#endif
+
+void pack_image_panels(const void* ctx, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
+  const ImageB& s = *static_cast<const ImageB*>(ctx);
+#if defined(__x86_64__)
+  if (active_isa() == Isa::Avx512) return pack_panels_avx512(s, k0, kc, j0, nc, nr, dst);
+#endif
+  pack_panels<CopyPlain>(s, k0, kc, j0, nc, nr, dst);
 }
 
 // The rows and columns of the zero-padded input plane the windows touch.
@@ -211,8 +231,9 @@ void fill_padded(const ConvGeom& g, const float* plane, float* pad) {
   const int64_t r_lo = std::min(Hp, g.pad_t), r_hi = std::max(r_lo, std::min(Hp, g.pad_t + g.H));
   for (int64_t r = r_lo; r < r_hi; ++r) {
     const float* src = plane + (r - g.pad_t) * g.W - g.pad_l;  // src[q] = padded column q
-    if (S == 1) {
-      std::memcpy(pad + r * Wq + lo, src + lo, size_t(hi - lo) * sizeof(float));
+    if (S == 1) {  // short rows: an inline loop beats the library call
+      float* dst = pad + r * Wq;
+      for (int64_t q = lo; q < hi; ++q) dst[q] = src[q];
       continue;
     }
     if (S == 2) {  // the common strided case: one deinterleaving pass (vectorised)
