@@ -1,9 +1,12 @@
-// Convolution family kernels (see conv.h). Convolutions run through f32_gemm on tiles of output
-// pixels: col[P_tile, K] (im2col, K ordered (c, kh, kw)) times the weights viewed as K x M, into
-// a [P_tile, M] tile that is transposed into NCHW. The GEMM's exact contract (fma chain over k in
-// order, bias then activation after it) is the convolution's exact rule; the depthwise kernel
-// computes the same chain directly. Everything else here is scalar code with a fixed order,
-// compiled without fp contraction, so its bits are the same on every ISA.
+// Convolution family kernels (see conv.h). Convolutions run through f32_gemm per group and tile
+// of output pixels: Y[m, p] = W[m, k] x col[k, p], the weights as the left operand and the output
+// written in place (NCHW). col, the im2col matrix with k ordered (c, kh, kw), is never
+// materialised when the GEMM takes the blocked path: its packed panels are written straight from
+// zero-padded copies of the group's planes (implicit GEMM, GemmArgs::pack_b). The GEMM's exact
+// contract (fma chain over k in order; here the bias and activation follow) is the convolution's
+// exact rule; the depthwise plane kernel (depthwise_plane.h, one per ISA) computes the same chain
+// directly. Everything else here is copies or scalar code with a fixed order, compiled without
+// fp contraction, so the bits are the same on every ISA.
 #include "onemodel/kernels/conv.h"
 
 #include <algorithm>
