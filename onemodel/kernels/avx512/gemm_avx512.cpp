@@ -20,12 +20,14 @@ constexpr size_t kMR = 12, kNR = 32;
 
 __mmask16 lanes(size_t n) { return n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1u); }
 
-void f32_gemm_12x32__avx512(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,
-                            size_t nr, bool load_c) {
-  const __mmask16 m0 = lanes(nr), m1 = nr > 16 ? lanes(nr - 16) : __mmask16(0);
-  __m512 acc[kMR][2];
+// R rows of the tile (R <= kMR): the packed A panel still holds kMR rows per k, only the first R
+// are read, so a short last tile (M = 32 or 64 leave 8 or 4 rows) does no work for the padding.
+template <size_t R>
+inline void gemm_rows(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr, __mmask16 m0,
+                      __mmask16 m1, bool load_c) {
+  __m512 acc[R][2];
 #pragma GCC unroll 12
-  for (size_t i = 0; i < kMR; ++i) {
+  for (size_t i = 0; i < R; ++i) {
     if (load_c && i < mr) {
       acc[i][0] = _mm512_maskz_loadu_ps(m0, c + i * ldc);
       acc[i][1] = _mm512_maskz_loadu_ps(m1, c + i * ldc + 16);
@@ -36,7 +38,7 @@ void f32_gemm_12x32__avx512(size_t kc, const float* a, const float* b, float* c,
   for (size_t k = 0; k < kc; ++k) {
     const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 12
-    for (size_t i = 0; i < kMR; ++i) {
+    for (size_t i = 0; i < R; ++i) {
       const __m512 av = _mm512_set1_ps(a[i]);
       acc[i][0] = _mm512_fmadd_ps(av, b0, acc[i][0]);
       acc[i][1] = _mm512_fmadd_ps(av, b1, acc[i][1]);
@@ -45,12 +47,20 @@ void f32_gemm_12x32__avx512(size_t kc, const float* a, const float* b, float* c,
     b += kNR;
   }
 #pragma GCC unroll 12
-  for (size_t i = 0; i < kMR; ++i) {
+  for (size_t i = 0; i < R; ++i) {
     if (i < mr) {
       _mm512_mask_storeu_ps(c + i * ldc, m0, acc[i][0]);
       _mm512_mask_storeu_ps(c + i * ldc + 16, m1, acc[i][1]);
     }
   }
+}
+
+void f32_gemm_12x32__avx512(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,
+                            size_t nr, bool load_c) {
+  const __mmask16 m0 = lanes(nr), m1 = nr > 16 ? lanes(nr - 16) : __mmask16(0);
+  if (mr > 8) gemm_rows<kMR>(kc, a, b, c, ldc, mr, m0, m1, load_c);
+  else if (mr > 4) gemm_rows<8>(kc, a, b, c, ldc, mr, m0, m1, load_c);
+  else gemm_rows<4>(kc, a, b, c, ldc, mr, m0, m1, load_c);
 }
 
 struct Avx512Ops {
