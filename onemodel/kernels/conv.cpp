@@ -342,6 +342,17 @@ int64_t conv_pixel_tile(const ConvGeom& g, int64_t P, int64_t K) {
   return t >= 64 && t < P ? t / 32 * 32 : t;
 }
 
+// Floats of the weights packed once per group for the GEMM (GemmArgs::packed_a) when the
+// blocked GEMM runs more than once per group (several images or pixel tiles) and the copy is
+// not huge; else 0 and every GEMM packs them itself.
+size_t conv_packed_a_floats(const ConvGeom& g) {
+  const int64_t Mg = g.M / g.group, K = (g.C / g.group) * g.kH * g.kW, P = g.OH * g.OW;
+  if (conv_b(g) == ConvB::Tile || size_t(Mg) <= kGemmSmallM) return 0;
+  if (g.N == 1 && conv_pixel_tile(g, P, K) >= P) return 0;
+  const size_t n = round16(gemm_packed_a_floats(size_t(Mg), size_t(K)));
+  return n <= (size_t(1) << 20) ? n : 0;
+}
+
 }  // namespace
 
 size_t conv_scratch_floats(const ConvGeom& g) {
@@ -351,7 +362,7 @@ size_t conv_scratch_floats(const ConvGeom& g) {
   size_t before = 0;  // the im2col tile, or the implicit path's tap table and padded planes
   if (conv_b(g) == ConvB::Tile) before = round16(size_t(pt * K));
   if (conv_b(g) == ConvB::Implicit) before = tap_table_floats(g) + implicit_planes_floats(g);
-  return before + gemm_workspace_floats(size_t(Mg) + 8, size_t(pt) + 16, size_t(K));
+  return before + conv_packed_a_floats(g) + gemm_workspace_floats(size_t(Mg) + 8, size_t(pt) + 16, size_t(K));
 }
 
 // Y[m, p] (NCHW, row stride P) = W[m, k] x col[k, p] per group and pixel tile: the weights are
@@ -386,10 +397,21 @@ void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* 
     a.pack_b = pack_image_panels;
     a.pack_b_ctx = &image;
   }
-  for (int64_t n = 0; n < g.N; ++n) {
-    const float* xn = x + n * g.C * HW;
-    for (int64_t gi = 0; gi < g.group; ++gi) {
-      a.a = w + gi * Mg * K;
+  float* packed_a = nullptr;
+  if (conv_packed_a_floats(g) > 0) {
+    packed_a = a.workspace;
+    a.workspace += conv_packed_a_floats(g);
+  }
+  // Groups outermost, so the packed weights of a group serve all its images and tiles.
+  for (int64_t gi = 0; gi < g.group; ++gi) {
+    a.a = w + gi * Mg * K;
+    a.packed_a = nullptr;
+    if (packed_a) {
+      gemm_pack_a(a, packed_a);
+      a.packed_a = packed_a;
+    }
+    for (int64_t n = 0; n < g.N; ++n) {
+      const float* xn = x + n * g.C * HW;
       float* yg = y + (n * g.M + gi * Mg) * P;
       if (kind == ConvB::Implicit)
         for (int64_t c = 0; c < Cg; ++c) fill_padded(g, xn + (gi * Cg + c) * HW, planes + c * image.plane_floats);

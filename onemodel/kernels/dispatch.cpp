@@ -209,6 +209,8 @@ void f32_gemm(const GemmArgs& g, ArithmeticMode) {
   gemm_epilogue(g, t);
 }
 
+void gemm_pack_a(const GemmArgs& g, float* packed) { gemm_pack_a_for(table(), g, packed); }
+
 void gemm_pack_b(const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K, size_t N, float* packed) {
   gemm_pack_b_for(table(), b, b_rs, b_cs, K, N, packed);
 }

@@ -88,8 +88,16 @@ struct GemmArgs {
   float* workspace = nullptr;
   GemmPackBFn pack_b = nullptr;
   const void* pack_b_ctx = nullptr;
+  // Optional: A already packed by gemm_pack_a (the same A, M and K), for a caller multiplying one
+  // A with many B (a convolution's weights over its images and pixel tiles). Used when it was
+  // packed for the active ISA's tile, else A is packed from `a` as usual: same bits either way.
+  const float* packed_a = nullptr;
 };
 size_t gemm_workspace_floats(size_t M, size_t N, size_t K);
+// Packs args.a (M, K, a, a_rs, a_cs) for the active ISA into `packed`, which must hold
+// gemm_packed_a_floats(M, K) floats (the same count for every ISA).
+size_t gemm_packed_a_floats(size_t M, size_t K);
+void gemm_pack_a(const GemmArgs& args, float* packed);
 void f32_gemm(const GemmArgs& args, ArithmeticMode mode);
 
 // Pre-packed right-hand operand, for GEMMs that reuse the same B (a constant weight): pack once

@@ -134,6 +134,8 @@ void gemm_compute(const GemmArgs& args, const KernelTable& t, float* workspace);
 // ISA's panels) is handled by repacking block by block into the workspace: same bits, slower.
 void gemm_compute_prepacked(const GemmArgs& args, const KernelTable& t, const float* packed,
                             float* workspace);
+// Packs A for table t's tile into `packed` (header + panels; see GemmArgs::packed_a).
+void gemm_pack_a_for(const KernelTable& t, const GemmArgs& args, float* packed);
 // Packs B for table t's tile into `packed` (header + panels).
 void gemm_pack_b_for(const KernelTable& t, const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K,
                      size_t N, float* packed);
