@@ -1,8 +1,9 @@
 // Convolution family kernels (see conv.h). Convolutions run through f32_gemm per group and tile
 // of output pixels: Y[m, p] = W[m, k] x col[k, p], the weights as the left operand and the output
-// written in place (NCHW). col, the im2col matrix with k ordered (c, kh, kw), is never
-// materialised when the GEMM takes the blocked path: its packed panels are written straight from
-// zero-padded copies of the group's planes (implicit GEMM, GemmArgs::pack_b). The GEMM's exact
+// written in place (NCHW). col, the im2col matrix with k ordered (c, kh, kw), is normally not
+// materialised: its packed panels are written straight from zero-padded copies of the group's
+// planes (implicit GEMM, GemmArgs::pack_b); only groups of at most four output channels (whose
+// small-M GEMM reads B in place) and huge pads use im2col tiles (conv_b below). The GEMM's exact
 // contract (fma chain over k in order; here the bias and activation follow) is the convolution's
 // exact rule; the depthwise plane kernel (depthwise_plane.h, one per ISA) computes the same chain
 // directly. Everything else here is copies or scalar code with a fixed order, compiled without

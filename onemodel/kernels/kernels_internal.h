@@ -31,9 +31,6 @@ constexpr size_t kGemmSmallM = 4;
 // driver's generic loop); a copy, so it cannot change any result.
 using GemmPackA = void (*)(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst);
 
-// A table slot that must be given: it has no default, so an aggregate initialiser that leaves
-// it out does not compile ("by declaration, never by omission"). It calls like the function
-// pointer it holds.
 // One output plane of a depthwise convolution over a zero-padded input buffer: for rows r < rows
 // and columns i < n, out[r*n + i] = the fma chain over taps t < taps, in order, of
 // src[tap_off[t] + r*row_step + i] times w[t], starting from +0; then + *bias when bias is given
@@ -53,6 +50,9 @@ using DepthwisePlaneKernel = void (*)(const DepthwisePlane&);
 // Runs the active table's kernel (for conv.cpp, which does not see the table).
 void f32_depthwise_plane(const DepthwisePlane& p);
 
+// A table slot that must be given: it has no default, so an aggregate initialiser that leaves
+// it out does not compile ("by declaration, never by omission"). It calls like the function
+// pointer it holds.
 template <typename Fn>
 struct Required {
   Fn fn;
