@@ -1,20 +1,22 @@
-// Convolution family kernels (see conv.h). Convolutions run through f32_gemm on tiles of output
-// pixels: col[P_tile, K] (im2col, K ordered (c, kh, kw)) times the weights viewed as K x M, into
-// a [P_tile, M] tile that is transposed into NCHW. The GEMM's exact contract (fma chain over k in
-// order, bias then activation after it) is the convolution's exact rule; the depthwise kernel
-// computes the same chain directly. Everything else here is scalar code with a fixed order,
-// compiled without fp contraction, so its bits are the same on every ISA.
+// Convolution family kernels (see conv.h). Convolutions run through f32_gemm per group and tile
+// of output pixels: Y[m, p] = W[m, k] x col[k, p], the weights as the left operand and the output
+// written in place (NCHW). col, the im2col matrix with k ordered (c, kh, kw), is normally not
+// materialised: its packed panels are written straight from zero-padded copies of the group's
+// planes (implicit GEMM, GemmArgs::pack_b); only groups of at most four output channels (whose
+// small-M GEMM reads B in place) and huge pads use im2col tiles (conv_b below). The GEMM's exact
+// contract (fma chain over k in order; here the bias and activation follow) is the convolution's
+// exact rule; the depthwise plane kernel (depthwise_plane.h, one per ISA) computes the same chain
+// directly. Everything else here is copies or scalar code with a fixed order, compiled without
+// fp contraction, so the bits are the same on every ISA.
 #include "onemodel/kernels/conv.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 #include "onemodel/kernels/checked.h"
+#include "onemodel/kernels/kernels_internal.h"
 
 namespace om::kernels {
 namespace {
@@ -37,76 +39,142 @@ void run_gemm(const GemmArgs& a, const float* packed, ArithmeticMode mode) {
   else f32_gemm(a, mode);
 }
 
+// One row of the im2col matrix over a run of output pixels: out[j] = the input under tap
+// (kh, kw) of output pixel (oh, ow0) + j, j < n, running on across output rows (0 where the tap
+// falls in the padding). Built one output-row segment at a time, so stride-1 rows are plain
+// copies between zero-filled edges.
+void im2col_run(const ConvGeom& g, const float* plane, int64_t kh, int64_t kw, int64_t oh, int64_t ow0, int64_t n,
+                float* out) {
+  const int64_t shift = kw * g.dW - g.pad_l;  // iw = ow * sW + shift
+  while (n > 0) {
+    const int64_t len = std::min(g.OW - ow0, n);
+    const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
+    if (ih < 0 || ih >= g.H) {
+      for (int64_t j = 0; j < len; ++j) out[j] = 0.0f;
+    } else if (g.sW == 1) {
+      // iw = ow0 + j + shift in [0, W)  <=>  j in [lo, hi)
+      const int64_t lo = std::min(len, std::max<int64_t>(0, -(ow0 + shift)));
+      const int64_t hi = std::max(lo, std::min(len, g.W - (ow0 + shift)));
+      // Short rows: plain loops (vectorised) beat library calls here.
+      const float* from = plane + ih * g.W + ow0 + shift;
+      for (int64_t j = 0; j < lo; ++j) out[j] = 0.0f;
+      for (int64_t j = lo; j < hi; ++j) out[j] = from[j];
+      for (int64_t j = hi; j < len; ++j) out[j] = 0.0f;
+    } else {
+      const float* src = plane + ih * g.W;
+      for (int64_t j = 0; j < len; ++j) {
+        const int64_t iw = (ow0 + j) * g.sW + shift;
+        out[j] = (iw >= 0 && iw < g.W) ? src[iw] : 0.0f;
+      }
+    }
+    out += len;
+    n -= len;
+    ++oh;
+    ow0 = 0;
+  }
+}
+
 // The im2col tile, transposed: col[k * pt + pp] for k = (c, kh, kw) of channels
-// [c0, c0 + Cg) and output pixels p0 + pp, pp < pt, of image `xn`. Built one (k, output row)
-// segment at a time, so stride-1 rows are plain copies between zero-filled edges; the GEMM reads
-// it as A[pp, k] (row stride 1, column stride pt) and packs it like any strided operand.
+// [c0, c0 + Cg) and output pixels p0 + pp, pp < pt, of image `xn`; the GEMM reads it as B
+// (row stride pt) and packs it like any strided operand.
 void im2col_tile(const ConvGeom& g, const float* xn, int64_t c0, int64_t Cg, int64_t p0, int64_t pt, float* col) {
   float* dst = col;
-  const int64_t oh_first = p0 / g.OW, ow_first = p0 % g.OW;  // no division per row segment
   for (int64_t c = 0; c < Cg; ++c) {
     const float* plane = xn + (c0 + c) * g.H * g.W;
     for (int64_t kh = 0; kh < g.kH; ++kh)
-      for (int64_t kw = 0; kw < g.kW; ++kw, dst += pt) {
-        const int64_t shift = kw * g.dW - g.pad_l;  // iw = ow * sW + shift
-        int64_t oh = oh_first, ow0 = ow_first;
-        for (int64_t p = p0; p < p0 + pt; ++oh, ow0 = 0) {
-          const int64_t n = std::min(g.OW - ow0, p0 + pt - p);
-          float* out = dst + (p - p0);
-          const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
-          if (ih < 0 || ih >= g.H) {
-            for (int64_t j = 0; j < n; ++j) out[j] = 0.0f;
-          } else if (g.sW == 1) {
-            const float* src = plane + ih * g.W;
-            // iw = ow0 + j + shift in [0, W)  <=>  j in [lo, hi)
-            const int64_t lo = std::min(n, std::max<int64_t>(0, -(ow0 + shift)));
-            const int64_t hi = std::max(lo, std::min(n, g.W - (ow0 + shift)));
-            // Short rows: plain loops (vectorised) beat library calls here.
-            const float* from = src + ow0 + shift;
-            for (int64_t j = 0; j < lo; ++j) out[j] = 0.0f;
-            for (int64_t j = lo; j < hi; ++j) out[j] = from[j];
-            for (int64_t j = hi; j < n; ++j) out[j] = 0.0f;
-          } else {
-            const float* src = plane + ih * g.W;
-            for (int64_t j = 0; j < n; ++j) {
-              const int64_t iw = (ow0 + j) * g.sW + shift;
-              out[j] = (iw >= 0 && iw < g.W) ? src[iw] : 0.0f;
-            }
-          }
-          p += n;
-        }
+      for (int64_t kw = 0; kw < g.kW; ++kw, dst += pt) im2col_run(g, plane, kh, kw, p0 / g.OW, p0 % g.OW, pt, dst);
+  }
+}
+
+// Implicit GEMM: the convolution's B = im2col[k, p] (k = (c, kh, kw) of one group's channels,
+// p an output pixel from p0 on) written straight into the GEMM's packed panels (GemmArgs::pack_b),
+// one pass instead of materialising an im2col tile and packing it again. The group's planes are
+// first copied into zero-padded, column-phase-split buffers (the depthwise kernel's layout,
+// below), where tap t of output pixel (oh, ow) is at tap_off[t] + oh * sH * Wq + ow: every
+// panel row is then one or a few contiguous copies, without bounds checks.
+struct ImageB {
+  const ConvGeom* g;
+  const float* planes;      // Cg padded buffers of `plane_floats` each
+  const ptrdiff_t* tap_off;  // per tap (kh, kw), inside a buffer
+  int64_t plane_floats, p0;
+};
+
+// Copies of n floats, the whole panel row (nr) the common case. Plain copies: they cannot change
+// a result, so on x86 the packing is also compiled for AVX-512 (the fixed-size copies then
+// expand to 512-bit moves) and taken when that ISA is active.
+struct CopyPlain {
+  static inline void run(float* d, const float* s, int64_t n) {
+    if (n == 32) std::memcpy(d, s, 32 * sizeof(float));
+    else if (n == 16) std::memcpy(d, s, 16 * sizeof(float));
+    else if (n == 8) std::memcpy(d, s, 8 * sizeof(float));
+    else
+      for (int64_t j = 0; j < n; ++j) d[j] = s[j];
+  }
+};
+int64_t phase_cols(const ConvGeom& g);
+
+template <class Copy>
+__attribute__((always_inline)) inline void pack_panels(const ImageB& s, size_t k0, size_t kc, size_t j0, size_t nc,
+                                                       size_t nr, float* dst) {
+  const ConvGeom& g = *s.g;
+  const int64_t kk = g.kH * g.kW, row_step = g.sH * phase_cols(g);
+  // The panel's pixels as runs within output rows: at most nr runs (nr <= kGemmNRMultiple).
+  int64_t seg_dst[kGemmNRMultiple], seg_src[kGemmNRMultiple], seg_len[kGemmNRMultiple];
+  for (size_t jp = 0; jp < nc; jp += nr, dst += kc * nr) {
+    const int64_t cols = int64_t(std::min(nr, nc - jp));
+    const int64_t p = s.p0 + int64_t(j0 + jp);
+    int64_t oh = p / g.OW, ow = p % g.OW, segs = 0;
+    for (int64_t j = 0; j < cols; ++segs) {
+      seg_dst[segs] = j;
+      seg_src[segs] = oh * row_step + ow;
+      seg_len[segs] = std::min(g.OW - ow, cols - j);
+      j += seg_len[segs];
+      ++oh;
+      ow = 0;
+    }
+    int64_t c = int64_t(k0) / kk, t = int64_t(k0) % kk;
+    for (size_t k = 0; k < kc; ++k) {
+      float* d = dst + k * nr;
+      const float* base = s.planes + c * s.plane_floats + s.tap_off[t];
+      if (segs == 1 && cols == int64_t(nr)) {
+        Copy::run(d, base + seg_src[0], cols);
+      } else {
+        for (int64_t q = 0; q < segs; ++q) Copy::run(d + seg_dst[q], base + seg_src[q], seg_len[q]);
+        for (size_t j = size_t(cols); j < nr; ++j) d[j] = 0.0f;
       }
+      if (++t == kk) {
+        t = 0;
+        ++c;
+      }
+    }
   }
 }
 
 #if defined(__x86_64__)
-// acc[i] = fma(x[i], w, acc[i]): 8 lanes at a time, each lane the same correctly rounded fma
-// as the scalar form, so the bits equal std::fma's on every ISA.
-__attribute__((target("avx2,fma"))) void axpy_fma_avx2(const float* x, float w, float* acc, int64_t n) {
-  const __m256 wv = _mm256_set1_ps(w);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(_mm256_loadu_ps(x + i), wv, _mm256_loadu_ps(acc + i)));
-  for (; i < n; ++i) acc[i] = std::fma(x[i], w, acc[i]);
+__attribute__((target("avx512f"))) void pack_panels_avx512(const ImageB& s, size_t k0, size_t kc, size_t j0, size_t nc,
+                                                          size_t nr, float* dst) {
+  pack_panels<CopyPlain>(s, k0, kc, j0, nc, nr, dst);
 }
 #endif
 
-void axpy_fma(const float* x, float w, float* acc, int64_t n) {
+void pack_image_panels(const void* ctx, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
+  const ImageB& s = *static_cast<const ImageB*>(ctx);
 #if defined(__x86_64__)
-  const Isa isa = active_isa();
-  if (isa == Isa::Avx2 || isa == Isa::Avx512) return axpy_fma_avx2(x, w, acc, n);
+  if (active_isa() == Isa::Avx512) return pack_panels_avx512(s, k0, kc, j0, nc, nr, dst);
 #endif
-  for (int64_t i = 0; i < n; ++i) acc[i] = std::fma(x[i], w, acc[i]);
+  pack_panels<CopyPlain>(s, k0, kc, j0, nc, nr, dst);
 }
 
 // The rows and columns of the zero-padded input plane the windows touch.
 int64_t padded_rows(const ConvGeom& g) { return (g.OH - 1) * g.sH + (g.kH - 1) * g.dH + 1; }
 int64_t padded_cols(const ConvGeom& g) { return (g.OW - 1) * g.sW + (g.kW - 1) * g.dW + 1; }
 
-// Depthwise (groups == channels): each plane is copied once into a zero-padded buffer, then each
-// output row accumulates the taps in (kh, kw) order, a whole row per tap, with fma: every output
-// is exactly the chain the rule fixes (padded taps contribute fma(0, w, acc)), in both modes.
-// With a column stride s the buffer is split by column phase (columns q, q + s, ... of phase
-// q % s stored together), so every tap still reads a contiguous run.
+// Depthwise (groups == channels): each plane is copied once into a zero-padded buffer, then the
+// table's plane kernel (depthwise_plane.h) keeps each output's chain in registers over the taps
+// in (kh, kw) order: every output is exactly the chain the rule fixes (padded taps contribute
+// fma(0, w, acc)), in both modes and on every ISA. With a column stride s the buffer is split by
+// column phase (columns q, q + s, ... of phase q % s stored together), so every tap still reads
+// a contiguous run.
 int64_t phase_cols(const ConvGeom& g) { return (padded_cols(g) + g.sW - 1) / g.sW; }
 
 // Floats of the padded-plane buffer, or -1 when it would be much larger than the input and the
@@ -145,62 +213,92 @@ void depthwise_direct(const ConvGeom& g, const float* x, const float* w, const f
     }
 }
 
+// Floats before the padded buffer in the depthwise scratch: the taps' offsets.
+size_t tap_table_floats(const ConvGeom& g) { return round16(size_t(g.kH * g.kW) * sizeof(ptrdiff_t) / sizeof(float)); }
+
+// Where tap (kh, kw) of output (0, 0) lies in a padded buffer; output (oh, ow) reads
+// tap_off + oh * sH * Wq + ow.
+void fill_tap_offsets(const ConvGeom& g, ptrdiff_t* tap_off) {
+  const int64_t Hp = padded_rows(g), Wq = phase_cols(g), S = g.sW;
+  for (int64_t kh = 0; kh < g.kH; ++kh)
+    for (int64_t kw = 0; kw < g.kW; ++kw) {
+      const int64_t col = kw * g.dW;  // padded column of output 0's tap; output ow reads col + ow * S
+      tap_off[kh * g.kW + kw] = ((col % S) * Hp + kh * g.dH) * Wq + col / S;
+    }
+}
+
+// Copies plane c into the interior of the padded buffer (the border was zeroed once: no channel
+// writes it). Phase ph of a strided buffer holds padded columns ph + j*S, j < Wq.
+void fill_padded(const ConvGeom& g, const float* plane, float* pad) {
+  const int64_t Hp = padded_rows(g), Wp = padded_cols(g), Wq = phase_cols(g), S = g.sW;
+  const int64_t lo = std::min(Wp, g.pad_l), hi = std::max(lo, std::min(Wp, g.pad_l + g.W));
+  const int64_t r_lo = std::min(Hp, g.pad_t), r_hi = std::max(r_lo, std::min(Hp, g.pad_t + g.H));
+  for (int64_t r = r_lo; r < r_hi; ++r) {
+    const float* src = plane + (r - g.pad_t) * g.W - g.pad_l;  // src[q] = padded column q
+    if (S == 1) {  // short rows: an inline loop beats the library call
+      float* dst = pad + r * Wq;
+      for (int64_t q = lo; q < hi; ++q) dst[q] = src[q];
+      continue;
+    }
+    if (S == 2) {  // the common strided case: one deinterleaving pass (vectorised)
+      float* d0 = pad + r * Wq;
+      float* d1 = pad + (Hp + r) * Wq;
+      int64_t q = lo;
+      if (q < hi && q % 2 == 1) {
+        d1[q / 2] = src[q];
+        ++q;
+      }
+      const int64_t pairs = (hi - q) / 2;
+      float* e0 = d0 + q / 2;
+      float* e1 = d1 + q / 2;
+      const float* sq = src + q;
+      for (int64_t j = 0; j < pairs; ++j) {
+        e0[j] = sq[2 * j];
+        e1[j] = sq[2 * j + 1];
+      }
+      q += 2 * pairs;
+      if (q < hi) d0[q / 2] = src[q];
+      continue;
+    }
+    for (int64_t ph = 0; ph < S; ++ph) {
+      // Columns q = ph + j*S with lo <= q < hi: j in [jl, jh).
+      const int64_t jl = std::min(Wq, lo > ph ? (lo - ph + S - 1) / S : 0);
+      const int64_t jh = std::max(jl, std::min(Wq, hi > ph ? (hi - ph + S - 1) / S : 0));
+      float* dst = pad + (ph * Hp + r) * Wq;
+      const float* from = src + ph;
+      for (int64_t j = jl; j < jh; ++j) dst[j] = from[j * S];
+    }
+  }
+}
+
 void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch) {
   if (padded_floats(g) < 0) return depthwise_direct(g, x, w, bias, act, y);
   const int64_t mult = g.M / g.C, kk = g.kH * g.kW, P = g.OH * g.OW;
-  const int64_t Hp = padded_rows(g), Wp = padded_cols(g), Wq = phase_cols(g), S = g.sW;
-  float* pad = scratch;  // S phases of Hp x Wq
-  for (int64_t n = 0; n < g.N; ++n) {
+  const int64_t Wq = phase_cols(g);
+  ptrdiff_t* tap_off = reinterpret_cast<ptrdiff_t*>(scratch);
+  float* pad = scratch + tap_table_floats(g);  // S phases of Hp x Wq
+  fill_tap_offsets(g, tap_off);
+  std::memset(pad, 0, size_t(padded_floats(g)) * sizeof(float));
+  DepthwisePlane dp{};
+  dp.src = pad;
+  dp.tap_off = tap_off;
+  dp.taps = size_t(kk);
+  dp.row_step = g.sH * Wq;
+  dp.rows = size_t(g.OH);
+  dp.n = size_t(g.OW);
+  for (int64_t n = 0; n < g.N; ++n)
     for (int64_t c = 0; c < g.C; ++c) {
-      const float* plane = x + (n * g.C + c) * g.H * g.W;
-      // Columns [lo, hi) of a padded row come from the input row; the rest are zero.
-      const int64_t lo = std::min(Wp, g.pad_l), hi = std::max(lo, std::min(Wp, g.pad_l + g.W));
-      for (int64_t r = 0; r < Hp; ++r) {
-        const int64_t ih = r - g.pad_t;
-        const float* src = plane + ih * g.W - g.pad_l;
-        const bool row_in = ih >= 0 && ih < g.H;
-        if (S == 1) {
-          float* dst = pad + r * Wq;
-          if (!row_in) {
-            for (int64_t q = 0; q < Wp; ++q) dst[q] = 0.0f;
-            continue;
-          }
-          for (int64_t q = 0; q < lo; ++q) dst[q] = 0.0f;
-          for (int64_t q = lo; q < hi; ++q) dst[q] = src[q];
-          for (int64_t q = hi; q < Wp; ++q) dst[q] = 0.0f;
-        } else {
-          for (int64_t ph = 0; ph < S; ++ph) {
-            float* dst = pad + (ph * Hp + r) * Wq;
-            if (!row_in) {
-              for (int64_t j = 0; j < Wq; ++j) dst[j] = 0.0f;
-              continue;
-            }
-            for (int64_t j = 0, q = ph; j < Wq; ++j, q += S) dst[j] = (q >= lo && q < hi) ? src[q] : 0.0f;
-          }
-        }
-      }
+      fill_padded(g, x + (n * g.C + c) * g.H * g.W, pad);
       for (int64_t j = 0; j < mult; ++j) {
         const int64_t m = c * mult + j;
-        const float* wm = w + m * kk;
         float* out = y + (n * g.M + m) * P;
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          float* acc = out + oh * g.OW;
-          for (int64_t ow = 0; ow < g.OW; ++ow) acc[ow] = 0.0f;
-          for (int64_t kh = 0; kh < g.kH; ++kh) {
-            const int64_t r = oh * g.sH + kh * g.dH;
-            for (int64_t kw = 0; kw < g.kW; ++kw) {
-              const int64_t col = kw * g.dW;  // padded column of output 0's tap; output ow reads col + ow * S
-              const float* src = pad + ((col % S) * Hp + r) * Wq + col / S;
-              axpy_fma(src, wm[kh * g.kW + kw], acc, g.OW);
-            }
-          }
-          if (bias)
-            for (int64_t ow = 0; ow < g.OW; ++ow) acc[ow] = acc[ow] + bias[m];
-        }
+        dp.w = w + m * kk;
+        dp.bias = bias ? bias + m : nullptr;
+        dp.out = out;
+        f32_depthwise_plane(dp);
         if (act != UnaryOp::Identity) f32_unary(act, out, out, size_t(P));
       }
     }
-  }
 }
 
 }  // namespace
@@ -216,32 +314,71 @@ int64_t conv_out_extent(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad
   return out;
 }
 
-// Pixels per GEMM: the whole image for pointwise convolutions (no im2col), else a tile of about
+namespace {
+
+// The GEMM's B is the input itself for pointwise convolutions, the image written straight into
+// the GEMM's panels (implicit im2col) when the weights have more rows than the small-M kernel
+// takes, else (or when padded buffers would be huge) a materialised im2col tile (the small-M
+// kernel reads B in place).
+enum class ConvB { Input, Implicit, Tile };
+ConvB conv_b(const ConvGeom& g) {
+  if (is_pointwise(g)) return ConvB::Input;
+  return size_t(g.M / g.group) > kGemmSmallM && padded_floats(g) >= 0 ? ConvB::Implicit : ConvB::Tile;
+}
+
+// Floats of the implicit path's padded buffers (one per channel of a group), before the GEMM
+// workspace; the tap table precedes them.
+size_t implicit_planes_floats(const ConvGeom& g) { return size_t(g.C / g.group) * round16(size_t(padded_floats(g))); }
+
+// Pixels per GEMM: the whole image for pointwise convolutions; one GEMM column block (so the
+// bias and activation pass finds the tile in cache) for implicit ones; else a tile of about
 // 128K im2col floats, rounded down to whole 32-column panels when that leaves some.
 int64_t conv_pixel_tile(const ConvGeom& g, int64_t P, int64_t K) {
-  if (is_pointwise(g)) return std::max<int64_t>(P, 1);
+  switch (conv_b(g)) {
+    case ConvB::Input: return std::max<int64_t>(P, 1);
+    case ConvB::Implicit: return std::max<int64_t>(1, std::min<int64_t>(P, 512));
+    case ConvB::Tile: break;
+  }
   const int64_t t = pixel_tile(P, K);
   return t >= 64 && t < P ? t / 32 * 32 : t;
 }
 
+// Floats of the weights packed once per group for the GEMM (GemmArgs::packed_a) when the
+// blocked GEMM runs more than once per group (several images or pixel tiles) and the copy is
+// not huge; else 0 and every GEMM packs them itself.
+size_t conv_packed_a_floats(const ConvGeom& g) {
+  const int64_t Mg = g.M / g.group, K = (g.C / g.group) * g.kH * g.kW, P = g.OH * g.OW;
+  if (conv_b(g) == ConvB::Tile || size_t(Mg) <= kGemmSmallM) return 0;
+  if (g.N == 1 && conv_pixel_tile(g, P, K) >= P) return 0;
+  const size_t n = round16(gemm_packed_a_floats(size_t(Mg), size_t(K)));
+  return n <= (size_t(1) << 20) ? n : 0;
+}
+
+}  // namespace
+
 size_t conv_scratch_floats(const ConvGeom& g) {
-  if (is_depthwise(g)) return padded_floats(g) < 0 ? 0 : round16(size_t(padded_floats(g)));
+  if (is_depthwise(g)) return padded_floats(g) < 0 ? 0 : tap_table_floats(g) + round16(size_t(padded_floats(g)));
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW;
   const int64_t pt = conv_pixel_tile(g, P, K);
-  const size_t col = is_pointwise(g) ? 0 : round16(size_t(pt * K));
-  return col + gemm_workspace_floats(size_t(Mg) + 8, size_t(pt) + 16, size_t(K));
+  size_t before = 0;  // the im2col tile, or the implicit path's tap table and padded planes
+  if (conv_b(g) == ConvB::Tile) before = round16(size_t(pt * K));
+  if (conv_b(g) == ConvB::Implicit) before = tap_table_floats(g) + implicit_planes_floats(g);
+  return before + conv_packed_a_floats(g) + gemm_workspace_floats(size_t(Mg) + 8, size_t(pt) + 16, size_t(K));
 }
 
 // Y[m, p] (NCHW, row stride P) = W[m, k] x col[k, p] per group and pixel tile: the weights are
-// the GEMM's A, the im2col tile (or, for pointwise convolutions, the input itself) its B, so the
-// product lands in place. The bias and the activation follow each tile's complete chains.
+// the GEMM's A, the im2col matrix (implicit, a tile, or for pointwise convolutions the input
+// itself) its B, so the product lands in place. The bias and the activation follow each tile's
+// complete chains.
 void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
                 const float*, ArithmeticMode mode) {
   if (is_depthwise(g)) return depthwise(g, x, w, bias, act, y, scratch);
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW, HW = g.H * g.W;
   const int64_t pt = conv_pixel_tile(g, P, K);
-  const bool pointwise = is_pointwise(g);
+  const ConvB kind = conv_b(g);
   float* col = scratch;
+  ImageB image{&g, nullptr, nullptr, int64_t(round16(size_t(std::max<int64_t>(padded_floats(g), 0)))), 0};
+  float* planes = nullptr;
   GemmArgs a;
   a.M = size_t(Mg);
   a.K = size_t(K);
@@ -249,31 +386,58 @@ void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* 
   a.a_cs = 1;
   a.b_cs = 1;
   a.ldc = size_t(P);
-  a.workspace = scratch + (pointwise ? 0 : round16(size_t(pt * K)));
-  for (int64_t n = 0; n < g.N; ++n) {
-    const float* xn = x + n * g.C * HW;
-    for (int64_t gi = 0; gi < g.group; ++gi) {
-      a.a = w + gi * Mg * K;
+  a.workspace = scratch + (kind == ConvB::Tile ? round16(size_t(pt * K)) : 0);
+  if (kind == ConvB::Implicit) {
+    ptrdiff_t* tap_off = reinterpret_cast<ptrdiff_t*>(scratch);
+    fill_tap_offsets(g, tap_off);
+    planes = scratch + tap_table_floats(g);
+    std::memset(planes, 0, implicit_planes_floats(g) * sizeof(float));  // the borders stay zero
+    image.planes = planes;
+    image.tap_off = tap_off;
+    a.workspace = planes + implicit_planes_floats(g);
+    a.pack_b = pack_image_panels;
+    a.pack_b_ctx = &image;
+  }
+  float* packed_a = nullptr;
+  if (conv_packed_a_floats(g) > 0) {
+    packed_a = a.workspace;
+    a.workspace += conv_packed_a_floats(g);
+  }
+  // Groups outermost, so the packed weights of a group serve all its images and tiles.
+  for (int64_t gi = 0; gi < g.group; ++gi) {
+    a.a = w + gi * Mg * K;
+    a.packed_a = nullptr;
+    if (packed_a) {
+      gemm_pack_a(a, packed_a);
+      a.packed_a = packed_a;
+    }
+    for (int64_t n = 0; n < g.N; ++n) {
+      const float* xn = x + n * g.C * HW;
       float* yg = y + (n * g.M + gi * Mg) * P;
+      if (kind == ConvB::Implicit)
+        for (int64_t c = 0; c < Cg; ++c) fill_padded(g, xn + (gi * Cg + c) * HW, planes + c * image.plane_floats);
       for (int64_t p0 = 0; p0 < P; p0 += pt) {
         const int64_t cur = std::min(pt, P - p0);
-        if (pointwise) {
-          a.b = xn + gi * Cg * HW + p0;
-          a.b_rs = HW;
-        } else {
-          im2col_tile(g, xn, gi * Cg, Cg, p0, cur, col);
-          a.b = col;
-          a.b_rs = cur;
+        switch (kind) {
+          case ConvB::Input:
+            a.b = xn + gi * Cg * HW + p0;
+            a.b_rs = HW;
+            break;
+          case ConvB::Implicit:
+            image.p0 = p0;
+            break;
+          case ConvB::Tile:
+            im2col_tile(g, xn, gi * Cg, Cg, p0, cur, col);
+            a.b = col;
+            a.b_rs = cur;
+            break;
         }
         a.N = size_t(cur);
         a.c = yg + p0;
         f32_gemm(a, mode);
         for (int64_t m = 0; m < Mg; ++m) {
           float* row = yg + m * P + p0;
-          if (bias) {
-            const float b = bias[gi * Mg + m];
-            for (int64_t pp = 0; pp < cur; ++pp) row[pp] = row[pp] + b;
-          }
+          if (bias) f32_binary(BinaryOp::Add, row, 1, bias + gi * Mg + m, 0, row, size_t(cur));
           if (act != UnaryOp::Identity) f32_unary(act, row, row, size_t(cur));
         }
       }

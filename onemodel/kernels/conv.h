@@ -35,8 +35,10 @@ int64_t conv_out_extent(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad
 // Convolution. Exact mode: every output is the fma chain over (input channel of its group, kh,
 // kw) in that order, starting from +0, padded positions contributing fma(0, w, acc); then the
 // bias (one rounding), then the activation. This is an exact GEMM over the im2col matrix with K
-// ordered (c, kh, kw), and the direct depthwise kernel computes the same chain, so the bits do
-// not depend on ISA, tiling or path. The weights are the GEMM's left operand (packed per call,
+// ordered (c, kh, kw) (materialised as a tile, or packed straight from the image: the same k
+// order), and the depthwise plane kernel computes the same chain directly (each output's chain
+// in registers, lanes along the output row), so the bits do not depend on ISA, tiling or path.
+// The weights are the GEMM's left operand (packed per call,
 // they are small); `packed_w` is accepted for symmetry and unused. `scratch` holds
 // conv_scratch_floats(g) floats.
 size_t conv_scratch_floats(const ConvGeom& g);

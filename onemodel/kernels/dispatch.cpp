@@ -194,6 +194,8 @@ void gemm_epilogue(const GemmArgs& g, const KernelTable& t) {
   }
 }
 
+void f32_depthwise_plane(const DepthwisePlane& p) { table().depthwise_plane(p); }
+
 void f32_gemm(const GemmArgs& g, ArithmeticMode) {
   if (g.M == 0 || g.N == 0) return;
   const KernelTable& t = table();
@@ -206,6 +208,8 @@ void f32_gemm(const GemmArgs& g, ArithmeticMode) {
   }
   gemm_epilogue(g, t);
 }
+
+void gemm_pack_a(const GemmArgs& g, float* packed) { gemm_pack_a_for(table(), g, packed); }
 
 void gemm_pack_b(const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K, size_t N, float* packed) {
   gemm_pack_b_for(table(), b, b_rs, b_cs, K, N, packed);

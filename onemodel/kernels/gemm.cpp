@@ -95,6 +95,11 @@ void repack_b(const float* src, size_t src_nr, size_t kc, size_t nc, size_t NR, 
   }
 }
 
+// A gemm_pack_a buffer: the header (magic kPackedAMagic, nr = the tile's MR, K, N = M), then for
+// each K block k0 all of A's MR-row panels, round_up(M, MR) x kc floats starting at
+// k0 * round_up(M, MR); the panels of rows from i0 (a multiple of MR) start i0 * kc further.
+constexpr uint32_t kPackedAMagic = 0x414d4f50u;
+
 PackedHeader header_of(const float* packed) {
   PackedHeader h;
   std::memcpy(&h, packed, sizeof h);
@@ -107,13 +112,20 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const floa
                   size_t packed_nr) {
   const size_t MR = tile.mr, NR = tile.nr;
   float* bpack = ws + gemm_workspace_a_floats(g.M, g.K);
+  const float* apack = nullptr;  // the caller's packed A, when it fits this tile
+  if (g.packed_a != nullptr) {
+    const PackedHeader h = header_of(g.packed_a);
+    if (h.magic == kPackedAMagic && h.nr == MR && h.K == g.K && h.N == g.M) apack = g.packed_a + kPackedHeaderFloats;
+  }
   for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
     const size_t nc = std::min(kGemmNC, g.N - j0);
     for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {
       const size_t kc = std::min(kGemmKC, g.K - k0);
       const bool load_c = g.accumulate || k0 > 0;
       const float* bpanels = bpack;
-      if (packed_b == nullptr) {
+      if (g.pack_b != nullptr) {
+        g.pack_b(g.pack_b_ctx, k0, kc, j0, nc, NR, bpack);
+      } else if (packed_b == nullptr) {
         pack_b(g.b, g.b_rs, g.b_cs, k0, kc, j0, nc, NR, bpack);
       } else if (packed_nr == NR) {
         bpanels = packed_b + packed_block_offset(g.K, j0, k0, nc, NR);
@@ -122,14 +134,16 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const floa
       }
       for (size_t i0 = 0; i0 < g.M; i0 += kGemmMC) {
         const size_t mc = std::min(kGemmMC, g.M - i0);
-        pack_a(g, i0, mc, k0, kc, tile, ws);
+        const float* apanels = ws;
+        if (apack != nullptr) apanels = apack + k0 * round_up(g.M, MR) + i0 * kc;
+        else pack_a(g, i0, mc, k0, kc, tile, ws);
         for (size_t jr = 0; jr < nc; jr += NR) {
           const size_t nr = std::min(NR, nc - jr);
           const float* bp = bpanels + jr * kc;
           for (size_t ir = 0; ir < mc; ir += MR) {
             const size_t mr = std::min(MR, mc - ir);
             float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
-            tile.kernel(kc, ws + ir * kc, bp, c, g.ldc, mr, nr, load_c);
+            tile.kernel(kc, apanels + ir * kc, bp, c, g.ldc, mr, nr, load_c);
           }
         }
       }
@@ -138,7 +152,7 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const floa
 }
 
 void gemm_compute(const GemmArgs& g, const KernelTable& t, float* ws) {
-  if (g.M <= kGemmSmallM && g.b_cs == 1 && t.gemm.small.fn != nullptr) {
+  if (g.M <= kGemmSmallM && g.b_cs == 1 && g.pack_b == nullptr && t.gemm.small.fn != nullptr) {
     // B read in place: a plain row-major matrix is the panel form with panel_stride = NR.
     t.gemm.small(g.K, g.M, g.a, g.a_rs, g.a_cs, g.b, g.b_rs, t.gemm.nr, g.c, g.ldc, g.N, g.accumulate);
     return;
@@ -188,6 +202,21 @@ void gemm_pack_b_for(const KernelTable& t, const float* b, ptrdiff_t b_rs, ptrdi
     }
   }
 }
+
+void gemm_pack_a_for(const KernelTable& t, const GemmArgs& g, float* packed) {
+  const size_t MR = t.gemm.mr;
+  std::memset(packed, 0, kPackedHeaderFloats * sizeof(float));
+  const PackedHeader h{kPackedAMagic, uint32_t(MR), uint32_t(t.isa), 0, uint64_t(g.K), uint64_t(g.M)};
+  std::memcpy(packed, &h, sizeof h);
+  float* data = packed + kPackedHeaderFloats;
+  for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {
+    const size_t kc = std::min(kGemmKC, g.K - k0);
+    pack_a(g, 0, g.M, k0, kc, t.gemm, data + k0 * round_up(g.M, MR));
+  }
+}
+
+// Every ISA's panels fit: M rounded up to a multiple of every MR, times K.
+size_t gemm_packed_a_floats(size_t M, size_t K) { return kPackedHeaderFloats + round_up(M, kGemmMRMultiple) * K; }
 
 // Every ISA's panels fit: K rows of N columns rounded up to the widest NR.
 size_t gemm_packed_b_floats(size_t K, size_t N) {

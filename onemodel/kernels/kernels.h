@@ -67,6 +67,13 @@ void f32_softmax_rows(const float* x, float* y, size_t rows, size_t n, bool log,
 // then the activation. A[i,k] = a[i*a_rs + k*a_cs], B[k,n] = b[k*b_rs + n*b_cs], so transposed
 // operands need no copy. `workspace` (may be null: a thread-local buffer is used) must hold
 // gemm_workspace_floats(M, N, K) floats; callers that must not allocate pass their own.
+//
+// Implicit B: when `pack_b` is given, b / b_rs / b_cs are ignored and B is never read in place;
+// the driver calls pack_b(pack_b_ctx, k0, kc, j0, nc, nr, dst) to write rows [k0, k0 + kc) x
+// columns [j0, j0 + nc) of B as nr-column panels (panel q holds columns j0 + q*nr .. as
+// dst[q*kc*nr + k*nr + j], zero past column nc). A convolution writes them straight from the
+// image, without materialising im2col. Same bits as the materialised B: the k order is the same.
+using GemmPackBFn = void (*)(const void* ctx, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst);
 struct GemmArgs {
   size_t M = 0, N = 0, K = 0;
   const float* a = nullptr;
@@ -79,8 +86,18 @@ struct GemmArgs {
   const float* bias = nullptr;  // length N, or null
   UnaryOp activation = UnaryOp::Identity;
   float* workspace = nullptr;
+  GemmPackBFn pack_b = nullptr;
+  const void* pack_b_ctx = nullptr;
+  // Optional: A already packed by gemm_pack_a (the same A, M and K), for a caller multiplying one
+  // A with many B (a convolution's weights over its images and pixel tiles). Used when it was
+  // packed for the active ISA's tile, else A is packed from `a` as usual: same bits either way.
+  const float* packed_a = nullptr;
 };
 size_t gemm_workspace_floats(size_t M, size_t N, size_t K);
+// Packs args.a (M, K, a, a_rs, a_cs) for the active ISA into `packed`, which must hold
+// gemm_packed_a_floats(M, K) floats (the same count for every ISA).
+size_t gemm_packed_a_floats(size_t M, size_t K);
+void gemm_pack_a(const GemmArgs& args, float* packed);
 void f32_gemm(const GemmArgs& args, ArithmeticMode mode);
 
 // Pre-packed right-hand operand, for GEMMs that reuse the same B (a constant weight): pack once

@@ -31,6 +31,25 @@ constexpr size_t kGemmSmallM = 4;
 // driver's generic loop); a copy, so it cannot change any result.
 using GemmPackA = void (*)(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst);
 
+// One output plane of a depthwise convolution over a zero-padded input buffer: for rows r < rows
+// and columns i < n, out[r*n + i] = the fma chain over taps t < taps, in order, of
+// src[tap_off[t] + r*row_step + i] times w[t], starting from +0; then + *bias when bias is given
+// (one rounding). Every tap's run of n floats is contiguous (strided convolutions read a
+// column-phase buffer). Written once in depthwise_plane.h.
+struct DepthwisePlane {
+  const float* src;
+  const ptrdiff_t* tap_off;
+  const float* w;
+  size_t taps;
+  ptrdiff_t row_step;
+  size_t rows, n;
+  const float* bias;
+  float* out;
+};
+using DepthwisePlaneKernel = void (*)(const DepthwisePlane&);
+// Runs the active table's kernel (for conv.cpp, which does not see the table).
+void f32_depthwise_plane(const DepthwisePlane& p);
+
 // A table slot that must be given: it has no default, so an aggregate initialiser that leaves
 // it out does not compile ("by declaration, never by omission"). It calls like the function
 // pointer it holds.
@@ -65,6 +84,7 @@ struct KernelTable {
   GemmTile gemm;
   Required<void (*)(const uint16_t*, float*, size_t)> f16_to_f32;
   Required<void (*)(const float*, uint16_t*, size_t)> f32_to_f16;
+  Required<DepthwisePlaneKernel> depthwise_plane;
 };
 
 // Every slot of every ISA's table is filled: a kernel of the ISA or, by declaration, the scalar
@@ -76,9 +96,9 @@ constexpr GemmPackA kGenericPackA = nullptr;
 inline bool table_complete(const KernelTable& t) {
   return t.binary.fn && t.unary.fn && t.sum_exact.fn && t.sum_fast.fn && t.reduce_sum_inner.fn && t.max.fn &&
          t.softmax_rows.fn && t.softmax_rows_fast.fn && t.gemm.mr && t.gemm.nr && t.gemm.kernel.fn && t.gemm.small.fn &&
-         t.f16_to_f32.fn && t.f32_to_f16.fn;
+         t.f16_to_f32.fn && t.f32_to_f16.fn && t.depthwise_plane.fn;
 }
-static_assert(sizeof(KernelTable) == sizeof(void*) * 10 + sizeof(GemmTile) + sizeof(void*),
+static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*),
               "KernelTable gained a slot: add it to table_complete");
 
 // Defined only where the build compiles the ISA (x86-64: AVX2 and AVX-512; AArch64: NEON).
@@ -114,6 +134,8 @@ void gemm_compute(const GemmArgs& args, const KernelTable& t, float* workspace);
 // ISA's panels) is handled by repacking block by block into the workspace: same bits, slower.
 void gemm_compute_prepacked(const GemmArgs& args, const KernelTable& t, const float* packed,
                             float* workspace);
+// Packs A for table t's tile into `packed` (header + panels; see GemmArgs::packed_a).
+void gemm_pack_a_for(const KernelTable& t, const GemmArgs& args, float* packed);
 // Packs B for table t's tile into `packed` (header + panels).
 void gemm_pack_b_for(const KernelTable& t, const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K,
                      size_t N, float* packed);

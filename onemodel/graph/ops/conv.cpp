@@ -1,9 +1,9 @@
 // Convolutions: Conv and ConvTranspose over 1-D and 2-D spatial NCHW f32 tensors (auto_pad,
 // groups, dilations, strides, pads, output_padding / output_shape), and the spatial geometry the
 // pools share (conv_geom.h). Kernels are kernels::f32_conv2d / f32_conv_transpose2d, which the
-// eager operators call too: 1x1 as a GEMM on the pre-packed weights, general convolution on
-// im2col tiles in the plan's scratch, depthwise directly; Exact mode fixes each output's fma
-// chain over (input channel, kh, kw) (docs/exactness.md).
+// eager operators call too: 1x1 as a GEMM on the input, general convolution as an implicit GEMM
+// (panels packed from padded planes in the plan's scratch), depthwise directly; Exact mode fixes
+// each output's fma chain over (input channel, kh, kw) (docs/exactness.md).
 #include <algorithm>
 
 #include "onemodel/graph/ops/conv_geom.h"

@@ -239,6 +239,7 @@ void f32_gemm_small__avx2(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, p
                           const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
                           bool load_c);
 void pack_a_6__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst);
+void f32_depthwise_plane__avx2(const DepthwisePlane& p);
 
 }  // namespace om::kernels::avx2
 
@@ -257,6 +258,7 @@ constexpr KernelTable kAvx2Table = {
     GemmTile{6, 16, avx2::f32_gemm_6x16__avx2, avx2::f32_gemm_small__avx2, avx2::pack_a_6__avx2},
     avx2::f16_to_f32__avx2,
     avx2::f32_to_f16__avx2,
+    avx2::f32_depthwise_plane__avx2,
 };
 
 const KernelTable& avx2_table() {

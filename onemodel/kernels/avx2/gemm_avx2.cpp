@@ -5,6 +5,7 @@
 
 #include <cstddef>
 
+#include "onemodel/kernels/depthwise_plane.h"
 #include "onemodel/kernels/small_gemm.h"
 
 namespace om::kernels::avx2 {
@@ -85,6 +86,7 @@ struct Avx2Ops {
   static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static void store_n(float* p, V v, size_t n) { _mm256_maskstore_ps(p, mask(n), v); }
   static V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
 };
 }  // namespace
 
@@ -165,5 +167,7 @@ void pack_a_6__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, fl
 void pack_a_12__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst) {
   pack_a_panel<12>(src, a_rs, rows, kc, dst);
 }
+
+void f32_depthwise_plane__avx2(const DepthwisePlane& p) { dw::plane<Avx2Ops>(p); }
 
 }  // namespace om::kernels::avx2

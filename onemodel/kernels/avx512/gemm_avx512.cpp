@@ -10,6 +10,7 @@
 
 #include "onemodel/kernels/fast_softmax.h"
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/depthwise_plane.h"
 #include "onemodel/kernels/small_gemm.h"
 
 namespace om::kernels::avx512 {
@@ -19,12 +20,14 @@ constexpr size_t kMR = 12, kNR = 32;
 
 __mmask16 lanes(size_t n) { return n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1u); }
 
-void f32_gemm_12x32__avx512(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,
-                            size_t nr, bool load_c) {
-  const __mmask16 m0 = lanes(nr), m1 = nr > 16 ? lanes(nr - 16) : __mmask16(0);
-  __m512 acc[kMR][2];
+// R rows of the tile (R <= kMR): the packed A panel still holds kMR rows per k, only the first R
+// are read, so a short last tile (M = 32 or 64 leave 8 or 4 rows) does no work for the padding.
+template <size_t R>
+inline void gemm_rows(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr, __mmask16 m0,
+                      __mmask16 m1, bool load_c) {
+  __m512 acc[R][2];
 #pragma GCC unroll 12
-  for (size_t i = 0; i < kMR; ++i) {
+  for (size_t i = 0; i < R; ++i) {
     if (load_c && i < mr) {
       acc[i][0] = _mm512_maskz_loadu_ps(m0, c + i * ldc);
       acc[i][1] = _mm512_maskz_loadu_ps(m1, c + i * ldc + 16);
@@ -35,7 +38,7 @@ void f32_gemm_12x32__avx512(size_t kc, const float* a, const float* b, float* c,
   for (size_t k = 0; k < kc; ++k) {
     const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 12
-    for (size_t i = 0; i < kMR; ++i) {
+    for (size_t i = 0; i < R; ++i) {
       const __m512 av = _mm512_set1_ps(a[i]);
       acc[i][0] = _mm512_fmadd_ps(av, b0, acc[i][0]);
       acc[i][1] = _mm512_fmadd_ps(av, b1, acc[i][1]);
@@ -44,12 +47,20 @@ void f32_gemm_12x32__avx512(size_t kc, const float* a, const float* b, float* c,
     b += kNR;
   }
 #pragma GCC unroll 12
-  for (size_t i = 0; i < kMR; ++i) {
+  for (size_t i = 0; i < R; ++i) {
     if (i < mr) {
       _mm512_mask_storeu_ps(c + i * ldc, m0, acc[i][0]);
       _mm512_mask_storeu_ps(c + i * ldc + 16, m1, acc[i][1]);
     }
   }
+}
+
+void f32_gemm_12x32__avx512(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,
+                            size_t nr, bool load_c) {
+  const __mmask16 m0 = lanes(nr), m1 = nr > 16 ? lanes(nr - 16) : __mmask16(0);
+  if (mr > 8) gemm_rows<kMR>(kc, a, b, c, ldc, mr, m0, m1, load_c);
+  else if (mr > 4) gemm_rows<8>(kc, a, b, c, ldc, mr, m0, m1, load_c);
+  else gemm_rows<4>(kc, a, b, c, ldc, mr, m0, m1, load_c);
 }
 
 struct Avx512Ops {
@@ -62,6 +73,7 @@ struct Avx512Ops {
   static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   static void store_n(float* p, V v, size_t n) { _mm512_mask_storeu_ps(p, lanes(n), v); }
   static V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
 };
 
 // 32 ZMM registers: one row takes 8 vectors (128 columns), two to four rows 4 vectors each.
@@ -70,6 +82,8 @@ void f32_gemm_small__avx512(size_t kc, size_t m, const float* a, ptrdiff_t a_rs,
                             bool load_c) {
   small::gemm<Avx512Ops, kNR, 8, 4, 4>(kc, m, a, a_rs, a_cs, b, b_rs, ps, c, ldc, n, load_c);
 }
+
+void f32_depthwise_plane__avx512(const DepthwisePlane& p) { dw::plane<Avx512Ops>(p); }
 
 // Lane operations for fast::exp_le0 (16 lanes; maxgt is a > b ? a : b like the other ISAs). The
 // zero-masked forms avoid GCC 12's false -Wmaybe-uninitialized on the unmasked intrinsics.
@@ -167,6 +181,7 @@ const KernelTable& avx512_table() {
     };
     k.gemm = GemmTile{avx512::kMR, avx512::kNR, avx512::f32_gemm_12x32__avx512, avx512::f32_gemm_small__avx512,
                       avx2::pack_a_12__avx2};
+    k.depthwise_plane = avx512::f32_depthwise_plane__avx512;
     return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it
   }();
   return t;

@@ -187,6 +187,7 @@ void f32_gemm_8x8__neon(size_t kc, const float* a, const float* b, float* c, siz
 void f32_gemm_small__neon(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                           const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
                           bool load_c);
+void f32_depthwise_plane__neon(const DepthwisePlane& p);
 
 }  // namespace om::kernels::neon
 
@@ -205,6 +206,7 @@ constexpr KernelTable kNeonTable = {
     GemmTile{8, 8, neon::f32_gemm_8x8__neon, neon::f32_gemm_small__neon, kGenericPackA},
     neon::f16_to_f32__neon,
     neon::f32_to_f16__neon,
+    neon::f32_depthwise_plane__neon,
 };
 
 const KernelTable& neon_table() {

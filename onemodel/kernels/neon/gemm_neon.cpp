@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "onemodel/kernels/depthwise_plane.h"
 #include "onemodel/kernels/small_gemm.h"
 
 namespace om::kernels::neon {
@@ -84,6 +85,7 @@ struct NeonOps {
     std::memcpy(p, t, n * sizeof(float));
   }
   static V fma(V a, V b, V acc) { return vfmaq_f32(acc, a, b); }
+  static V add(V a, V b) { return vaddq_f32(a, b); }
 };
 }  // namespace
 
@@ -93,5 +95,7 @@ void f32_gemm_small__neon(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, p
                           bool load_c) {
   small::gemm<NeonOps, kNR, 8, 4, 4>(kc, m, a, a_rs, a_cs, b, b_rs, ps, c, ldc, n, load_c);
 }
+
+void f32_depthwise_plane__neon(const DepthwisePlane& p) { dw::plane<NeonOps>(p); }
 
 }  // namespace om::kernels::neon

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/depthwise_plane.h"
 #include "onemodel/kernels/small_gemm.h"
 #include "onemodel/kernels/scalar/elementwise.h"
 
@@ -154,12 +155,16 @@ struct ScalarOps {
   static void store(float* p, float v) { *p = v; }
   static void store_n(float* p, float v, size_t) { *p = v; }
   static float fma(float a, float b, float acc) { return std::fma(a, b, acc); }
+  static float add(float a, float b) { return a + b; }
 };
 void f32_gemm_small__scalar(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                             const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
                             bool load_c) {
   small::gemm<ScalarOps, kNR, 4, 4, 4>(kc, m, a, a_rs, a_cs, b, b_rs, ps, c, ldc, n, load_c);
 }
+
+// The reference every ISA's depthwise plane kernel matches bit for bit.
+void f32_depthwise_plane__scalar(const DepthwisePlane& p) { dw::plane<ScalarOps>(p); }
 
 void f16_to_f32__scalar(const uint16_t* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = elem::f16_to_f32(x[i]);
@@ -183,6 +188,7 @@ constexpr KernelTable kScalarTable = {
     GemmTile{kMR, kNR, f32_gemm_4x4__scalar, f32_gemm_small__scalar, kGenericPackA},
     f16_to_f32__scalar,
     f32_to_f16__scalar,
+    f32_depthwise_plane__scalar,
 };
 
 const KernelTable& scalar_table() {

@@ -1,0 +1,113 @@
+// f32_conv2d's exact rule (conv.h) checked directly, on every ISA this machine runs: every output
+// is the fma chain over (input channel of its group, kh, kw) from +0, padded taps fma(0, w, acc),
+// then + bias. The geometries reach every path: the implicit GEMM (B panels packed from padded
+// phase buffers; strides, dilations, groups, rows crossing panels), the materialised im2col tile
+// (at most four output channels per group), the pointwise GEMM on the input, and the depthwise
+// plane kernel (rows shorter and longer than a vector, strides 1 to 3, channel multipliers).
+#include <doctest/doctest.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_test_util.h"
+#include "onemodel/kernels/conv.h"
+
+using namespace om::kernels;
+using namespace om::kernels::test;
+using om::ArithmeticMode;
+
+namespace {
+
+struct Case {
+  int64_t N, C, H, W, M, group, kH, kW, sH, sW, dH, dW, pt, pl, pb, pr;
+};
+
+ConvGeom geom_of(const Case& c) {
+  ConvGeom g;
+  g.N = c.N, g.C = c.C, g.H = c.H, g.W = c.W, g.M = c.M, g.group = c.group;
+  g.kH = c.kH, g.kW = c.kW, g.sH = c.sH, g.sW = c.sW, g.dH = c.dH, g.dW = c.dW, g.pad_t = c.pt, g.pad_l = c.pl;
+  g.OH = conv_out_extent(c.H, c.kH, c.sH, c.dH, c.pt, c.pb, false);
+  g.OW = conv_out_extent(c.W, c.kW, c.sW, c.dW, c.pl, c.pr, false);
+  return g;
+}
+
+// The rule, written out.
+std::vector<float> reference(const ConvGeom& g, const std::vector<float>& x, const std::vector<float>& w, const float* bias) {
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
+  std::vector<float> y(size_t(g.N * g.M * g.OH * g.OW));
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t m = 0; m < g.M; ++m)
+      for (int64_t oh = 0; oh < g.OH; ++oh)
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          float acc = 0.0f;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t kh = 0; kh < g.kH; ++kh)
+              for (int64_t kw = 0; kw < g.kW; ++kw) {
+                const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH, iw = ow * g.sW - g.pad_l + kw * g.dW;
+                const int64_t ci = (m / Mg) * Cg + c;
+                const bool in = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
+                const float xv = in ? x[size_t(((n * g.C + ci) * g.H + ih) * g.W + iw)] : 0.0f;
+                acc = std::fma(xv, w[size_t(((m * Cg + c) * g.kH + kh) * g.kW + kw)], acc);
+              }
+          y[size_t(((n * g.M + m) * g.OH + oh) * g.OW + ow)] = bias ? acc + bias[m] : acc;
+        }
+  return y;
+}
+
+const Case kCases[] = {
+    // implicit GEMM: 3x3 pad 1, rows crossing panels (OW 13, 56), batch
+    {2, 5, 13, 13, 16, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 8, 9, 56, 24, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    // implicit, strided (phase buffers) stem-like, dilated, asymmetric pads, groups
+    {1, 3, 17, 19, 12, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    {1, 4, 15, 14, 9, 1, 3, 2, 3, 3, 1, 1, 2, 0, 1, 2},
+    {1, 6, 12, 11, 10, 2, 3, 3, 1, 1, 2, 3, 2, 1, 0, 1},
+    {1, 7, 10, 9, 14, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},  // strided 1x1: implicit, one tap
+    {1, 64, 6, 6, 40, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  // K 576: crosses the K block
+    // im2col tile (4 output channels or fewer per group)
+    {1, 5, 8, 7, 3, 1, 3, 3, 1, 2, 1, 1, 1, 0, 1, 1},
+    // pointwise GEMM on the input
+    {2, 9, 5, 6, 11, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+    // depthwise: short rows, long rows, strides 1-3, multiplier 2, dilation
+    {2, 4, 8, 8, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 3, 9, 37, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 3, 33, 34, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    {1, 2, 11, 20, 4, 2, 5, 3, 3, 3, 1, 2, 2, 1, 0, 2},
+    {1, 5, 7, 9, 5, 5, 3, 1, 1, 2, 2, 1, 1, 0, 2, 0},
+};
+
+}  // namespace
+
+TEST_CASE("f32_conv2d: exact mode is the documented fma chain on every path and ISA") {
+  const Isa native = native_isa();  // before any ISA is forced
+  uint64_t hash = kFnvOffset;
+  for (Isa isa : available_isas()) {
+    IsaScope scope(isa);
+    uint64_t h = kFnvOffset;
+    for (const Case& c : kCases) {
+      const ConvGeom g = geom_of(c);
+      REQUIRE(g.OH > 0);
+      REQUIRE(g.OW > 0);
+      const auto x = awkward_values(size_t(g.N * g.C * g.H * g.W), uint32_t(g.C * 31 + g.W), 2.0f, false);
+      const auto w = awkward_values(size_t(g.M * (g.C / g.group) * g.kH * g.kW), uint32_t(g.M * 7 + g.kW), 1.0f, false);
+      const auto b = awkward_values(size_t(g.M), uint32_t(g.M), 1.0f, false);
+      for (const float* bias : {static_cast<const float*>(nullptr), b.data()}) {
+        const auto want = reference(g, x, w, bias);
+        std::vector<float> y(want.size(), NAN), scratch(conv_scratch_floats(g) + 1, NAN);
+        f32_conv2d(g, x.data(), w.data(), bias, UnaryOp::Identity, y.data(), scratch.data(), nullptr, ArithmeticMode::Exact);
+        const size_t at = first_mismatch(y.data(), want.data(), want.size());
+        INFO("isa " << isa_name(isa) << ", case C " << c.C << " M " << c.M << " group " << c.group << " " << c.H << "x" << c.W
+                    << " k " << c.kH << "x" << c.kW << " s " << c.sH << "," << c.sW << ", output " << at);
+        CHECK(at == want.size());
+        h = fnv1a(h, y.data(), y.size());
+      }
+    }
+    if (isa == Isa::Scalar) hash = h;
+    CHECK(h == hash);
+    if (isa == native) std::printf("EXACT_HASH conv2d %s %016" PRIx64 "\n", isa_name(isa), h);
+  }
+  std::fflush(stdout);
+}
