@@ -4,12 +4,16 @@
 #include <cstring>
 
 #include "onemodel/graph/ops/op_util.h"
+#include "onemodel/kernels/checked.h"
 
 namespace om::graph {
 
+// Saturates just above the element limit, so a hostile shape asked for its size (a scratch
+// request before the shape checks refuse it) overflows nothing.
 int64_t ValueDesc::numel() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (!checked_mul(n, d, &n)) return kMaxNumel + 1;
   return n;
 }
 
