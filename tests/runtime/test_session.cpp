@@ -349,3 +349,25 @@ TEST_CASE("errors the graph already shows are found at creation, naming an unnam
   CHECK(st.kind() == om::ErrorKind::DTypeMismatch);
   CHECK(st.message().find("Add node producing 'z'") != std::string::npos);
 }
+
+TEST_CASE("operators that read string attributes while running allocate nothing (Resize, Upsample, Pad)") {
+  g::Graph resize = single_node("Resize", {value("x", DType::f32, {1, 2, 4, 4})},
+                                {Attribute::of_string("mode", "linear"), Attribute::of_string("coordinate_transformation_mode", "pytorch_half_pixel")},
+                                {g::TensorData::from_vector<float>("scales", {4}, {1, 1, 2, 1.5f})});
+  resize.nodes[0].inputs = {"x", "", "scales"};  // no roi; nearest_mode and the other strings take their defaults
+  const g::Graph upsample = single_node("Upsample", {value("x", DType::f32, {1, 2, 4, 4})}, {},
+                                        {g::TensorData::from_vector<float>("scales", {4}, {1, 1, 2, 2})});
+  const g::Graph pad = single_node("Pad", {value("x", DType::f32, {1, 2, 4, 4})}, {Attribute::of_string("mode", "reflect")},
+                                   {g::TensorData::from_vector<int64_t>("pads", {8}, {0, 0, 1, 1, 0, 0, 2, 2})});
+  for (const g::Graph* gr : {static_cast<const g::Graph*>(&resize), &upsample, &pad}) {
+    CAPTURE(gr->nodes[0].op_type);
+    om::Session s(*gr);
+    std::vector<Feed> feeds{Feed::of("x", {1, 2, 4, 4}, random_floats(32, 3))};
+    auto in = views(feeds);
+    std::vector<om::TensorView> out(1);
+    s.run(in.data(), 1, out.data(), 1);
+    const size_t before = g_allocations.load();
+    for (int i = 0; i < 5; ++i) CHECK(s.try_run(in.data(), 1, out.data(), 1).is_ok());
+    CHECK(g_allocations.load() - before == 0);
+  }
+}

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onemodel/core/shape.h"
@@ -109,6 +110,13 @@ using om::contiguous_strides;  // core/shape.h
 
 // y = x permuted: y's axis i is x's axis perm[i]. Elements of elem_size bytes.
 void transpose_copy(const void* x, const int64_t* dims, size_t rank, const int64_t* perm, size_t elem_size, void* y);
+
+// A string attribute as a view of the node's own text, or `fallback`: no copy, so kernels may read
+// it while running (a std::string of a long value or name would allocate on every run).
+inline std::string_view attr_text(const Node& node, const char* name, std::string_view fallback) {
+  const Attribute* a = find_attr(node, name);
+  return a && a->type == AttrType::String ? std::string_view(a->s) : fallback;
+}
 
 inline bool attr_is(const Node& node, const char* name, const char* value) {
   const Attribute* a = find_attr(node, name);

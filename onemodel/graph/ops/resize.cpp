@@ -21,11 +21,12 @@ using kernels::ResizeGeom;
 using kernels::ResizeMode;
 using kernels::ResizeNearest;
 
-// The modes from the attributes; a static reason when one is not supported. Cubic and the TF
-// coordinate transforms fill `t` and set *taps: they run resize_taps_f32 (resize_taps.h).
+// The modes from the attributes (read while running, so without copies); a static reason when
+// one is not supported. Cubic and the TF coordinate transforms fill `t` and set *taps: they run
+// resize_taps_f32 (resize_taps.h).
 const char* resize_modes(const Node& node, TapGeom* t, bool* taps) {
   kernels::ResizeGeom* g = &t->base;
-  const std::string mode = node.attr_string("mode", "nearest");
+  const std::string_view mode = attr_text(node, "mode", "nearest");
   if (node.op_type == "Upsample") {  // the opset 7-10 form: asymmetric coordinates, nearest rounds down
     g->coord = ResizeCoord::Asymmetric;
     g->nearest = ResizeNearest::Floor;
@@ -42,7 +43,7 @@ const char* resize_modes(const Node& node, TapGeom* t, bool* taps) {
   t->cubic_a = double(attr_float(node, "cubic_coeff_a", -0.75f));
   t->exclude_outside = attr_int(node, "exclude_outside", 0) != 0;
   t->extrapolation = attr_float(node, "extrapolation_value", 0.0f);
-  const std::string ct = node.attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::string_view ct = attr_text(node, "coordinate_transformation_mode", "half_pixel");
   if (ct == "half_pixel") g->coord = ResizeCoord::HalfPixel;
   else if (ct == "pytorch_half_pixel") g->coord = ResizeCoord::PytorchHalfPixel;
   else if (ct == "align_corners") g->coord = ResizeCoord::AlignCorners;
@@ -51,7 +52,7 @@ const char* resize_modes(const Node& node, TapGeom* t, bool* taps) {
   else if (ct == "tf_crop_and_resize") t->coord = TapCoord::TfCropAndResize;
   else return "coordinate_transformation_mode must be half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn or tf_crop_and_resize";
   *taps = t->cubic || t->coord != TapCoord::Kernel;
-  const std::string nm = node.attr_string("nearest_mode", "round_prefer_floor");
+  const std::string_view nm = attr_text(node, "nearest_mode", "round_prefer_floor");
   if (nm == "round_prefer_floor") g->nearest = ResizeNearest::RoundPreferFloor;
   else if (nm == "round_prefer_ceil") g->nearest = ResizeNearest::RoundPreferCeil;
   else if (nm == "floor") g->nearest = ResizeNearest::Floor;
@@ -59,7 +60,7 @@ const char* resize_modes(const Node& node, TapGeom* t, bool* taps) {
   else return "nearest_mode must be round_prefer_floor, round_prefer_ceil, floor or ceil";
   if (attr_int(node, "antialias", 0) != 0) return "antialias is not supported";
   if (find_attr(node, "axes")) return "the axes attribute is not supported (give scales or sizes for all 4 axes)";
-  if (node.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch") return "keep_aspect_ratio_policy must be stretch";
+  if (attr_text(node, "keep_aspect_ratio_policy", "stretch") != "stretch") return "keep_aspect_ratio_policy must be stretch";
   return nullptr;
 }
 
@@ -200,7 +201,7 @@ Status pad_amounts(const InferContext& ctx, std::vector<int64_t>* begin, std::ve
 }
 
 const char* pad_mode_of(const Node& node, PadMode* m) {
-  const std::string s = node.attr_string("mode", "constant");
+  const std::string_view s = attr_text(node, "mode", "constant");
   if (s == "constant") *m = PadMode::Constant;
   else if (s == "reflect") *m = PadMode::Reflect;
   else if (s == "edge") *m = PadMode::Edge;

@@ -76,19 +76,20 @@ struct GridMode {
   bool align = false;
 };
 
-Status grid_mode_of(const Node& node, GridMode* m, std::string* bad) {
+// The modes from the attributes; the reason when one is unknown, else empty.
+std::string grid_mode_of(const Node& node, GridMode* m) {
   const Attribute* mode = find_attr(node, "mode");
   const Attribute* pad = find_attr(node, "padding_mode");
   m->align = attr_int(node, "align_corners", 0) != 0;
   if (!mode || mode->s == "bilinear" || mode->s == "linear") m->sample = Sample::Bilinear;
   else if (mode->s == "nearest") m->sample = Sample::Nearest;
   else if (mode->s == "bicubic" || mode->s == "cubic") m->sample = Sample::Bicubic;
-  else *bad = msg("mode '", mode->s, "' is not one of bilinear, nearest, bicubic");
+  else return msg("mode '", mode->s, "' is not one of bilinear, nearest, bicubic");
   if (!pad || pad->s == "zeros") m->pad = Pad::Zeros;
   else if (pad->s == "border") m->pad = Pad::Border;
   else if (pad->s == "reflection") m->pad = Pad::Reflection;
-  else *bad = msg("padding_mode '", pad->s, "' is not one of zeros, border, reflection");
-  return Status::ok();
+  else return msg("padding_mode '", pad->s, "' is not one of zeros, border, reflection");
+  return {};
 }
 
 Status infer_grid_sample(InferContext& ctx) {
@@ -99,8 +100,7 @@ Status infer_grid_sample(InferContext& ctx) {
   if (g[0] != x[0] || g[3] != 2)
     return ctx.error(ErrorKind::ShapeMismatch, msg("grid must be [N, H_out, W_out, 2] with N = ", x[0], ", got ", shape_str(g)));
   GridMode m;
-  std::string bad;
-  OM_TRY(grid_mode_of(ctx.node, &m, &bad));
+  const std::string bad = grid_mode_of(ctx.node, &m);
   if (!bad.empty()) return ctx.error(ErrorKind::InvalidArgument, bad);
   std::vector<int64_t> y{x[0], x[1], g[1], g[2]};
   OM_TRY(check_shape(ctx.node.label() + " output", y.data(), y.size()));
@@ -141,8 +141,7 @@ float grid_sample_one(const float* plane, int64_t H, int64_t W, float gx, float 
 
 Status grid_sample_kernel(const KernelContext& k) {
   GridMode m;
-  std::string bad;
-  grid_mode_of(*k.node, &m, &bad);
+  grid_mode_of(*k.node, &m);  // checked when planning
   const TensorArg& X = k.in(0);
   const TensorArg& G = k.in(1);
   const int64_t N = X.dim(0), C = X.dim(1), H = X.dim(2), W = X.dim(3), OH = G.dim(1), OW = G.dim(2);
