@@ -40,6 +40,8 @@ struct InferContext {
   const Node& node;
   std::vector<const ValueDesc*> inputs;  // nullptr for omitted optional inputs
   std::vector<ValueDesc> outputs;        // one per node output; infer fills dtype and shape
+  // The plan's arithmetic mode, for scratch sizes that depend on it (Fast-only kernel forms).
+  ArithmeticMode mode = ArithmeticMode::Fast;
 
   size_t num_inputs() const { return inputs.size(); }
   const ValueDesc* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
@@ -152,6 +154,14 @@ struct PackableB {
   size_t input = 1;
   size_t K = 0, N = 0;
   ptrdiff_t rs = 0, cs = 1;
+  // Set by the plan before the hook runs: its arithmetic mode (a layout may be Fast-only).
+  ArithmeticMode mode = ArithmeticMode::Fast;
+  // An op-specific layout instead of gemm_pack_b's: when `pack` is set, the plan allocates
+  // `floats` floats and calls pack(params, w, dst); K and N then only need to be nonzero. Conv
+  // packs its weights as the GEMM's left operand, or their Winograd transform (kernels/conv.h).
+  size_t floats = 0;
+  void (*pack)(const int64_t* params, const float* w, float* dst) = nullptr;
+  int64_t params[4] = {};
 };
 
 using PrepackFn = bool (*)(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out);

@@ -371,8 +371,10 @@ size_t conv_scratch_floats(const ConvGeom& g) {
 // itself) its B, so the product lands in place. The bias and the activation follow each tile's
 // complete chains.
 void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
-                const float*, ArithmeticMode mode) {
+                const float* packed_w, ArithmeticMode mode) {
   if (is_depthwise(g)) return depthwise(g, x, w, bias, act, y, scratch);
+  if (mode == ArithmeticMode::Fast && conv_winograd(g, x, packed_w, bias, act, y, scratch)) return;
+  const float* planned_a = conv_packed_gemm_weights(g, packed_w);  // null unless packed for this node
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW, HW = g.H * g.W;
   const int64_t pt = conv_pixel_tile(g, P, K);
   const ConvB kind = conv_b(g);
@@ -399,14 +401,14 @@ void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* 
     a.pack_b_ctx = &image;
   }
   float* packed_a = nullptr;
-  if (conv_packed_a_floats(g) > 0) {
+  if (!planned_a && conv_packed_a_floats(g) > 0) {
     packed_a = a.workspace;
     a.workspace += conv_packed_a_floats(g);
   }
   // Groups outermost, so the packed weights of a group serve all its images and tiles.
   for (int64_t gi = 0; gi < g.group; ++gi) {
     a.a = w + gi * Mg * K;
-    a.packed_a = nullptr;
+    a.packed_a = planned_a;
     if (packed_a) {
       gemm_pack_a(a, packed_a);
       a.packed_a = packed_a;

@@ -38,12 +38,42 @@ int64_t conv_out_extent(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad
 // ordered (c, kh, kw) (materialised as a tile, or packed straight from the image: the same k
 // order), and the depthwise plane kernel computes the same chain directly (each output's chain
 // in registers, lanes along the output row), so the bits do not depend on ISA, tiling or path.
-// The weights are the GEMM's left operand (packed per call,
-// they are small); `packed_w` is accepted for symmetry and unused. `scratch` holds
-// conv_scratch_floats(g) floats.
+// The weights are the GEMM's left operand, packed per call unless `packed_w` (conv_pack_weights,
+// or null) holds them packed. `scratch` holds conv_scratch_floats(g) floats, or, when packed_w is
+// a Winograd buffer and mode is Fast, max(conv_scratch_floats(g), conv_winograd_scratch_floats(g)).
+//
+// Fast mode with a Winograd buffer and a geometry conv_winograd_fits takes the Winograd
+// F(2x2, 3x3) form (conv_winograd.cpp): 16 products per channel pair and 2x2 outputs instead of
+// 36, rounding differently from the chain above (within about 1e-6 of it, relative to the
+// outputs' scale), so Exact mode never takes it.
 size_t conv_scratch_floats(const ConvGeom& g);
 void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
                 const float* packed_w, ArithmeticMode mode);
+
+// Constant weights packed once for f32_conv2d (a Session does it when planning), group-1
+// convolutions only: W [M, K = C*kH*kW] as the GEMM's packed left operand, or, with `winograd`
+// (K = C, a 3x3 kernel: conv_winograd_fits), the Winograd transform of each 3x3 kernel packed
+// as 16 left operands. Packed for the ISA active when packing: f32_conv2d checks that and uses W
+// itself when they do not fit (the same bits for the GEMM form: packing is a copy). With too
+// little memory for the transform the buffer is left without a header and is ignored.
+struct ConvWeightPack {
+  int64_t M = 0, K = 0;
+  bool winograd = false;
+};
+size_t conv_packed_weights_floats(const ConvWeightPack& p);
+void conv_pack_weights(const ConvWeightPack& p, const float* w, float* packed);
+// Whether the Winograd form applies: group 1, a 3x3 kernel, strides and dilations 1, and at
+// least kConvWinogradMinChannels input and output channels (below that the GEMMs are too short
+// to gain); any pads and extents.
+constexpr int64_t kConvWinogradMinChannels = 16;
+bool conv_winograd_fits(const ConvGeom& g);
+size_t conv_winograd_scratch_floats(const ConvGeom& g);  // 0 when it does not fit
+// The Winograd form when `packed` is a Winograd buffer fitting g and the active ISA (else false,
+// nothing written); `scratch` holds conv_winograd_scratch_floats(g).
+bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const float* bias, UnaryOp act, float* y,
+                   float* scratch);
+// The GEMM-form packed weights inside `packed` when it holds them for g, else null.
+const float* conv_packed_gemm_weights(const ConvGeom& g, const float* packed);
 
 // Transposed convolution (the gradient of conv2d with respect to its input, plus a bias).
 // Exact mode: for every input pixel p (row-major) the GEMM gives t[p, m, kh, kw] as the fma

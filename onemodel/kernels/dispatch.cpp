@@ -211,6 +211,16 @@ void f32_gemm(const GemmArgs& g, ArithmeticMode) {
 
 void gemm_pack_a(const GemmArgs& g, float* packed) { gemm_pack_a_for(table(), g, packed); }
 
+size_t gemm_active_nr() { return table().gemm.nr; }
+bool gemm_packed_a_fits(const float* packed, size_t M, size_t K) {
+  return gemm_packed_a_matches(packed, table().gemm.mr, M, K);
+}
+void gemm_from_panels(const GemmArgs& g, const float* panels) {
+  if (g.M == 0 || g.N == 0 || g.K == 0) return;
+  const KernelTable& t = table();
+  gemm_blocked(g, t.gemm, g.workspace, panels, t.gemm.nr);
+}
+
 void gemm_pack_b(const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K, size_t N, float* packed) {
   gemm_pack_b_for(table(), b, b_rs, b_cs, K, N, packed);
 }

@@ -108,15 +108,17 @@ PackedHeader header_of(const float* packed) {
 
 }  // namespace
 
+bool gemm_packed_a_matches(const float* packed, size_t mr, size_t M, size_t K) {
+  const PackedHeader h = header_of(packed);
+  return h.magic == kPackedAMagic && h.nr == mr && h.K == K && h.N == M;
+}
+
 void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const float* packed_b,
                   size_t packed_nr) {
   const size_t MR = tile.mr, NR = tile.nr;
   float* bpack = ws + gemm_workspace_a_floats(g.M, g.K);
   const float* apack = nullptr;  // the caller's packed A, when it fits this tile
-  if (g.packed_a != nullptr) {
-    const PackedHeader h = header_of(g.packed_a);
-    if (h.magic == kPackedAMagic && h.nr == MR && h.K == g.K && h.N == g.M) apack = g.packed_a + kPackedHeaderFloats;
-  }
+  if (g.packed_a != nullptr && gemm_packed_a_matches(g.packed_a, MR, g.M, g.K)) apack = g.packed_a + kPackedHeaderFloats;
   for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
     const size_t nc = std::min(kGemmNC, g.N - j0);
     for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {

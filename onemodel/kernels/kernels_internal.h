@@ -140,6 +140,15 @@ void gemm_pack_a_for(const KernelTable& t, const GemmArgs& args, float* packed);
 void gemm_pack_b_for(const KernelTable& t, const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K,
                      size_t N, float* packed);
 
+// For kernels that write B's panels themselves (the Winograd convolution): the active tile's NR;
+// whether a gemm_pack_a buffer fits the active tile for this M and K; and the product (no
+// epilogue) from `panels` laid out as a gemm_pack_b buffer's data with the active NR, with
+// args.packed_a such a fitting buffer.
+size_t gemm_active_nr();
+bool gemm_packed_a_fits(const float* packed, size_t M, size_t K);
+void gemm_from_panels(const GemmArgs& args, const float* panels);
+bool gemm_packed_a_matches(const float* packed, size_t mr, size_t M, size_t K);
+
 // Epilogue applied to a finished row segment of C (bias add, then activation), identical bits on
 // every ISA because it goes through the table's unary kernel.
 void gemm_epilogue(const GemmArgs& args, const KernelTable& t);

@@ -117,19 +117,23 @@ struct PendingStep {
 // The packed copy of node ni's constant right-hand operand, made on first use and kept in cg
 // for every later plan. Null when the node has none or memory is short (then it repacks per
 // call, as without prepacking).
-const float* packed_operand(CompiledGraph& cg, size_t ni, const std::vector<const ValueDesc*>& in_desc) {
+const float* packed_operand(CompiledGraph& cg, size_t ni, const std::vector<const ValueDesc*>& in_desc,
+                            ArithmeticMode mode) {
   if (cg.packed_b.size() != cg.ops.size()) cg.packed_b.resize(cg.ops.size());
   if (cg.packed_b[ni]) return cg.packed_b[ni].get();
   const graph::Node& node = cg.graph->nodes[ni];
   graph::PackableB pb;
+  pb.mode = mode;
   if (!graph::packable_b(node, in_desc, &pb) || pb.K == 0 || pb.N == 0) return nullptr;
   const graph::TensorData* w = cg.graph->find_initializer(node.inputs[pb.input]);
   if (!w || !w->bytes || w->dtype != DType::f32) return nullptr;  // plan-time values differ per plan
   for (const auto& in : cg.graph->inputs)
     if (in.name == w->name) return nullptr;  // overridable by the caller
-  std::shared_ptr<void> buf = graph::aligned_buffer(kernels::gemm_packed_b_floats(pb.K, pb.N) * sizeof(float));
+  const size_t floats = pb.pack ? pb.floats : kernels::gemm_packed_b_floats(pb.K, pb.N);
+  std::shared_ptr<void> buf = graph::aligned_buffer(floats * sizeof(float));
   if (!buf) return nullptr;
-  kernels::gemm_pack_b(w->data<float>(), pb.rs, pb.cs, pb.K, pb.N, static_cast<float*>(buf.get()));
+  if (pb.pack) pb.pack(pb.params, w->data<float>(), static_cast<float*>(buf.get()));
+  else kernels::gemm_pack_b(w->data<float>(), pb.rs, pb.cs, pb.K, pb.N, static_cast<float*>(buf.get()));
   cg.packed_b[ni] = std::static_pointer_cast<const float>(std::shared_ptr<void>(buf, static_cast<float*>(buf.get())));
   return cg.packed_b[ni].get();
 }
@@ -250,6 +254,7 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
     }
 
     graph::InferContext ctx{node, in_desc, std::vector<ValueDesc>(node.outputs.size())};
+    ctx.mode = mode;
     OM_TRY(op.infer(ctx));
     OM_TRY(graph::check_inferred(ctx));  // dims >= 0, <= 2^48 elements, rank <= kMaxRank
     for (size_t o = 0; o < outs.size(); ++o) {
@@ -284,7 +289,7 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
       bufs.push_back(b);
     }
     st.scratch_bytes = op.scratch ? op.scratch(ctx) : 0;
-    if (prepack) st.packed_b = packed_operand(cg, ni, in_desc);
+    if (prepack) st.packed_b = packed_operand(cg, ni, in_desc, mode);
     if (st.scratch_bytes) {
       Buffer b;
       b.size = st.scratch_bytes;

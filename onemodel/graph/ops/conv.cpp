@@ -3,7 +3,8 @@
 // pools share (conv_geom.h). Kernels are kernels::f32_conv2d / f32_conv_transpose2d, which the
 // eager operators call too: 1x1 as a GEMM on the input, general convolution as an implicit GEMM
 // (panels packed from padded planes in the plan's scratch), depthwise directly; Exact mode fixes
-// each output's fma chain over (input channel, kh, kw) (docs/exactness.md).
+// each output's fma chain over (input channel, kh, kw) (docs/exactness.md). Fast plans take the
+// Winograd form for 3x3 stride-1 convolutions from weights packed at plan time (conv_packable).
 #include <algorithm>
 
 #include "onemodel/graph/ops/conv_geom.h"
@@ -236,7 +237,14 @@ SpatialGeom geom_of(const InferContext& ctx, GeomKind kind) {
   return sg;
 }
 
-size_t conv_scratch(const InferContext& ctx) { return kernels::conv_scratch_floats(geom_of(ctx, GeomKind::Conv).g) * sizeof(float); }
+// Fast plans may run the Winograd form when the weights were packed for it (conv_packable): room
+// for either.
+size_t conv_scratch(const InferContext& ctx) {
+  const kernels::ConvGeom g = geom_of(ctx, GeomKind::Conv).g;
+  size_t floats = kernels::conv_scratch_floats(g);
+  if (ctx.mode == ArithmeticMode::Fast) floats = std::max(floats, kernels::conv_winograd_scratch_floats(g));
+  return floats * sizeof(float);
+}
 size_t conv_transpose_scratch(const InferContext& ctx) {
   return kernels::conv_transpose_scratch_floats(geom_of(ctx, GeomKind::ConvTranspose).g) * sizeof(float);
 }
@@ -260,11 +268,45 @@ Status conv_transpose_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+void pack_conv_weights(const int64_t* params, const float* w, float* dst) {
+  kernels::ConvWeightPack p;
+  p.M = params[0];
+  p.K = params[1];
+  p.winograd = params[2] != 0;
+  kernels::conv_pack_weights(p, w, dst);
+}
+
+// Conv's weights (group 1) as the GEMM's packed left operand, or in Fast plans their Winograd
+// transform when the geometry takes that form (kernels/conv.h). The choice depends only on the
+// weights and attributes, so the packed copy serves every later plan of other input sizes.
+bool conv_packable_weights(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
+  SpatialGeom sg;
+  const auto& x = inputs[0]->shape;
+  const auto& w = inputs[1]->shape;
+  if (spatial_geom(node, GeomKind::Conv, x.data(), x.size(), w.data(), w.size(), &sg) != nullptr) return false;
+  const kernels::ConvGeom& g = sg.g;
+  kernels::ConvWeightPack p;
+  p.M = g.M;
+  p.winograd = out->mode == ArithmeticMode::Fast && kernels::conv_winograd_fits(g);
+  if (!checked_mul(g.C, g.kH * g.kW, &p.K) || p.M <= 0 || p.K <= 0) return false;
+  if (p.winograd) p.K = g.C;
+  out->K = size_t(p.K);
+  out->N = size_t(p.M);
+  out->floats = kernels::conv_packed_weights_floats(p);
+  out->pack = pack_conv_weights;
+  out->params[0] = p.M;
+  out->params[1] = p.K;
+  out->params[2] = p.winograd ? 1 : 0;
+  return true;
+}
+
 // ConvTranspose's weights as the GEMM's right-hand operand when one GEMM shape covers the node
-// (group 1). (Conv's weights are the left operand: nothing to prepack.)
+// (group 1); Conv's as its left operand (conv_packable_weights).
 bool conv_packable(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
   if (inputs.size() < 2 || !inputs[0] || !inputs[1] || inputs[1]->dtype != DType::f32) return false;
   if (attr_int(node, "group", 1) != 1) return false;
+  out->input = 1;
+  if (node.op_type != "ConvTranspose") return conv_packable_weights(node, inputs, out);
   const auto& w = inputs[1]->shape;
   if (w.size() < 3) return false;
   int64_t kk = 1;
@@ -297,12 +339,13 @@ constexpr AttrSpec kConvTransposeAttrs[] = {
 
 constexpr OpDef kOps[] = {
     op("Conv").upgrades_from(7).inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).kernel(conv_kernel).with_scratch(conv_scratch)
+        .with_prepack(conv_packable)
         .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads; 1x1 as one GEMM on the input, im2col tiles, direct depthwise; exact: fma chain over (c, kh, kw), then bias"),
     op("ConvTranspose").upgrades_from(7).inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose).kernel(conv_transpose_kernel)
         .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
         .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order"),
     op("FusedConv").in_domain(kOnemodelDomain).inputs(2, 3).attributes(kFusedConvAttrs).shapes(infer_fused_conv).kernel(conv_kernel)
-        .with_scratch(conv_scratch)
+        .with_scratch(conv_scratch).with_prepack(conv_packable)
         .doc("written by the conv fusion pass: act(Conv(X, W) + bias), bias and activation after each output's complete fma chain"),
 };
 

@@ -1,0 +1,354 @@
+// Winograd F(2x2, 3x3) convolution for Fast sessions (docs/performance.md, "Convolution"). A 3x3,
+// stride-1, group-1 convolution computes every 2x2 block of outputs (a "tile") from the 4x4 input
+// patch under it: the patch is transformed (V = Bt d B), the kernel too (U = G g Gt, once, when
+// the weights are packed), the 16 positions are multiplied and summed over the input channels --
+// 16 GEMMs U_xi [M x C] times V_xi [C x tiles], 16 products per channel pair and tile where the
+// direct form needs 36 -- and the 4x4 sums are transformed back (Y = At m A). The transforms add
+// and subtract only; the result rounds differently from the direct chain, so Exact sessions never
+// take this path (conv.h).
+//
+// Tiles are numbered over (image, tile row, tile column) and processed in blocks small enough for
+// the block's V and products to stay in the L2 cache. The input transform writes V straight into
+// the GEMM's packed B panels (the active tile's NR columns), so B is never packed again; the
+// weights were packed as the GEMM's left operand at plan time.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "onemodel/kernels/conv.h"
+#include "onemodel/kernels/kernels_internal.h"
+
+namespace om::kernels {
+namespace {
+
+constexpr int kPositions = 16;                     // the 4x4 transformed patch
+constexpr uint32_t kWinogradMagic = 0x4e495750u;   // header of a Winograd weight buffer
+constexpr uint32_t kGemmFormMagic = 0x4d474350u;   // header of a GEMM-form weight buffer
+constexpr size_t kHeaderFloats = 16;               // keeps the packed panels 64-byte aligned
+struct PackHeader {
+  uint32_t magic;
+  uint32_t reserved;
+  uint64_t M, K;  // K: C for the Winograd form, C*kH*kW for the GEMM form
+};
+static_assert(sizeof(PackHeader) <= kHeaderFloats * sizeof(float), "header fits");
+
+size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+PackHeader header_of(const float* packed) {
+  PackHeader h;
+  std::memcpy(&h, packed, sizeof h);
+  return h;
+}
+
+// Floats of one position's packed left operand (U_xi, M x C) inside a Winograd buffer.
+size_t position_floats(int64_t M, int64_t C) { return round16(gemm_packed_a_floats(size_t(M), size_t(C))); }
+
+// u = G g Gt for one 3x3 kernel g, G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].
+void transform_kernel(const float* g, float* u) {
+  float t[4][3];
+  for (int j = 0; j < 3; ++j) {
+    const float a = g[j], b = g[3 + j], c = g[6 + j];
+    t[0][j] = a;
+    t[1][j] = 0.5f * (a + b + c);
+    t[2][j] = 0.5f * (a - b + c);
+    t[3][j] = c;
+  }
+  for (int i = 0; i < 4; ++i) {
+    const float a = t[i][0], b = t[i][1], c = t[i][2];
+    u[i * 4 + 0] = a;
+    u[i * 4 + 1] = 0.5f * (a + b + c);
+    u[i * 4 + 2] = 0.5f * (a - b + c);
+    u[i * 4 + 3] = c;
+  }
+}
+
+int64_t tile_rows(const ConvGeom& g) { return (g.OH + 1) / 2; }
+int64_t tile_cols(const ConvGeom& g) { return (g.OW + 1) / 2; }
+
+// Tiles per block: the block's V (16 x C) and products (16 x M) stay within about 512 KiB; at
+// least one 32-column GEMM panel, at most one GEMM column block.
+int64_t block_tiles(const ConvGeom& g) {
+  const int64_t total = g.N * tile_rows(g) * tile_cols(g);
+  const int64_t fit = 131072 / (kPositions * (g.C + g.M));
+  return std::max<int64_t>(1, std::min(total, std::max<int64_t>(32, std::min<int64_t>(fit, int64_t(kGemmNC)))));
+}
+
+// The scratch: V panels (16 positions, each C rows of the block's tiles rounded up to whole
+// panels), the products (16 x M x block), four deinterleaved padded input rows (even and odd
+// padded columns), two output rows, the GEMM workspace.
+struct Scratch {
+  size_t v_stride, m_stride, row_floats, out_floats, total;
+  float *v, *m, *rows, *out, *ws;
+};
+Scratch layout(const ConvGeom& g, float* base) {
+  const size_t tb = size_t(block_tiles(g));
+  Scratch s{};
+  // One cache line more than whole 64-byte lines: the 16 positions, written and read side by
+  // side, would otherwise often sit a multiple of 4 KiB apart and share cache sets.
+  s.v_stride = round16(size_t(g.C) * round_up(tb, kGemmNRMultiple)) + 16;
+  s.m_stride = round16(size_t(g.M) * tb) + 16;
+  s.row_floats = round16(size_t(tile_cols(g)) + 1);
+  s.out_floats = round16(2 * size_t(tile_cols(g)));
+  const size_t v = 0, m = v + kPositions * s.v_stride, rows = m + kPositions * s.m_stride, out = rows + 8 * s.row_floats,
+               ws = out + 2 * s.out_floats;
+  s.total = ws + gemm_workspace_floats(size_t(g.M), tb, size_t(g.C));
+  if (base) {
+    s.v = base + v;
+    s.m = base + m;
+    s.rows = base + rows;
+    s.out = base + out;
+    s.ws = base + ws;
+  }
+  return s;
+}
+
+// Rows r = 0..3 of tile row th's patches, padded: e[r][j] and o[r][j] hold padded columns 2j
+// and 2j + 1 (0 outside the input), j <= TW.
+void load_patch_rows(const ConvGeom& g, const float* plane, int64_t th, float* rows, size_t row_floats) {
+  const int64_t TW = tile_cols(g);
+  for (int64_t r = 0; r < 4; ++r) {
+    float* e = rows + size_t(2 * r) * row_floats;
+    float* o = e + row_floats;
+    const int64_t ih = 2 * th - g.pad_t + r;
+    if (ih < 0 || ih >= g.H) {
+      std::memset(e, 0, size_t(TW + 1) * sizeof(float));
+      std::memset(o, 0, size_t(TW + 1) * sizeof(float));
+      continue;
+    }
+    // Padded columns [lo, hi) come from the input, the rest are 0.
+    const float* src = plane + ih * g.W - g.pad_l;  // src[q] = padded column q
+    const int64_t lo = std::min<int64_t>(g.pad_l, 2 * TW + 2), hi = std::min<int64_t>(g.pad_l + g.W, 2 * TW + 2);
+    std::memset(e, 0, size_t(TW + 1) * sizeof(float));
+    std::memset(o, 0, size_t(TW + 1) * sizeof(float));
+    for (int64_t q = lo + (lo & 1); q < hi; q += 2) e[q >> 1] = src[q];
+    for (int64_t q = lo | 1; q < hi; q += 2) o[q >> 1] = src[q];
+  }
+}
+
+// V = Bt d B for the n tiles from column j0 of the loaded rows, Bt = [1 0 -1 0; 0 1 1 0;
+// 0 -1 1 0; 0 1 0 -1]; position xi of tile k goes to dst[xi * xs + k].
+__attribute__((always_inline)) inline void input_transform(const float* rows, size_t rf, int64_t j0, int64_t n,
+                                                           float* __restrict dst, size_t xs) {
+  const float* e0 = rows + j0;
+  for (int64_t k = 0; k < n; ++k) {
+    float r[4][4];
+    for (int i = 0; i < 4; ++i) {
+      const float* e = e0 + size_t(2 * i) * rf;
+      const float* o = e + rf;
+      const float d0 = e[k], d1 = o[k], d2 = e[k + 1], d3 = o[k + 1];
+      r[i][0] = d0 - d2;
+      r[i][1] = d1 + d2;
+      r[i][2] = d2 - d1;
+      r[i][3] = d1 - d3;
+    }
+    for (int b = 0; b < 4; ++b) {
+      dst[size_t(0 + b) * xs + size_t(k)] = r[0][b] - r[2][b];
+      dst[size_t(4 + b) * xs + size_t(k)] = r[1][b] + r[2][b];
+      dst[size_t(8 + b) * xs + size_t(k)] = r[2][b] - r[1][b];
+      dst[size_t(12 + b) * xs + size_t(k)] = r[1][b] - r[3][b];
+    }
+  }
+}
+
+// Y = At m A for n tiles, At = [1 1 1 0; 0 1 -1 -1]: m[xi * ms + k] is position xi of tile k;
+// the 2x2 outputs (plus the bias) go to two output rows, tile k at columns 2k and 2k + 1.
+__attribute__((always_inline)) inline void output_transform(const float* m, size_t ms, int64_t n, float bias,
+                                                            float* __restrict top, float* __restrict bottom) {
+  for (int64_t k = 0; k < n; ++k) {
+    float s0[4], s1[4];
+    for (int a = 0; a < 4; ++a) {
+      const float m0 = m[size_t(4 * a) * ms + size_t(k)], m1 = m[size_t(4 * a + 1) * ms + size_t(k)];
+      const float m2 = m[size_t(4 * a + 2) * ms + size_t(k)], m3 = m[size_t(4 * a + 3) * ms + size_t(k)];
+      s0[a] = m0 + m1 + m2;
+      s1[a] = m1 - m2 - m3;
+    }
+    top[2 * k] = s0[0] + s0[1] + s0[2] + bias;
+    top[2 * k + 1] = s1[0] + s1[1] + s1[2] + bias;
+    bottom[2 * k] = s0[1] - s0[2] - s0[3] + bias;
+    bottom[2 * k + 1] = s1[1] - s1[2] - s1[3] + bias;
+  }
+}
+
+// The transforms as plain loops the compiler vectorises; on x86 also compiled for AVX-512 and
+// AVX2 and taken when that ISA is active (Fast mode: only speed depends on the choice).
+struct Transforms {
+  void (*in)(const float*, size_t, int64_t, int64_t, float*, size_t);
+  void (*out)(const float*, size_t, int64_t, float, float*, float*);
+};
+void in_generic(const float* r, size_t rf, int64_t j0, int64_t n, float* d, size_t xs) { input_transform(r, rf, j0, n, d, xs); }
+void out_generic(const float* m, size_t ms, int64_t n, float b, float* t, float* u) { output_transform(m, ms, n, b, t, u); }
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) void in_avx512(const float* r, size_t rf, int64_t j0, int64_t n, float* d, size_t xs) {
+  input_transform(r, rf, j0, n, d, xs);
+}
+__attribute__((target("avx512f"))) void out_avx512(const float* m, size_t ms, int64_t n, float b, float* t, float* u) {
+  output_transform(m, ms, n, b, t, u);
+}
+__attribute__((target("avx2"))) void in_avx2(const float* r, size_t rf, int64_t j0, int64_t n, float* d, size_t xs) {
+  input_transform(r, rf, j0, n, d, xs);
+}
+__attribute__((target("avx2"))) void out_avx2(const float* m, size_t ms, int64_t n, float b, float* t, float* u) {
+  output_transform(m, ms, n, b, t, u);
+}
+#endif
+Transforms transforms() {
+#if defined(__x86_64__)
+  if (active_isa() == Isa::Avx512) return {in_avx512, out_avx512};
+  if (active_isa() == Isa::Avx2) return {in_avx2, out_avx2};
+#endif
+  return {in_generic, out_generic};
+}
+
+// Calls f(n, th, tw0, len, j) for every run of tiles of [t0, t1) within one tile row, j being the
+// block-local index of tile (n, th, tw0).
+template <class F>
+void for_tile_runs(const ConvGeom& g, int64_t t0, int64_t t1, F&& f) {
+  const int64_t TW = tile_cols(g), per_image = tile_rows(g) * TW;
+  for (int64_t t = t0; t < t1;) {
+    const int64_t n = t / per_image, th = (t % per_image) / TW, tw0 = t % TW;
+    const int64_t len = std::min(TW - tw0, t1 - t);
+    f(n, th, tw0, len, t - t0);
+    t += len;
+  }
+}
+
+// V for tiles [t0, t1) as packed B panels of the active NR: in the layout of a gemm_pack_b
+// buffer's data for K = C, N = t1 - t0 (one column block; K blocks of kGemmKC rows, each a
+// run of NR-column panels).
+void transform_block(const ConvGeom& g, const float* x, int64_t t0, int64_t t1, const Scratch& s, size_t NR,
+                     const Transforms& tf) {
+  const size_t nc = size_t(t1 - t0), ncr = round_up(nc, NR);
+  for_tile_runs(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw0, int64_t len, int64_t j) {
+    for (int64_t c = 0; c < g.C; ++c) {
+      load_patch_rows(g, x + (n * g.C + c) * g.H * g.W, th, s.rows, s.row_floats);
+      const size_t k0 = size_t(c) / kGemmKC * kGemmKC, kc = std::min(kGemmKC, size_t(g.C) - k0);
+      float* panels = s.v + k0 * ncr + (size_t(c) - k0) * NR;  // row c of panel 0
+      // Split the run where it crosses a panel boundary: inside a panel the tiles are contiguous.
+      for (int64_t k = 0; k < len;) {
+        const size_t col = size_t(j + k), lane = col % NR;
+        const int64_t run = std::min<int64_t>(len - k, int64_t(NR - lane));
+        tf.in(s.rows, s.row_floats, tw0 + k, run, panels + (col / NR) * kc * NR + lane, s.v_stride);
+        k += run;
+      }
+    }
+  });
+  // Lanes past the last tile of the last panel: zero, so the GEMM reads defined values.
+  if (ncr > nc)
+    for (int xi = 0; xi < kPositions; ++xi)
+      for (size_t k0 = 0; k0 < size_t(g.C); k0 += kGemmKC) {
+        const size_t kc = std::min(kGemmKC, size_t(g.C) - k0);
+        float* last = s.v + size_t(xi) * s.v_stride + k0 * ncr + (nc / NR) * kc * NR;
+        for (size_t r = 0; r < kc; ++r) std::memset(last + r * NR + nc % NR, 0, (NR - nc % NR) * sizeof(float));
+      }
+}
+
+void untransform_block(const ConvGeom& g, int64_t t0, int64_t t1, const Scratch& s, const float* bias, UnaryOp act,
+                       float* y, const Transforms& tf) {
+  const size_t tb = size_t(t1 - t0);
+  const int64_t P = g.OH * g.OW;
+  float* top = s.out;
+  float* bottom = s.out + s.out_floats;
+  for_tile_runs(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw0, int64_t len, int64_t j) {
+    const int64_t ow0 = 2 * tw0, cols = std::min(g.OW - ow0, 2 * len), oh = 2 * th;
+    for (int64_t m = 0; m < g.M; ++m) {
+      tf.out(s.m + size_t(m) * tb + size_t(j), s.m_stride, len, bias ? bias[m] : 0.0f, top, bottom);
+      float* dst = y + (n * g.M + m) * P + oh * g.OW + ow0;
+      std::memcpy(dst, top, size_t(cols) * sizeof(float));
+      if (act != UnaryOp::Identity) f32_unary(act, dst, dst, size_t(cols));
+      if (oh + 1 < g.OH) {
+        std::memcpy(dst + g.OW, bottom, size_t(cols) * sizeof(float));
+        if (act != UnaryOp::Identity) f32_unary(act, dst + g.OW, dst + g.OW, size_t(cols));
+      }
+    }
+  });
+}
+
+}  // namespace
+
+bool conv_winograd_fits(const ConvGeom& g) {
+  return g.group == 1 && g.kH == 3 && g.kW == 3 && g.sH == 1 && g.sW == 1 && g.dH == 1 && g.dW == 1 &&
+         g.C >= kConvWinogradMinChannels && g.M >= kConvWinogradMinChannels;
+}
+
+size_t conv_winograd_scratch_floats(const ConvGeom& g) {
+  if (!conv_winograd_fits(g)) return 0;
+  return layout(g, nullptr).total;
+}
+
+size_t conv_packed_weights_floats(const ConvWeightPack& p) {
+  if (p.winograd) return kHeaderFloats + kPositions * position_floats(p.M, p.K);
+  return kHeaderFloats + round16(gemm_packed_a_floats(size_t(p.M), size_t(p.K)));
+}
+
+void conv_pack_weights(const ConvWeightPack& p, const float* w, float* packed) {
+  std::memset(packed, 0, kHeaderFloats * sizeof(float));
+  GemmArgs a;
+  a.M = size_t(p.M);
+  a.K = size_t(p.K);
+  a.a_rs = p.K;
+  a.a_cs = 1;
+  if (!p.winograd) {
+    a.a = w;
+    gemm_pack_a(a, packed + kHeaderFloats);
+  } else {
+    // U_xi[m, c] for every position, then each packed as a left operand.
+    const size_t plane = size_t(p.M) * size_t(p.K);
+    std::unique_ptr<float[]> u(new (std::nothrow) float[kPositions * plane]);
+    if (!u) return;  // no header: f32_conv2d then runs the direct form
+    float t[kPositions];
+    for (size_t mc = 0; mc < plane; ++mc) {
+      transform_kernel(w + mc * 9, t);
+      for (int xi = 0; xi < kPositions; ++xi) u[size_t(xi) * plane + mc] = t[xi];
+    }
+    for (int xi = 0; xi < kPositions; ++xi) {
+      a.a = u.get() + size_t(xi) * plane;
+      gemm_pack_a(a, packed + kHeaderFloats + size_t(xi) * position_floats(p.M, p.K));
+    }
+  }
+  const PackHeader h{p.winograd ? kWinogradMagic : kGemmFormMagic, 0, uint64_t(p.M), uint64_t(p.K)};
+  std::memcpy(packed, &h, sizeof h);
+}
+
+const float* conv_packed_gemm_weights(const ConvGeom& g, const float* packed) {
+  if (!packed || g.group != 1) return nullptr;
+  const PackHeader h = header_of(packed);
+  const int64_t K = g.C * g.kH * g.kW;
+  if (h.magic != kGemmFormMagic || h.M != uint64_t(g.M) || h.K != uint64_t(K)) return nullptr;
+  return packed + kHeaderFloats;  // the GEMM checks that it fits the active tile
+}
+
+bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const float* bias, UnaryOp act, float* y,
+                   float* scratch) {
+  if (!packed || !conv_winograd_fits(g)) return false;
+  const PackHeader h = header_of(packed);
+  if (h.magic != kWinogradMagic || h.M != uint64_t(g.M) || h.K != uint64_t(g.C)) return false;
+  const float* u = packed + kHeaderFloats;
+  const size_t ustride = position_floats(g.M, g.C);
+  for (int xi = 0; xi < kPositions; ++xi)
+    if (!gemm_packed_a_fits(u + size_t(xi) * ustride, size_t(g.M), size_t(g.C))) return false;  // another ISA's tile
+  const Scratch s = layout(g, scratch);
+  const Transforms tf = transforms();
+  const size_t NR = gemm_active_nr();
+  const int64_t total = g.N * tile_rows(g) * tile_cols(g), tb = block_tiles(g);
+  GemmArgs a;
+  a.M = size_t(g.M);
+  a.K = size_t(g.C);
+  a.workspace = s.ws;
+  for (int64_t t0 = 0; t0 < total; t0 += tb) {
+    const int64_t t1 = std::min(total, t0 + tb);
+    transform_block(g, x, t0, t1, s, NR, tf);
+    a.N = size_t(t1 - t0);
+    a.ldc = size_t(t1 - t0);
+    for (int xi = 0; xi < kPositions; ++xi) {
+      a.packed_a = u + size_t(xi) * ustride;
+      a.c = s.m + size_t(xi) * s.m_stride;
+      gemm_from_panels(a, s.v + size_t(xi) * s.v_stride);
+    }
+    untransform_block(g, t0, t1, s, bias, act, y, tf);
+  }
+  return true;
+}
+
+}  // namespace om::kernels
