@@ -1,6 +1,9 @@
-// A 3x3, 64 -> 64 channel convolution at 56x56 (batch 1, padding 1) through a Session, Fast and
-// Exact, on every ISA this machine runs, against the single-core FMA peak measured in the same
-// run (docs/performance.md, "Convolution").
+// A 3x3, 64 -> 64 channel convolution at 56x56 (batch 1, padding 1) through a Session, on every
+// ISA this machine runs, against the single-core FMA peak measured in the same run
+// (docs/performance.md, "Convolution"): Fast (the Winograd form from weights packed when
+// planning), Fast without prepacked weights (the direct GEMM form, as Exact computes it) and
+// Exact. GFLOP/s count the direct form's 2*M*C*9 flops per output pixel for every row, so the
+// Winograd row's figure is the rate the direct form would need to match it.
 //
 //   bench_conv [--seconds S]
 #include <onemodel/onemodel.h>
@@ -73,6 +76,7 @@ int main(int argc, char** argv) {
   struct Row {
     om::kernels::Isa isa;
     om::ArithmeticMode mode;
+    bool prepack;
     double median, best;
     size_t arena_kib;
   };
@@ -81,9 +85,11 @@ int main(int argc, char** argv) {
   for (om::kernels::Isa isa : {om::kernels::Isa::Avx512, om::kernels::Isa::Avx2, om::kernels::Isa::Neon, om::kernels::Isa::Scalar}) {
     if (!om::kernels::isa_supported(isa) || isa == om::kernels::Isa::Scalar) continue;
     om::kernels::force_isa(isa);
-    for (om::ArithmeticMode mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
+    for (int variant = 0; variant < 3; ++variant) {
+      const om::ArithmeticMode mode = variant < 2 ? om::ArithmeticMode::Fast : om::ArithmeticMode::Exact;
       om::SessionOptions o;
       o.mode = mode;
+      o.prepack_weights = variant != 1;
       om::Session s(gr, o);
       om::TensorView in, out;
       in.name = "x";
@@ -100,7 +106,7 @@ int main(int argc, char** argv) {
         times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       }
       std::sort(times.begin(), times.end());
-      rows.push_back({isa, mode, times[times.size() / 2], times.front(), s.last_plan_stats().arena_bytes / 1024});
+      rows.push_back({isa, mode, o.prepack_weights, times[times.size() / 2], times.front(), s.last_plan_stats().arena_bytes / 1024});
     }
   }
 #if defined(__x86_64__)
@@ -115,8 +121,9 @@ int main(int argc, char** argv) {
     const auto pct = [&](double us) {
       return peak > 0 ? ", " + std::to_string(int(100 * flops / us * 1e-3 / peak + 0.5)) + "% of peak" : std::string();
     };
-    std::printf("%-7s %-5s median %8.1f us (%6.1f GFLOP/s%s)  best %8.1f us (%6.1f GFLOP/s%s)  arena %zu KiB\n",
-                om::kernels::isa_name(r.isa), r.mode == om::ArithmeticMode::Fast ? "Fast" : "Exact", r.median,
+    const char* label = r.mode == om::ArithmeticMode::Exact ? "Exact" : r.prepack ? "Fast" : "Fast-direct";
+    std::printf("%-7s %-11s median %8.1f us (%6.1f GFLOP/s%s)  best %8.1f us (%6.1f GFLOP/s%s)  arena %zu KiB\n",
+                om::kernels::isa_name(r.isa), label, r.median,
                 flops / r.median * 1e-3, pct(r.median).c_str(), r.best, flops / r.best * 1e-3, pct(r.best).c_str(), r.arena_kib);
   }
   om::kernels::force_isa(original);

@@ -64,23 +64,31 @@ void transform_kernel(const float* g, float* u) {
   }
 }
 
+// Tiles per tile row are rounded up to a multiple of 4 (the extra ones read only zeros and are
+// never written out), so every run of tiles the transforms see is whole 4- and 8-wide vectors.
 int64_t tile_rows(const ConvGeom& g) { return (g.OH + 1) / 2; }
-int64_t tile_cols(const ConvGeom& g) { return (g.OW + 1) / 2; }
+int64_t tile_cols(const ConvGeom& g) { return ((g.OW + 1) / 2 + 3) / 4 * 4; }
 
-// Tiles per block: the block's V (16 x C) and products (16 x M) stay within about 512 KiB; at
-// least one 32-column GEMM panel, at most one GEMM column block.
+// Tiles per block: the block's V (16 x C) and products (16 x M) stay within about 512 KiB; whole
+// 32-column GEMM panels (at least one), at most one GEMM column block.
 int64_t block_tiles(const ConvGeom& g) {
   const int64_t total = g.N * tile_rows(g) * tile_cols(g);
-  const int64_t fit = 131072 / (kPositions * (g.C + g.M));
-  return std::max<int64_t>(1, std::min(total, std::max<int64_t>(32, std::min<int64_t>(fit, int64_t(kGemmNC)))));
+  const int64_t fit = 131072 / (kPositions * (g.C + g.M)) / 32 * 32;  // whole panels of every ISA
+  return std::min(total, std::max<int64_t>(32, std::min<int64_t>(fit, int64_t(kGemmNC))));
 }
 
+// The padded plane the input transform reads: padded rows 0 .. 2*TH + 1 and columns
+// 0 .. 2*TW + 1, split by column parity (phase 0 holds the even columns, phase 1 the odd ones,
+// each Wq = TW + 1 wide, Hp rows), so each tile's four columns are two contiguous pairs.
+size_t plane_rows(const ConvGeom& g) { return size_t(2 * tile_rows(g) + 2); }
+size_t plane_cols(const ConvGeom& g) { return size_t(tile_cols(g) + 1); }
+
 // The scratch: V panels (16 positions, each C rows of the block's tiles rounded up to whole
-// panels), the products (16 x M x block), four deinterleaved padded input rows (even and odd
-// padded columns), two output rows, the GEMM workspace.
+// panels), the products (16 x M x block), the padded plane of one channel, two output rows, the
+// GEMM workspace.
 struct Scratch {
-  size_t v_stride, m_stride, row_floats, out_floats, total;
-  float *v, *m, *rows, *out, *ws;
+  size_t v_stride, m_stride, plane_floats, out_floats, total;
+  float *v, *m, *plane, *out, *ws;
 };
 Scratch layout(const ConvGeom& g, float* base) {
   const size_t tb = size_t(block_tiles(g));
@@ -89,110 +97,192 @@ Scratch layout(const ConvGeom& g, float* base) {
   // side, would otherwise often sit a multiple of 4 KiB apart and share cache sets.
   s.v_stride = round16(size_t(g.C) * round_up(tb, kGemmNRMultiple)) + 16;
   s.m_stride = round16(size_t(g.M) * tb) + 16;
-  s.row_floats = round16(size_t(tile_cols(g)) + 1);
+  s.plane_floats = round16(2 * plane_rows(g) * plane_cols(g) + 8);  // + 8: whole-vector reads at the end
   s.out_floats = round16(2 * size_t(tile_cols(g)));
-  const size_t v = 0, m = v + kPositions * s.v_stride, rows = m + kPositions * s.m_stride, out = rows + 8 * s.row_floats,
+  const size_t v = 0, m = v + kPositions * s.v_stride, plane = m + kPositions * s.m_stride, out = plane + s.plane_floats,
                ws = out + 2 * s.out_floats;
   s.total = ws + gemm_workspace_floats(size_t(g.M), tb, size_t(g.C));
   if (base) {
     s.v = base + v;
     s.m = base + m;
-    s.rows = base + rows;
+    s.plane = base + plane;
     s.out = base + out;
     s.ws = base + ws;
   }
   return s;
 }
 
-// Rows r = 0..3 of tile row th's patches, padded: e[r][j] and o[r][j] hold padded columns 2j
-// and 2j + 1 (0 outside the input), j <= TW.
-void load_patch_rows(const ConvGeom& g, const float* plane, int64_t th, float* rows, size_t row_floats) {
-  const int64_t TW = tile_cols(g);
-  for (int64_t r = 0; r < 4; ++r) {
-    float* e = rows + size_t(2 * r) * row_floats;
-    float* o = e + row_floats;
-    const int64_t ih = 2 * th - g.pad_t + r;
-    if (ih < 0 || ih >= g.H) {
-      std::memset(e, 0, size_t(TW + 1) * sizeof(float));
-      std::memset(o, 0, size_t(TW + 1) * sizeof(float));
-      continue;
+// Eight floats as one vector (GCC/Clang vector extension): 256-bit registers under AVX2 and
+// AVX-512, two 128-bit ones under SSE2 and NEON. Loads and stores are unaligned copies. These
+// helpers live in this file only and are inlined, so the calling convention GCC warns about for
+// 256-bit values without AVX (-Wpsabi) never crosses a boundary.
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float V8 __attribute__((vector_size(32)));
+typedef float V4 __attribute__((vector_size(16)));
+template <class V>
+__attribute__((always_inline)) inline V load(const float* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V>
+__attribute__((always_inline)) inline void store(float* p, V v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Padded rows [r0, r1) of one channel's plane into the parity-split buffer (conv_winograd
+// zeroes it once per call: the padding, which no channel writes, stays 0). Pairs of padded
+// columns (2j, 2j + 1) wholly inside the input are split eight at a time, a half pair at either
+// edge set alone.
+__attribute__((always_inline)) inline void fill_rows(const ConvGeom& g, const float* plane, int64_t r0, int64_t r1,
+                                                     float* pad) {
+  const int64_t Hp = int64_t(plane_rows(g)), Wq = int64_t(plane_cols(g));
+  const int64_t lo = std::min<int64_t>(g.pad_l, 2 * Wq), hi = std::min<int64_t>(g.pad_l + g.W, 2 * Wq);
+  if (lo >= hi) return;
+  const int64_t j_lo = (lo + 1) / 2, j_hi = std::max(j_lo, hi / 2);
+  for (int64_t r = std::max<int64_t>(r0, g.pad_t); r < std::min<int64_t>(r1, g.pad_t + g.H); ++r) {
+    const float* src = plane + (r - g.pad_t) * g.W - g.pad_l;  // src[q] = padded column q
+    float* e = pad + r * Wq;
+    float* o = pad + (Hp + r) * Wq;
+    if (lo & 1) o[lo / 2] = src[lo];
+    if ((hi - 1) % 2 == 0 && (hi - 1) / 2 >= j_hi) e[(hi - 1) / 2] = src[hi - 1];
+    int64_t j = j_lo;
+    for (; j + 8 <= j_hi; j += 8) {
+      const V8 a = load<V8>(src + 2 * j), b = load<V8>(src + 2 * j + 8);
+      store(e + j, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14));
+      store(o + j, __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15));
     }
-    // Padded columns [lo, hi) come from the input, the rest are 0.
-    const float* src = plane + ih * g.W - g.pad_l;  // src[q] = padded column q
-    const int64_t lo = std::min<int64_t>(g.pad_l, 2 * TW + 2), hi = std::min<int64_t>(g.pad_l + g.W, 2 * TW + 2);
-    std::memset(e, 0, size_t(TW + 1) * sizeof(float));
-    std::memset(o, 0, size_t(TW + 1) * sizeof(float));
-    for (int64_t q = lo + (lo & 1); q < hi; q += 2) e[q >> 1] = src[q];
-    for (int64_t q = lo | 1; q < hi; q += 2) o[q >> 1] = src[q];
+    for (; j < j_hi; ++j) {
+      e[j] = src[2 * j];
+      o[j] = src[2 * j + 1];
+    }
   }
 }
 
-// V = Bt d B for the n tiles from column j0 of the loaded rows, Bt = [1 0 -1 0; 0 1 1 0;
-// 0 -1 1 0; 0 1 0 -1]; position xi of tile k goes to dst[xi * xs + k].
-__attribute__((always_inline)) inline void input_transform(const float* rows, size_t rf, int64_t j0, int64_t n,
-                                                           float* __restrict dst, size_t xs) {
-  const float* e0 = rows + j0;
-  for (int64_t k = 0; k < n; ++k) {
-    float r[4][4];
-    for (int i = 0; i < 4; ++i) {
-      const float* e = e0 + size_t(2 * i) * rf;
-      const float* o = e + rf;
-      const float d0 = e[k], d1 = o[k], d2 = e[k + 1], d3 = o[k + 1];
-      r[i][0] = d0 - d2;
-      r[i][1] = d1 + d2;
-      r[i][2] = d2 - d1;
-      r[i][3] = d1 - d3;
-    }
-    for (int b = 0; b < 4; ++b) {
-      dst[size_t(0 + b) * xs + size_t(k)] = r[0][b] - r[2][b];
-      dst[size_t(4 + b) * xs + size_t(k)] = r[1][b] + r[2][b];
-      dst[size_t(8 + b) * xs + size_t(k)] = r[2][b] - r[1][b];
-      dst[size_t(12 + b) * xs + size_t(k)] = r[1][b] - r[3][b];
-    }
+// V = Bt d B for one vector of tiles from tile column j, Bt = [1 0 -1 0; 0 1 1 0; 0 -1 1 0;
+// 0 1 0 -1]: patch row i's even columns at e + i*rs, its odd ones at o + i*rs; position xi of
+// tile k goes to dst[xi * xs + k].
+template <class V>
+__attribute__((always_inline)) inline void input_group(const float* e, const float* o, size_t rs, int64_t j, float* dst,
+                                                       size_t xs) {
+  V r[4][4];
+  for (int i = 0; i < 4; ++i) {
+    const float* ei = e + size_t(i) * rs + j;
+    const float* oi = o + size_t(i) * rs + j;
+    const V d0 = load<V>(ei), d1 = load<V>(oi), d2 = load<V>(ei + 1), d3 = load<V>(oi + 1);
+    r[i][0] = d0 - d2;
+    r[i][1] = d1 + d2;
+    r[i][2] = d2 - d1;
+    r[i][3] = d1 - d3;
+  }
+  for (int b = 0; b < 4; ++b) {
+    store(dst + size_t(0 + b) * xs, r[0][b] - r[2][b]);
+    store(dst + size_t(4 + b) * xs, r[1][b] + r[2][b]);
+    store(dst + size_t(8 + b) * xs, r[2][b] - r[1][b]);
+    store(dst + size_t(12 + b) * xs, r[1][b] - r[3][b]);
   }
 }
 
-// Y = At m A for n tiles, At = [1 1 1 0; 0 1 -1 -1]: m[xi * ms + k] is position xi of tile k;
-// the 2x2 outputs (plus the bias) go to two output rows, tile k at columns 2k and 2k + 1.
-__attribute__((always_inline)) inline void output_transform(const float* m, size_t ms, int64_t n, float bias,
-                                                            float* __restrict top, float* __restrict bottom) {
-  for (int64_t k = 0; k < n; ++k) {
-    float s0[4], s1[4];
-    for (int a = 0; a < 4; ++a) {
-      const float m0 = m[size_t(4 * a) * ms + size_t(k)], m1 = m[size_t(4 * a + 1) * ms + size_t(k)];
-      const float m2 = m[size_t(4 * a + 2) * ms + size_t(k)], m3 = m[size_t(4 * a + 3) * ms + size_t(k)];
-      s0[a] = m0 + m1 + m2;
-      s1[a] = m1 - m2 - m3;
-    }
-    top[2 * k] = s0[0] + s0[1] + s0[2] + bias;
-    top[2 * k + 1] = s1[0] + s1[1] + s1[2] + bias;
-    bottom[2 * k] = s0[1] - s0[2] - s0[3] + bias;
-    bottom[2 * k + 1] = s1[1] - s1[2] - s1[3] + bias;
+// n: a multiple of 4 (tile_cols).
+__attribute__((always_inline)) inline void input_transform(const float* e, const float* o, size_t rs, int64_t j0, int64_t n,
+                                                           float* dst, size_t xs) {
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) input_group<V8>(e, o, rs, j0 + k, dst + k, xs);
+  if (k < n) input_group<V4>(e, o, rs, j0 + k, dst + k, xs);
+}
+
+// Y = At m A for one vector of tiles, At = [1 1 1 0; 0 1 -1 -1]: m[xi * ms] is position xi;
+// y[0..3] are the outputs (0, 0), (0, 1), (1, 0), (1, 1) plus the bias.
+template <class V>
+__attribute__((always_inline)) inline void output_group(const float* m, size_t ms, float bias, V* y) {
+  V s0[4], s1[4];
+  for (int a = 0; a < 4; ++a) {
+    const V m0 = load<V>(m + size_t(4 * a) * ms), m1 = load<V>(m + size_t(4 * a + 1) * ms);
+    const V m2 = load<V>(m + size_t(4 * a + 2) * ms), m3 = load<V>(m + size_t(4 * a + 3) * ms);
+    s0[a] = m0 + m1 + m2;
+    s1[a] = m1 - m2 - m3;
+  }
+  y[0] = s0[0] + s0[1] + s0[2] + bias;
+  y[1] = s1[0] + s1[1] + s1[2] + bias;
+  y[2] = s0[1] - s0[2] - s0[3] + bias;
+  y[3] = s1[1] - s1[2] - s1[3] + bias;
+}
+
+// The outputs of n tiles (a multiple of 4) into two output rows, tile k at columns 2k and 2k + 1.
+__attribute__((always_inline)) inline void output_transform(const float* m, size_t ms, int64_t n, float bias, float* top,
+                                                            float* bottom) {
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    V8 y[4];
+    output_group<V8>(m + k, ms, bias, y);
+    store(top + 2 * k, __builtin_shufflevector(y[0], y[1], 0, 8, 1, 9, 2, 10, 3, 11));
+    store(top + 2 * k + 8, __builtin_shufflevector(y[0], y[1], 4, 12, 5, 13, 6, 14, 7, 15));
+    store(bottom + 2 * k, __builtin_shufflevector(y[2], y[3], 0, 8, 1, 9, 2, 10, 3, 11));
+    store(bottom + 2 * k + 8, __builtin_shufflevector(y[2], y[3], 4, 12, 5, 13, 6, 14, 7, 15));
+  }
+  if (k < n) {
+    V4 y[4];
+    output_group<V4>(m + k, ms, bias, y);
+    store(top + 2 * k, __builtin_shufflevector(y[0], y[1], 0, 4, 1, 5));
+    store(top + 2 * k + 4, __builtin_shufflevector(y[0], y[1], 2, 6, 3, 7));
+    store(bottom + 2 * k, __builtin_shufflevector(y[2], y[3], 0, 4, 1, 5));
+    store(bottom + 2 * k + 4, __builtin_shufflevector(y[2], y[3], 2, 6, 3, 7));
   }
 }
 
-// The transforms as plain loops the compiler vectorises; on x86 also compiled for AVX-512 and
-// AVX2 and taken when that ISA is active (Fast mode: only speed depends on the choice).
+// V for tiles [t0, t1) as packed B panels of the active NR, in the layout of a gemm_pack_b
+// buffer's data for K = C, N = t1 - t0 (one column block; K blocks of kGemmKC rows, each a run
+// of NR-column panels). Per image and channel, the padded rows the block's tiles read are split
+// by parity once; then each run of tiles within a tile row is transformed, split where it
+// crosses a panel boundary (inside a panel the tiles are contiguous).
+__attribute__((always_inline)) inline void block_in(const ConvGeom& g, const float* x, int64_t t0, int64_t t1,
+                                                    const Scratch& s, size_t NR) {
+  const int64_t TW = tile_cols(g), per_image = tile_rows(g) * TW;
+  const size_t ncr = round_up(size_t(t1 - t0), NR), Wq = plane_cols(g), Hp = plane_rows(g);
+  for (int64_t ta = t0; ta < t1;) {
+    const int64_t n = ta / per_image, tz = std::min(t1, (n + 1) * per_image);
+    const int64_t th_a = (ta % per_image) / TW, th_z = ((tz - 1) % per_image) / TW;
+    for (int64_t c = 0; c < g.C; ++c) {
+      fill_rows(g, x + (n * g.C + c) * g.H * g.W, 2 * th_a, 2 * th_z + 4, s.plane);
+      const size_t k0 = size_t(c) / kGemmKC * kGemmKC, kc = std::min(kGemmKC, size_t(g.C) - k0);
+      float* panels = s.v + k0 * ncr + (size_t(c) - k0) * NR;  // row c of panel 0
+      for (int64_t t = ta; t < tz;) {
+        const int64_t th = (t % per_image) / TW, tw0 = t % TW, len = std::min(TW - tw0, tz - t);
+        const float* e = s.plane + size_t(2 * th) * Wq;
+        const float* o = e + Hp * Wq;
+        for (int64_t k = 0; k < len;) {
+          const size_t col = size_t(t - t0 + k), lane = col % NR;
+          const int64_t run = std::min<int64_t>(len - k, int64_t(NR - lane));
+          input_transform(e, o, Wq, tw0 + k, run, panels + (col / NR) * kc * NR + lane, s.v_stride);
+          k += run;
+        }
+        t += len;
+      }
+    }
+    ta = tz;
+  }
+}
+
+// The transforms, compiled for the baseline ISA and on x86 also for AVX2 and AVX-512, taken when
+// that ISA is active (Fast mode: only speed depends on the choice).
+using BlockInFn = void (*)(const ConvGeom&, const float*, int64_t, int64_t, const Scratch&, size_t);
 struct Transforms {
-  void (*in)(const float*, size_t, int64_t, int64_t, float*, size_t);
+  BlockInFn in;
   void (*out)(const float*, size_t, int64_t, float, float*, float*);
 };
-void in_generic(const float* r, size_t rf, int64_t j0, int64_t n, float* d, size_t xs) { input_transform(r, rf, j0, n, d, xs); }
-void out_generic(const float* m, size_t ms, int64_t n, float b, float* t, float* u) { output_transform(m, ms, n, b, t, u); }
+#define OM_WINOGRAD_TRANSFORMS(suffix, attr)                                                                       \
+  attr void in_##suffix(const ConvGeom& g, const float* x, int64_t t0, int64_t t1, const Scratch& s, size_t NR) { \
+    block_in(g, x, t0, t1, s, NR);                                                                                 \
+  }                                                                                                                \
+  attr void out_##suffix(const float* m, size_t ms, int64_t n, float b, float* t, float* u) {                      \
+    output_transform(m, ms, n, b, t, u);                                                                           \
+  }
+OM_WINOGRAD_TRANSFORMS(generic, )
 #if defined(__x86_64__)
-__attribute__((target("avx512f"))) void in_avx512(const float* r, size_t rf, int64_t j0, int64_t n, float* d, size_t xs) {
-  input_transform(r, rf, j0, n, d, xs);
-}
-__attribute__((target("avx512f"))) void out_avx512(const float* m, size_t ms, int64_t n, float b, float* t, float* u) {
-  output_transform(m, ms, n, b, t, u);
-}
-__attribute__((target("avx2"))) void in_avx2(const float* r, size_t rf, int64_t j0, int64_t n, float* d, size_t xs) {
-  input_transform(r, rf, j0, n, d, xs);
-}
-__attribute__((target("avx2"))) void out_avx2(const float* m, size_t ms, int64_t n, float b, float* t, float* u) {
-  output_transform(m, ms, n, b, t, u);
-}
+OM_WINOGRAD_TRANSFORMS(avx512, __attribute__((target("avx512f"))))
+OM_WINOGRAD_TRANSFORMS(avx2, __attribute__((target("avx2"))))
 #endif
+#undef OM_WINOGRAD_TRANSFORMS
 Transforms transforms() {
 #if defined(__x86_64__)
   if (active_isa() == Isa::Avx512) return {in_avx512, out_avx512};
@@ -214,26 +304,11 @@ void for_tile_runs(const ConvGeom& g, int64_t t0, int64_t t1, F&& f) {
   }
 }
 
-// V for tiles [t0, t1) as packed B panels of the active NR: in the layout of a gemm_pack_b
-// buffer's data for K = C, N = t1 - t0 (one column block; K blocks of kGemmKC rows, each a
-// run of NR-column panels).
+// V for tiles [t0, t1) (block_in), with the lanes past the last tile zeroed.
 void transform_block(const ConvGeom& g, const float* x, int64_t t0, int64_t t1, const Scratch& s, size_t NR,
                      const Transforms& tf) {
   const size_t nc = size_t(t1 - t0), ncr = round_up(nc, NR);
-  for_tile_runs(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw0, int64_t len, int64_t j) {
-    for (int64_t c = 0; c < g.C; ++c) {
-      load_patch_rows(g, x + (n * g.C + c) * g.H * g.W, th, s.rows, s.row_floats);
-      const size_t k0 = size_t(c) / kGemmKC * kGemmKC, kc = std::min(kGemmKC, size_t(g.C) - k0);
-      float* panels = s.v + k0 * ncr + (size_t(c) - k0) * NR;  // row c of panel 0
-      // Split the run where it crosses a panel boundary: inside a panel the tiles are contiguous.
-      for (int64_t k = 0; k < len;) {
-        const size_t col = size_t(j + k), lane = col % NR;
-        const int64_t run = std::min<int64_t>(len - k, int64_t(NR - lane));
-        tf.in(s.rows, s.row_floats, tw0 + k, run, panels + (col / NR) * kc * NR + lane, s.v_stride);
-        k += run;
-      }
-    }
-  });
+  tf.in(g, x, t0, t1, s, NR);
   // Lanes past the last tile of the last panel: zero, so the GEMM reads defined values.
   if (ncr > nc)
     for (int xi = 0; xi < kPositions; ++xi)
@@ -252,6 +327,7 @@ void untransform_block(const ConvGeom& g, int64_t t0, int64_t t1, const Scratch&
   float* bottom = s.out + s.out_floats;
   for_tile_runs(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw0, int64_t len, int64_t j) {
     const int64_t ow0 = 2 * tw0, cols = std::min(g.OW - ow0, 2 * len), oh = 2 * th;
+    if (cols <= 0) return;  // only the padding tiles of the row
     for (int64_t m = 0; m < g.M; ++m) {
       tf.out(s.m + size_t(m) * tb + size_t(j), s.m_stride, len, bias ? bias[m] : 0.0f, top, bottom);
       float* dst = y + (n * g.M + m) * P + oh * g.OW + ow0;
@@ -329,6 +405,7 @@ bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const
   for (int xi = 0; xi < kPositions; ++xi)
     if (!gemm_packed_a_fits(u + size_t(xi) * ustride, size_t(g.M), size_t(g.C))) return false;  // another ISA's tile
   const Scratch s = layout(g, scratch);
+  std::memset(s.plane, 0, s.plane_floats * sizeof(float));  // the padding stays 0 (fill_rows)
   const Transforms tf = transforms();
   const size_t NR = gemm_active_nr();
   const int64_t total = g.N * tile_rows(g) * tile_cols(g), tb = block_tiles(g);
