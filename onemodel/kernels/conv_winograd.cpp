@@ -83,13 +83,18 @@ int64_t block_tiles(const ConvGeom& g) {
 size_t plane_rows(const ConvGeom& g) { return size_t(2 * tile_rows(g) + 2); }
 size_t plane_cols(const ConvGeom& g) { return size_t(tile_cols(g) + 1); }
 
+constexpr size_t kPieceFloats = 7 * sizeof(int64_t) / sizeof(float);  // one Piece (below)
+
 // The scratch: V panels (16 positions, each C rows of the block's tiles rounded up to whole
 // panels), the products (16 x M x block), the padded plane of one channel, two output rows, the
-// GEMM workspace.
+// GEMM workspace, the block's pieces.
+struct Piece;
 struct Scratch {
   size_t v_stride, m_stride, plane_floats, out_floats, total;
   float *v, *m, *plane, *out, *ws;
+  Piece* pieces;
 };
+size_t max_pieces(const ConvGeom& g);
 Scratch layout(const ConvGeom& g, float* base) {
   const size_t tb = size_t(block_tiles(g));
   Scratch s{};
@@ -101,8 +106,10 @@ Scratch layout(const ConvGeom& g, float* base) {
   s.out_floats = round16(2 * size_t(tile_cols(g)));
   const size_t v = 0, m = v + kPositions * s.v_stride, plane = m + kPositions * s.m_stride, out = plane + s.plane_floats,
                ws = out + 2 * s.out_floats;
-  s.total = ws + gemm_workspace_floats(size_t(g.M), tb, size_t(g.C));
+  const size_t pieces = ws + gemm_workspace_floats(size_t(g.M), tb, size_t(g.C));
+  s.total = pieces + round16(max_pieces(g) * kPieceFloats);
   if (base) {
+    s.pieces = reinterpret_cast<Piece*>(base + pieces);
     s.v = base + v;
     s.m = base + m;
     s.plane = base + plane;
@@ -131,31 +138,37 @@ __attribute__((always_inline)) inline void store(float* p, V v) {
 }
 
 // Padded rows [r0, r1) of one channel's plane into the parity-split buffer (conv_winograd
-// zeroes it once per call: the padding, which no channel writes, stays 0). Pairs of padded
-// columns (2j, 2j + 1) wholly inside the input are split eight at a time, a half pair at either
-// edge set alone.
+// zeroes it once per call: the padding, which no channel writes, stays 0). Input columns are
+// taken in pairs (2m, 2m + 1), split eight or four pairs at a time: with an even left pad they
+// land at the same index of the even and odd phases, with an odd one in the odd phase and one
+// further along in the even phase. (2 * Wq >= pad_l + W always holds: OW = W + pads - 2.)
 __attribute__((always_inline)) inline void fill_rows(const ConvGeom& g, const float* plane, int64_t r0, int64_t r1,
                                                      float* pad) {
-  const int64_t Hp = int64_t(plane_rows(g)), Wq = int64_t(plane_cols(g));
-  const int64_t lo = std::min<int64_t>(g.pad_l, 2 * Wq), hi = std::min<int64_t>(g.pad_l + g.W, 2 * Wq);
-  if (lo >= hi) return;
-  const int64_t j_lo = (lo + 1) / 2, j_hi = std::max(j_lo, hi / 2);
+  const int64_t Hp = int64_t(plane_rows(g)), Wq = int64_t(plane_cols(g)), pairs = g.W / 2;
+  const bool odd = g.pad_l & 1;
   for (int64_t r = std::max<int64_t>(r0, g.pad_t); r < std::min<int64_t>(r1, g.pad_t + g.H); ++r) {
-    const float* src = plane + (r - g.pad_t) * g.W - g.pad_l;  // src[q] = padded column q
+    const float* src = plane + (r - g.pad_t) * g.W;
     float* e = pad + r * Wq;
     float* o = pad + (Hp + r) * Wq;
-    if (lo & 1) o[lo / 2] = src[lo];
-    if ((hi - 1) % 2 == 0 && (hi - 1) / 2 >= j_hi) e[(hi - 1) / 2] = src[hi - 1];
-    int64_t j = j_lo;
-    for (; j + 8 <= j_hi; j += 8) {
-      const V8 a = load<V8>(src + 2 * j), b = load<V8>(src + 2 * j + 8);
-      store(e + j, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14));
-      store(o + j, __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15));
+    float* first = (odd ? o : e) + g.pad_l / 2;             // where input column 2m goes, at m
+    float* second = (odd ? e + 1 : o) + g.pad_l / 2;        // and column 2m + 1
+    int64_t m = 0;
+    for (; m + 8 <= pairs; m += 8) {
+      const V8 a = load<V8>(src + 2 * m), b = load<V8>(src + 2 * m + 8);
+      store(first + m, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14));
+      store(second + m, __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15));
     }
-    for (; j < j_hi; ++j) {
-      e[j] = src[2 * j];
-      o[j] = src[2 * j + 1];
+    if (m + 4 <= pairs) {
+      const V4 a = load<V4>(src + 2 * m), b = load<V4>(src + 2 * m + 4);
+      store(first + m, __builtin_shufflevector(a, b, 0, 2, 4, 6));
+      store(second + m, __builtin_shufflevector(a, b, 1, 3, 5, 7));
+      m += 4;
     }
+    for (; m < pairs; ++m) {
+      first[m] = src[2 * m];
+      second[m] = src[2 * m + 1];
+    }
+    if (g.W & 1) first[pairs] = src[2 * pairs];
   }
 }
 
@@ -230,52 +243,72 @@ __attribute__((always_inline)) inline void output_transform(const float* m, size
   }
 }
 
-// V for tiles [t0, t1) as packed B panels of the active NR, in the layout of a gemm_pack_b
-// buffer's data for K = C, N = t1 - t0 (one column block; K blocks of kGemmKC rows, each a run
-// of NR-column panels). Per image and channel, the padded rows the block's tiles read are split
-// by parity once; then each run of tiles within a tile row is transformed, split where it
-// crosses a panel boundary (inside a panel the tiles are contiguous).
-__attribute__((always_inline)) inline void block_in(const ConvGeom& g, const float* x, int64_t t0, int64_t t1,
-                                                    const Scratch& s, size_t NR) {
+// A run of tiles within one tile row and one B panel: where its patch rows start in the padded
+// plane, its first tile column, its length, its panel and first lane.
+struct Piece {
+  int64_t n, th, row_off, col, len, panel, lane;
+};
+static_assert(sizeof(Piece) == kPieceFloats * sizeof(float), "kPieceFloats is one Piece");
+
+// The pieces of tiles [t0, t1) in order (at most 2 + (t1 - t0) / 2: runs and panels are
+// multiples of 4 tiles wide). The divisions happen here, once per block.
+size_t block_pieces(const ConvGeom& g, int64_t t0, int64_t t1, size_t NR, Piece* out) {
   const int64_t TW = tile_cols(g), per_image = tile_rows(g) * TW;
-  const size_t ncr = round_up(size_t(t1 - t0), NR), Wq = plane_cols(g), Hp = plane_rows(g);
-  for (int64_t ta = t0; ta < t1;) {
-    const int64_t n = ta / per_image, tz = std::min(t1, (n + 1) * per_image);
-    const int64_t th_a = (ta % per_image) / TW, th_z = ((tz - 1) % per_image) / TW;
+  const int64_t Wq = int64_t(plane_cols(g));
+  size_t count = 0;
+  for (int64_t t = t0; t < t1;) {
+    const int64_t n = t / per_image, th = (t % per_image) / TW, tw0 = t % TW, len = std::min(TW - tw0, t1 - t);
+    for (int64_t k = 0; k < len;) {
+      const size_t col = size_t(t - t0 + k), lane = col % NR;
+      const int64_t run = std::min<int64_t>(len - k, int64_t(NR - lane));
+      out[count++] = Piece{n, th, 2 * th * Wq, tw0 + k, run, int64_t(col / NR), int64_t(lane)};
+      k += run;
+    }
+    t += len;
+  }
+  return count;
+}
+size_t max_pieces(const ConvGeom& g) { return 2 + size_t(block_tiles(g)) / 2; }
+
+// V for a block's pieces as packed B panels of the active NR, in the layout of a gemm_pack_b
+// buffer's data for K = C and the block's ncr (whole panels) columns: K blocks of kGemmKC rows,
+// each a run of NR-column panels. Per image and channel, the padded rows the pieces read are
+// split by parity once, then every piece is transformed.
+__attribute__((always_inline)) inline void block_in(const ConvGeom& g, const float* x, const Piece* pieces, size_t count,
+                                                    size_t ncr, const Scratch& s, size_t NR) {
+  const size_t Wq = plane_cols(g), Hp = plane_rows(g);
+  for (size_t a = 0; a < count;) {
+    size_t z = a;
+    while (z < count && pieces[z].n == pieces[a].n) ++z;  // pieces [a, z): one image
+    const float* image = x + pieces[a].n * g.C * g.H * g.W;
     for (int64_t c = 0; c < g.C; ++c) {
-      fill_rows(g, x + (n * g.C + c) * g.H * g.W, 2 * th_a, 2 * th_z + 4, s.plane);
+      fill_rows(g, image + c * g.H * g.W, 2 * pieces[a].th, 2 * pieces[z - 1].th + 4, s.plane);
       const size_t k0 = size_t(c) / kGemmKC * kGemmKC, kc = std::min(kGemmKC, size_t(g.C) - k0);
       float* panels = s.v + k0 * ncr + (size_t(c) - k0) * NR;  // row c of panel 0
-      for (int64_t t = ta; t < tz;) {
-        const int64_t th = (t % per_image) / TW, tw0 = t % TW, len = std::min(TW - tw0, tz - t);
-        const float* e = s.plane + size_t(2 * th) * Wq;
-        const float* o = e + Hp * Wq;
-        for (int64_t k = 0; k < len;) {
-          const size_t col = size_t(t - t0 + k), lane = col % NR;
-          const int64_t run = std::min<int64_t>(len - k, int64_t(NR - lane));
-          input_transform(e, o, Wq, tw0 + k, run, panels + (col / NR) * kc * NR + lane, s.v_stride);
-          k += run;
-        }
-        t += len;
+      for (size_t i = a; i < z; ++i) {
+        const Piece& p = pieces[i];
+        const float* e = s.plane + p.row_off;
+        input_transform(e, e + Hp * Wq, Wq, p.col, p.len, panels + size_t(p.panel) * kc * NR + size_t(p.lane), s.v_stride);
       }
     }
-    ta = tz;
+    a = z;
   }
 }
 
 // The transforms, compiled for the baseline ISA and on x86 also for AVX2 and AVX-512, taken when
 // that ISA is active (Fast mode: only speed depends on the choice).
-using BlockInFn = void (*)(const ConvGeom&, const float*, int64_t, int64_t, const Scratch&, size_t);
+using BlockInFn = void (*)(const ConvGeom&, const float*, const Piece*, size_t, size_t, const Scratch&, size_t);
 struct Transforms {
   BlockInFn in;
   void (*out)(const float*, size_t, int64_t, float, float*, float*);
 };
-#define OM_WINOGRAD_TRANSFORMS(suffix, attr)                                                                       \
-  attr void in_##suffix(const ConvGeom& g, const float* x, int64_t t0, int64_t t1, const Scratch& s, size_t NR) { \
-    block_in(g, x, t0, t1, s, NR);                                                                                 \
-  }                                                                                                                \
-  attr void out_##suffix(const float* m, size_t ms, int64_t n, float b, float* t, float* u) {                      \
-    output_transform(m, ms, n, b, t, u);                                                                           \
+#define OM_WINOGRAD_TRANSFORMS(suffix, attr)                                                                    \
+  attr void in_##suffix(const ConvGeom& g, const float* x, const Piece* pieces, size_t count, size_t ncr,      \
+                        const Scratch& s, size_t NR) {                                                          \
+    block_in(g, x, pieces, count, ncr, s, NR);                                                                  \
+  }                                                                                                             \
+  attr void out_##suffix(const float* m, size_t ms, int64_t n, float b, float* t, float* u) {                   \
+    output_transform(m, ms, n, b, t, u);                                                                        \
   }
 OM_WINOGRAD_TRANSFORMS(generic, )
 #if defined(__x86_64__)
@@ -308,7 +341,8 @@ void for_tile_runs(const ConvGeom& g, int64_t t0, int64_t t1, F&& f) {
 void transform_block(const ConvGeom& g, const float* x, int64_t t0, int64_t t1, const Scratch& s, size_t NR,
                      const Transforms& tf) {
   const size_t nc = size_t(t1 - t0), ncr = round_up(nc, NR);
-  tf.in(g, x, t0, t1, s, NR);
+  const size_t count = block_pieces(g, t0, t1, NR, s.pieces);
+  tf.in(g, x, s.pieces, count, ncr, s, NR);
   // Lanes past the last tile of the last panel: zero, so the GEMM reads defined values.
   if (ncr > nc)
     for (int xi = 0; xi < kPositions; ++xi)
