@@ -207,7 +207,13 @@ __attribute__((always_inline)) inline void input_transform(const float* e, const
 // Y = At m A for one vector of tiles, At = [1 1 1 0; 0 1 -1 -1]: m[xi * ms] is position xi;
 // y[0..3] are the outputs (0, 0), (0, 1), (1, 0), (1, 1) plus the bias.
 template <class V>
-__attribute__((always_inline)) inline void output_group(const float* m, size_t ms, float bias, V* y) {
+__attribute__((always_inline)) inline V relu(V v) {  // x < 0 ? 0 : x, as UnaryOp::Relu (NaN kept)
+  const auto negative = v < V{};
+  return (V)((decltype(negative))v & ~negative);
+}
+
+template <class V>
+__attribute__((always_inline)) inline void output_group(const float* m, size_t ms, float bias, bool with_relu, V* y) {
   V s0[4], s1[4];
   for (int a = 0; a < 4; ++a) {
     const V m0 = load<V>(m + size_t(4 * a) * ms), m1 = load<V>(m + size_t(4 * a + 1) * ms);
@@ -219,15 +225,18 @@ __attribute__((always_inline)) inline void output_group(const float* m, size_t m
   y[1] = s1[0] + s1[1] + s1[2] + bias;
   y[2] = s0[1] - s0[2] - s0[3] + bias;
   y[3] = s1[1] - s1[2] - s1[3] + bias;
+  if (with_relu)
+    for (int i = 0; i < 4; ++i) y[i] = relu(y[i]);
 }
 
-// The outputs of n tiles (a multiple of 4) into two output rows, tile k at columns 2k and 2k + 1.
-__attribute__((always_inline)) inline void output_transform(const float* m, size_t ms, int64_t n, float bias, float* top,
-                                                            float* bottom) {
+// The outputs of n tiles (a multiple of 4) into two output rows, tile k at columns 2k and 2k + 1,
+// with the bias and, when with_relu, the ReLU.
+__attribute__((always_inline)) inline void output_transform(const float* m, size_t ms, int64_t n, float bias, bool with_relu,
+                                                            float* top, float* bottom) {
   int64_t k = 0;
   for (; k + 8 <= n; k += 8) {
     V8 y[4];
-    output_group<V8>(m + k, ms, bias, y);
+    output_group<V8>(m + k, ms, bias, with_relu, y);
     store(top + 2 * k, __builtin_shufflevector(y[0], y[1], 0, 8, 1, 9, 2, 10, 3, 11));
     store(top + 2 * k + 8, __builtin_shufflevector(y[0], y[1], 4, 12, 5, 13, 6, 14, 7, 15));
     store(bottom + 2 * k, __builtin_shufflevector(y[2], y[3], 0, 8, 1, 9, 2, 10, 3, 11));
@@ -235,7 +244,7 @@ __attribute__((always_inline)) inline void output_transform(const float* m, size
   }
   if (k < n) {
     V4 y[4];
-    output_group<V4>(m + k, ms, bias, y);
+    output_group<V4>(m + k, ms, bias, with_relu, y);
     store(top + 2 * k, __builtin_shufflevector(y[0], y[1], 0, 4, 1, 5));
     store(top + 2 * k + 4, __builtin_shufflevector(y[0], y[1], 2, 6, 3, 7));
     store(bottom + 2 * k, __builtin_shufflevector(y[2], y[3], 0, 4, 1, 5));
@@ -300,15 +309,15 @@ __attribute__((always_inline)) inline void block_in(const ConvGeom& g, const flo
 using BlockInFn = void (*)(const ConvGeom&, const float*, const Piece*, size_t, size_t, const Scratch&, size_t);
 struct Transforms {
   BlockInFn in;
-  void (*out)(const float*, size_t, int64_t, float, float*, float*);
+  void (*out)(const float*, size_t, int64_t, float, bool, float*, float*);
 };
 #define OM_WINOGRAD_TRANSFORMS(suffix, attr)                                                                    \
   attr void in_##suffix(const ConvGeom& g, const float* x, const Piece* pieces, size_t count, size_t ncr,      \
                         const Scratch& s, size_t NR) {                                                          \
     block_in(g, x, pieces, count, ncr, s, NR);                                                                  \
   }                                                                                                             \
-  attr void out_##suffix(const float* m, size_t ms, int64_t n, float b, float* t, float* u) {                   \
-    output_transform(m, ms, n, b, t, u);                                                                        \
+  attr void out_##suffix(const float* m, size_t ms, int64_t n, float b, bool relu, float* t, float* u) {       \
+    output_transform(m, ms, n, b, relu, t, u);                                                                  \
   }
 OM_WINOGRAD_TRANSFORMS(generic, )
 #if defined(__x86_64__)
@@ -353,23 +362,32 @@ void transform_block(const ConvGeom& g, const float* x, int64_t t0, int64_t t1, 
       }
 }
 
+// Y for tiles [t0, t1): runs whose outputs all lie inside the image are written in place, the
+// others (the last run of a row, and the bottom row of an odd output height) through the two
+// output rows of the scratch. The bias and a ReLU go with the transform, other activations after.
 void untransform_block(const ConvGeom& g, int64_t t0, int64_t t1, const Scratch& s, const float* bias, UnaryOp act,
                        float* y, const Transforms& tf) {
   const size_t tb = size_t(t1 - t0);
   const int64_t P = g.OH * g.OW;
-  float* top = s.out;
-  float* bottom = s.out + s.out_floats;
+  const bool fused = act == UnaryOp::Relu;
+  float* top_tmp = s.out;
+  float* bottom_tmp = s.out + s.out_floats;
   for_tile_runs(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw0, int64_t len, int64_t j) {
     const int64_t ow0 = 2 * tw0, cols = std::min(g.OW - ow0, 2 * len), oh = 2 * th;
     if (cols <= 0) return;  // only the padding tiles of the row
+    const bool whole = cols == 2 * len, two_rows = oh + 1 < g.OH;
     for (int64_t m = 0; m < g.M; ++m) {
-      tf.out(s.m + size_t(m) * tb + size_t(j), s.m_stride, len, bias ? bias[m] : 0.0f, top, bottom);
       float* dst = y + (n * g.M + m) * P + oh * g.OW + ow0;
-      std::memcpy(dst, top, size_t(cols) * sizeof(float));
-      if (act != UnaryOp::Identity) f32_unary(act, dst, dst, size_t(cols));
-      if (oh + 1 < g.OH) {
-        std::memcpy(dst + g.OW, bottom, size_t(cols) * sizeof(float));
-        if (act != UnaryOp::Identity) f32_unary(act, dst + g.OW, dst + g.OW, size_t(cols));
+      float* top = whole ? dst : top_tmp;
+      float* bottom = whole && two_rows ? dst + g.OW : bottom_tmp;
+      tf.out(s.m + size_t(m) * tb + size_t(j), s.m_stride, len, bias ? bias[m] : 0.0f, fused, top, bottom);
+      if (!whole) {
+        std::memcpy(dst, top, size_t(cols) * sizeof(float));
+        if (two_rows) std::memcpy(dst + g.OW, bottom, size_t(cols) * sizeof(float));
+      }
+      if (!fused && act != UnaryOp::Identity) {
+        f32_unary(act, dst, dst, size_t(cols));
+        if (two_rows) f32_unary(act, dst + g.OW, dst + g.OW, size_t(cols));
       }
     }
   });
