@@ -100,8 +100,8 @@ struct ImageB {
 };
 
 // Copies of n floats, the whole panel row (nr) the common case. Plain copies: they cannot change
-// a result, so on x86 the packing is also compiled for AVX-512 (the fixed-size copies then
-// expand to 512-bit moves) and taken when that ISA is active.
+// a result, so on x86 the packing is also compiled for AVX-512 and AVX2 (the fixed-size copies
+// then expand to 512- or 256-bit moves) and taken when that ISA is active.
 struct CopyPlain {
   static inline void run(float* d, const float* s, int64_t n) {
     if (n == 32) std::memcpy(d, s, 32 * sizeof(float));
@@ -155,12 +155,17 @@ __attribute__((target("avx512f"))) void pack_panels_avx512(const ImageB& s, size
                                                           size_t nr, float* dst) {
   pack_panels<CopyPlain>(s, k0, kc, j0, nc, nr, dst);
 }
+__attribute__((target("avx2"))) void pack_panels_avx2(const ImageB& s, size_t k0, size_t kc, size_t j0, size_t nc,
+                                                     size_t nr, float* dst) {
+  pack_panels<CopyPlain>(s, k0, kc, j0, nc, nr, dst);
+}
 #endif
 
 void pack_image_panels(const void* ctx, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
   const ImageB& s = *static_cast<const ImageB*>(ctx);
 #if defined(__x86_64__)
   if (active_isa() == Isa::Avx512) return pack_panels_avx512(s, k0, kc, j0, nc, nr, dst);
+  if (active_isa() == Isa::Avx2) return pack_panels_avx2(s, k0, kc, j0, nc, nr, dst);
 #endif
   pack_panels<CopyPlain>(s, k0, kc, j0, nc, nr, dst);
 }
