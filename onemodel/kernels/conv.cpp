@@ -39,6 +39,20 @@ void run_gemm(const GemmArgs& a, const float* packed, ArithmeticMode mode) {
   else f32_gemm(a, mode);
 }
 
+// After the complete chains of n outputs of channel m: + bias (when given, one rounding), the
+// inference batch normalisation (when given: f32_batch_norm_inference's steps), the activation.
+void epilogue_row(float* row, size_t n, const float* bias, const ConvNorm* norm, int64_t m, UnaryOp act) {
+  if (bias) f32_binary(BinaryOp::Add, row, 1, bias, 0, row, n);
+  if (norm) {
+    const float s = batch_norm_scale(norm->scale[m], norm->var[m], norm->eps), mu = norm->mean[m], b = norm->bias[m];
+    for (size_t i = 0; i < n; ++i) {
+      const float t = (row[i] - mu) * s;
+      row[i] = t + b;
+    }
+  }
+  if (act != UnaryOp::Identity) f32_unary(act, row, row, n);
+}
+
 // One row of the im2col matrix over a run of output pixels: out[j] = the input under tap
 // (kh, kw) of output pixel (oh, ow0) + j, j < n, running on across output rows (0 where the tap
 // falls in the padding). Built one output-row segment at a time, so stride-1 rows are plain
@@ -195,7 +209,8 @@ int64_t padded_floats(const ConvGeom& g) {
 }
 
 // The same chain per output, taps read one by one (padded positions as 0): no buffer.
-void depthwise_direct(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y) {
+void depthwise_direct(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y,
+                      const ConvNorm* norm) {
   const int64_t mult = g.M / g.C, kk = g.kH * g.kW, P = g.OH * g.OW;
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t m = 0; m < g.M; ++m) {
@@ -214,7 +229,7 @@ void depthwise_direct(const ConvGeom& g, const float* x, const float* w, const f
           }
           out[oh * g.OW + ow] = bias ? acc + bias[m] : acc;
         }
-      if (act != UnaryOp::Identity) f32_unary(act, out, out, size_t(P));
+      epilogue_row(out, size_t(P), nullptr, norm, m, act);
     }
 }
 
@@ -276,8 +291,9 @@ void fill_padded(const ConvGeom& g, const float* plane, float* pad) {
   }
 }
 
-void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch) {
-  if (padded_floats(g) < 0) return depthwise_direct(g, x, w, bias, act, y);
+void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
+               const ConvNorm* norm) {
+  if (padded_floats(g) < 0) return depthwise_direct(g, x, w, bias, act, y, norm);
   const int64_t mult = g.M / g.C, kk = g.kH * g.kW, P = g.OH * g.OW;
   const int64_t Wq = phase_cols(g);
   ptrdiff_t* tap_off = reinterpret_cast<ptrdiff_t*>(scratch);
@@ -301,7 +317,7 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
         dp.bias = bias ? bias + m : nullptr;
         dp.out = out;
         f32_depthwise_plane(dp);
-        if (act != UnaryOp::Identity) f32_unary(act, out, out, size_t(P));
+        epilogue_row(out, size_t(P), nullptr, norm, m, act);
       }
     }
 }
@@ -376,9 +392,9 @@ size_t conv_scratch_floats(const ConvGeom& g) {
 // itself) its B, so the product lands in place. The bias and the activation follow each tile's
 // complete chains.
 void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
-                const float* packed_w, ArithmeticMode mode) {
-  if (is_depthwise(g)) return depthwise(g, x, w, bias, act, y, scratch);
-  if (mode == ArithmeticMode::Fast && conv_winograd(g, x, packed_w, bias, act, y, scratch)) return;
+                const float* packed_w, ArithmeticMode mode, const ConvNorm* norm) {
+  if (is_depthwise(g)) return depthwise(g, x, w, bias, act, y, scratch, norm);
+  if (mode == ArithmeticMode::Fast && !norm && conv_winograd(g, x, packed_w, bias, act, y, scratch)) return;
   const float* planned_a = conv_packed_gemm_weights(g, packed_w);  // null unless packed for this node
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW, HW = g.H * g.W;
   const int64_t pt = conv_pixel_tile(g, P, K);
@@ -442,11 +458,8 @@ void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* 
         a.N = size_t(cur);
         a.c = yg + p0;
         f32_gemm(a, mode);
-        for (int64_t m = 0; m < Mg; ++m) {
-          float* row = yg + m * P + p0;
-          if (bias) f32_binary(BinaryOp::Add, row, 1, bias + gi * Mg + m, 0, row, size_t(cur));
-          if (act != UnaryOp::Identity) f32_unary(act, row, row, size_t(cur));
-        }
+        for (int64_t m = 0; m < Mg; ++m)
+          epilogue_row(yg + m * P + p0, size_t(cur), bias ? bias + gi * Mg + m : nullptr, norm, gi * Mg + m, act);
       }
     }
   }
@@ -612,7 +625,7 @@ void f32_avg_pool2d(const ConvGeom& g, int64_t pad_b, int64_t pad_r, bool count_
 void f32_batch_norm_inference(const float* x, const float* scale, const float* bias, const float* mean, const float* var,
                               float eps, int64_t N, int64_t C, int64_t inner, float* y) {
   for (int64_t c = 0; c < C; ++c) {
-    const float s = scale[c] / std::sqrt(var[c] + eps);
+    const float s = batch_norm_scale(scale[c], var[c], eps);
     const float mu = mean[c], b = bias[c];
     for (int64_t n = 0; n < N; ++n) {
       const float* xs = x + (n * C + c) * inner;

@@ -7,6 +7,7 @@
 // (graph inference, eager argument checks) with the checked helpers of core/shape.h; these
 // functions trust it.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -46,9 +47,19 @@ int64_t conv_out_extent(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad
 // F(2x2, 3x3) form (conv_winograd.cpp): 16 products per channel pair and 2x2 outputs instead of
 // 36, rounding differently from the chain above (within about 1e-6 of it, relative to the
 // outputs' scale), so Exact mode never takes it.
+//
+// `norm` (optional): inference batch normalisation between the bias and the activation, as an
+// Exact session's FusedConv absorbs a following BatchNormalization node: y = (x - mean[m]) *
+// s[m] + bias[m] with s = batch_norm_scale(scale[m], var[m], eps), each step one rounding: the
+// bits of the separate node (f32_batch_norm_inference). The Winograd form is not taken with it.
+struct ConvNorm {
+  const float *scale, *bias, *mean, *var;
+  float eps;
+};
+inline float batch_norm_scale(float scale, float var, float eps) { return scale / std::sqrt(var + eps); }
 size_t conv_scratch_floats(const ConvGeom& g);
 void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
-                const float* packed_w, ArithmeticMode mode);
+                const float* packed_w, ArithmeticMode mode, const ConvNorm* norm = nullptr);
 
 // Constant weights packed once for f32_conv2d (a Session does it when planning), group-1
 // convolutions only: W [M, K = C*kH*kW] as the GEMM's packed left operand, or, with `winograd`
@@ -100,7 +111,7 @@ void f32_avg_pool2d(const ConvGeom& g, int64_t pad_b, int64_t pad_r, bool count_
 int64_t avg_pool_count(const ConvGeom& g, int64_t pad_b, int64_t pad_r, bool count_include_pad, int64_t oh, int64_t ow);
 
 // Inference batch normalisation of [N, C, inner]: y = (x - mean[c]) * s[c] + bias[c] with
-// s[c] = scale[c] / sqrt(var[c] + eps), each operation one rounding (no fma).
+// s[c] = batch_norm_scale(scale[c], var[c], eps), each operation one rounding (no fma).
 void f32_batch_norm_inference(const float* x, const float* scale, const float* bias, const float* mean, const float* var,
                               float eps, int64_t N, int64_t C, int64_t inner, float* y);
 

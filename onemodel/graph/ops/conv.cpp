@@ -213,12 +213,25 @@ bool conv_activation(const Node& node, kernels::UnaryOp* op) {
   return e != nullptr;
 }
 
+// FusedConv's optional inputs 3..6: a BatchNormalization's scale, B, mean and var, each [M].
+constexpr const char* kNormInputs[] = {"scale", "B", "mean", "var"};
+
 Status infer_fused_conv(InferContext& ctx) {
   OM_TRY(infer_conv_like(ctx, GeomKind::Conv));
   kernels::UnaryOp op;
   if (!conv_activation(ctx.node, &op))
     return ctx.error(ErrorKind::InvalidArgument, msg("unknown activation '", find_attr(ctx.node, "activation")->s, "' (",
                                                      epilogue_activation_names(), ")"));
+  if (ctx.num_inputs() > 3) {
+    const int64_t M = ctx.outputs[0].shape[1];
+    for (size_t i = 3; i < 7; ++i) {
+      const ValueDesc* v = ctx.input(i);
+      if (!v || v->dtype != DType::f32 || v->shape.size() != 1 || v->shape[0] != M)
+        return ctx.error(ErrorKind::ShapeMismatch,
+                         msg("the batch normalisation's ", kNormInputs[i - 3], " (input ", i, ") must be f32 [", M,
+                             "] (the output channels)", v ? msg(", got ", dtype_name(v->dtype), " ", shape_str(v->shape)) : std::string()));
+    }
+  }
   return Status::ok();
 }
 Status infer_conv_transpose(InferContext& ctx) { return infer_conv_like(ctx, GeomKind::ConvTranspose); }
@@ -255,8 +268,13 @@ Status conv_kernel(const KernelContext& k) {
   const float* bias = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
   kernels::UnaryOp act = kernels::UnaryOp::Identity;
   conv_activation(*k.node, &act);
-  kernels::f32_conv2d(sg.g, k.in(0).as<const float>(), k.in(1).as<const float>(), bias, act,
-                      k.out(0).as<float>(), static_cast<float*>(k.scratch), k.packed_b, k.mode);
+  kernels::ConvNorm norm{};
+  const bool has_norm = k.has_input(3);
+  if (has_norm)
+    norm = {k.in(3).as<const float>(), k.in(4).as<const float>(), k.in(5).as<const float>(), k.in(6).as<const float>(),
+            attr_float(*k.node, "epsilon", 1e-5f)};
+  kernels::f32_conv2d(sg.g, k.in(0).as<const float>(), k.in(1).as<const float>(), bias, act, k.out(0).as<float>(),
+                      static_cast<float*>(k.scratch), k.packed_b, k.mode, has_norm ? &norm : nullptr);
   return Status::ok();
 }
 
@@ -329,6 +347,7 @@ constexpr AttrSpec kConvAttrs[] = {{"auto_pad", AttrKind::String},      {"dilati
                                    {"group", AttrKind::PositiveInt},    {"kernel_shape", AttrKind::PositiveInts},
                                    {"pads", AttrKind::Ints},            {"strides", AttrKind::PositiveInts}};
 constexpr AttrSpec kFusedConvAttrs[] = {{"activation", AttrKind::String},   {"auto_pad", AttrKind::String},
+                                        {"epsilon", AttrKind::Float},
                                         {"dilations", AttrKind::PositiveInts}, {"group", AttrKind::PositiveInt},
                                         {"kernel_shape", AttrKind::PositiveInts}, {"pads", AttrKind::Ints},
                                         {"strides", AttrKind::PositiveInts}};
@@ -344,9 +363,9 @@ constexpr OpDef kOps[] = {
     op("ConvTranspose").upgrades_from(7).inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose).kernel(conv_transpose_kernel)
         .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
         .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order"),
-    op("FusedConv").in_domain(kOnemodelDomain).inputs(2, 3).attributes(kFusedConvAttrs).shapes(infer_fused_conv).kernel(conv_kernel)
+    op("FusedConv").in_domain(kOnemodelDomain).inputs(2, 7).attributes(kFusedConvAttrs).shapes(infer_fused_conv).kernel(conv_kernel)
         .with_scratch(conv_scratch).with_prepack(conv_packable)
-        .doc("written by the conv fusion pass: act(Conv(X, W) + bias), bias and activation after each output's complete fma chain"),
+        .doc("written by the conv fusion pass: act(BN(Conv(X, W) + bias)), the optional inference batch normalisation (inputs 3-6: scale, B, mean, var; epsilon) and the activation after each output's complete fma chain, each step rounded as the separate nodes"),
 };
 
 }  // namespace

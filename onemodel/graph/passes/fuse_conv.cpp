@@ -6,10 +6,12 @@
 // are rounded into new weights, so outputs change in the last bits: Fast sessions only.
 //
 // fuse_conv_epilogue (Exact): Conv(X, W[, b]) [-> Add(., per-channel initializer) when the Conv
-// has no bias] [-> Relu|Sigmoid|Tanh|Gelu] becomes com.onemodel FusedConv(X, W, b,
-// activation=...). The convolution kernel adds the bias and applies the activation after each
-// output's complete fma chain: one rounding for the add and the same activation function the
-// separate nodes compute, so no output bit changes.
+// has no bias] [-> BatchNormalization(., scale, B, mean, var) in inference mode with constant
+// statistics] [-> Relu|Sigmoid|Tanh|Gelu] becomes com.onemodel FusedConv(X, W, b[, scale, B,
+// mean, var], activation=...[, epsilon]). The convolution kernel adds the bias, normalises and
+// applies the activation after each output's complete fma chain, each step rounded as the
+// separate nodes round it (kernels/conv.h, ConvNorm), so no output bit changes; the outputs are
+// written once instead of three times.
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
@@ -60,6 +62,19 @@ ConvIndex index_of(const Graph& g) {
 
 bool is_conv(const Node& n) { return is_default_domain(n.domain) && n.op_type == "Conv" && n.outputs.size() == 1; }
 
+// Whether `bn` is an inference BatchNormalization of `in` whose four statistics are constant f32
+// [M] initializers.
+bool constant_batch_norm(const ConvIndex& x, const Node& bn, const std::string& in, int64_t M) {
+  if (!is_default_domain(bn.domain) || bn.op_type != "BatchNormalization" || bn.inputs.size() != 5 || bn.inputs[0] != in ||
+      bn.outputs.size() != 1 || bn.attr_int("training_mode", 0) != 0)
+    return false;
+  for (size_t k = 1; k < 5; ++k) {
+    const TensorData* t = x.constant(bn.inputs[k]);
+    if (!t || t->dims.size() != 1 || t->dims[0] != M) return false;
+  }
+  return true;
+}
+
 std::string fresh_name(ConvIndex& x, const std::string& base) {
   std::string n = base;
   for (int k = 2; x.names.count(n); ++k) n = msg(base, "_", k);
@@ -83,16 +98,9 @@ Status fold_conv_batchnorm(Graph& g, ArithmeticMode, size_t* changes) {
     if (conv.inputs.size() >= 3 && !conv.inputs[2].empty() && (!b || b->numel() != M)) continue;
     const size_t bi = x.reader(conv.outputs[0]);
     const Node& bn = g.nodes[bi];
-    if (dropped[bi] || !is_default_domain(bn.domain) || bn.op_type != "BatchNormalization" || bn.inputs.size() != 5 ||
-        bn.inputs[0] != conv.outputs[0] || bn.outputs.size() != 1 || bn.attr_int("training_mode", 0) != 0)
-      continue;
+    if (dropped[bi] || !constant_batch_norm(x, bn, conv.outputs[0], M)) continue;
     const TensorData* st[4];
-    bool ok = true;
-    for (int k = 0; k < 4; ++k) {
-      st[k] = x.constant(bn.inputs[size_t(k) + 1]);
-      ok = ok && st[k] && st[k]->dims.size() == 1 && st[k]->dims[0] == M;
-    }
-    if (!ok) continue;
+    for (int k = 0; k < 4; ++k) st[k] = x.constant(bn.inputs[size_t(k) + 1]);
     const float eps = bn.attr_float("epsilon", 1e-5f);
     const int64_t per = M == 0 ? 0 : w->numel() / M;
     std::vector<float> nw(static_cast<size_t>(w->numel())), nb(static_cast<size_t>(M));
@@ -157,6 +165,20 @@ Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
         }
       }
     }
+    // An inference BatchNormalization with constant statistics: inputs 3..6 and its epsilon.
+    float eps = 0.0f;
+    bool norm = false;
+    if (x.single_internal_use(out)) {
+      const size_t bi = x.reader(out);
+      if (const Node& bn = g.nodes[bi]; !dropped[bi] && constant_batch_norm(x, bn, out, M)) {
+        inputs.resize(3);  // no bias: input 2 stays empty
+        for (size_t k = 1; k < 5; ++k) inputs.push_back(bn.inputs[k]);
+        eps = bn.attr_float("epsilon", 1e-5f);
+        out = bn.outputs[0];
+        dropped[bi] = 1;
+        norm = fused_any = true;
+      }
+    }
     std::string act = "Identity";
     if (x.single_internal_use(out)) {
       const size_t ci = x.reader(out);
@@ -174,6 +196,7 @@ Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
     fused.inputs = inputs;
     fused.outputs = {out};
     fused.attributes.push_back(Attribute::of_string("activation", act));
+    if (norm) fused.attributes.push_back(Attribute::of_float("epsilon", eps));
     g.nodes[i] = std::move(fused);
     ++*changes;
   }
