@@ -17,6 +17,7 @@
 
 #include "onemodel/kernels/checked.h"
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/row_split.h"
 
 namespace om::kernels {
 namespace {
@@ -42,6 +43,14 @@ void run_gemm(const GemmArgs& a, const float* packed, ArithmeticMode mode) {
 // After the complete chains of n outputs of channel m: + bias (when given, one rounding), the
 // inference batch normalisation (when given: f32_batch_norm_inference's steps), the activation.
 void epilogue_row(float* row, size_t n, const float* bias, const ConvNorm* norm, int64_t m, UnaryOp act) {
+  if (bias && !norm && act == UnaryOp::Relu) {  // the common pair in one pass (UnaryOp::Relu's rule: NaN and -0 kept)
+    const float b = *bias;
+    for (size_t i = 0; i < n; ++i) {
+      const float v = row[i] + b;
+      row[i] = v < 0.0f ? 0.0f : v;
+    }
+    return;
+  }
   if (bias) f32_binary(BinaryOp::Add, row, 1, bias, 0, row, n);
   if (norm) {
     const float s = batch_norm_scale(norm->scale[m], norm->var[m], norm->eps), mu = norm->mean[m], b = norm->bias[m];
@@ -248,47 +257,45 @@ void fill_tap_offsets(const ConvGeom& g, ptrdiff_t* tap_off) {
 }
 
 // Copies plane c into the interior of the padded buffer (the border was zeroed once: no channel
-// writes it). Phase ph of a strided buffer holds padded columns ph + j*S, j < Wq.
-void fill_padded(const ConvGeom& g, const float* plane, float* pad) {
+// writes it). Phase ph of a strided buffer holds padded columns ph + j*S, j < Wq. Copies only:
+// compiled for AVX-512 and AVX2 too and taken when that ISA is active.
+__attribute__((always_inline)) inline void fill_padded_rows(const ConvGeom& g, const float* plane, float* pad) {
   const int64_t Hp = padded_rows(g), Wp = padded_cols(g), Wq = phase_cols(g), S = g.sW;
   const int64_t lo = std::min(Wp, g.pad_l), hi = std::max(lo, std::min(Wp, g.pad_l + g.W));
   const int64_t r_lo = std::min(Hp, g.pad_t), r_hi = std::max(r_lo, std::min(Hp, g.pad_t + g.H));
   for (int64_t r = r_lo; r < r_hi; ++r) {
     const float* src = plane + (r - g.pad_t) * g.W - g.pad_l;  // src[q] = padded column q
-    if (S == 1) {  // short rows: an inline loop beats the library call
-      float* dst = pad + r * Wq;
-      for (int64_t q = lo; q < hi; ++q) dst[q] = src[q];
-      continue;
-    }
-    if (S == 2) {  // the common strided case: one deinterleaving pass (vectorised)
-      float* d0 = pad + r * Wq;
-      float* d1 = pad + (Hp + r) * Wq;
-      int64_t q = lo;
-      if (q < hi && q % 2 == 1) {
-        d1[q / 2] = src[q];
-        ++q;
+    if (S == 1) {
+      rows::copy(src + lo, hi - lo, pad + r * Wq + lo);
+    } else if (S == 2) {  // the common strided case: the input columns [lo, hi) split by parity
+      rows::split_by_parity(src + lo, hi - lo, lo, pad + r * Wq, pad + (Hp + r) * Wq);
+    } else {
+      for (int64_t ph = 0; ph < S; ++ph) {
+        // Columns q = ph + j*S with lo <= q < hi: j in [jl, jh).
+        const int64_t jl = std::min(Wq, lo > ph ? (lo - ph + S - 1) / S : 0);
+        const int64_t jh = std::max(jl, std::min(Wq, hi > ph ? (hi - ph + S - 1) / S : 0));
+        float* dst = pad + (ph * Hp + r) * Wq;
+        const float* from = src + ph;
+        for (int64_t j = jl; j < jh; ++j) dst[j] = from[j * S];
       }
-      const int64_t pairs = (hi - q) / 2;
-      float* e0 = d0 + q / 2;
-      float* e1 = d1 + q / 2;
-      const float* sq = src + q;
-      for (int64_t j = 0; j < pairs; ++j) {
-        e0[j] = sq[2 * j];
-        e1[j] = sq[2 * j + 1];
-      }
-      q += 2 * pairs;
-      if (q < hi) d0[q / 2] = src[q];
-      continue;
-    }
-    for (int64_t ph = 0; ph < S; ++ph) {
-      // Columns q = ph + j*S with lo <= q < hi: j in [jl, jh).
-      const int64_t jl = std::min(Wq, lo > ph ? (lo - ph + S - 1) / S : 0);
-      const int64_t jh = std::max(jl, std::min(Wq, hi > ph ? (hi - ph + S - 1) / S : 0));
-      float* dst = pad + (ph * Hp + r) * Wq;
-      const float* from = src + ph;
-      for (int64_t j = jl; j < jh; ++j) dst[j] = from[j * S];
     }
   }
+}
+void fill_padded_generic(const ConvGeom& g, const float* plane, float* pad) { fill_padded_rows(g, plane, pad); }
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) void fill_padded_avx512(const ConvGeom& g, const float* plane, float* pad) {
+  fill_padded_rows(g, plane, pad);
+}
+__attribute__((target("avx2"))) void fill_padded_avx2(const ConvGeom& g, const float* plane, float* pad) {
+  fill_padded_rows(g, plane, pad);
+}
+#endif
+void fill_padded(const ConvGeom& g, const float* plane, float* pad) {
+#if defined(__x86_64__)
+  if (active_isa() == Isa::Avx512) return fill_padded_avx512(g, plane, pad);
+  if (active_isa() == Isa::Avx2) return fill_padded_avx2(g, plane, pad);
+#endif
+  fill_padded_generic(g, plane, pad);
 }
 
 void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,

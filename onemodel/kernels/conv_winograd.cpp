@@ -18,6 +18,7 @@
 
 #include "onemodel/kernels/conv.h"
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/row_split.h"
 
 namespace om::kernels {
 namespace {
@@ -119,57 +120,22 @@ Scratch layout(const ConvGeom& g, float* base) {
   return s;
 }
 
-// Eight floats as one vector (GCC/Clang vector extension): 256-bit registers under AVX2 and
-// AVX-512, two 128-bit ones under SSE2 and NEON. Loads and stores are unaligned copies. These
-// helpers live in this file only and are inlined, so the calling convention GCC warns about for
-// 256-bit values without AVX (-Wpsabi) never crosses a boundary.
+using rows::load;
+using rows::store;
+using rows::V4;
+using rows::V8;
+
+// The 256-bit vectors of row_split.h pass through inlined helpers only (see there).
 #pragma GCC diagnostic ignored "-Wpsabi"
-typedef float V8 __attribute__((vector_size(32)));
-typedef float V4 __attribute__((vector_size(16)));
-template <class V>
-__attribute__((always_inline)) inline V load(const float* p) {
-  V v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <class V>
-__attribute__((always_inline)) inline void store(float* p, V v) {
-  std::memcpy(p, &v, sizeof v);
-}
 
 // Padded rows [r0, r1) of one channel's plane into the parity-split buffer (conv_winograd
-// zeroes it once per call: the padding, which no channel writes, stays 0). Input columns are
-// taken in pairs (2m, 2m + 1), split eight or four pairs at a time: with an even left pad they
-// land at the same index of the even and odd phases, with an odd one in the odd phase and one
-// further along in the even phase. (2 * Wq >= pad_l + W always holds: OW = W + pads - 2.)
+// zeroes it once per call: the padding, which no channel writes, stays 0). 2 * Wq >= pad_l + W
+// always holds (OW = W + pads - 2), so every input column has its place.
 __attribute__((always_inline)) inline void fill_rows(const ConvGeom& g, const float* plane, int64_t r0, int64_t r1,
                                                      float* pad) {
-  const int64_t Hp = int64_t(plane_rows(g)), Wq = int64_t(plane_cols(g)), pairs = g.W / 2;
-  const bool odd = g.pad_l & 1;
-  for (int64_t r = std::max<int64_t>(r0, g.pad_t); r < std::min<int64_t>(r1, g.pad_t + g.H); ++r) {
-    const float* src = plane + (r - g.pad_t) * g.W;
-    float* e = pad + r * Wq;
-    float* o = pad + (Hp + r) * Wq;
-    float* first = (odd ? o : e) + g.pad_l / 2;             // where input column 2m goes, at m
-    float* second = (odd ? e + 1 : o) + g.pad_l / 2;        // and column 2m + 1
-    int64_t m = 0;
-    for (; m + 8 <= pairs; m += 8) {
-      const V8 a = load<V8>(src + 2 * m), b = load<V8>(src + 2 * m + 8);
-      store(first + m, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14));
-      store(second + m, __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15));
-    }
-    if (m + 4 <= pairs) {
-      const V4 a = load<V4>(src + 2 * m), b = load<V4>(src + 2 * m + 4);
-      store(first + m, __builtin_shufflevector(a, b, 0, 2, 4, 6));
-      store(second + m, __builtin_shufflevector(a, b, 1, 3, 5, 7));
-      m += 4;
-    }
-    for (; m < pairs; ++m) {
-      first[m] = src[2 * m];
-      second[m] = src[2 * m + 1];
-    }
-    if (g.W & 1) first[pairs] = src[2 * pairs];
-  }
+  const int64_t Hp = int64_t(plane_rows(g)), Wq = int64_t(plane_cols(g));
+  for (int64_t r = std::max<int64_t>(r0, g.pad_t); r < std::min<int64_t>(r1, g.pad_t + g.H); ++r)
+    rows::split_by_parity(plane + (r - g.pad_t) * g.W, g.W, g.pad_l, pad + r * Wq, pad + (Hp + r) * Wq);
 }
 
 // V = Bt d B for one vector of tiles from tile column j, Bt = [1 0 -1 0; 0 1 1 0; 0 -1 1 0;
