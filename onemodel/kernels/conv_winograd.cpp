@@ -362,6 +362,10 @@ void untransform_block(const ConvGeom& g, int64_t t0, int64_t t1, const Scratch&
 }  // namespace
 
 bool conv_winograd_fits(const ConvGeom& g) {
+  // Channel counts and extents far beyond any real network are left to the direct form: with
+  // these bounds every size in layout() stays far below 2^62 bytes without checked arithmetic.
+  constexpr int64_t kMaxChannels = int64_t(1) << 20, kMaxExtent = int64_t(1) << 20;
+  if (g.C > kMaxChannels || g.M > kMaxChannels || g.OH > kMaxExtent || g.OW > kMaxExtent || g.N > kMaxExtent) return false;
   return g.group == 1 && g.kH == 3 && g.kW == 3 && g.sH == 1 && g.sW == 1 && g.dH == 1 && g.dW == 1 &&
          g.C >= kConvWinogradMinChannels && g.M >= kConvWinogradMinChannels;
 }

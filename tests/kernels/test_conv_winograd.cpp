@@ -122,6 +122,10 @@ TEST_CASE("conv_pack_weights: the GEMM form gives the unpacked bits; the Winogra
       size_t bad = 0;
       for (size_t i = 0; i < relu.size(); ++i) bad += relu[i] != std::max(fast[i], 0.0f);
       CHECK(bad == 0);
+      const auto sigmoid = run(g, x, w, b.data(), UnaryOp::Sigmoid, wino.data(), ArithmeticMode::Fast);
+      std::vector<float> want_sigmoid(fast.size());
+      f32_unary(UnaryOp::Sigmoid, fast.data(), want_sigmoid.data(), fast.size());
+      CHECK(first_mismatch(sigmoid.data(), want_sigmoid.data(), fast.size()) == fast.size());
     }
   }
 }

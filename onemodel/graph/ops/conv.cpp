@@ -359,7 +359,7 @@ constexpr AttrSpec kConvTransposeAttrs[] = {
 constexpr OpDef kOps[] = {
     op("Conv").upgrades_from(7).inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).kernel(conv_kernel).with_scratch(conv_scratch)
         .with_prepack(conv_packable)
-        .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads; 1x1 as one GEMM on the input, im2col tiles, direct depthwise; exact: fma chain over (c, kh, kw), then bias"),
+        .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads; weights packed when planning; 1x1 as one GEMM on the input, implicit-GEMM panels, direct depthwise, Winograd F(2x2, 3x3) for 3x3 stride-1 in Fast sessions; exact: fma chain over (c, kh, kw), then bias"),
     op("ConvTranspose").upgrades_from(7).inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose).kernel(conv_transpose_kernel)
         .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
         .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order"),
