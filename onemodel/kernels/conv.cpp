@@ -184,6 +184,16 @@ __attribute__((target("avx2"))) void pack_panels_avx2(const ImageB& s, size_t k0
 }
 #endif
 
+// Where the NR pixels from column j of the tile start in every padded buffer, when they lie in
+// one output row (the GEMM then reads them in place: gemm_image_rows); else -1 (packed).
+ptrdiff_t image_panel_offset(const void* ctx, size_t j, size_t nr) {
+  const ImageB& s = *static_cast<const ImageB*>(ctx);
+  const ConvGeom& g = *s.g;
+  const int64_t p = s.p0 + int64_t(j), oh = p / g.OW, ow = p % g.OW;
+  if (ow + int64_t(nr) > g.OW) return -1;
+  return oh * g.sH * phase_cols(g) + ow;
+}
+
 void pack_image_panels(const void* ctx, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
   const ImageB& s = *static_cast<const ImageB*>(ctx);
 #if defined(__x86_64__)
@@ -354,8 +364,14 @@ ConvB conv_b(const ConvGeom& g) {
   return size_t(g.M / g.group) > kGemmSmallM && padded_floats(g) >= 0 ? ConvB::Implicit : ConvB::Tile;
 }
 
+// Floats of the implicit path's table of B's rows (one pointer per k: a padded buffer and a tap),
+// which follows the tap table.
+size_t row_table_floats(const ConvGeom& g) {
+  return round16(size_t((g.C / g.group) * g.kH * g.kW) * sizeof(const float*) / sizeof(float));
+}
+
 // Floats of the implicit path's padded buffers (one per channel of a group), before the GEMM
-// workspace; the tap table precedes them.
+// workspace; the tap and row tables precede them.
 size_t implicit_planes_floats(const ConvGeom& g) { return size_t(g.C / g.group) * round16(size_t(padded_floats(g))); }
 
 // Pixels per GEMM: the whole image for pointwise convolutions; one GEMM column block (so the
@@ -372,12 +388,13 @@ int64_t conv_pixel_tile(const ConvGeom& g, int64_t P, int64_t K) {
 }
 
 // Floats of the weights packed once per group for the GEMM (GemmArgs::packed_a) when the
-// blocked GEMM runs more than once per group (several images or pixel tiles) and the copy is
-// not huge; else 0 and every GEMM packs them itself.
+// blocked GEMM runs more than once per group (several images or pixel tiles) or reads the image
+// in place, and the copy is not huge; else 0 and every GEMM packs them itself.
 size_t conv_packed_a_floats(const ConvGeom& g) {
   const int64_t Mg = g.M / g.group, K = (g.C / g.group) * g.kH * g.kW, P = g.OH * g.OW;
   if (conv_b(g) == ConvB::Tile || size_t(Mg) <= kGemmSmallM) return 0;
-  if (g.N == 1 && conv_pixel_tile(g, P, K) >= P) return 0;
+  // The implicit path reads the image in place only from packed weights (gemm_image_rows).
+  if (conv_b(g) != ConvB::Implicit && g.N == 1 && conv_pixel_tile(g, P, K) >= P) return 0;
   const size_t n = round16(gemm_packed_a_floats(size_t(Mg), size_t(K)));
   return n <= (size_t(1) << 20) ? n : 0;
 }
@@ -390,7 +407,7 @@ size_t conv_scratch_floats(const ConvGeom& g) {
   const int64_t pt = conv_pixel_tile(g, P, K);
   size_t before = 0;  // the im2col tile, or the implicit path's tap table and padded planes
   if (conv_b(g) == ConvB::Tile) before = round16(size_t(pt * K));
-  if (conv_b(g) == ConvB::Implicit) before = tap_table_floats(g) + implicit_planes_floats(g);
+  if (conv_b(g) == ConvB::Implicit) before = tap_table_floats(g) + row_table_floats(g) + implicit_planes_floats(g);
   return before + conv_packed_a_floats(g) + gemm_workspace_floats(size_t(Mg) + 8, size_t(pt) + 16, size_t(K));
 }
 
@@ -417,10 +434,14 @@ void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* 
   a.b_cs = 1;
   a.ldc = size_t(P);
   a.workspace = scratch + (kind == ConvB::Tile ? round16(size_t(pt * K)) : 0);
+  const float** b_rows = nullptr;  // B's row k in place: buffer of channel k / kk, tap k % kk
   if (kind == ConvB::Implicit) {
     ptrdiff_t* tap_off = reinterpret_cast<ptrdiff_t*>(scratch);
     fill_tap_offsets(g, tap_off);
-    planes = scratch + tap_table_floats(g);
+    b_rows = reinterpret_cast<const float**>(scratch + tap_table_floats(g));
+    planes = scratch + tap_table_floats(g) + row_table_floats(g);
+    const int64_t kk = g.kH * g.kW;
+    for (int64_t k = 0; k < K; ++k) b_rows[k] = planes + (k / kk) * image.plane_floats + tap_off[k % kk];
     std::memset(planes, 0, implicit_planes_floats(g) * sizeof(float));  // the borders stay zero
     image.planes = planes;
     image.tap_off = tap_off;
@@ -464,7 +485,7 @@ void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* 
         }
         a.N = size_t(cur);
         a.c = yg + p0;
-        f32_gemm(a, mode);
+        if (kind != ConvB::Implicit || !gemm_image_rows(a, b_rows, image_panel_offset, &image)) f32_gemm(a, mode);
         for (int64_t m = 0; m < Mg; ++m)
           epilogue_row(yg + m * P + p0, size_t(cur), bias ? bias + gi * Mg + m : nullptr, norm, gi * Mg + m, act);
       }

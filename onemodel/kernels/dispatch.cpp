@@ -211,6 +211,15 @@ void f32_gemm(const GemmArgs& g, ArithmeticMode) {
 
 void gemm_pack_a(const GemmArgs& g, float* packed) { gemm_pack_a_for(table(), g, packed); }
 
+bool gemm_image_rows(const GemmArgs& g, const float* const* rows, GemmPanelOffFn panel_off, const void* ctx) {
+  const KernelTable& t = table();
+  if (g.K == 0 || g.packed_a == nullptr || g.pack_b == nullptr || g.workspace == nullptr ||
+      !gemm_packed_a_matches(g.packed_a, t.gemm.mr, g.M, g.K))
+    return false;
+  if (g.M > 0 && g.N > 0 && g.K > 0) gemm_rows_blocked(g, t.gemm, g.workspace, rows, panel_off, ctx);
+  return true;
+}
+
 size_t gemm_active_nr() { return table().gemm.nr; }
 bool gemm_packed_a_fits(const float* packed, size_t M, size_t K) {
   return gemm_packed_a_matches(packed, table().gemm.mr, M, K);

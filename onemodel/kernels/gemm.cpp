@@ -153,6 +153,32 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const floa
   }
 }
 
+void gemm_rows_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const float* const* rows,
+                       GemmPanelOffFn panel_off, const void* ctx) {
+  const size_t MR = tile.mr, NR = tile.nr, Mr = round_up(g.M, MR);
+  const float* apack = g.packed_a + kPackedHeaderFloats;
+  float* bpack = ws + gemm_workspace_a_floats(g.M, g.K);  // one panel, for the columns not read in place
+  for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
+    const size_t nc = std::min(kGemmNC, g.N - j0);
+    for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {
+      const size_t kc = std::min(kGemmKC, g.K - k0);
+      const bool load_c = g.accumulate || k0 > 0;
+      for (size_t jr = 0; jr < nc; jr += NR) {
+        const size_t nr = std::min(NR, nc - jr);
+        const ptrdiff_t off = nr == NR ? panel_off(ctx, j0 + jr, NR) : -1;
+        if (off < 0) g.pack_b(g.pack_b_ctx, k0, kc, j0 + jr, nr, NR, bpack);
+        for (size_t ir = 0; ir < g.M; ir += MR) {
+          const size_t mr = std::min(MR, g.M - ir);
+          const float* ap = apack + k0 * Mr + ir * kc;
+          float* c = g.c + ir * g.ldc + j0 + jr;
+          if (off >= 0) tile.rows(kc, ap, rows + k0, off, c, g.ldc, mr, load_c);
+          else tile.kernel(kc, ap, bpack, c, g.ldc, mr, nr, load_c);
+        }
+      }
+    }
+  }
+}
+
 void gemm_compute(const GemmArgs& g, const KernelTable& t, float* ws) {
   if (g.M <= kGemmSmallM && g.b_cs == 1 && g.pack_b == nullptr && t.gemm.small.fn != nullptr) {
     // B read in place: a plain row-major matrix is the panel form with panel_stride = NR.

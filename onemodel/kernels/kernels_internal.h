@@ -26,6 +26,23 @@ using GemmSmallKernel = void (*)(size_t kc, size_t m, const float* a, ptrdiff_t 
                                  size_t ldc, size_t n, bool load_c);
 constexpr size_t kGemmSmallM = 4;
 
+// The same tile with B read in place from `rows`: B[k, j] = rows[k][off + j], j < NR (always a
+// full NR columns: each row holds them contiguously). A convolution's image serves as B this way
+// without packing (gemm_rows_blocked); the fma chain of every element is the packed kernel's.
+using GemmRowsKernel = void (*)(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
+                                size_t mr, bool load_c);
+// Where the micro-kernels read row k of their B tile: a packed panel, or rows in place.
+struct PanelB {
+  const float* b;
+  size_t nr;
+  const float* row(size_t k) const { return b + k * nr; }
+};
+struct RowsB {
+  const float* const* rows;
+  ptrdiff_t off;
+  const float* row(size_t k) const { return rows[k] + off; }
+};
+
 // Packs one MR-row panel of a row-major A (unit column stride): rows [0, rows) of
 // src[i*a_rs + k], k < kc, to dst[k*MR + i], zero rows from `rows` to MR. Optional (null: the
 // driver's generic loop); a copy, so it cannot change any result.
@@ -66,6 +83,7 @@ struct GemmTile {
   size_t nr;
   Required<GemmMicroKernel> kernel;
   Required<GemmSmallKernel> small;
+  Required<GemmRowsKernel> rows;
   GemmPackA pack_a;  // optional: kGenericPackA = the driver's generic loop
 };
 
@@ -139,6 +157,16 @@ void gemm_pack_a_for(const KernelTable& t, const GemmArgs& args, float* packed);
 // Packs B for table t's tile into `packed` (header + panels).
 void gemm_pack_b_for(const KernelTable& t, const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K,
                      size_t N, float* packed);
+
+// The product with B partly read in place (an implicit-GEMM convolution): B[k, j + i], i < NR,
+// is rows[k][panel_off(ctx, j, NR) + i] when panel_off gives an offset >= 0, else those columns
+// are packed by args.pack_b. Requires args.packed_a fitting `tile` (gemm_pack_a);
+// every element's chain is the blocked driver's. No epilogue.
+using GemmPanelOffFn = ptrdiff_t (*)(const void* ctx, size_t j, size_t nr);
+void gemm_rows_blocked(const GemmArgs& args, const GemmTile& tile, float* workspace, const float* const* rows,
+                       GemmPanelOffFn panel_off, const void* ctx);
+// The same on the active table when args.packed_a fits it; false (nothing computed) otherwise.
+bool gemm_image_rows(const GemmArgs& args, const float* const* rows, GemmPanelOffFn panel_off, const void* ctx);
 
 // For kernels that write B's panels themselves (the Winograd convolution): the active tile's NR;
 // whether a gemm_pack_a buffer fits the active tile for this M and K; and the product (no

@@ -13,8 +13,9 @@ namespace {
 constexpr size_t kMR = 6, kNR = 16;
 }
 
-void f32_gemm_6x16__avx2(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,
-                         size_t nr, bool load_c) {
+namespace {
+template <class B>
+inline void tile_6x16(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, size_t nr, bool load_c) {
   // Partial tiles run through a full-size local tile so the loop below is the same for all.
   alignas(32) float local[kMR * kNR];
   const bool full = mr == kMR && nr == kNR;
@@ -38,8 +39,9 @@ void f32_gemm_6x16__avx2(size_t kc, const float* a, const float* b, float* c, si
     c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
   }
   for (size_t k = 0; k < kc; ++k) {
-    const __m256 b0 = _mm256_loadu_ps(b);
-    const __m256 b1 = _mm256_loadu_ps(b + 8);
+    const float* bk = b.row(k);
+    const __m256 b0 = _mm256_loadu_ps(bk);
+    const __m256 b1 = _mm256_loadu_ps(bk + 8);
     __m256 av = _mm256_broadcast_ss(a + 0);
     c00 = _mm256_fmadd_ps(av, b0, c00);
     c01 = _mm256_fmadd_ps(av, b1, c01);
@@ -59,7 +61,6 @@ void f32_gemm_6x16__avx2(size_t kc, const float* a, const float* b, float* c, si
     c50 = _mm256_fmadd_ps(av, b0, c50);
     c51 = _mm256_fmadd_ps(av, b1, c51);
     a += kMR;
-    b += kNR;
   }
   _mm256_storeu_ps(cc + 0 * ldcc, c00), _mm256_storeu_ps(cc + 0 * ldcc + 8, c01);
   _mm256_storeu_ps(cc + 1 * ldcc, c10), _mm256_storeu_ps(cc + 1 * ldcc + 8, c11);
@@ -70,6 +71,16 @@ void f32_gemm_6x16__avx2(size_t kc, const float* a, const float* b, float* c, si
   if (!full)
     for (size_t i = 0; i < mr; ++i)
       for (size_t j = 0; j < nr; ++j) c[i * ldc + j] = local[i * kNR + j];
+}
+}  // namespace
+
+void f32_gemm_6x16__avx2(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr, size_t nr,
+                         bool load_c) {
+  tile_6x16(kc, a, PanelB{b, kNR}, c, ldc, mr, nr, load_c);
+}
+void f32_gemm_rows_6x16__avx2(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
+                              size_t mr, bool load_c) {
+  tile_6x16(kc, a, RowsB{rows, off}, c, ldc, mr, kNR, load_c);
 }
 
 namespace {

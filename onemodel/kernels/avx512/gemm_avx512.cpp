@@ -22,9 +22,9 @@ __mmask16 lanes(size_t n) { return n >= 16 ? __mmask16(0xffff) : __mmask16((1u <
 
 // R rows of the tile (R <= kMR): the packed A panel still holds kMR rows per k, only the first R
 // are read, so a short last tile (M = 32 or 64 leave 8 or 4 rows) does no work for the padding.
-template <size_t R>
-inline void gemm_rows(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr, __mmask16 m0,
-                      __mmask16 m1, bool load_c) {
+template <size_t R, class B>
+inline void gemm_rows(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, __mmask16 m0, __mmask16 m1,
+                      bool load_c) {
   __m512 acc[R][2];
 #pragma GCC unroll 12
   for (size_t i = 0; i < R; ++i) {
@@ -36,7 +36,8 @@ inline void gemm_rows(size_t kc, const float* a, const float* b, float* c, size_
     }
   }
   for (size_t k = 0; k < kc; ++k) {
-    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    const float* bk = b.row(k);
+    const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);
 #pragma GCC unroll 12
     for (size_t i = 0; i < R; ++i) {
       const __m512 av = _mm512_set1_ps(a[i]);
@@ -44,7 +45,6 @@ inline void gemm_rows(size_t kc, const float* a, const float* b, float* c, size_
       acc[i][1] = _mm512_fmadd_ps(av, b1, acc[i][1]);
     }
     a += kMR;
-    b += kNR;
   }
 #pragma GCC unroll 12
   for (size_t i = 0; i < R; ++i) {
@@ -58,9 +58,19 @@ inline void gemm_rows(size_t kc, const float* a, const float* b, float* c, size_
 void f32_gemm_12x32__avx512(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,
                             size_t nr, bool load_c) {
   const __mmask16 m0 = lanes(nr), m1 = nr > 16 ? lanes(nr - 16) : __mmask16(0);
-  if (mr > 8) gemm_rows<kMR>(kc, a, b, c, ldc, mr, m0, m1, load_c);
-  else if (mr > 4) gemm_rows<8>(kc, a, b, c, ldc, mr, m0, m1, load_c);
-  else gemm_rows<4>(kc, a, b, c, ldc, mr, m0, m1, load_c);
+  const PanelB pb{b, kNR};
+  if (mr > 8) gemm_rows<kMR>(kc, a, pb, c, ldc, mr, m0, m1, load_c);
+  else if (mr > 4) gemm_rows<8>(kc, a, pb, c, ldc, mr, m0, m1, load_c);
+  else gemm_rows<4>(kc, a, pb, c, ldc, mr, m0, m1, load_c);
+}
+
+void f32_gemm_rows_12x32__avx512(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
+                                 size_t mr, bool load_c) {
+  const __mmask16 all = 0xffff;
+  const RowsB rb{rows, off};
+  if (mr > 8) gemm_rows<kMR>(kc, a, rb, c, ldc, mr, all, all, load_c);
+  else if (mr > 4) gemm_rows<8>(kc, a, rb, c, ldc, mr, all, all, load_c);
+  else gemm_rows<4>(kc, a, rb, c, ldc, mr, all, all, load_c);
 }
 
 struct Avx512Ops {
@@ -180,7 +190,7 @@ const KernelTable& avx512_table() {
       avx512::f32_softmax_rows_fast__avx512(x, y, rows, n, log, avx2_table().softmax_rows);
     };
     k.gemm = GemmTile{avx512::kMR, avx512::kNR, avx512::f32_gemm_12x32__avx512, avx512::f32_gemm_small__avx512,
-                      avx2::pack_a_12__avx2};
+                      avx512::f32_gemm_rows_12x32__avx512, avx2::pack_a_12__avx2};
     k.depthwise_plane = avx512::f32_depthwise_plane__avx512;
     return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it
   }();

@@ -184,6 +184,8 @@ void f32_to_f16__neon(const float* x, uint16_t* y, size_t n) {
 
 void f32_gemm_8x8__neon(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,
                         size_t nr, bool load_c);
+void f32_gemm_rows_8x8__neon(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
+                             size_t mr, bool load_c);
 void f32_gemm_small__neon(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                           const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
                           bool load_c);
@@ -203,7 +205,7 @@ constexpr KernelTable kNeonTable = {
     neon::f32_max__neon,
     neon::f32_softmax_rows__neon,
     neon::f32_softmax_rows_fast__neon,
-    GemmTile{8, 8, neon::f32_gemm_8x8__neon, neon::f32_gemm_small__neon, kGenericPackA},
+    GemmTile{8, 8, neon::f32_gemm_8x8__neon, neon::f32_gemm_small__neon, neon::f32_gemm_rows_8x8__neon, kGenericPackA},
     neon::f16_to_f32__neon,
     neon::f32_to_f16__neon,
     neon::f32_depthwise_plane__neon,

@@ -14,8 +14,9 @@ namespace {
 constexpr size_t kMR = 8, kNR = 8;
 }
 
-void f32_gemm_8x8__neon(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,
-                        size_t nr, bool load_c) {
+namespace {
+template <class B>
+inline void tile_8x8(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, size_t nr, bool load_c) {
   float local[kMR * kNR];
   const bool full = mr == kMR && nr == kNR;
   float* cc = c;
@@ -36,7 +37,8 @@ void f32_gemm_8x8__neon(size_t kc, const float* a, const float* b, float* c, siz
     }
   }
   for (size_t k = 0; k < kc; ++k) {
-    const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4);
+    const float* bk = b.row(k);
+    const float32x4_t b0 = vld1q_f32(bk), b1 = vld1q_f32(bk + 4);
     const float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
     acc[0][0] = vfmaq_laneq_f32(acc[0][0], b0, a0, 0);
     acc[0][1] = vfmaq_laneq_f32(acc[0][1], b1, a0, 0);
@@ -55,7 +57,6 @@ void f32_gemm_8x8__neon(size_t kc, const float* a, const float* b, float* c, siz
     acc[7][0] = vfmaq_laneq_f32(acc[7][0], b0, a1, 3);
     acc[7][1] = vfmaq_laneq_f32(acc[7][1], b1, a1, 3);
     a += kMR;
-    b += kNR;
   }
   for (size_t i = 0; i < kMR; ++i) {
     vst1q_f32(cc + i * ldcc, acc[i][0]);
@@ -64,6 +65,16 @@ void f32_gemm_8x8__neon(size_t kc, const float* a, const float* b, float* c, siz
   if (!full)
     for (size_t i = 0; i < mr; ++i)
       for (size_t j = 0; j < nr; ++j) c[i * ldc + j] = local[i * kNR + j];
+}
+}  // namespace
+
+void f32_gemm_8x8__neon(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr, size_t nr,
+                        bool load_c) {
+  tile_8x8(kc, a, PanelB{b, kNR}, c, ldc, mr, nr, load_c);
+}
+void f32_gemm_rows_8x8__neon(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
+                             size_t mr, bool load_c) {
+  tile_8x8(kc, a, RowsB{rows, off}, c, ldc, mr, kNR, load_c);
 }
 
 namespace {

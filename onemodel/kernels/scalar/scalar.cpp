@@ -130,19 +130,27 @@ void f32_softmax_rows__scalar(const float* x, float* y, size_t rows, size_t n, b
 
 // 4x4 register tile: the fma chain over k per C element, in order.
 constexpr size_t kMR = 4, kNR = 4;
-void f32_gemm_4x4__scalar(size_t kc, const float* a, const float* b, float* c, size_t ldc,
-                          size_t mr, size_t nr, bool load_c) {
+template <class B>
+void tile_4x4(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, size_t nr, bool load_c) {
   float acc[kMR][kNR];
   for (size_t i = 0; i < kMR; ++i)
     for (size_t j = 0; j < kNR; ++j) acc[i][j] = (load_c && i < mr && j < nr) ? c[i * ldc + j] : 0.0f;
   for (size_t k = 0; k < kc; ++k) {
     const float* ak = a + k * kMR;
-    const float* bk = b + k * kNR;
+    const float* bk = b.row(k);
     for (size_t i = 0; i < kMR; ++i)
       for (size_t j = 0; j < kNR; ++j) acc[i][j] = std::fma(ak[i], bk[j], acc[i][j]);
   }
   for (size_t i = 0; i < mr; ++i)
     for (size_t j = 0; j < nr; ++j) c[i * ldc + j] = acc[i][j];
+}
+void f32_gemm_4x4__scalar(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr, size_t nr,
+                          bool load_c) {
+  tile_4x4(kc, a, PanelB{b, kNR}, c, ldc, mr, nr, load_c);
+}
+void f32_gemm_rows_4x4__scalar(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
+                               size_t mr, bool load_c) {
+  tile_4x4(kc, a, RowsB{rows, off}, c, ldc, mr, kNR, load_c);
 }
 
 struct ScalarOps {
@@ -185,7 +193,7 @@ constexpr KernelTable kScalarTable = {
     f32_max__scalar,
     f32_softmax_rows__scalar,
     f32_softmax_rows__scalar,
-    GemmTile{kMR, kNR, f32_gemm_4x4__scalar, f32_gemm_small__scalar, kGenericPackA},
+    GemmTile{kMR, kNR, f32_gemm_4x4__scalar, f32_gemm_small__scalar, f32_gemm_rows_4x4__scalar, kGenericPackA},
     f16_to_f32__scalar,
     f32_to_f16__scalar,
     f32_depthwise_plane__scalar,
