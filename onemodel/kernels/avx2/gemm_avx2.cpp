@@ -14,9 +14,46 @@ constexpr size_t kMR = 6, kNR = 16;
 }
 
 namespace {
+// R < 6 rows of a full-width tile (the last tile of M = 32 or 64 leaves 2 or 4 rows): only those
+// rows are computed, straight in C. Each element's chain is the full tile's.
+template <size_t R, class B>
+inline void rows_x16(size_t kc, const float* a, B b, float* c, size_t ldc, bool load_c) {
+  __m256 acc[R][2];
+#pragma GCC unroll 6
+  for (size_t i = 0; i < R; ++i) {
+    acc[i][0] = load_c ? _mm256_loadu_ps(c + i * ldc) : _mm256_setzero_ps();
+    acc[i][1] = load_c ? _mm256_loadu_ps(c + i * ldc + 8) : _mm256_setzero_ps();
+  }
+  for (size_t k = 0; k < kc; ++k) {
+    const float* bk = b.row(k);
+    const __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+#pragma GCC unroll 6
+    for (size_t i = 0; i < R; ++i) {
+      const __m256 av = _mm256_broadcast_ss(a + i);
+      acc[i][0] = _mm256_fmadd_ps(av, b0, acc[i][0]);
+      acc[i][1] = _mm256_fmadd_ps(av, b1, acc[i][1]);
+    }
+    a += kMR;
+  }
+#pragma GCC unroll 6
+  for (size_t i = 0; i < R; ++i) {
+    _mm256_storeu_ps(c + i * ldc, acc[i][0]);
+    _mm256_storeu_ps(c + i * ldc + 8, acc[i][1]);
+  }
+}
+
 template <class B>
 inline void tile_6x16(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, size_t nr, bool load_c) {
-  // Partial tiles run through a full-size local tile so the loop below is the same for all.
+  if (nr == kNR && mr < kMR) {
+    switch (mr) {
+      case 1: return rows_x16<1>(kc, a, b, c, ldc, load_c);
+      case 2: return rows_x16<2>(kc, a, b, c, ldc, load_c);
+      case 3: return rows_x16<3>(kc, a, b, c, ldc, load_c);
+      case 4: return rows_x16<4>(kc, a, b, c, ldc, load_c);
+      default: return rows_x16<5>(kc, a, b, c, ldc, load_c);
+    }
+  }
+  // Other partial tiles run through a full-size local tile so the loop below is the same for all.
   alignas(32) float local[kMR * kNR];
   const bool full = mr == kMR && nr == kNR;
   float* cc = c;
