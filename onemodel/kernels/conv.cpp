@@ -17,7 +17,7 @@
 
 #include "onemodel/kernels/checked.h"
 #include "onemodel/kernels/kernels_internal.h"
-#include "onemodel/kernels/row_split.h"
+#include "onemodel/kernels/conv_rows.h"
 
 namespace om::kernels {
 namespace {
@@ -42,14 +42,19 @@ void run_gemm(const GemmArgs& a, const float* packed, ArithmeticMode mode) {
 
 // After the complete chains of n outputs of channel m: + bias (when given, one rounding), the
 // inference batch normalisation (when given: f32_batch_norm_inference's steps), the activation.
+void bias_relu_generic(float* row, size_t n, float b) { rows::bias_relu(row, int64_t(n), b); }
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) void bias_relu_avx512(float* row, size_t n, float b) { rows::bias_relu(row, int64_t(n), b); }
+__attribute__((target("avx2"))) void bias_relu_avx2(float* row, size_t n, float b) { rows::bias_relu(row, int64_t(n), b); }
+#endif
+
 void epilogue_row(float* row, size_t n, const float* bias, const ConvNorm* norm, int64_t m, UnaryOp act) {
-  if (bias && !norm && act == UnaryOp::Relu) {  // the common pair in one pass (UnaryOp::Relu's rule: NaN and -0 kept)
-    const float b = *bias;
-    for (size_t i = 0; i < n; ++i) {
-      const float v = row[i] + b;
-      row[i] = v < 0.0f ? 0.0f : v;
-    }
-    return;
+  if (bias && !norm && act == UnaryOp::Relu) {  // the common pair in one pass
+#if defined(__x86_64__)
+    if (active_isa() == Isa::Avx512) return bias_relu_avx512(row, n, *bias);
+    if (active_isa() == Isa::Avx2) return bias_relu_avx2(row, n, *bias);
+#endif
+    return bias_relu_generic(row, n, *bias);
   }
   if (bias) f32_binary(BinaryOp::Add, row, 1, bias, 0, row, n);
   if (norm) {

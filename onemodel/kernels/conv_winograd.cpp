@@ -18,7 +18,7 @@
 
 #include "onemodel/kernels/conv.h"
 #include "onemodel/kernels/kernels_internal.h"
-#include "onemodel/kernels/row_split.h"
+#include "onemodel/kernels/conv_rows.h"
 
 namespace om::kernels {
 namespace {
@@ -125,9 +125,6 @@ using rows::store;
 using rows::V4;
 using rows::V8;
 
-// The 256-bit vectors of row_split.h pass through inlined helpers only (see there).
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 // Padded rows [r0, r1) of one channel's plane into the parity-split buffer (conv_winograd
 // zeroes it once per call: the padding, which no channel writes, stays 0). 2 * Wq >= pad_l + W
 // always holds (OW = W + pads - 2), so every input column has its place.
@@ -173,12 +170,6 @@ __attribute__((always_inline)) inline void input_transform(const float* e, const
 // Y = At m A for one vector of tiles, At = [1 1 1 0; 0 1 -1 -1]: m[xi * ms] is position xi;
 // y[0..3] are the outputs (0, 0), (0, 1), (1, 0), (1, 1) plus the bias.
 template <class V>
-__attribute__((always_inline)) inline V relu(V v) {  // x < 0 ? 0 : x, as UnaryOp::Relu (NaN kept)
-  const auto negative = v < V{};
-  return (V)((decltype(negative))v & ~negative);
-}
-
-template <class V>
 __attribute__((always_inline)) inline void output_group(const float* m, size_t ms, float bias, bool with_relu, V* y) {
   V s0[4], s1[4];
   for (int a = 0; a < 4; ++a) {
@@ -192,7 +183,7 @@ __attribute__((always_inline)) inline void output_group(const float* m, size_t m
   y[2] = s0[1] - s0[2] - s0[3] + bias;
   y[3] = s1[1] - s1[2] - s1[3] + bias;
   if (with_relu)
-    for (int i = 0; i < 4; ++i) y[i] = relu(y[i]);
+    for (int i = 0; i < 4; ++i) y[i] = rows::relu(y[i]);
 }
 
 // The outputs of n tiles (a multiple of 4) into two output rows, tile k at columns 2k and 2k + 1,

@@ -1,16 +1,20 @@
-// Row copies for the convolution kernels' padded buffers (conv.cpp, conv_winograd.cpp): a row of
-// input columns split by column parity into an even and an odd buffer, eight or four pairs at a
-// time. Copies only, so they cannot change a result; the callers compile them for the ISA they
-// run on (target attributes), where the eight-float vectors become 256-bit registers (two
-// 128-bit ones under SSE2 and NEON).
+// Row operations in vectors for the convolution kernels (conv.cpp, conv_winograd.cpp): copies
+// into the padded buffers, a row of input columns split by column parity into an even and an odd
+// buffer (eight or four pairs at a time), and the bias-then-ReLU epilogue. The copies cannot
+// change a result and the epilogue rounds once per element as the separate nodes do; the callers
+// compile them for the ISA they run on (target attributes), where the eight-float vectors become
+// 256-bit registers (two 128-bit ones under SSE2 and NEON).
 #pragma once
 #include <cstdint>
 #include <cstring>
 
 // These helpers are inlined into their callers in this library only, so the calling convention
-// GCC warns about for 256-bit values without AVX (-Wpsabi) never crosses a boundary.
-#pragma GCC diagnostic push
+// GCC warns about for 256-bit values without AVX (-Wpsabi) never crosses a boundary. The warning
+// is reported at the end of the including file, so it is switched off for the includers (the
+// convolution kernels) as a whole.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 
 namespace om::kernels::rows {
 
@@ -57,6 +61,24 @@ __attribute__((always_inline)) inline void split_by_parity(const float* src, int
   if (n & 1) first[pairs] = src[2 * pairs];
 }
 
+// x < 0 ? 0 : x per lane, UnaryOp::Relu's rule (NaN and -0 kept).
+template <class V>
+__attribute__((always_inline)) inline V relu(V v) {
+  const auto negative = v < V{};
+  return (V)((decltype(negative))v & ~negative);
+}
+
+// row[i] = relu(row[i] + bias), i < n: one rounding for the add, as the separate nodes.
+__attribute__((always_inline)) inline void bias_relu(float* row, int64_t n, float bias) {
+  const V8 b = {bias, bias, bias, bias, bias, bias, bias, bias};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) store(row + i, relu(load<V8>(row + i) + b));
+  for (; i < n; ++i) {
+    const float v = row[i] + bias;
+    row[i] = v < 0.0f ? 0.0f : v;
+  }
+}
+
 // dst[0, n) = src[0, n), eight floats at a time.
 __attribute__((always_inline)) inline void copy(const float* src, int64_t n, float* dst) {
   int64_t i = 0;
@@ -65,5 +87,3 @@ __attribute__((always_inline)) inline void copy(const float* src, int64_t n, flo
 }
 
 }  // namespace om::kernels::rows
-
-#pragma GCC diagnostic pop
