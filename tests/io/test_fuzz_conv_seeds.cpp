@@ -1,7 +1,8 @@
 // Malformed convolutional models as fuzz seeds (fuzz/corpus/onnx for the reader, fuzz/corpus/session
 // for the Session harness): a kernel larger than the padded input, groups not dividing the
 // channels, weights of the wrong rank, negative pads, zero strides, a pool window larger than its
-// input, a Resize with scales on N and C, and one well-formed small CNN to mutate from. Each
+// input, a Resize with scales on N and C, and two well-formed small CNNs to mutate from (one
+// whose convolutions take the Winograd form in Fast sessions). Each
 // malformed one must fail with an error naming the node (when read, or when the Session plans
 // for the input's shape), never crash.
 //   Regenerate: build/test_io -tc="conv fuzz seeds*" --no-skip
@@ -95,11 +96,40 @@ g::Graph small_cnn() {
   return gr;
 }
 
+// Two 3x3 stride-1 convolutions with 16 channels: Fast sessions take the Winograd form
+// (kernels/conv_winograd.cpp) from weights packed when planning, Exact ones fuse the
+// BatchNormalization into the first one's epilogue; odd extents crop the last tiles.
+g::Graph winograd_cnn() {
+  g::Graph gr;
+  gr.name = "winograd_cnn";
+  gr.inputs = {vi("x", {1, 16, 6, 7})};
+  gr.initializers = {zeros("w1", {16, 16, 3, 3}), zeros("s", {16}),  zeros("bb", {16}), zeros("m", {16}),
+                     zeros("v", {16}),            zeros("w2", {16, 16, 3, 3}), zeros("b2", {16})};
+  auto n = [](std::string op, std::vector<std::string> in, std::string out, std::vector<A> attrs = {}) {
+    g::Node x;
+    x.op_type = op;
+    x.name = op + "_" + out;
+    x.inputs = std::move(in);
+    x.outputs = {std::move(out)};
+    x.attributes = std::move(attrs);
+    return x;
+  };
+  gr.nodes = {n("Conv", {"x", "w1"}, "c", {A::of_ints("pads", {1, 1, 1, 1})}),
+              n("BatchNormalization", {"c", "s", "bb", "m", "v"}, "n"),
+              n("Relu", {"n"}, "r"),
+              n("Conv", {"r", "w2", "b2"}, "y", {A::of_ints("pads", {0, 1, 2, 0})})};
+  g::ValueInfo y;
+  y.name = "y";
+  gr.outputs = {y};
+  return gr;
+}
+
 }  // namespace
 
 TEST_CASE("conv fuzz seeds: write fuzz/corpus/onnx and fuzz/corpus/session" * doctest::skip()) {
   auto seeds = malformed();
   seeds.push_back({"small_cnn", small_cnn()});
+  seeds.push_back({"winograd_cnn", winograd_cnn()});
   for (const char* sub : {"/fuzz/corpus/onnx/", "/fuzz/corpus/session/"}) {
     for (const auto& [name, gr] : seeds) {
       auto bytes = om::onnx::write_bytes(gr);
@@ -143,7 +173,9 @@ TEST_CASE("malformed convolutional models fail naming the node, when read or whe
     CHECK(message.find("bad_") != std::string::npos);
     CHECK(om::fuzz::run_session_case(bytes.value().data(), bytes.value().size()) == 0);
   }
-  auto ok = om::onnx::write_bytes(small_cnn());
-  REQUIRE(ok.is_ok());
-  CHECK(om::fuzz::run_session_case(ok.value().data(), ok.value().size()) >= 1);
+  for (const g::Graph& gr : {small_cnn(), winograd_cnn()}) {
+    auto ok = om::onnx::write_bytes(gr);
+    REQUIRE(ok.is_ok());
+    CHECK(om::fuzz::run_session_case(ok.value().data(), ok.value().size()) >= 1);
+  }
 }
