@@ -209,6 +209,19 @@ __attribute__((always_inline)) inline void output_transform(const float* m, size
   }
 }
 
+// Calls f(n, th, tw0, len, j) for every run of tiles of [t0, t1) within one tile row, j being the
+// block-local index of tile (n, th, tw0).
+template <class F>
+void for_tile_runs(const ConvGeom& g, int64_t t0, int64_t t1, F&& f) {
+  const int64_t TW = tile_cols(g), per_image = tile_rows(g) * TW;
+  for (int64_t t = t0; t < t1;) {
+    const int64_t n = t / per_image, th = (t % per_image) / TW, tw0 = t % TW;
+    const int64_t len = std::min(TW - tw0, t1 - t);
+    f(n, th, tw0, len, t - t0);
+    t += len;
+  }
+}
+
 // A run of tiles within one tile row and one B panel: where its patch rows start in the padded
 // plane, its first tile column, its length, its panel and first lane.
 struct Piece {
@@ -219,19 +232,16 @@ static_assert(sizeof(Piece) == kPieceFloats * sizeof(float), "kPieceFloats is on
 // The pieces of tiles [t0, t1) in order (at most 2 + (t1 - t0) / 2: runs and panels are
 // multiples of 4 tiles wide). The divisions happen here, once per block.
 size_t block_pieces(const ConvGeom& g, int64_t t0, int64_t t1, size_t NR, Piece* out) {
-  const int64_t TW = tile_cols(g), per_image = tile_rows(g) * TW;
   const int64_t Wq = int64_t(plane_cols(g));
   size_t count = 0;
-  for (int64_t t = t0; t < t1;) {
-    const int64_t n = t / per_image, th = (t % per_image) / TW, tw0 = t % TW, len = std::min(TW - tw0, t1 - t);
+  for_tile_runs(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw0, int64_t len, int64_t j) {
     for (int64_t k = 0; k < len;) {
-      const size_t col = size_t(t - t0 + k), lane = col % NR;
+      const size_t col = size_t(j + k), lane = col % NR;
       const int64_t run = std::min<int64_t>(len - k, int64_t(NR - lane));
       out[count++] = Piece{n, th, 2 * th * Wq, tw0 + k, run, int64_t(col / NR), int64_t(lane)};
       k += run;
     }
-    t += len;
-  }
+  });
   return count;
 }
 size_t max_pieces(const ConvGeom& g) { return 2 + size_t(block_tiles(g)) / 2; }
@@ -288,19 +298,6 @@ Transforms transforms() {
   if (active_isa() == Isa::Avx2) return {in_avx2, out_avx2};
 #endif
   return {in_generic, out_generic};
-}
-
-// Calls f(n, th, tw0, len, j) for every run of tiles of [t0, t1) within one tile row, j being the
-// block-local index of tile (n, th, tw0).
-template <class F>
-void for_tile_runs(const ConvGeom& g, int64_t t0, int64_t t1, F&& f) {
-  const int64_t TW = tile_cols(g), per_image = tile_rows(g) * TW;
-  for (int64_t t = t0; t < t1;) {
-    const int64_t n = t / per_image, th = (t % per_image) / TW, tw0 = t % TW;
-    const int64_t len = std::min(TW - tw0, t1 - t);
-    f(n, th, tw0, len, t - t0);
-    t += len;
-  }
 }
 
 // V for tiles [t0, t1) (block_in), with the lanes past the last tile zeroed.
