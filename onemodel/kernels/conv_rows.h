@@ -18,6 +18,7 @@
 
 namespace om::kernels::rows {
 
+typedef float V16 __attribute__((vector_size(64)));  // for callers compiled for AVX-512
 typedef float V8 __attribute__((vector_size(32)));
 typedef float V4 __attribute__((vector_size(16)));
 

@@ -122,6 +122,7 @@ Scratch layout(const ConvGeom& g, float* base) {
 
 using rows::load;
 using rows::store;
+using rows::V16;
 using rows::V4;
 using rows::V8;
 
@@ -159,10 +160,14 @@ __attribute__((always_inline)) inline void input_group(const float* e, const flo
   }
 }
 
-// n: a multiple of 4 (tile_cols).
+// n: a multiple of 4 (tile_cols). Wide: sixteen tiles at a time first (for AVX-512, whose 32
+// registers hold the 16 sums of 16 lanes; narrower ISAs would spill them).
+template <bool Wide>
 __attribute__((always_inline)) inline void input_transform(const float* e, const float* o, size_t rs, int64_t j0, int64_t n,
                                                            float* dst, size_t xs) {
   int64_t k = 0;
+  if (Wide)
+    for (; k + 16 <= n; k += 16) input_group<V16>(e, o, rs, j0 + k, dst + k, xs);
   for (; k + 8 <= n; k += 8) input_group<V8>(e, o, rs, j0 + k, dst + k, xs);
   if (k < n) input_group<V4>(e, o, rs, j0 + k, dst + k, xs);
 }
@@ -188,9 +193,20 @@ __attribute__((always_inline)) inline void output_group(const float* m, size_t m
 
 // The outputs of n tiles (a multiple of 4) into two output rows, tile k at columns 2k and 2k + 1,
 // with the bias and, when with_relu, the ReLU.
+template <bool Wide>
 __attribute__((always_inline)) inline void output_transform(const float* m, size_t ms, int64_t n, float bias, bool with_relu,
                                                             float* top, float* bottom) {
   int64_t k = 0;
+  if (Wide)
+    for (; k + 16 <= n; k += 16) {
+      V16 y[4];
+      output_group<V16>(m + k, ms, bias, with_relu, y);
+      store(top + 2 * k, __builtin_shufflevector(y[0], y[1], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+      store(top + 2 * k + 16, __builtin_shufflevector(y[0], y[1], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+      store(bottom + 2 * k, __builtin_shufflevector(y[2], y[3], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+      store(bottom + 2 * k + 16,
+            __builtin_shufflevector(y[2], y[3], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+    }
   for (; k + 8 <= n; k += 8) {
     V8 y[4];
     output_group<V8>(m + k, ms, bias, with_relu, y);
@@ -250,6 +266,7 @@ size_t max_pieces(const ConvGeom& g) { return 2 + size_t(block_tiles(g)) / 2; }
 // buffer's data for K = C and the block's ncr (whole panels) columns: K blocks of kGemmKC rows,
 // each a run of NR-column panels. Per image and channel, the padded rows the pieces read are
 // split by parity once, then every piece is transformed.
+template <bool Wide>
 __attribute__((always_inline)) inline void block_in(const ConvGeom& g, const float* x, const Piece* pieces, size_t count,
                                                     size_t ncr, const Scratch& s, size_t NR) {
   const size_t Wq = plane_cols(g), Hp = plane_rows(g);
@@ -264,7 +281,7 @@ __attribute__((always_inline)) inline void block_in(const ConvGeom& g, const flo
       for (size_t i = a; i < z; ++i) {
         const Piece& p = pieces[i];
         const float* e = s.plane + p.row_off;
-        input_transform(e, e + Hp * Wq, Wq, p.col, p.len, panels + size_t(p.panel) * kc * NR + size_t(p.lane), s.v_stride);
+        input_transform<Wide>(e, e + Hp * Wq, Wq, p.col, p.len, panels + size_t(p.panel) * kc * NR + size_t(p.lane), s.v_stride);
       }
     }
     a = z;
@@ -278,18 +295,18 @@ struct Transforms {
   BlockInFn in;
   void (*out)(const float*, size_t, int64_t, float, bool, float*, float*);
 };
-#define OM_WINOGRAD_TRANSFORMS(suffix, attr)                                                                    \
+#define OM_WINOGRAD_TRANSFORMS(suffix, attr, wide)                                                              \
   attr void in_##suffix(const ConvGeom& g, const float* x, const Piece* pieces, size_t count, size_t ncr,      \
                         const Scratch& s, size_t NR) {                                                          \
-    block_in(g, x, pieces, count, ncr, s, NR);                                                                  \
+    block_in<wide>(g, x, pieces, count, ncr, s, NR);                                                            \
   }                                                                                                             \
   attr void out_##suffix(const float* m, size_t ms, int64_t n, float b, bool relu, float* t, float* u) {       \
-    output_transform(m, ms, n, b, relu, t, u);                                                                  \
+    output_transform<wide>(m, ms, n, b, relu, t, u);                                                            \
   }
-OM_WINOGRAD_TRANSFORMS(generic, )
+OM_WINOGRAD_TRANSFORMS(generic, , false)
 #if defined(__x86_64__)
-OM_WINOGRAD_TRANSFORMS(avx512, __attribute__((target("avx512f"))))
-OM_WINOGRAD_TRANSFORMS(avx2, __attribute__((target("avx2"))))
+OM_WINOGRAD_TRANSFORMS(avx512, __attribute__((target("avx512f"))), true)
+OM_WINOGRAD_TRANSFORMS(avx2, __attribute__((target("avx2"))), false)
 #endif
 #undef OM_WINOGRAD_TRANSFORMS
 Transforms transforms() {
