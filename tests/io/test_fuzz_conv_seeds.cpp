@@ -69,27 +69,29 @@ std::vector<std::pair<std::string, g::Graph>> malformed() {
   };
 }
 
+// A node of a well-formed seed, named after its op and output.
+g::Node step(const std::string& op, std::vector<std::string> in, std::string out, std::vector<A> attrs = {}) {
+  g::Node x;
+  x.op_type = op;
+  x.name = op + "_" + out;
+  x.inputs = std::move(in);
+  x.outputs = {std::move(out)};
+  x.attributes = std::move(attrs);
+  return x;
+}
+
 g::Graph small_cnn() {
   g::Graph gr;
   gr.name = "small_cnn";
   gr.inputs = {vi("x", {1, 3, 8, 8})};
   gr.initializers = {zeros("w1", {4, 3, 3, 3}), zeros("b1", {4}), zeros("s", {4}), zeros("bb", {4}), zeros("m", {4}), zeros("v", {4}),
                      zeros("w2", {4, 1, 3, 3})};
-  auto n = [](std::string op, std::vector<std::string> in, std::string out, std::vector<A> attrs = {}) {
-    g::Node x;
-    x.op_type = op;
-    x.name = op + "_" + out;
-    x.inputs = std::move(in);
-    x.outputs = {std::move(out)};
-    x.attributes = std::move(attrs);
-    return x;
-  };
-  gr.nodes = {n("Conv", {"x", "w1", "b1"}, "c", {A::of_ints("pads", {1, 1, 1, 1})}),
-              n("BatchNormalization", {"c", "s", "bb", "m", "v"}, "n"),
-              n("Relu", {"n"}, "r"),
-              n("Conv", {"r", "w2"}, "d", {A::of_int("group", 4), A::of_ints("strides", {2, 2})}),
-              n("MaxPool", {"d"}, "p", {A::of_ints("kernel_shape", {2, 2})}),
-              n("GlobalAveragePool", {"p"}, "y")};
+  gr.nodes = {step("Conv", {"x", "w1", "b1"}, "c", {A::of_ints("pads", {1, 1, 1, 1})}),
+              step("BatchNormalization", {"c", "s", "bb", "m", "v"}, "n"),
+              step("Relu", {"n"}, "r"),
+              step("Conv", {"r", "w2"}, "d", {A::of_int("group", 4), A::of_ints("strides", {2, 2})}),
+              step("MaxPool", {"d"}, "p", {A::of_ints("kernel_shape", {2, 2})}),
+              step("GlobalAveragePool", {"p"}, "y")};
   g::ValueInfo y;
   y.name = "y";
   gr.outputs = {y};
@@ -105,19 +107,10 @@ g::Graph winograd_cnn() {
   gr.inputs = {vi("x", {1, 16, 6, 7})};
   gr.initializers = {zeros("w1", {16, 16, 3, 3}), zeros("s", {16}),  zeros("bb", {16}), zeros("m", {16}),
                      zeros("v", {16}),            zeros("w2", {16, 16, 3, 3}), zeros("b2", {16})};
-  auto n = [](std::string op, std::vector<std::string> in, std::string out, std::vector<A> attrs = {}) {
-    g::Node x;
-    x.op_type = op;
-    x.name = op + "_" + out;
-    x.inputs = std::move(in);
-    x.outputs = {std::move(out)};
-    x.attributes = std::move(attrs);
-    return x;
-  };
-  gr.nodes = {n("Conv", {"x", "w1"}, "c", {A::of_ints("pads", {1, 1, 1, 1})}),
-              n("BatchNormalization", {"c", "s", "bb", "m", "v"}, "n"),
-              n("Relu", {"n"}, "r"),
-              n("Conv", {"r", "w2", "b2"}, "y", {A::of_ints("pads", {0, 1, 2, 0})})};
+  gr.nodes = {step("Conv", {"x", "w1"}, "c", {A::of_ints("pads", {1, 1, 1, 1})}),
+              step("BatchNormalization", {"c", "s", "bb", "m", "v"}, "n"),
+              step("Relu", {"n"}, "r"),
+              step("Conv", {"r", "w2", "b2"}, "y", {A::of_ints("pads", {0, 1, 2, 0})})};
   g::ValueInfo y;
   y.name = "y";
   gr.outputs = {y};
