@@ -40,14 +40,15 @@ void run_gemm(const GemmArgs& a, const float* packed, ArithmeticMode mode) {
   else f32_gemm(a, mode);
 }
 
-// After the complete chains of n outputs of channel m: + bias (when given, one rounding), the
-// inference batch normalisation (when given: f32_batch_norm_inference's steps), the activation.
+// Bias then ReLU in one pass, compiled for AVX-512 and AVX2 too and taken when that ISA is active.
 void bias_relu_generic(float* row, size_t n, float b) { rows::bias_relu(row, int64_t(n), b); }
 #if defined(__x86_64__)
 __attribute__((target("avx512f"))) void bias_relu_avx512(float* row, size_t n, float b) { rows::bias_relu(row, int64_t(n), b); }
 __attribute__((target("avx2"))) void bias_relu_avx2(float* row, size_t n, float b) { rows::bias_relu(row, int64_t(n), b); }
 #endif
 
+// After the complete chains of n outputs of channel m: + bias (when given, one rounding), the
+// inference batch normalisation (when given: f32_batch_norm_inference's steps), the activation.
 void epilogue_row(float* row, size_t n, const float* bias, const ConvNorm* norm, int64_t m, UnaryOp act) {
   if (bias && !norm && act == UnaryOp::Relu) {  // the common pair in one pass
 #if defined(__x86_64__)
