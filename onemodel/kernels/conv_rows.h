@@ -29,7 +29,7 @@ __attribute__((always_inline)) inline V load(const float* p) {
   return v;
 }
 template <class V>
-__attribute__((always_inline)) inline void store(float* p, V v) {
+__attribute__((always_inline)) inline void store(float* p, const V& v) {
   std::memcpy(p, &v, sizeof v);
 }
 
@@ -64,7 +64,7 @@ __attribute__((always_inline)) inline void split_by_parity(const float* src, int
 
 // x < 0 ? 0 : x per lane, UnaryOp::Relu's rule (NaN and -0 kept).
 template <class V>
-__attribute__((always_inline)) inline V relu(V v) {
+__attribute__((always_inline)) inline V relu(const V& v) {
   const auto negative = v < V{};
   return (V)((decltype(negative))v & ~negative);
 }

@@ -24,8 +24,8 @@ struct Feed {
     f.name = std::move(name);
     f.dtype = om::dtype_of<T>::value;
     f.dims = std::move(dims);
-    f.bytes.resize(v.size() * sizeof(T));
-    if (!v.empty()) std::memcpy(f.bytes.data(), v.data(), f.bytes.size());
+    const auto* first = reinterpret_cast<const uint8_t*>(v.data());
+    f.bytes.assign(first, first + v.size() * sizeof(T));
     return f;
   }
 };
