@@ -37,6 +37,10 @@ TEST_CASE("Einsum: matmul, diagonal, sum, transpose, ellipsis, implicit output")
         std::vector<float>{32});
   auto bad = single_node("Einsum", {value("a", DType::f32, {2, 3})}, {Attribute::of_string("equation", "ijk->i")});
   CHECK_THROWS_WITH([&] { om::Session s(bad); }(), doctest::Contains("rank"));  // static shapes: at creation
+  // More terms after the arrow than the parse holds (found by fuzzing the Session): refused by name.
+  auto many = single_node("Einsum", {value("a", DType::f32, {2, 3}), value("b", DType::f32, {4, 3})},
+                          {Attribute::of_string("equation", "ij, kj -> i,k")});
+  CHECK_THROWS_WITH([&] { om::Session s(many); }(), doctest::Contains("too many terms"));
 }
 
 TEST_CASE("CumSum exclusive/reverse, Mod signs, Trilu, InstanceNormalization") {

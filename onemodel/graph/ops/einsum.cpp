@@ -46,6 +46,7 @@ const char* parse_einsum(const char* eq, int nops, const int64_t* const* dims, c
       }
       continue;
     }
+    if (nterms >= 3) return "too many terms";  // a label after the last term a parse can hold
     if (len >= 63) return "a term is too long";
     terms[nterms][len++] = c;
   }
