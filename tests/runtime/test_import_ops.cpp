@@ -41,6 +41,10 @@ TEST_CASE("Einsum: matmul, diagonal, sum, transpose, ellipsis, implicit output")
   auto many = single_node("Einsum", {value("a", DType::f32, {2, 3}), value("b", DType::f32, {4, 3})},
                           {Attribute::of_string("equation", "ij, kj -> i,k")});
   CHECK_THROWS_WITH([&] { om::Session s(many); }(), doctest::Contains("too many terms"));
+  // A repeated label over an empty axis and a full one (fuzzing again): two sizes, not a read past
+  // the empty input.
+  auto empty_diag = single_node("Einsum", {value("a", DType::f32, {3, 0, 5})}, {Attribute::of_string("equation", "...ii->...i")});
+  CHECK_THROWS_WITH([&] { om::Session s(empty_diag); }(), doctest::Contains("two different sizes"));
 }
 
 TEST_CASE("CumSum exclusive/reverse, Mod signs, Trilu, InstanceNormalization") {

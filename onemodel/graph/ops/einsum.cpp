@@ -101,7 +101,8 @@ const char* parse_einsum(const char* eq, int nops, const int64_t* const* dims, c
         const int l = ids[j];
         const int64_t size = dims[k][d];
         if (size != 1) {
-          if (sp->size[l] > 1 && sp->size[l] != size) return "a label has two different sizes";
+          // A size of 1 broadcasts; any other size seen before (0 included) must match.
+          if (sp->size[l] >= 0 && sp->size[l] != 1 && sp->size[l] != size) return "a label has two different sizes";
           sp->size[l] = size;
           sp->stride[k][l] += strides[d];
         } else if (sp->size[l] < 0) {
