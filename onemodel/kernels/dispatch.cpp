@@ -165,6 +165,10 @@ float f32_sum(const float* x, size_t n, ArithmeticMode mode) {
 void f32_reduce_sum(const float* x, size_t outer, size_t n, size_t inner, float* y,
                     ArithmeticMode mode) {
   const KernelTable& t = table();
+  if (n == 0) {  // empty sums are +0; an empty input may have no storage (x null)
+    for (size_t i = 0; i < outer * inner; ++i) y[i] = 0.0f;
+    return;
+  }
   for (size_t o = 0; o < outer; ++o) {
     const float* xo = x + o * n * inner;
     if (inner == 1) {

@@ -310,6 +310,17 @@ TEST_CASE("ReduceSum, ReduceMean, ReduceMax: axes, keepdims, noop_with_empty_axe
       }
 }
 
+TEST_CASE("ReduceSum over an empty axis gives zeros (an empty input may have no storage)") {
+  for (auto mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
+    g::Graph gr = single("ReduceSum", {value("x", DType::f32, {2, 0, 3})}, {Attribute::of_int("keepdims", 0)});
+    add_const_i64(gr, "axes", {1});
+    gr.nodes[0].inputs.push_back("axes");
+    auto out = run_graph(gr, {Feed::of("x", {2, 0, 3}, std::vector<float>{})}, {mode});
+    CHECK(out[0].dims == std::vector<int64_t>{2, 3});
+    CHECK(out[0].as<float>() == std::vector<float>(6, 0.0f));
+  }
+}
+
 TEST_CASE("Transpose, Reshape, Flatten, Squeeze, Unsqueeze, Expand") {
   auto x = random_floats(24, 51);
   {
