@@ -19,28 +19,13 @@ using g::Attribute;
 
 namespace {
 
-g::Graph one(const std::string& op, const std::vector<g::ValueInfo>& inputs, std::vector<Attribute> attrs = {}) {
-  g::Graph gr;
-  gr.name = "one";
-  std::vector<std::string> names;
-  for (const auto& v : inputs) {
-    gr.inputs.push_back(v);
-    names.push_back(v.name);
-  }
-  gr.nodes.push_back(node(op, names, {"y"}, std::move(attrs)));
-  g::ValueInfo y;
-  y.name = "y";
-  gr.outputs.push_back(y);
-  return gr;
-}
-
 // Cast of n values of S to `to`, in Exact mode (Cast is exact by nature).
 // bool results are read as one byte each (std::vector<bool> is packed).
 template <typename D, typename S>
 auto cast(const std::vector<S>& x) {
   using R = std::conditional_t<std::is_same<D, bool>::value, uint8_t, D>;
   const int64_t n = int64_t(x.size());
-  const auto gr = one("Cast", {value("x", om::dtype_of<S>::value, {n})}, {Attribute::of_int("to", int64_t(om::dtype_of<D>::value))});
+  const auto gr = single_node("Cast", {value("x", om::dtype_of<S>::value, {n})}, {Attribute::of_int("to", int64_t(om::dtype_of<D>::value))});
   const auto y = run_graph(gr, {Feed::of("x", {n}, x)}, {om::ArithmeticMode::Exact})[0];
   REQUIRE(y.dtype == om::dtype_of<D>::value);
   return y.template as<R>();
@@ -50,7 +35,7 @@ template <typename T>
 std::vector<T> binary(const std::string& op, const std::vector<T>& a, const std::vector<T>& b, std::vector<Attribute> attrs = {}) {
   const int64_t n = int64_t(a.size());
   const DType dt = om::dtype_of<T>::value;
-  const auto gr = one(op, {value("a", dt, {n}), value("b", dt, {n})}, std::move(attrs));
+  const auto gr = single_node(op, {value("a", dt, {n}), value("b", dt, {n})}, std::move(attrs));
   const auto y = run_graph(gr, {Feed::of("a", {n}, a), Feed::of("b", {n}, b)}, {om::ArithmeticMode::Exact})[0];
   REQUIRE(y.dtype == dt);
   return y.template as<T>();
@@ -61,7 +46,7 @@ constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 template <typename T>
 void roundtrip(const std::vector<T>& v) {
   const DType dt = om::dtype_of<T>::value;
-  const auto gr = one("Transpose", {value("x", dt, {1, 2})});
+  const auto gr = single_node("Transpose", {value("x", dt, {1, 2})});
   const auto y = run_graph(gr, {Feed::of("x", {1, 2}, v)})[0];
   CHECK(y.dtype == dt);
   CHECK(y.dims == std::vector<int64_t>{2, 1});
@@ -142,7 +127,7 @@ TEST_CASE("integer operators at their type limits") {
 }
 
 TEST_CASE("Pow: f32 base with unsigned exponents") {
-  const auto gr = one("Pow", {value("a", DType::f32, {3}), value("b", DType::u64, {3})});
+  const auto gr = single_node("Pow", {value("a", DType::f32, {3}), value("b", DType::u64, {3})});
   const auto y = run_graph(gr, {Feed::of("a", {3}, std::vector<float>{2, -1, 0.5f}), Feed::of("b", {3}, std::vector<uint64_t>{10, 3, 1})})[0];
   CHECK(y.as<float>() == std::vector<float>{1024, -1, 0.5f});
 }
