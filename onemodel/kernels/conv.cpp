@@ -330,6 +330,7 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
   dp.row_step = g.sH * Wq;
   dp.rows = size_t(g.OH);
   dp.n = size_t(g.OW);
+  dp.relu = !norm && act == UnaryOp::Relu;  // else the epilogue follows: the normalisation precedes the activation
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t c = 0; c < g.C; ++c) {
       fill_padded(g, x + (n * g.C + c) * g.H * g.W, pad);
@@ -340,7 +341,7 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
         dp.bias = bias ? bias + m : nullptr;
         dp.out = out;
         f32_depthwise_plane(dp);
-        epilogue_row(out, size_t(P), nullptr, norm, m, act);
+        if (!dp.relu) epilogue_row(out, size_t(P), nullptr, norm, m, act);
       }
     }
 }

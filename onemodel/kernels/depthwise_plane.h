@@ -1,5 +1,6 @@
 // The depthwise convolution plane kernel (DepthwisePlaneKernel in kernels_internal.h) written once
-// over the small vector interface of small_gemm.h (plus add(a, b), one rounding), instantiated by
+// over the small vector interface of small_gemm.h (plus add(a, b), one rounding, and relu(a),
+// UnaryOp::Relu's rule: x < 0 ? 0 : x with NaN and -0 kept), instantiated by
 // each ISA file with its own Ops and compiled with that file's flags; the scalar table
 // instantiates it with one-lane Ops and is the reference.
 //
@@ -7,7 +8,8 @@
 // acc = fma(src_t, w_t, acc) for the taps t in order, then acc + bias (when given). Lanes are
 // output columns, so the chain of one output never depends on the vector width or on how rows
 // are grouped: the bits are those of the scalar form on every ISA. Up to eight rows run side by
-// side, so short rows (8 or 16 outputs) still give the fma units independent chains.
+// side, so short rows (8 or 16 outputs) still give the fma units independent chains; the loops
+// over them are unrolled by pragma so the accumulators stay in registers.
 #pragma once
 #include <cstddef>
 
@@ -20,20 +22,22 @@ template <class Ops, size_t R, bool Partial>
 inline void block(const DepthwisePlane& p, size_t r0, size_t i, size_t tail) {
   using V = typename Ops::V;
   V acc[R];
-  for (size_t r = 0; r < R; ++r) acc[r] = Ops::zero();
+  _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::zero();
   for (size_t t = 0; t < p.taps; ++t) {
     const V wv = Ops::bcast(p.w + t);
     const float* s = p.src + p.tap_off[t] + ptrdiff_t(r0) * p.row_step + ptrdiff_t(i);
-    for (size_t r = 0; r < R; ++r) {
+    _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) {
       const float* q = s + ptrdiff_t(r) * p.row_step;
       acc[r] = Ops::fma(Partial ? Ops::load_n(q, tail) : Ops::load(q), wv, acc[r]);
     }
   }
   if (p.bias) {
     const V bv = Ops::bcast(p.bias);
-    for (size_t r = 0; r < R; ++r) acc[r] = Ops::add(acc[r], bv);
+    _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::add(acc[r], bv);
   }
-  for (size_t r = 0; r < R; ++r) {
+  if (p.relu)
+    _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::relu(acc[r]);
+  _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) {
     float* o = p.out + (r0 + r) * p.n + i;
     if (Partial) Ops::store_n(o, acc[r], tail);
     else Ops::store(o, acc[r]);

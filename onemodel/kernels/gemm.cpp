@@ -59,6 +59,17 @@ void pack_a(const GemmArgs& g, size_t i0, size_t mc, size_t k0, size_t kc, const
   }
 }
 
+// One full panel row: a copy of a size known here, so it is inlined as vector moves instead of a
+// library call per row.
+void copy_panel_row(float* d, const float* s, size_t NR) {
+  switch (NR) {
+    case 8: std::memcpy(d, s, 8 * sizeof(float)); return;
+    case 16: std::memcpy(d, s, 16 * sizeof(float)); return;
+    case 32: std::memcpy(d, s, 32 * sizeof(float)); return;
+    default: std::memcpy(d, s, NR * sizeof(float));
+  }
+}
+
 // Pack rows [k0, k0+kc) x cols [j0, j0+nc) of B as NR-column panels, zero-padding the last one.
 void pack_b(const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t k0, size_t kc, size_t j0, size_t nc,
             size_t NR, float* dst) {
@@ -69,7 +80,7 @@ void pack_b(const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t k0, size_t kc
       const float* s = src + ptrdiff_t(k) * b_rs;
       float* d = dst + k * NR;
       if (b_cs == 1 && cols == NR) {
-        std::memcpy(d, s, NR * sizeof(float));
+        copy_panel_row(d, s, NR);
       } else {
         for (size_t j = 0; j < cols; ++j) d[j] = s[ptrdiff_t(j) * b_cs];
         for (size_t j = cols; j < NR; ++j) d[j] = 0.0f;

@@ -51,8 +51,9 @@ using GemmPackA = void (*)(const float* src, ptrdiff_t a_rs, size_t rows, size_t
 // One output plane of a depthwise convolution over a zero-padded input buffer: for rows r < rows
 // and columns i < n, out[r*n + i] = the fma chain over taps t < taps, in order, of
 // src[tap_off[t] + r*row_step + i] times w[t], starting from +0; then + *bias when bias is given
-// (one rounding). Every tap's run of n floats is contiguous (strided convolutions read a
-// column-phase buffer). Written once in depthwise_plane.h.
+// (one rounding); then, when relu is set, UnaryOp::Relu's rule (x < 0 ? 0 : x, NaN and -0 kept).
+// Every tap's run of n floats is contiguous (strided convolutions read a column-phase buffer).
+// Written once in depthwise_plane.h.
 struct DepthwisePlane {
   const float* src;
   const ptrdiff_t* tap_off;
@@ -61,6 +62,7 @@ struct DepthwisePlane {
   ptrdiff_t row_step;
   size_t rows, n;
   const float* bias;
+  bool relu;
   float* out;
 };
 using DepthwisePlaneKernel = void (*)(const DepthwisePlane&);

@@ -5,6 +5,8 @@
 // Ops provides: V (vector type), L (lanes), zero(), bcast(const float*), load(const float*),
 // load_n(const float*, n) / store_n(float*, V, n) (first n lanes, the rest untouched and never
 // read out of bounds), store(float*, V) and fma(a, b, acc) = a*b+acc rounded once.
+// The loops over rows and vectors are unrolled by pragma: only then does the compiler keep the
+// accumulator arrays in registers instead of on the stack (it did not on its own).
 #pragma once
 #include <cstddef>
 
@@ -18,30 +20,30 @@ void block(size_t kc, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs, const floa
   using V = typename Ops::V;
   constexpr size_t L = Ops::L;
   const float* bv[W];
-  for (size_t v = 0; v < W; ++v) {
+  _Pragma("GCC unroll 16") for (size_t v = 0; v < W; ++v) {
     const size_t col = j + v * L;  // a multiple of L, so its L columns lie in one panel
     bv[v] = b + (col / NR) * panel_stride + col % NR;
   }
   V acc[R][W];
-  for (size_t r = 0; r < R; ++r)
-    for (size_t v = 0; v < W; ++v) {
+  _Pragma("GCC unroll 16") for (size_t r = 0; r < R; ++r)
+    _Pragma("GCC unroll 16") for (size_t v = 0; v < W; ++v) {
       const float* p = c + r * ldc + j + v * L;
       if (!load_c) acc[r][v] = Ops::zero();
       else acc[r][v] = (Partial && v == W - 1) ? Ops::load_n(p, tail) : Ops::load(p);
     }
   for (size_t k = 0; k < kc; ++k) {
     V bk[W];
-    for (size_t v = 0; v < W; ++v) {
+    _Pragma("GCC unroll 16") for (size_t v = 0; v < W; ++v) {
       bk[v] = (Partial && v == W - 1) ? Ops::load_n(bv[v], tail) : Ops::load(bv[v]);
       bv[v] += b_rs;
     }
-    for (size_t r = 0; r < R; ++r) {
+    _Pragma("GCC unroll 16") for (size_t r = 0; r < R; ++r) {
       const V av = Ops::bcast(a + ptrdiff_t(r) * a_rs + ptrdiff_t(k) * a_cs);
-      for (size_t v = 0; v < W; ++v) acc[r][v] = Ops::fma(av, bk[v], acc[r][v]);
+      _Pragma("GCC unroll 16") for (size_t v = 0; v < W; ++v) acc[r][v] = Ops::fma(av, bk[v], acc[r][v]);
     }
   }
-  for (size_t r = 0; r < R; ++r)
-    for (size_t v = 0; v < W; ++v) {
+  _Pragma("GCC unroll 16") for (size_t r = 0; r < R; ++r)
+    _Pragma("GCC unroll 16") for (size_t v = 0; v < W; ++v) {
       float* p = c + r * ldc + j + v * L;
       if (Partial && v == W - 1) Ops::store_n(p, acc[r][v], tail);
       else Ops::store(p, acc[r][v]);

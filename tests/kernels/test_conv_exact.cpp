@@ -57,6 +57,13 @@ std::vector<float> reference(const ConvGeom& g, const std::vector<float>& x, con
   return y;
 }
 
+// UnaryOp::Relu's rule after the chain (and the bias): x < 0 ? 0 : x, NaN and -0 kept.
+std::vector<float> with_activation(std::vector<float> y, UnaryOp act) {
+  if (act == UnaryOp::Relu)
+    for (float& v : y) v = v < 0.0f ? 0.0f : v;
+  return y;
+}
+
 const Case kCases[] = {
     // implicit GEMM: 3x3 pad 1, rows crossing panels (OW 13, 56), batch
     {2, 5, 13, 13, 16, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
@@ -94,20 +101,41 @@ TEST_CASE("f32_conv2d: exact mode is the documented fma chain on every path and 
       const auto x = awkward_values(size_t(g.N * g.C * g.H * g.W), uint32_t(g.C * 31 + g.W), 2.0f, false);
       const auto w = awkward_values(size_t(g.M * (g.C / g.group) * g.kH * g.kW), uint32_t(g.M * 7 + g.kW), 1.0f, false);
       const auto b = awkward_values(size_t(g.M), uint32_t(g.M), 1.0f, false);
-      for (const float* bias : {static_cast<const float*>(nullptr), b.data()}) {
-        const auto want = reference(g, x, w, bias);
-        std::vector<float> y(want.size(), NAN), scratch(conv_scratch_floats(g) + 1, NAN);
-        f32_conv2d(g, x.data(), w.data(), bias, UnaryOp::Identity, y.data(), scratch.data(), nullptr, ArithmeticMode::Exact);
-        const size_t at = first_mismatch(y.data(), want.data(), want.size());
-        INFO("isa " << isa_name(isa) << ", case C " << c.C << " M " << c.M << " group " << c.group << " " << c.H << "x" << c.W
-                    << " k " << c.kH << "x" << c.kW << " s " << c.sH << "," << c.sW << ", output " << at);
-        CHECK(at == want.size());
-        h = fnv1a(h, y.data(), y.size());
-      }
+      for (const float* bias : {static_cast<const float*>(nullptr), b.data()})
+        for (UnaryOp act : {UnaryOp::Identity, UnaryOp::Relu}) {
+          const auto want = with_activation(reference(g, x, w, bias), act);
+          std::vector<float> y(want.size(), NAN), scratch(conv_scratch_floats(g) + 1, NAN);
+          f32_conv2d(g, x.data(), w.data(), bias, act, y.data(), scratch.data(), nullptr, ArithmeticMode::Exact);
+          const size_t at = first_mismatch(y.data(), want.data(), want.size());
+          INFO("isa " << isa_name(isa) << ", case C " << c.C << " M " << c.M << " group " << c.group << " " << c.H << "x"
+                      << c.W << " k " << c.kH << "x" << c.kW << " s " << c.sH << "," << c.sW << ", relu "
+                      << (act == UnaryOp::Relu) << ", output " << at);
+          CHECK(at == want.size());
+          h = fnv1a(h, y.data(), y.size());
+        }
     }
     if (isa == Isa::Scalar) hash = h;
     CHECK(h == hash);
     if (isa == native) std::printf("EXACT_HASH conv2d %s %016" PRIx64 "\n", isa_name(isa), h);
   }
   std::fflush(stdout);
+}
+
+TEST_CASE("f32_conv2d: the depthwise kernel's fused ReLU keeps a NaN, on every ISA") {
+  const ConvGeom g = geom_of({1, 3, 8, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1});
+  auto x = awkward_values(size_t(g.C * g.H * g.W), 5, 2.0f, false);
+  x[size_t(1 * g.H * g.W + 3 * g.W + 4)] = NAN;  // channel 1: nine outputs around it are NaN
+  const auto w = awkward_values(size_t(g.M * g.kH * g.kW), 6, 1.0f, false);
+  const auto b = awkward_values(size_t(g.M), 7, 1.0f, false);
+  const auto want = with_activation(reference(g, x, w, b.data()), UnaryOp::Relu);
+  CHECK(std::isnan(want[size_t(g.OH * g.OW + 3 * g.OW + 4)]));
+  for (Isa isa : available_isas()) {
+    IsaScope scope(isa);
+    for (ArithmeticMode mode : {ArithmeticMode::Exact, ArithmeticMode::Fast}) {
+      std::vector<float> y(want.size(), 1.0f), scratch(conv_scratch_floats(g) + 1, NAN);
+      f32_conv2d(g, x.data(), w.data(), b.data(), UnaryOp::Relu, y.data(), scratch.data(), nullptr, mode);
+      INFO("isa " << isa_name(isa));
+      CHECK(first_mismatch(y.data(), want.data(), want.size()) == want.size());
+    }
+  }
 }

@@ -135,6 +135,8 @@ struct Avx2Ops {
   static void store_n(float* p, V v, size_t n) { _mm256_maskstore_ps(p, mask(n), v); }
   static V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  // maxps(0, a) is 0 > a ? 0 : a: a NaN or a -0 in a passes through, as the rule says.
+  static V relu(V a) { return _mm256_max_ps(_mm256_setzero_ps(), a); }
 };
 }  // namespace
 

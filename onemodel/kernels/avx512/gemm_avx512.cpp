@@ -84,6 +84,8 @@ struct Avx512Ops {
   static void store_n(float* p, V v, size_t n) { _mm512_mask_storeu_ps(p, lanes(n), v); }
   static V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  // Lanes with !(a < 0) (unordered counts: NaN) keep a, the others become +0; -0 is kept.
+  static V relu(V a) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, zero(), _CMP_NLT_UQ), a); }
 };
 
 // 32 ZMM registers: one row takes 8 vectors (128 columns), two to four rows 4 vectors each.

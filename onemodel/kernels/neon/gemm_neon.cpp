@@ -97,6 +97,8 @@ struct NeonOps {
   }
   static V fma(V a, V b, V acc) { return vfmaq_f32(acc, a, b); }
   static V add(V a, V b) { return vaddq_f32(a, b); }
+  // A select, not vmaxq (which turns -0 into +0 and returns NaN for either operand).
+  static V relu(V a) { return vbslq_f32(vcltq_f32(a, zero()), zero(), a); }
 };
 }  // namespace
 

@@ -164,6 +164,7 @@ struct ScalarOps {
   static void store_n(float* p, float v, size_t) { *p = v; }
   static float fma(float a, float b, float acc) { return std::fma(a, b, acc); }
   static float add(float a, float b) { return a + b; }
+  static float relu(float a) { return a < 0.0f ? 0.0f : a; }
 };
 void f32_gemm_small__scalar(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                             const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
