@@ -12,6 +12,7 @@
 // over them are unrolled by pragma so the accumulators stay in registers.
 #pragma once
 #include <cstddef>
+#include <type_traits>
 
 #include "onemodel/kernels/kernels_internal.h"
 
@@ -52,9 +53,51 @@ inline void rows(const DepthwisePlane& p, size_t r0) {
   if (i < p.n) block<Ops, R, true>(p, r0, i, p.n - i);
 }
 
+// Rows exactly half a vector wide (8 floats under AVX-512): two rows per vector, so the fma units
+// see full vectors. For Ops declaring kHalfRows, with load_halves(lo, hi) (lanes [0, L/2) from lo,
+// the rest from hi) and store_halves(lo, hi, v). A lane still holds one output's chain, so the
+// bits do not change.
+template <class Ops, class = void>
+struct HasHalves : std::false_type {};
+template <class Ops>
+struct HasHalves<Ops, std::void_t<decltype(Ops::kHalfRows)>> : std::bool_constant<Ops::kHalfRows> {};
+
+// Rows [r0, r0 + 2R) of a plane with n == L/2.
+template <class Ops, size_t R>
+inline void pair_block(const DepthwisePlane& p, size_t r0) {
+  using V = typename Ops::V;
+  V acc[R];
+  _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::zero();
+  for (size_t t = 0; t < p.taps; ++t) {
+    const V wv = Ops::bcast(p.w + t);
+    const float* s = p.src + p.tap_off[t] + ptrdiff_t(r0) * p.row_step;
+    _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) {
+      const float* q = s + ptrdiff_t(2 * r) * p.row_step;
+      acc[r] = Ops::fma(Ops::load_halves(q, q + p.row_step), wv, acc[r]);
+    }
+  }
+  if (p.bias) {
+    const V bv = Ops::bcast(p.bias);
+    _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::add(acc[r], bv);
+  }
+  if (p.relu) _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::relu(acc[r]);
+  _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) {
+    float* o = p.out + (r0 + 2 * r) * p.n;
+    Ops::store_halves(o, o + p.n, acc[r]);
+  }
+}
+
 template <class Ops>
 void plane(const DepthwisePlane& p) {
   size_t r = 0;
+  if constexpr (HasHalves<Ops>::value) {
+    if (2 * p.n == Ops::L) {
+      for (; r + 16 <= p.rows; r += 16) pair_block<Ops, 8>(p, r);
+      for (; r + 8 <= p.rows; r += 8) pair_block<Ops, 4>(p, r);
+      for (; r + 4 <= p.rows; r += 4) pair_block<Ops, 2>(p, r);
+      for (; r + 2 <= p.rows; r += 2) pair_block<Ops, 1>(p, r);
+    }
+  }
   for (; r + 8 <= p.rows; r += 8) rows<Ops, 8>(p, r);
   for (; r + 4 <= p.rows; r += 4) rows<Ops, 4>(p, r);
   for (; r + 2 <= p.rows; r += 2) rows<Ops, 2>(p, r);

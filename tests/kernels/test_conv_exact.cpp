@@ -3,7 +3,8 @@
 // then + bias. The geometries reach every path: the implicit GEMM (B panels packed from padded
 // phase buffers; strides, dilations, groups, rows crossing panels), the materialised im2col tile
 // (at most four output channels per group), the pointwise GEMM on the input, and the depthwise
-// plane kernel (rows shorter and longer than a vector, strides 1 to 3, channel multipliers).
+// kernels (rows shorter and longer than a vector, strides 1 to 3, channel multipliers; column
+// stride 1 reads the input in place, with pads narrower and far wider than the plane).
 #include <doctest/doctest.h>
 
 #include <cinttypes>
@@ -84,6 +85,11 @@ const Case kCases[] = {
     {1, 3, 33, 34, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
     {1, 2, 11, 20, 4, 2, 5, 3, 3, 3, 1, 2, 2, 1, 0, 2},
     {1, 5, 7, 9, 5, 5, 3, 1, 1, 2, 2, 1, 1, 0, 2, 0},
+    // depthwise, column stride 1 (the input read in place): row stride 2 with a dilated 3x5
+    // kernel and asymmetric pads; pads far wider than the plane; multiplier 2 with a wide right pad
+    {1, 3, 6, 21, 3, 3, 3, 5, 2, 1, 1, 2, 2, 3, 1, 4},
+    {1, 2, 5, 7, 2, 2, 3, 3, 1, 1, 1, 1, 20, 18, 20, 19},
+    {1, 2, 4, 40, 4, 2, 2, 3, 1, 1, 3, 1, 0, 0, 3, 17},
 };
 
 }  // namespace

@@ -81,6 +81,16 @@ struct Avx512Ops {
   static V load(const float* p) { return _mm512_loadu_ps(p); }
   static V load_n(const float* p, size_t n) { return _mm512_maskz_loadu_ps(lanes(n), p); }
   static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  // Two 8-float rows in one vector (the depthwise kernel's half-width planes).
+  static constexpr bool kHalfRows = true;
+  static V load_halves(const float* lo, const float* hi) {
+    return __builtin_shufflevector(_mm256_loadu_ps(lo), _mm256_loadu_ps(hi), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                   13, 14, 15);
+  }
+  static void store_halves(float* lo, float* hi, V v) {
+    _mm256_storeu_ps(lo, __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7));
+    _mm256_storeu_ps(hi, __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
+  }
   static void store_n(float* p, V v, size_t n) { _mm512_mask_storeu_ps(p, lanes(n), v); }
   static V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
