@@ -1,6 +1,7 @@
 #include "onemodel/runtime/plan.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstring>
 
@@ -390,9 +391,12 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
   return plan;
 }
 
-Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data) {
+Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bool profile) {
   for (const Plan::Patch& p : plan.patches) plan.args[p.arg].data = input_data[p.input];
-  for (const Plan::Step& s : plan.steps) {
+  if (profile) ++plan.profiled_runs;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Plan::Step& s = plan.steps[i];
+    const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     graph::KernelContext k;
     k.node = s.node;
     k.mode = mode;
@@ -404,6 +408,9 @@ Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data) {
     k.scratch_bytes = s.scratch_bytes;
     k.packed_b = s.packed_b;
     OM_TRY(s.fn(k));
+    if (profile)
+      plan.step_ns[i] += uint64_t(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   }
   return Status::ok();
 }

@@ -81,6 +81,10 @@ struct Plan {
     const graph::ValueDesc* desc = nullptr;
   };
   std::vector<Output> outputs;
+  // With profiling (SessionOptions::profile): nanoseconds spent in each step over `profiled_runs`
+  // runs; sized when the plan is built, so timing allocates nothing.
+  std::vector<uint64_t> step_ns;
+  uint64_t profiled_runs = 0;
 };
 
 // What one plan may take (SessionOptions of the same names); errors name the option.
@@ -99,7 +103,8 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
                                          bool prepack = false, const PlanLimits& limits = {},
                                          const std::vector<void*>* input_data = nullptr);
 
-// Runs every step; input_data[i] is session input i's buffer.
-Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data);
+// Runs every step; input_data[i] is session input i's buffer. With `profile`, each step's time is
+// added to plan.step_ns (which must then hold one entry per step).
+Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bool profile = false);
 
 }  // namespace om::runtime

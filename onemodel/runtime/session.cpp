@@ -203,6 +203,23 @@ PlanStats Session::last_plan_stats() const {
   return s;
 }
 
+std::vector<StepProfile> Session::step_profile() const {
+  std::vector<StepProfile> out;
+  if (!impl_) return out;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (!impl_->last || !impl_->options.profile) return out;
+  const runtime::Plan& p = *impl_->last;
+  for (size_t i = 0; i < p.steps.size() && i < p.step_ns.size(); ++i) {
+    StepProfile s;
+    s.node = p.steps[i].node->name.empty() ? p.steps[i].node->op_type : p.steps[i].node->name;
+    s.op = p.steps[i].node->op_type;
+    s.total_us = double(p.step_ns[i]) / 1000.0;
+    s.runs = p.profiled_runs;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 // Orders the caller's inputs as the graph's and checks them against the declared inputs.
 // Touches no heap unless it fails.
 static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t n, bool need_data) {
@@ -342,6 +359,7 @@ static Result<runtime::Plan*> find_or_plan(Session::Impl& impl) {
   }
   impl.plans.push_back(std::move(built).value());
   impl.plans.back()->number = ++impl.plans_built;
+  if (impl.options.profile) impl.plans.back()->step_ns.assign(impl.plans.back()->steps.size(), 0);
   return impl.plans.back().get();
 }
 
@@ -370,7 +388,7 @@ Status Session::run_locked(const TensorView* inputs, size_t num_inputs, TensorVi
   OM_TRY(bind_inputs(impl, inputs, num_inputs, true));
   OM_ASSIGN_OR_RETURN(runtime::Plan* plan, find_or_plan(impl));
   impl.last = plan;
-  OM_TRY(runtime::execute_plan(*plan, impl.options.mode, impl.input_data.data()));
+  OM_TRY(runtime::execute_plan(*plan, impl.options.mode, impl.input_data.data(), impl.options.profile));
   for (size_t i = 0; i < num_outputs; ++i) {
     const runtime::Plan::Output& o = plan->outputs[i];
     TensorView& t = outputs[i];

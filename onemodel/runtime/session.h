@@ -54,6 +54,9 @@ struct SessionOptions {
   // Session (or any graph loaded from it) is alive: truncation is a SIGBUS, a rewrite changes
   // the weights. docs/format.md.
   bool map_weights = true;
+  // Time every kernel step of run() (two clock reads per step, nothing allocated while running);
+  // Session::step_profile() reports the times. Off by default.
+  bool profile = false;
 };
 
 // A tensor handed across the run() boundary without copies or allocation.
@@ -88,6 +91,14 @@ struct PlanStats {
   size_t packed_weights = 0;     // steps reading a constant GEMM operand packed once
   size_t plan_number = 0;        // 1 for the session's first plan, 2 for the next built...: a
                                  // signature planned again after eviction gets a new number
+};
+
+// One kernel step of a plan and the time spent in it (SessionOptions::profile).
+struct StepProfile {
+  std::string node;  // the node's name (its op type when unnamed)
+  std::string op;    // the op type after the passes (e.g. FusedConv)
+  double total_us = 0;  // over `runs` runs
+  uint64_t runs = 0;
 };
 
 struct PassReport {
@@ -137,6 +148,9 @@ class Session {
   Status try_prepare(const TensorView* inputs, size_t num_inputs);
   // Stats of the plan used by the last run or prepare.
   PlanStats last_plan_stats() const;
+  // Per step of the plan used by the last run, in run order: the time spent in it over the runs of
+  // that plan so far. Empty unless SessionOptions::profile is set.
+  std::vector<StepProfile> step_profile() const;
   size_t cached_plan_count() const;
 
   struct Impl;

@@ -121,6 +121,13 @@ TEST_CASE("onemodel info, run, convert, bench and dot on a traced MLP") {
   CHECK(contains(r.out, "p99"));
   CHECK(contains(r.out, "arena: "));
   CHECK(contains(r.out, "allocations per run: 0.00"));
+  r = tool("bench " + f.p("mlp.om") + " --shape features=16,4 --runs 20 --warmup 5 --profile");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "allocations per run: 0.00"));  // timing the steps allocates nothing
+  CHECK(contains(r.out, "steps (mean per run over 25 runs"));
+  CHECK(contains(r.out, "MatMul"));
+  CHECK(contains(r.out, "%"));
 
   r = tool("dot " + f.p("mlp.onnx"));
   INFO(r.out);

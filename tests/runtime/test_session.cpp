@@ -1,5 +1,5 @@
 // Session: creation-time validation, input validation messages, the plan cache, allocation-free
-// runs, output buffers, and exact-mode bit equality across ISAs (with EXACT_HASH lines that
+// runs, the step profile, output buffers, and exact-mode bit equality across ISAs (with EXACT_HASH lines that
 // tools/exactness.sh compares between x86 and AArch64).
 #include <doctest/doctest.h>
 
@@ -202,6 +202,39 @@ TEST_CASE("plans are cached per input-shape signature; runs after planning alloc
     const size_t after = g_allocations.load();
     CHECK(after - before == 0);
   }
+}
+
+TEST_CASE("step profile: one entry per step of the last plan, counting its runs, allocation-free") {
+  om::SessionOptions options;
+  options.profile = true;
+  om::Session s(mlp(5), options);
+  std::vector<Feed> f2 = {Feed::of("x", {2, 8}, random_floats(16, 7))}, f5 = {Feed::of("x", {5, 8}, random_floats(40, 8))};
+  auto in2 = views(f2), in5 = views(f5);
+  std::vector<om::TensorView> out(2);
+  CHECK(s.step_profile().empty());  // nothing has run yet
+  for (int i = 0; i < 3; ++i) s.run(in2.data(), 1, out.data(), 2);
+  s.run(in5.data(), 1, out.data(), 2);  // a second plan: its own counts
+  const size_t before = g_allocations.load();
+  for (int i = 0; i < 4; ++i) CHECK(s.try_run(in5.data(), 1, out.data(), 2).is_ok());
+  CHECK(g_allocations.load() - before == 0);
+  const auto steps = s.step_profile();
+  REQUIRE(steps.size() == s.last_plan_stats().steps);
+  REQUIRE(!steps.empty());
+  double total = 0;
+  for (const auto& st : steps) {
+    CHECK(st.runs == 5);
+    CHECK(!st.op.empty());
+    CHECK(!st.node.empty());
+    CHECK(st.total_us >= 0.0);
+    total += st.total_us;
+  }
+  CHECK(total > 0.0);
+  for (int i = 0; i < 2; ++i) s.run(in2.data(), 1, out.data(), 2);  // back to the first plan
+  CHECK(s.step_profile()[0].runs == 5);
+
+  om::Session plain(mlp(5));  // profiling is off by default
+  plain.run(in2.data(), 1, out.data(), 2);
+  CHECK(plain.step_profile().empty());
 }
 
 TEST_CASE("outputs copy into caller buffers; graph inputs and constants as outputs") {

@@ -11,13 +11,14 @@
 namespace cli {
 namespace {
 const char* kHelp =
-    "usage: onemodel bench MODEL [--shape NAME=D0,D1,...] [--mode fast|exact] [--runs N] [--warmup N]\n"
+    "usage: onemodel bench MODEL [--shape NAME=D0,D1,...] [--mode fast|exact] [--runs N] [--warmup N] [--profile]\n"
     "\n"
     "Times Session::run on inputs of the given shapes (symbolic axes default to 1; --shape sets\n"
     "an input's full shape) filled with uniform random values (integer inputs: zeros). Prints\n"
     "the p50, p90 and p99 latency, the plan's activation arena against its lower bound, and the\n"
     "heap allocations per run (counted by the tool's operator new; 0 once planned). Defaults:\n"
-    "--runs 200 --warmup 10.\n";
+    "--runs 200 --warmup 10. --profile also times every kernel step (SessionOptions::profile) and\n"
+    "prints each step's mean time per run and its share, in run order.\n";
 
 std::vector<int64_t> parse_dims(const std::string& text, const std::string& spec) {
   std::vector<int64_t> dims;
@@ -41,13 +42,14 @@ int positive(const std::string& text, const char* option) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args a = parse(argc, argv, {"shape", "mode", "runs", "warmup"}, {"help"}, "bench");
+  Args a = parse(argc, argv, {"shape", "mode", "runs", "warmup"}, {"help", "profile"}, "bench");
   if (a.has("help")) return std::fputs(kHelp, stdout), 0;
   if (a.positional.size() != 1) throw UsageError{"expected one MODEL (.om or .onnx)"};
   const int runs = positive(a.get("runs", "200"), "--runs");
   const int warmup = positive(a.get("warmup", "10"), "--warmup");
   om::SessionOptions options;
   options.mode = parse_mode(a.get("mode", "fast"), "bench");
+  options.profile = a.has("profile");
   const om::graph::Graph g = load_graph(a.positional[0]);
   om::Session session(g, options);
 
@@ -112,6 +114,17 @@ int cmd_bench(int argc, char** argv) {
   std::printf("arena: %zu bytes (lower bound %zu), %zu kernel steps, %zu folded, %zu packed weights\n", st.arena_bytes,
               st.lower_bound_bytes, st.steps, st.folded_nodes, st.packed_weights);
   std::printf("allocations per run: %.2f\n", double(allocs) / runs);
+  if (options.profile) {
+    const std::vector<om::StepProfile> steps = session.step_profile();
+    double total = 0;
+    for (const auto& s : steps) total += s.total_us;
+    std::printf("steps (mean per run over %llu runs, warm-up included):\n",
+                static_cast<unsigned long long>(steps.empty() ? 0 : steps[0].runs));
+    for (size_t i = 0; i < steps.size(); ++i)
+      std::printf("  %3zu  %-20s %-28s %10.2f us  %5.1f%%\n", i, steps[i].op.c_str(), steps[i].node.c_str(),
+                  steps[i].total_us / double(std::max<uint64_t>(steps[i].runs, 1)),
+                  total > 0 ? 100.0 * steps[i].total_us / total : 0.0);
+  }
   return 0;
 }
 
