@@ -11,6 +11,9 @@ namespace om::graph {
 // Saturates just above the element limit, so a hostile shape asked for its size (a scratch
 // request before the shape checks refuse it) overflows nothing.
 int64_t ValueDesc::numel() const {
+  // A zero anywhere makes the tensor empty, even after dims whose product is out of range.
+  for (int64_t d : shape)
+    if (d == 0) return 0;
   int64_t n = 1;
   for (int64_t d : shape)
     if (!checked_mul(n, d, &n)) return kMaxNumel + 1;

@@ -78,6 +78,26 @@ TEST_CASE("hostile: Expand beyond the element limit or to a negative size is ref
   CHECK(contains(e2.what(), "-3"));
 }
 
+TEST_CASE("hostile: a shape operand with huge dims before a zero is empty; an over-long one is refused") {
+  // Found by fuzzing the Session: an i64 "shape" initializer of dims [2^30, 2^30, 0] (no values)
+  // counted as more than the element limit, and Expand sized a vector from that count.
+  g::Graph empty;
+  empty.inputs.push_back(value("x", DType::f32, {3}));
+  empty.initializers.push_back(g::TensorData::copy_of("shape", DType::i64, {int64_t(1) << 30, int64_t(1) << 30, 0}, nullptr, 0));
+  empty.nodes.push_back(node("Expand", {"x", "shape"}, {"y"}));
+  empty.outputs.push_back(sym_value("y", DType::f32, {""}));
+  om::Session s(empty);  // an empty shape: Expand to x's own shape
+  auto y = run(s, {Feed::of("x", {3}, std::vector<float>{1, 2, 3})})[0];
+  CHECK(y.dims == std::vector<int64_t>{3});
+
+  auto tall = with_const_shape("Expand", value("x", DType::f32, {1}), std::vector<int64_t>(5000, 1), sym_value("y", DType::f32, {""}));
+  auto e = error_of([&] { om::Session s2(tall); });
+  CHECK(e.kind() == om::ErrorKind::InvalidArgument);
+  CHECK(contains(e.what(), "Expand node"));
+  CHECK(contains(e.what(), "5000 values"));
+  CHECK(contains(e.what(), "at most 4096"));
+}
+
 TEST_CASE("hostile: an input fed with a wrapping shape [2^62, 4] is refused before planning") {
   g::Graph gr;
   gr.inputs.push_back(sym_value("x", DType::f32, {"a", "b"}));

@@ -40,7 +40,14 @@ Status const_ints(const InferContext& ctx, size_t input, std::vector<int64_t>* o
                      msg("input ", input, " ('", ctx.node.inputs[input],
                          "') must be known when the session plans (a constant, or computed from constants and Shape); "
                          "values computed from input data are not supported"));
+  // Shapes, axes, pads, sizes, repeats: short parameter vectors. A longer one is a malformed
+  // model, refused before anything is sized from it.
+  constexpr int64_t kMaxValues = 4096;
   const int64_t n = v->numel();
+  if (n > kMaxValues)
+    return ctx.error(ErrorKind::InvalidArgument,
+                     msg("input ", input, " ('", ctx.node.inputs[input], "') holds ", n, " values (shape ",
+                         shape_str(v->shape), "); a parameter read when the session plans holds at most ", kMaxValues));
   out->resize(size_t(n));
   for (int64_t i = 0; i < n; ++i)
     (*out)[size_t(i)] = v->dtype == DType::i64 ? static_cast<const int64_t*>(v->data)[i]
