@@ -40,23 +40,10 @@ void run_gemm(const GemmArgs& a, const float* packed, ArithmeticMode mode) {
   else f32_gemm(a, mode);
 }
 
-// Bias then ReLU in one pass, compiled for AVX-512 and AVX2 too and taken when that ISA is active.
-void bias_relu_generic(float* row, size_t n, float b) { rows::bias_relu(row, int64_t(n), b); }
-#if defined(__x86_64__)
-__attribute__((target("avx512f"))) void bias_relu_avx512(float* row, size_t n, float b) { rows::bias_relu(row, int64_t(n), b); }
-__attribute__((target("avx2"))) void bias_relu_avx2(float* row, size_t n, float b) { rows::bias_relu(row, int64_t(n), b); }
-#endif
-
 // After the complete chains of n outputs of channel m: + bias (when given, one rounding), the
 // inference batch normalisation (when given: f32_batch_norm_inference's steps), the activation.
+// (The GEMM applies a bias and Relu itself: GemmArgs::row_bias.)
 void epilogue_row(float* row, size_t n, const float* bias, const ConvNorm* norm, int64_t m, UnaryOp act) {
-  if (bias && !norm && act == UnaryOp::Relu) {  // the common pair in one pass
-#if defined(__x86_64__)
-    if (active_isa() == Isa::Avx512) return bias_relu_avx512(row, n, *bias);
-    if (active_isa() == Isa::Avx2) return bias_relu_avx2(row, n, *bias);
-#endif
-    return bias_relu_generic(row, n, *bias);
-  }
   if (bias) f32_binary(BinaryOp::Add, row, 1, bias, 0, row, n);
   if (norm) {
     const float s = batch_norm_scale(norm->scale[m], norm->var[m], norm->eps), mu = norm->mean[m], b = norm->bias[m];
@@ -456,6 +443,10 @@ void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* 
     a.pack_b = pack_image_panels;
     a.pack_b_ctx = &image;
   }
+  // Bias and Relu go to the GEMM (applied in the micro-kernels' registers); a normalisation or
+  // another activation follows each pixel tile's complete chains here.
+  const bool gemm_epilogue = !norm && (act == UnaryOp::Identity || act == UnaryOp::Relu);
+  if (gemm_epilogue) a.activation = act;
   float* packed_a = nullptr;
   if (!planned_a && conv_packed_a_floats(g) > 0) {
     packed_a = a.workspace;
@@ -464,6 +455,7 @@ void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* 
   // Groups outermost, so the packed weights of a group serve all its images and tiles.
   for (int64_t gi = 0; gi < g.group; ++gi) {
     a.a = w + gi * Mg * K;
+    a.row_bias = gemm_epilogue && bias ? bias + gi * Mg : nullptr;
     a.packed_a = planned_a;
     if (packed_a) {
       gemm_pack_a(a, packed_a);
@@ -493,8 +485,9 @@ void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* 
         a.N = size_t(cur);
         a.c = yg + p0;
         if (kind != ConvB::Implicit || !gemm_image_rows(a, b_rows, image_panel_offset, &image)) f32_gemm(a, mode);
-        for (int64_t m = 0; m < Mg; ++m)
-          epilogue_row(yg + m * P + p0, size_t(cur), bias ? bias + gi * Mg + m : nullptr, norm, gi * Mg + m, act);
+        if (!gemm_epilogue)
+          for (int64_t m = 0; m < Mg; ++m)
+            epilogue_row(yg + m * P + p0, size_t(cur), bias ? bias + gi * Mg + m : nullptr, norm, gi * Mg + m, act);
       }
     }
   }

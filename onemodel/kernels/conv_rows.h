@@ -1,9 +1,8 @@
 // Row operations in vectors for the convolution kernels (conv.cpp, conv_winograd.cpp): copies
 // into the padded buffers, a row of input columns split by column parity into an even and an odd
-// buffer (eight or four pairs at a time), and the bias-then-ReLU epilogue. The copies cannot
-// change a result and the epilogue rounds once per element as the separate nodes do; the callers
-// compile them for the ISA they run on (target attributes), where the eight-float vectors become
-// 256-bit registers (two 128-bit ones under SSE2 and NEON).
+// buffer (eight or four pairs at a time), and ReLU (UnaryOp::Relu's rule). The copies cannot
+// change a result; the callers compile them for the ISA they run on (target attributes), where
+// the eight-float vectors become 256-bit registers (two 128-bit ones under SSE2 and NEON).
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -67,17 +66,6 @@ template <class V>
 __attribute__((always_inline)) inline V relu(const V& v) {
   const auto negative = v < V{};
   return (V)((decltype(negative))v & ~negative);
-}
-
-// row[i] = relu(row[i] + bias), i < n: one rounding for the add, as the separate nodes.
-__attribute__((always_inline)) inline void bias_relu(float* row, int64_t n, float bias) {
-  const V8 b = {bias, bias, bias, bias, bias, bias, bias, bias};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) store(row + i, relu(load<V8>(row + i) + b));
-  for (; i < n; ++i) {
-    const float v = row[i] + bias;
-    row[i] = v < 0.0f ? 0.0f : v;
-  }
 }
 
 // dst[0, n) = src[0, n), eight floats at a time.

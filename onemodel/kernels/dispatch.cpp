@@ -190,10 +190,12 @@ void f32_softmax_rows(const float* x, float* y, size_t rows, size_t n, bool log,
   }
 }
 
+// The epilogue as passes over C, when the micro-kernels did not apply it.
 void gemm_epilogue(const GemmArgs& g, const KernelTable& t) {
   for (size_t i = 0; i < g.M; ++i) {
     float* c = g.c + i * g.ldc;
     if (g.bias) t.binary(BinaryOp::Add, c, 1, g.bias, 1, c, g.N);
+    if (g.row_bias) t.binary(BinaryOp::Add, c, 1, g.row_bias + i, 0, c, g.N);
     if (g.activation != UnaryOp::Identity) t.unary(g.activation, c, c, g.N);
   }
 }
@@ -208,7 +210,7 @@ void f32_gemm(const GemmArgs& g, ArithmeticMode) {
       for (size_t i = 0; i < g.M; ++i) std::memset(g.c + i * g.ldc, 0, g.N * sizeof(float));
   } else {
     float* ws = g.workspace ? g.workspace : thread_workspace(gemm_workspace_floats(g.M, g.N, g.K));
-    gemm_compute(g, t, ws);
+    if (gemm_compute(g, t, ws)) return;
   }
   gemm_epilogue(g, t);
 }
@@ -217,7 +219,8 @@ void gemm_pack_a(const GemmArgs& g, float* packed) { gemm_pack_a_for(table(), g,
 
 bool gemm_image_rows(const GemmArgs& g, const float* const* rows, GemmPanelOffFn panel_off, const void* ctx) {
   const KernelTable& t = table();
-  if (g.K == 0 || g.packed_a == nullptr || g.pack_b == nullptr || g.workspace == nullptr ||
+  const bool other_epilogue = (g.bias || g.row_bias || g.activation != UnaryOp::Identity) && !gemm_tile_epilogue(g);
+  if (g.K == 0 || g.packed_a == nullptr || g.pack_b == nullptr || g.workspace == nullptr || other_epilogue ||
       !gemm_packed_a_matches(g.packed_a, t.gemm.mr, g.M, g.K))
     return false;
   if (g.M > 0 && g.N > 0 && g.K > 0) gemm_rows_blocked(g, t.gemm, g.workspace, rows, panel_off, ctx);
@@ -246,7 +249,7 @@ void f32_gemm_prepacked(const GemmArgs& g, const float* packed, ArithmeticMode) 
       for (size_t i = 0; i < g.M; ++i) std::memset(g.c + i * g.ldc, 0, g.N * sizeof(float));
   } else {
     float* ws = g.workspace ? g.workspace : thread_workspace(gemm_workspace_floats(g.M, g.N, g.K));
-    gemm_compute_prepacked(g, t, packed, ws);
+    if (gemm_compute_prepacked(g, t, packed, ws)) return;
   }
   gemm_epilogue(g, t);
 }

@@ -119,6 +119,11 @@ PackedHeader header_of(const float* packed) {
 
 }  // namespace
 
+bool gemm_tile_epilogue(const GemmArgs& g) {
+  const bool relu = g.activation == UnaryOp::Relu;
+  return (g.row_bias != nullptr || relu) && g.bias == nullptr && (relu || g.activation == UnaryOp::Identity);
+}
+
 bool gemm_packed_a_matches(const float* packed, size_t mr, size_t M, size_t K) {
   const PackedHeader h = header_of(packed);
   return h.magic == kPackedAMagic && h.nr == mr && h.K == K && h.N == M;
@@ -130,11 +135,13 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const floa
   float* bpack = ws + gemm_workspace_a_floats(g.M, g.K);
   const float* apack = nullptr;  // the caller's packed A, when it fits this tile
   if (g.packed_a != nullptr && gemm_packed_a_matches(g.packed_a, MR, g.M, g.K)) apack = g.packed_a + kPackedHeaderFloats;
+  const bool epilogue = gemm_tile_epilogue(g);
+  TileEpilogue ep{nullptr, g.activation == UnaryOp::Relu};
   for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
     const size_t nc = std::min(kGemmNC, g.N - j0);
     for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {
       const size_t kc = std::min(kGemmKC, g.K - k0);
-      const bool load_c = g.accumulate || k0 > 0;
+      const bool load_c = g.accumulate || k0 > 0, last = epilogue && k0 + kc == g.K;
       const float* bpanels = bpack;
       if (g.pack_b != nullptr) {
         g.pack_b(g.pack_b_ctx, k0, kc, j0, nc, NR, bpack);
@@ -156,7 +163,8 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const floa
           for (size_t ir = 0; ir < mc; ir += MR) {
             const size_t mr = std::min(MR, mc - ir);
             float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
-            tile.kernel(kc, apanels + ir * kc, bp, c, g.ldc, mr, nr, load_c);
+            ep.row_bias = g.row_bias ? g.row_bias + i0 + ir : nullptr;
+            tile.kernel(kc, apanels + ir * kc, bp, c, g.ldc, mr, nr, load_c, last ? &ep : nullptr);
           }
         }
       }
@@ -169,11 +177,13 @@ void gemm_rows_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const
   const size_t MR = tile.mr, NR = tile.nr, Mr = round_up(g.M, MR);
   const float* apack = g.packed_a + kPackedHeaderFloats;
   float* bpack = ws + gemm_workspace_a_floats(g.M, g.K);  // one panel, for the columns not read in place
+  const bool epilogue = gemm_tile_epilogue(g);
+  TileEpilogue ep{nullptr, g.activation == UnaryOp::Relu};
   for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
     const size_t nc = std::min(kGemmNC, g.N - j0);
     for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {
       const size_t kc = std::min(kGemmKC, g.K - k0);
-      const bool load_c = g.accumulate || k0 > 0;
+      const bool load_c = g.accumulate || k0 > 0, last = epilogue && k0 + kc == g.K;
       for (size_t jr = 0; jr < nc; jr += NR) {
         const size_t nr = std::min(NR, nc - jr);
         const ptrdiff_t off = nr == NR ? panel_off(ctx, j0 + jr, NR) : -1;
@@ -182,24 +192,27 @@ void gemm_rows_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const
           const size_t mr = std::min(MR, g.M - ir);
           const float* ap = apack + k0 * Mr + ir * kc;
           float* c = g.c + ir * g.ldc + j0 + jr;
-          if (off >= 0) tile.rows(kc, ap, rows + k0, off, c, g.ldc, mr, load_c);
-          else tile.kernel(kc, ap, bpack, c, g.ldc, mr, nr, load_c);
+          ep.row_bias = g.row_bias ? g.row_bias + ir : nullptr;
+          const TileEpilogue* e = last ? &ep : nullptr;
+          if (off >= 0) tile.rows(kc, ap, rows + k0, off, c, g.ldc, mr, load_c, e);
+          else tile.kernel(kc, ap, bpack, c, g.ldc, mr, nr, load_c, e);
         }
       }
     }
   }
 }
 
-void gemm_compute(const GemmArgs& g, const KernelTable& t, float* ws) {
+bool gemm_compute(const GemmArgs& g, const KernelTable& t, float* ws) {
   if (g.M <= kGemmSmallM && g.b_cs == 1 && g.pack_b == nullptr && t.gemm.small.fn != nullptr) {
     // B read in place: a plain row-major matrix is the panel form with panel_stride = NR.
     t.gemm.small(g.K, g.M, g.a, g.a_rs, g.a_cs, g.b, g.b_rs, t.gemm.nr, g.c, g.ldc, g.N, g.accumulate);
-    return;
+    return false;
   }
   gemm_blocked(g, t.gemm, ws);
+  return gemm_tile_epilogue(g);
 }
 
-void gemm_compute_prepacked(const GemmArgs& g, const KernelTable& t, const float* packed, float* ws) {
+bool gemm_compute_prepacked(const GemmArgs& g, const KernelTable& t, const float* packed, float* ws) {
   const PackedHeader h = header_of(packed);
   if (h.magic != kPackedMagic || h.K != g.K || h.N != g.N || h.nr == 0 || kGemmNRMultiple % h.nr != 0) {
     // A caller bug that would otherwise read out of bounds; kernels have no error channel.
@@ -221,9 +234,10 @@ void gemm_compute_prepacked(const GemmArgs& g, const KernelTable& t, const float
                      g.ldc, nc, g.accumulate || k0 > 0);
       }
     }
-    return;
+    return false;
   }
   gemm_blocked(g, t.gemm, ws, data, h.nr);
+  return gemm_tile_epilogue(g);
 }
 
 void gemm_pack_b_for(const KernelTable& t, const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K,

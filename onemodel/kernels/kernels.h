@@ -83,7 +83,11 @@ struct GemmArgs {
   float* c = nullptr;
   size_t ldc = 0;
   bool accumulate = false;
-  const float* bias = nullptr;  // length N, or null
+  const float* bias = nullptr;      // length N, or null: added to every row
+  const float* row_bias = nullptr;  // length M, or null: added to row i (a convolution's channel bias)
+  // After the complete chains: + bias[j], + row_bias[i] (one rounding each), then the activation.
+  // A row bias and Relu are applied in the micro-kernels' registers, the rest as passes over C;
+  // the bits are the same either way.
   UnaryOp activation = UnaryOp::Identity;
   float* workspace = nullptr;
   GemmPackBFn pack_b = nullptr;

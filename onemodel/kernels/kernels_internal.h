@@ -8,12 +8,22 @@
 
 namespace om::kernels {
 
+// What a micro-kernel applies to its tile in registers before storing it, when the driver passes
+// one (only with the last K block, so after every element's complete chain): + row_bias[i] (one
+// rounding; row_bias points at the tile's first row, read for i < mr only), then Relu when relu
+// (x < 0 ? 0 : x, NaN and -0 kept). The same operations as the separate passes: the same bits.
+struct TileEpilogue {
+  const float* row_bias;
+  bool relu;
+};
+
 // Packed-panel GEMM micro-kernel: C[mr, nr] (+)= Apanel[mr, kc] * Bpanel[kc, nr] where Apanel
 // holds kc columns of MR floats (rows i of column k at a[k*MR + i]) and Bpanel kc rows of NR
 // floats. `load_c` continues the fma chain from the values already in C; otherwise the chain
-// starts from 0. mr <= MR and nr <= NR; partial tiles must not touch C outside [mr, nr].
+// starts from 0. mr <= MR and nr <= NR; partial tiles must not touch C outside [mr, nr]. `ep`
+// (nullable): the tile epilogue.
 using GemmMicroKernel = void (*)(size_t kc, const float* a, const float* b, float* c, size_t ldc,
-                                 size_t mr, size_t nr, bool load_c);
+                                 size_t mr, size_t nr, bool load_c, const TileEpilogue* ep);
 
 // Small-M kernel (M <= kGemmSmallM, e.g. batch 1): C[m, n] (+)= A[m, kc] * B[kc, n] for any n,
 // reading A in place (A[i,k] = a[i*a_rs + k*a_cs]) and B in place with unit column stride inside
@@ -30,7 +40,7 @@ constexpr size_t kGemmSmallM = 4;
 // full NR columns: each row holds them contiguously). A convolution's image serves as B this way
 // without packing (gemm_rows_blocked); the fma chain of every element is the packed kernel's.
 using GemmRowsKernel = void (*)(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
-                                size_t mr, bool load_c);
+                                size_t mr, bool load_c, const TileEpilogue* ep);
 // Where the micro-kernels read row k of their B tile: a packed panel, or rows in place.
 struct PanelB {
   const float* b;
@@ -147,12 +157,17 @@ size_t gemm_workspace_a_floats(size_t M, size_t K);
 void gemm_blocked(const GemmArgs& args, const GemmTile& tile, float* workspace,
                   const float* packed_b = nullptr, size_t packed_nr = 0);
 
-// The product without the epilogue on table t: the small-M kernel when it applies, else the
-// blocked driver. `workspace` holds gemm_workspace_floats(M, N, K).
-void gemm_compute(const GemmArgs& args, const KernelTable& t, float* workspace);
+// Whether the blocked drivers apply the epilogue (GemmArgs::row_bias, activation) in the
+// micro-kernels' registers: a row bias and/or Relu, no column bias, no other activation.
+bool gemm_tile_epilogue(const GemmArgs& args);
+
+// The product on table t: the small-M kernel when it applies, else the blocked driver. True
+// when the epilogue was applied too (gemm_tile_epilogue and the blocked driver ran); else the
+// caller runs it over C. `workspace` holds gemm_workspace_floats(M, N, K).
+bool gemm_compute(const GemmArgs& args, const KernelTable& t, float* workspace);
 // The same from a gemm_pack_b buffer (header included). Any layout mismatch with t (another
 // ISA's panels) is handled by repacking block by block into the workspace: same bits, slower.
-void gemm_compute_prepacked(const GemmArgs& args, const KernelTable& t, const float* packed,
+bool gemm_compute_prepacked(const GemmArgs& args, const KernelTable& t, const float* packed,
                             float* workspace);
 // Packs A for table t's tile into `packed` (header + panels; see GemmArgs::packed_a).
 void gemm_pack_a_for(const KernelTable& t, const GemmArgs& args, float* packed);
@@ -163,16 +178,17 @@ void gemm_pack_b_for(const KernelTable& t, const float* b, ptrdiff_t b_rs, ptrdi
 // The product with B partly read in place (an implicit-GEMM convolution): B[k, j + i], i < NR,
 // is rows[k][panel_off(ctx, j, NR) + i] when panel_off gives an offset >= 0, else those columns
 // are packed by args.pack_b. Requires args.packed_a fitting `tile` (gemm_pack_a);
-// every element's chain is the blocked driver's. No epilogue.
+// every element's chain is the blocked driver's. Applies a tile epilogue (gemm_tile_epilogue).
 using GemmPanelOffFn = ptrdiff_t (*)(const void* ctx, size_t j, size_t nr);
 void gemm_rows_blocked(const GemmArgs& args, const GemmTile& tile, float* workspace, const float* const* rows,
                        GemmPanelOffFn panel_off, const void* ctx);
-// The same on the active table when args.packed_a fits it; false (nothing computed) otherwise.
+// The same on the active table when args.packed_a fits it and any epilogue is a tile epilogue;
+// false (nothing computed) otherwise.
 bool gemm_image_rows(const GemmArgs& args, const float* const* rows, GemmPanelOffFn panel_off, const void* ctx);
 
 // For kernels that write B's panels themselves (the Winograd convolution): the active tile's NR;
-// whether a gemm_pack_a buffer fits the active tile for this M and K; and the product (no
-// epilogue) from `panels` laid out as a gemm_pack_b buffer's data with the active NR, with
+// whether a gemm_pack_a buffer fits the active tile for this M and K; and the product (with a
+// tile epilogue only) from `panels` laid out as a gemm_pack_b buffer's data with the active NR, with
 // args.packed_a such a fitting buffer.
 size_t gemm_active_nr();
 bool gemm_packed_a_fits(const float* packed, size_t M, size_t K);

@@ -234,9 +234,9 @@ void f32_to_f16__avx2(const float* x, uint16_t* y, size_t n) {
 }  // namespace
 
 void f32_gemm_6x16__avx2(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,
-                         size_t nr, bool load_c);
+                         size_t nr, bool load_c, const TileEpilogue* ep);
 void f32_gemm_rows_6x16__avx2(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
-                              size_t mr, bool load_c);
+                              size_t mr, bool load_c, const TileEpilogue* ep);
 void f32_gemm_small__avx2(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                           const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
                           bool load_c);

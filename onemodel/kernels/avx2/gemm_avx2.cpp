@@ -16,8 +16,22 @@ constexpr size_t kMR = 6, kNR = 16;
 namespace {
 // R < 6 rows of a full-width tile (the last tile of M = 32 or 64 leaves 2 or 4 rows): only those
 // rows are computed, straight in C. Each element's chain is the full tile's.
+// The tile epilogue on row i's two vectors (valid rows only read the bias).
+inline void finish(const TileEpilogue* ep, size_t i, size_t mr, __m256& v0, __m256& v1) {
+  if (!ep) return;
+  if (ep->row_bias) {
+    const __m256 bv = _mm256_set1_ps(i < mr ? ep->row_bias[i] : 0.0f);
+    v0 = _mm256_add_ps(v0, bv);
+    v1 = _mm256_add_ps(v1, bv);
+  }
+  if (ep->relu) {  // maxps(0, x) is 0 > x ? 0 : x: NaN and -0 in x are kept, as the rule says
+    v0 = _mm256_max_ps(_mm256_setzero_ps(), v0);
+    v1 = _mm256_max_ps(_mm256_setzero_ps(), v1);
+  }
+}
+
 template <size_t R, class B>
-inline void rows_x16(size_t kc, const float* a, B b, float* c, size_t ldc, bool load_c) {
+inline void rows_x16(size_t kc, const float* a, B b, float* c, size_t ldc, bool load_c, const TileEpilogue* ep) {
   __m256 acc[R][2];
 #pragma GCC unroll 6
   for (size_t i = 0; i < R; ++i) {
@@ -36,6 +50,8 @@ inline void rows_x16(size_t kc, const float* a, B b, float* c, size_t ldc, bool 
     a += kMR;
   }
 #pragma GCC unroll 6
+  for (size_t i = 0; i < R; ++i) finish(ep, i, R, acc[i][0], acc[i][1]);
+#pragma GCC unroll 6
   for (size_t i = 0; i < R; ++i) {
     _mm256_storeu_ps(c + i * ldc, acc[i][0]);
     _mm256_storeu_ps(c + i * ldc + 8, acc[i][1]);
@@ -43,14 +59,15 @@ inline void rows_x16(size_t kc, const float* a, B b, float* c, size_t ldc, bool 
 }
 
 template <class B>
-inline void tile_6x16(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, size_t nr, bool load_c) {
+inline void tile_6x16(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, size_t nr, bool load_c,
+                      const TileEpilogue* ep) {
   if (nr == kNR && mr < kMR) {
     switch (mr) {
-      case 1: return rows_x16<1>(kc, a, b, c, ldc, load_c);
-      case 2: return rows_x16<2>(kc, a, b, c, ldc, load_c);
-      case 3: return rows_x16<3>(kc, a, b, c, ldc, load_c);
-      case 4: return rows_x16<4>(kc, a, b, c, ldc, load_c);
-      default: return rows_x16<5>(kc, a, b, c, ldc, load_c);
+      case 1: return rows_x16<1>(kc, a, b, c, ldc, load_c, ep);
+      case 2: return rows_x16<2>(kc, a, b, c, ldc, load_c, ep);
+      case 3: return rows_x16<3>(kc, a, b, c, ldc, load_c, ep);
+      case 4: return rows_x16<4>(kc, a, b, c, ldc, load_c, ep);
+      default: return rows_x16<5>(kc, a, b, c, ldc, load_c, ep);
     }
   }
   // Other partial tiles run through a full-size local tile so the loop below is the same for all.
@@ -99,6 +116,8 @@ inline void tile_6x16(size_t kc, const float* a, B b, float* c, size_t ldc, size
     c51 = _mm256_fmadd_ps(av, b1, c51);
     a += kMR;
   }
+  finish(ep, 0, mr, c00, c01), finish(ep, 1, mr, c10, c11), finish(ep, 2, mr, c20, c21);
+  finish(ep, 3, mr, c30, c31), finish(ep, 4, mr, c40, c41), finish(ep, 5, mr, c50, c51);
   _mm256_storeu_ps(cc + 0 * ldcc, c00), _mm256_storeu_ps(cc + 0 * ldcc + 8, c01);
   _mm256_storeu_ps(cc + 1 * ldcc, c10), _mm256_storeu_ps(cc + 1 * ldcc + 8, c11);
   _mm256_storeu_ps(cc + 2 * ldcc, c20), _mm256_storeu_ps(cc + 2 * ldcc + 8, c21);
@@ -112,12 +131,12 @@ inline void tile_6x16(size_t kc, const float* a, B b, float* c, size_t ldc, size
 }  // namespace
 
 void f32_gemm_6x16__avx2(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr, size_t nr,
-                         bool load_c) {
-  tile_6x16(kc, a, PanelB{b, kNR}, c, ldc, mr, nr, load_c);
+                         bool load_c, const TileEpilogue* ep) {
+  tile_6x16(kc, a, PanelB{b, kNR}, c, ldc, mr, nr, load_c, ep);
 }
 void f32_gemm_rows_6x16__avx2(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
-                              size_t mr, bool load_c) {
-  tile_6x16(kc, a, RowsB{rows, off}, c, ldc, mr, kNR, load_c);
+                              size_t mr, bool load_c, const TileEpilogue* ep) {
+  tile_6x16(kc, a, RowsB{rows, off}, c, ldc, mr, kNR, load_c, ep);
 }
 
 namespace {

@@ -22,9 +22,12 @@ __mmask16 lanes(size_t n) { return n >= 16 ? __mmask16(0xffff) : __mmask16((1u <
 
 // R rows of the tile (R <= kMR): the packed A panel still holds kMR rows per k, only the first R
 // are read, so a short last tile (M = 32 or 64 leave 8 or 4 rows) does no work for the padding.
+// x < 0 ? 0 : x per lane, NaN and -0 kept (UnaryOp::Relu's rule).
+inline __m512 relu(__m512 x) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLT_UQ), x); }
+
 template <size_t R, class B>
 inline void gemm_rows(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, __mmask16 m0, __mmask16 m1,
-                      bool load_c) {
+                      bool load_c, const TileEpilogue* ep) {
   __m512 acc[R][2];
 #pragma GCC unroll 12
   for (size_t i = 0; i < R; ++i) {
@@ -46,6 +49,20 @@ inline void gemm_rows(size_t kc, const float* a, B b, float* c, size_t ldc, size
     }
     a += kMR;
   }
+  if (ep) {
+    if (ep->row_bias) {
+#pragma GCC unroll 12
+      for (size_t i = 0; i < R; ++i) {
+        const __m512 bv = _mm512_set1_ps(i < mr ? ep->row_bias[i] : 0.0f);
+        acc[i][0] = _mm512_add_ps(acc[i][0], bv);
+        acc[i][1] = _mm512_add_ps(acc[i][1], bv);
+      }
+    }
+    if (ep->relu) {
+#pragma GCC unroll 12
+      for (size_t i = 0; i < R; ++i) acc[i][0] = relu(acc[i][0]), acc[i][1] = relu(acc[i][1]);
+    }
+  }
 #pragma GCC unroll 12
   for (size_t i = 0; i < R; ++i) {
     if (i < mr) {
@@ -56,21 +73,21 @@ inline void gemm_rows(size_t kc, const float* a, B b, float* c, size_t ldc, size
 }
 
 void f32_gemm_12x32__avx512(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,
-                            size_t nr, bool load_c) {
+                            size_t nr, bool load_c, const TileEpilogue* ep) {
   const __mmask16 m0 = lanes(nr), m1 = nr > 16 ? lanes(nr - 16) : __mmask16(0);
   const PanelB pb{b, kNR};
-  if (mr > 8) gemm_rows<kMR>(kc, a, pb, c, ldc, mr, m0, m1, load_c);
-  else if (mr > 4) gemm_rows<8>(kc, a, pb, c, ldc, mr, m0, m1, load_c);
-  else gemm_rows<4>(kc, a, pb, c, ldc, mr, m0, m1, load_c);
+  if (mr > 8) gemm_rows<kMR>(kc, a, pb, c, ldc, mr, m0, m1, load_c, ep);
+  else if (mr > 4) gemm_rows<8>(kc, a, pb, c, ldc, mr, m0, m1, load_c, ep);
+  else gemm_rows<4>(kc, a, pb, c, ldc, mr, m0, m1, load_c, ep);
 }
 
 void f32_gemm_rows_12x32__avx512(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
-                                 size_t mr, bool load_c) {
+                                 size_t mr, bool load_c, const TileEpilogue* ep) {
   const __mmask16 all = 0xffff;
   const RowsB rb{rows, off};
-  if (mr > 8) gemm_rows<kMR>(kc, a, rb, c, ldc, mr, all, all, load_c);
-  else if (mr > 4) gemm_rows<8>(kc, a, rb, c, ldc, mr, all, all, load_c);
-  else gemm_rows<4>(kc, a, rb, c, ldc, mr, all, all, load_c);
+  if (mr > 8) gemm_rows<kMR>(kc, a, rb, c, ldc, mr, all, all, load_c, ep);
+  else if (mr > 4) gemm_rows<8>(kc, a, rb, c, ldc, mr, all, all, load_c, ep);
+  else gemm_rows<4>(kc, a, rb, c, ldc, mr, all, all, load_c, ep);
 }
 
 struct Avx512Ops {

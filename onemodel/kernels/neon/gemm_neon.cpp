@@ -16,7 +16,8 @@ constexpr size_t kMR = 8, kNR = 8;
 
 namespace {
 template <class B>
-inline void tile_8x8(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, size_t nr, bool load_c) {
+inline void tile_8x8(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, size_t nr, bool load_c,
+                     const TileEpilogue* ep) {
   float local[kMR * kNR];
   const bool full = mr == kMR && nr == kNR;
   float* cc = c;
@@ -58,6 +59,13 @@ inline void tile_8x8(size_t kc, const float* a, B b, float* c, size_t ldc, size_
     acc[7][1] = vfmaq_laneq_f32(acc[7][1], b1, a1, 3);
     a += kMR;
   }
+  if (ep)
+    for (size_t i = 0; i < kMR; ++i)
+      for (int h = 0; h < 2; ++h) {
+        if (ep->row_bias) acc[i][h] = vaddq_f32(acc[i][h], vdupq_n_f32(i < mr ? ep->row_bias[i] : 0.0f));
+        // A select, not vmaxq (which turns -0 into +0 and returns NaN for either operand).
+        if (ep->relu) acc[i][h] = vbslq_f32(vcltq_f32(acc[i][h], vdupq_n_f32(0.0f)), vdupq_n_f32(0.0f), acc[i][h]);
+      }
   for (size_t i = 0; i < kMR; ++i) {
     vst1q_f32(cc + i * ldcc, acc[i][0]);
     vst1q_f32(cc + i * ldcc + 4, acc[i][1]);
@@ -69,12 +77,12 @@ inline void tile_8x8(size_t kc, const float* a, B b, float* c, size_t ldc, size_
 }  // namespace
 
 void f32_gemm_8x8__neon(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr, size_t nr,
-                        bool load_c) {
-  tile_8x8(kc, a, PanelB{b, kNR}, c, ldc, mr, nr, load_c);
+                        bool load_c, const TileEpilogue* ep) {
+  tile_8x8(kc, a, PanelB{b, kNR}, c, ldc, mr, nr, load_c, ep);
 }
 void f32_gemm_rows_8x8__neon(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
-                             size_t mr, bool load_c) {
-  tile_8x8(kc, a, RowsB{rows, off}, c, ldc, mr, kNR, load_c);
+                             size_t mr, bool load_c, const TileEpilogue* ep) {
+  tile_8x8(kc, a, RowsB{rows, off}, c, ldc, mr, kNR, load_c, ep);
 }
 
 namespace {

@@ -131,7 +131,8 @@ void f32_softmax_rows__scalar(const float* x, float* y, size_t rows, size_t n, b
 // 4x4 register tile: the fma chain over k per C element, in order.
 constexpr size_t kMR = 4, kNR = 4;
 template <class B>
-void tile_4x4(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, size_t nr, bool load_c) {
+void tile_4x4(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, size_t nr, bool load_c,
+              const TileEpilogue* ep) {
   float acc[kMR][kNR];
   for (size_t i = 0; i < kMR; ++i)
     for (size_t j = 0; j < kNR; ++j) acc[i][j] = (load_c && i < mr && j < nr) ? c[i * ldc + j] : 0.0f;
@@ -142,15 +143,20 @@ void tile_4x4(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, s
       for (size_t j = 0; j < kNR; ++j) acc[i][j] = std::fma(ak[i], bk[j], acc[i][j]);
   }
   for (size_t i = 0; i < mr; ++i)
-    for (size_t j = 0; j < nr; ++j) c[i * ldc + j] = acc[i][j];
+    for (size_t j = 0; j < nr; ++j) {
+      float v = acc[i][j];
+      if (ep && ep->row_bias) v = v + ep->row_bias[i];
+      if (ep && ep->relu) v = v < 0.0f ? 0.0f : v;
+      c[i * ldc + j] = v;
+    }
 }
 void f32_gemm_4x4__scalar(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr, size_t nr,
-                          bool load_c) {
-  tile_4x4(kc, a, PanelB{b, kNR}, c, ldc, mr, nr, load_c);
+                          bool load_c, const TileEpilogue* ep) {
+  tile_4x4(kc, a, PanelB{b, kNR}, c, ldc, mr, nr, load_c, ep);
 }
 void f32_gemm_rows_4x4__scalar(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
-                               size_t mr, bool load_c) {
-  tile_4x4(kc, a, RowsB{rows, off}, c, ldc, mr, kNR, load_c);
+                               size_t mr, bool load_c, const TileEpilogue* ep) {
+  tile_4x4(kc, a, RowsB{rows, off}, c, ldc, mr, kNR, load_c, ep);
 }
 
 struct ScalarOps {
