@@ -368,8 +368,8 @@ size_t row_table_floats(const ConvGeom& g) {
 // workspace; the tap and row tables precede them.
 size_t implicit_planes_floats(const ConvGeom& g) { return size_t(g.C / g.group) * round16(size_t(padded_floats(g))); }
 
-// Pixels per GEMM: the whole image for pointwise convolutions; one GEMM column block (so the
-// bias and activation pass finds the tile in cache) for implicit ones; else a tile of about
+// Pixels per GEMM: the whole image for pointwise convolutions; one GEMM column block (so an
+// epilogue pass, when one is needed, finds the tile in cache) for implicit ones; else a tile of about
 // 128K im2col floats, rounded down to whole 32-column panels when that leaves some.
 int64_t conv_pixel_tile(const ConvGeom& g, int64_t P, int64_t K) {
   switch (conv_b(g)) {
@@ -408,7 +408,7 @@ size_t conv_scratch_floats(const ConvGeom& g) {
 // Y[m, p] (NCHW, row stride P) = W[m, k] x col[k, p] per group and pixel tile: the weights are
 // the GEMM's A, the im2col matrix (implicit, a tile, or for pointwise convolutions the input
 // itself) its B, so the product lands in place. The bias and the activation follow each tile's
-// complete chains.
+// complete chains: in the GEMM's registers for a bias and Relu, else as a pass per pixel tile.
 void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
                 const float* packed_w, ArithmeticMode mode, const ConvNorm* norm) {
   if (is_depthwise(g)) return depthwise(g, x, w, bias, act, y, scratch, norm);
