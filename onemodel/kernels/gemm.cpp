@@ -129,47 +129,56 @@ bool gemm_packed_a_matches(const float* packed, size_t mr, size_t M, size_t K) {
   return h.magic == kPackedAMagic && h.nr == mr && h.K == K && h.N == M;
 }
 
+// The blocks both drivers visit, in their order: f(j0, nc, k0, kc, load_c, last) per column
+// block [j0, j0 + nc) and K block [k0, k0 + kc); load_c continues the chains in C, last asks for
+// the tile epilogue (the last K block, when there is one).
+template <class F>
+void for_each_block(const GemmArgs& g, F&& f) {
+  const bool epilogue = gemm_tile_epilogue(g);
+  for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
+    const size_t nc = std::min(kGemmNC, g.N - j0);
+    for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {
+      const size_t kc = std::min(kGemmKC, g.K - k0);
+      f(j0, nc, k0, kc, g.accumulate || k0 > 0, epilogue && k0 + kc == g.K);
+    }
+  }
+}
+
 void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const float* packed_b,
                   size_t packed_nr) {
   const size_t MR = tile.mr, NR = tile.nr;
   float* bpack = ws + gemm_workspace_a_floats(g.M, g.K);
   const float* apack = nullptr;  // the caller's packed A, when it fits this tile
   if (g.packed_a != nullptr && gemm_packed_a_matches(g.packed_a, MR, g.M, g.K)) apack = g.packed_a + kPackedHeaderFloats;
-  const bool epilogue = gemm_tile_epilogue(g);
   TileEpilogue ep{nullptr, g.activation == UnaryOp::Relu};
-  for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
-    const size_t nc = std::min(kGemmNC, g.N - j0);
-    for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {
-      const size_t kc = std::min(kGemmKC, g.K - k0);
-      const bool load_c = g.accumulate || k0 > 0, last = epilogue && k0 + kc == g.K;
-      const float* bpanels = bpack;
-      if (g.pack_b != nullptr) {
-        g.pack_b(g.pack_b_ctx, k0, kc, j0, nc, NR, bpack);
-      } else if (packed_b == nullptr) {
-        pack_b(g.b, g.b_rs, g.b_cs, k0, kc, j0, nc, NR, bpack);
-      } else if (packed_nr == NR) {
-        bpanels = packed_b + packed_block_offset(g.K, j0, k0, nc, NR);
-      } else {
-        repack_b(packed_b + packed_block_offset(g.K, j0, k0, nc, packed_nr), packed_nr, kc, nc, NR, bpack);
-      }
-      for (size_t i0 = 0; i0 < g.M; i0 += kGemmMC) {
-        const size_t mc = std::min(kGemmMC, g.M - i0);
-        const float* apanels = ws;
-        if (apack != nullptr) apanels = apack + k0 * round_up(g.M, MR) + i0 * kc;
-        else pack_a(g, i0, mc, k0, kc, tile, ws);
-        for (size_t jr = 0; jr < nc; jr += NR) {
-          const size_t nr = std::min(NR, nc - jr);
-          const float* bp = bpanels + jr * kc;
-          for (size_t ir = 0; ir < mc; ir += MR) {
-            const size_t mr = std::min(MR, mc - ir);
-            float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
-            ep.row_bias = g.row_bias ? g.row_bias + i0 + ir : nullptr;
-            tile.kernel(kc, apanels + ir * kc, bp, c, g.ldc, mr, nr, load_c, last ? &ep : nullptr);
-          }
+  for_each_block(g, [&](size_t j0, size_t nc, size_t k0, size_t kc, bool load_c, bool last) {
+    const float* bpanels = bpack;
+    if (g.pack_b != nullptr) {
+      g.pack_b(g.pack_b_ctx, k0, kc, j0, nc, NR, bpack);
+    } else if (packed_b == nullptr) {
+      pack_b(g.b, g.b_rs, g.b_cs, k0, kc, j0, nc, NR, bpack);
+    } else if (packed_nr == NR) {
+      bpanels = packed_b + packed_block_offset(g.K, j0, k0, nc, NR);
+    } else {
+      repack_b(packed_b + packed_block_offset(g.K, j0, k0, nc, packed_nr), packed_nr, kc, nc, NR, bpack);
+    }
+    for (size_t i0 = 0; i0 < g.M; i0 += kGemmMC) {
+      const size_t mc = std::min(kGemmMC, g.M - i0);
+      const float* apanels = ws;
+      if (apack != nullptr) apanels = apack + k0 * round_up(g.M, MR) + i0 * kc;
+      else pack_a(g, i0, mc, k0, kc, tile, ws);
+      for (size_t jr = 0; jr < nc; jr += NR) {
+        const size_t nr = std::min(NR, nc - jr);
+        const float* bp = bpanels + jr * kc;
+        for (size_t ir = 0; ir < mc; ir += MR) {
+          const size_t mr = std::min(MR, mc - ir);
+          float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
+          ep.row_bias = g.row_bias ? g.row_bias + i0 + ir : nullptr;
+          tile.kernel(kc, apanels + ir * kc, bp, c, g.ldc, mr, nr, load_c, last ? &ep : nullptr);
         }
       }
     }
-  }
+  });
 }
 
 void gemm_rows_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const float* const* rows,
@@ -177,29 +186,23 @@ void gemm_rows_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const
   const size_t MR = tile.mr, NR = tile.nr, Mr = round_up(g.M, MR);
   const float* apack = g.packed_a + kPackedHeaderFloats;
   float* bpack = ws + gemm_workspace_a_floats(g.M, g.K);  // one panel, for the columns not read in place
-  const bool epilogue = gemm_tile_epilogue(g);
   TileEpilogue ep{nullptr, g.activation == UnaryOp::Relu};
-  for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
-    const size_t nc = std::min(kGemmNC, g.N - j0);
-    for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {
-      const size_t kc = std::min(kGemmKC, g.K - k0);
-      const bool load_c = g.accumulate || k0 > 0, last = epilogue && k0 + kc == g.K;
-      for (size_t jr = 0; jr < nc; jr += NR) {
-        const size_t nr = std::min(NR, nc - jr);
-        const ptrdiff_t off = nr == NR ? panel_off(ctx, j0 + jr, NR) : -1;
-        if (off < 0) g.pack_b(g.pack_b_ctx, k0, kc, j0 + jr, nr, NR, bpack);
-        for (size_t ir = 0; ir < g.M; ir += MR) {
-          const size_t mr = std::min(MR, g.M - ir);
-          const float* ap = apack + k0 * Mr + ir * kc;
-          float* c = g.c + ir * g.ldc + j0 + jr;
-          ep.row_bias = g.row_bias ? g.row_bias + ir : nullptr;
-          const TileEpilogue* e = last ? &ep : nullptr;
-          if (off >= 0) tile.rows(kc, ap, rows + k0, off, c, g.ldc, mr, load_c, e);
-          else tile.kernel(kc, ap, bpack, c, g.ldc, mr, nr, load_c, e);
-        }
+  for_each_block(g, [&](size_t j0, size_t nc, size_t k0, size_t kc, bool load_c, bool last) {
+    for (size_t jr = 0; jr < nc; jr += NR) {
+      const size_t nr = std::min(NR, nc - jr);
+      const ptrdiff_t off = nr == NR ? panel_off(ctx, j0 + jr, NR) : -1;
+      if (off < 0) g.pack_b(g.pack_b_ctx, k0, kc, j0 + jr, nr, NR, bpack);
+      for (size_t ir = 0; ir < g.M; ir += MR) {
+        const size_t mr = std::min(MR, g.M - ir);
+        const float* ap = apack + k0 * Mr + ir * kc;
+        float* c = g.c + ir * g.ldc + j0 + jr;
+        ep.row_bias = g.row_bias ? g.row_bias + ir : nullptr;
+        const TileEpilogue* e = last ? &ep : nullptr;
+        if (off >= 0) tile.rows(kc, ap, rows + k0, off, c, g.ldc, mr, load_c, e);
+        else tile.kernel(kc, ap, bpack, c, g.ldc, mr, nr, load_c, e);
       }
     }
-  }
+  });
 }
 
 bool gemm_compute(const GemmArgs& g, const KernelTable& t, float* ws) {
