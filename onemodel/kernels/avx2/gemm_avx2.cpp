@@ -14,8 +14,10 @@ constexpr size_t kMR = 6, kNR = 16;
 }
 
 namespace {
-// R < 6 rows of a full-width tile (the last tile of M = 32 or 64 leaves 2 or 4 rows): only those
-// rows are computed, straight in C. Each element's chain is the full tile's.
+// x < 0 ? 0 : x per lane (UnaryOp::Relu's rule): maxps(0, x) is 0 > x ? 0 : x, so a NaN or a
+// -0 in x is kept.
+inline __m256 relu(__m256 x) { return _mm256_max_ps(_mm256_setzero_ps(), x); }
+
 // The tile epilogue on row i's two vectors (valid rows only read the bias).
 inline void finish(const TileEpilogue* ep, size_t i, size_t mr, __m256& v0, __m256& v1) {
   if (!ep) return;
@@ -24,12 +26,11 @@ inline void finish(const TileEpilogue* ep, size_t i, size_t mr, __m256& v0, __m2
     v0 = _mm256_add_ps(v0, bv);
     v1 = _mm256_add_ps(v1, bv);
   }
-  if (ep->relu) {  // maxps(0, x) is 0 > x ? 0 : x: NaN and -0 in x are kept, as the rule says
-    v0 = _mm256_max_ps(_mm256_setzero_ps(), v0);
-    v1 = _mm256_max_ps(_mm256_setzero_ps(), v1);
-  }
+  if (ep->relu) v0 = relu(v0), v1 = relu(v1);
 }
 
+// R < 6 rows of a full-width tile (the last tile of M = 32 or 64 leaves 2 or 4 rows): only those
+// rows are computed, straight in C. Each element's chain is the full tile's.
 template <size_t R, class B>
 inline void rows_x16(size_t kc, const float* a, B b, float* c, size_t ldc, bool load_c, const TileEpilogue* ep) {
   __m256 acc[R][2];
@@ -154,8 +155,7 @@ struct Avx2Ops {
   static void store_n(float* p, V v, size_t n) { _mm256_maskstore_ps(p, mask(n), v); }
   static V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
-  // maxps(0, a) is 0 > a ? 0 : a: a NaN or a -0 in a passes through, as the rule says.
-  static V relu(V a) { return _mm256_max_ps(_mm256_setzero_ps(), a); }
+  static V relu(V a) { return avx2::relu(a); }
 };
 }  // namespace
 

@@ -20,11 +20,14 @@ constexpr size_t kMR = 12, kNR = 32;
 
 __mmask16 lanes(size_t n) { return n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1u); }
 
+// x < 0 ? 0 : x per lane, NaN and -0 kept (UnaryOp::Relu's rule): lanes with !(x < 0), NaN
+// included, keep x; the others become +0.
+inline __m512 relu(__m512 x) {
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLT_UQ), x);
+}
+
 // R rows of the tile (R <= kMR): the packed A panel still holds kMR rows per k, only the first R
 // are read, so a short last tile (M = 32 or 64 leave 8 or 4 rows) does no work for the padding.
-// x < 0 ? 0 : x per lane, NaN and -0 kept (UnaryOp::Relu's rule).
-inline __m512 relu(__m512 x) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLT_UQ), x); }
-
 template <size_t R, class B>
 inline void gemm_rows(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, __mmask16 m0, __mmask16 m1,
                       bool load_c, const TileEpilogue* ep) {
@@ -111,8 +114,7 @@ struct Avx512Ops {
   static void store_n(float* p, V v, size_t n) { _mm512_mask_storeu_ps(p, lanes(n), v); }
   static V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
-  // Lanes with !(a < 0) (unordered counts: NaN) keep a, the others become +0; -0 is kept.
-  static V relu(V a) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, zero(), _CMP_NLT_UQ), a); }
+  static V relu(V a) { return avx512::relu(a); }
 };
 
 // 32 ZMM registers: one row takes 8 vectors (128 columns), two to four rows 4 vectors each.

@@ -15,6 +15,10 @@ constexpr size_t kMR = 8, kNR = 8;
 }
 
 namespace {
+// x < 0 ? 0 : x per lane (UnaryOp::Relu's rule). A select, not vmaxq (which turns -0 into +0
+// and returns NaN for either operand).
+inline float32x4_t relu(float32x4_t x) { return vbslq_f32(vcltq_f32(x, vdupq_n_f32(0.0f)), vdupq_n_f32(0.0f), x); }
+
 template <class B>
 inline void tile_8x8(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, size_t nr, bool load_c,
                      const TileEpilogue* ep) {
@@ -63,8 +67,7 @@ inline void tile_8x8(size_t kc, const float* a, B b, float* c, size_t ldc, size_
     for (size_t i = 0; i < kMR; ++i)
       for (int h = 0; h < 2; ++h) {
         if (ep->row_bias) acc[i][h] = vaddq_f32(acc[i][h], vdupq_n_f32(i < mr ? ep->row_bias[i] : 0.0f));
-        // A select, not vmaxq (which turns -0 into +0 and returns NaN for either operand).
-        if (ep->relu) acc[i][h] = vbslq_f32(vcltq_f32(acc[i][h], vdupq_n_f32(0.0f)), vdupq_n_f32(0.0f), acc[i][h]);
+        if (ep->relu) acc[i][h] = relu(acc[i][h]);
       }
   for (size_t i = 0; i < kMR; ++i) {
     vst1q_f32(cc + i * ldcc, acc[i][0]);
@@ -105,8 +108,7 @@ struct NeonOps {
   }
   static V fma(V a, V b, V acc) { return vfmaq_f32(acc, a, b); }
   static V add(V a, V b) { return vaddq_f32(a, b); }
-  // A select, not vmaxq (which turns -0 into +0 and returns NaN for either operand).
-  static V relu(V a) { return vbslq_f32(vcltq_f32(a, zero()), zero(), a); }
+  static V relu(V a) { return neon::relu(a); }
 };
 }  // namespace
 

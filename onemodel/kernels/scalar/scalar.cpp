@@ -128,6 +128,9 @@ void f32_softmax_rows__scalar(const float* x, float* y, size_t rows, size_t n, b
   }
 }
 
+// UnaryOp::Relu's rule: NaN and -0 kept.
+inline float relu(float x) { return x < 0.0f ? 0.0f : x; }
+
 // 4x4 register tile: the fma chain over k per C element, in order.
 constexpr size_t kMR = 4, kNR = 4;
 template <class B>
@@ -146,7 +149,7 @@ void tile_4x4(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, s
     for (size_t j = 0; j < nr; ++j) {
       float v = acc[i][j];
       if (ep && ep->row_bias) v = v + ep->row_bias[i];
-      if (ep && ep->relu) v = v < 0.0f ? 0.0f : v;
+      if (ep && ep->relu) v = relu(v);
       c[i * ldc + j] = v;
     }
 }
@@ -170,7 +173,7 @@ struct ScalarOps {
   static void store_n(float* p, float v, size_t) { *p = v; }
   static float fma(float a, float b, float acc) { return std::fma(a, b, acc); }
   static float add(float a, float b) { return a + b; }
-  static float relu(float a) { return a < 0.0f ? 0.0f : a; }
+  static float relu(float a) { return kernels::relu(a); }
 };
 void f32_gemm_small__scalar(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                             const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
