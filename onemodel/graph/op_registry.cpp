@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
+#include <unordered_map>
 
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/kernels/checked.h"
@@ -24,14 +26,19 @@ Status InferContext::error(ErrorKind kind, const std::string& what) const {
   return Status::error(kind, msg(node.label(), ": ", what));
 }
 
+namespace {
+alignas(64) const unsigned char kEmptyBytes[64] = {};
+}
+const void* const kEmptyValue = kEmptyBytes;
+
+Status KernelContext::error(ErrorKind kind, const std::string& what) const {
+  return Status::error(kind, msg(label, ": ", what));
+}
+
 void InferContext::set_output(size_t i, DType dtype, std::vector<int64_t> shape) {
   if (i >= outputs.size()) return;
   outputs[i].dtype = dtype;
   outputs[i].shape = std::move(shape);
-}
-
-static bool same_domain(const std::string& a, const char* b) {
-  return is_default_domain(a) ? is_default_domain(b) : a == b;
 }
 
 const std::vector<const OpDef*>& all_ops() {
@@ -49,15 +56,36 @@ const std::vector<const OpDef*>& all_ops() {
   return table;
 }
 
+namespace {
+
+// (domain, op type) as views of the registry's own strings: a lookup builds no string. The
+// default domain is "" whether a model spells it so or "ai.onnx".
+struct OpKey {
+  std::string_view domain, op_type;
+  bool operator==(const OpKey& o) const { return domain == o.domain && op_type == o.op_type; }
+};
+struct OpKeyHash {
+  size_t operator()(const OpKey& k) const {
+    return std::hash<std::string_view>()(k.op_type) * 31u + std::hash<std::string_view>()(k.domain);
+  }
+};
+
+std::string_view domain_key(std::string_view domain) { return domain == "ai.onnx" ? std::string_view() : domain; }
+
+}  // namespace
+
 const OpDef* find_op(const std::string& domain, const std::string& op_type) {
-  for (const OpDef* d : all_ops())
-    if (op_type == d->op_type && same_domain(domain, d->domain)) return d;
-  return nullptr;
+  static const std::unordered_map<OpKey, const OpDef*, OpKeyHash> index = [] {
+    std::unordered_map<OpKey, const OpDef*, OpKeyHash> m;
+    for (const OpDef* d : all_ops()) m.emplace(OpKey{domain_key(d->domain), d->op_type}, d);  // the first entry wins
+    return m;
+  }();
+  const auto it = index.find(OpKey{domain_key(domain), op_type});
+  return it == index.end() ? nullptr : it->second;
 }
 
-bool packable_b(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
-  const OpDef* d = find_op(node.domain, node.op_type);
-  return d && d->prepack && d->prepack(node, inputs, out);
+bool packable_b(const OpDef& op, const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
+  return op.prepack && op.prepack(node, inputs, out);
 }
 
 AttrType attr_type_of(AttrKind kind) {
@@ -110,9 +138,19 @@ std::shared_ptr<void> aligned_buffer(size_t nbytes) {
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
 
+Status prepare_node(const InferContext& ctx, const OpDef& op, Prepared* out) {
+  out->work = 1;
+  out->size = 0;
+  if (!op.prepare) return Status::ok();
+  OM_TRY(op.prepare(ctx, *out));
+  if (out->work < 0) return ctx.error(ErrorKind::Internal, msg("prepare gave a negative work size ", out->work));
+  return Status::ok();
+}
+
 Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
                      const std::vector<const ValueDesc*>& inputs, std::vector<EvaluatedValue>* outputs) {
   InferContext ctx{node, inputs, std::vector<ValueDesc>(node.outputs.size())};
+  ctx.mode = mode;
   OM_TRY(op.infer(ctx));
   KernelFn fn = mode == ArithmeticMode::Exact ? op.exact : op.fast;
   if (!fn) return ctx.error(ErrorKind::Unsupported, "no exact kernel; run the session in ArithmeticMode::Fast");
@@ -147,12 +185,16 @@ Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
     a.numel = ev.desc.numel();
     a.data = buf.get();
   }
+  Prepared prepared;
+  OM_TRY(prepare_node(ctx, op, &prepared));
   std::shared_ptr<void> scratch;
   size_t scratch_bytes = op.scratch ? op.scratch(ctx) : 0;
   if (scratch_bytes && !(scratch = aligned_buffer(scratch_bytes)))
     return ctx.error(ErrorKind::OutOfMemory, msg("cannot allocate ", scratch_bytes, " bytes of scratch"));
+  const std::string label = node.label();
   KernelContext k;
   k.node = &node;
+  k.label = label.c_str();
   k.mode = mode;
   k.inputs = in_args.data();
   k.num_inputs = in_args.size();
@@ -160,7 +202,11 @@ Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
   k.num_outputs = out_args.size();
   k.scratch = scratch.get();
   k.scratch_bytes = scratch_bytes;
-  return fn(k);
+  k.params_data = prepared.size ? prepared.bytes : nullptr;
+  k.params_bytes = prepared.size;
+  k.begin = 0;
+  k.end = prepared.work;
+  return prepared.work > 0 ? fn(k) : Status::ok();
 }
 
 }  // namespace om::graph

@@ -7,7 +7,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <new>
 #include <string>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
@@ -31,10 +34,14 @@ constexpr const char* kOnemodelDomain = "com.onemodel";
 struct ValueDesc {
   DType dtype = DType::f32;
   std::vector<int64_t> shape;
-  const void* data = nullptr;
+  const void* data = nullptr;  // null: not known when planning; an empty known value: kEmptyValue
   int64_t numel() const;
   size_t nbytes() const { return size_t(numel()) * dtype_size(dtype); }
 };
+
+// Where the data of a known value without elements points (an empty initializer has no bytes,
+// but infer must still see it as known).
+extern const void* const kEmptyValue;
 
 struct InferContext {
   const Node& node;
@@ -63,9 +70,47 @@ struct TensorArg {
   int64_t dim(size_t i) const { return dims[i]; }
 };
 
+// What an operator's prepare step leaves in the plan step, once per plan: the size of the
+// kernel's iteration space (`work` units: output rows, planes, tiles, batch items... per family,
+// docs/adding-an-operator.md) and the operator's own record, a trivially copyable struct the
+// kernel reads through KernelContext::params<T>(). Prepare runs after shape inference, so it
+// sees the node, the concrete input and output shapes and the plan-time constants; the kernel
+// sees none of the node.
+constexpr size_t kMaxParamsBytes = 512;
+struct Prepared {
+  int64_t work = 1;
+  size_t size = 0;  // bytes of the record; 0: the op keeps none
+  alignas(64) unsigned char bytes[kMaxParamsBytes];
+  // A value-initialised record of type T (zeroed, then default member initializers) to fill.
+  template <typename T>
+  T& record() {
+    static_assert(std::is_trivially_copyable<T>::value, "a prepared record is copied bytewise into the plan");
+    static_assert(sizeof(T) <= kMaxParamsBytes, "a prepared record holds at most kMaxParamsBytes");
+    static_assert(alignof(T) <= 64, "a prepared record is at most 64-byte aligned");
+    size = sizeof(T);
+    std::memset(bytes, 0, sizeof(T));
+    return *new (bytes) T();
+  }
+};
+
 struct KernelContext {
   const Node* node = nullptr;
   ArithmeticMode mode = ArithmeticMode::Fast;
+  // The operator's prepared record (Prepared), or null when its op has no prepare step.
+  const void* params_data = nullptr;
+  size_t params_bytes = 0;
+  // The sub-range [begin, end) of the prepared iteration space this call runs (0 <= begin <=
+  // end <= Prepared::work). Calls over any partition of [0, work) together write exactly what
+  // one call over the whole range writes, bit for bit (the split test runs every kernel so).
+  int64_t begin = 0, end = 1;
+  // The node's label (name and op type) for run-time errors: kernels never see the node.
+  const char* label = "";
+  Status error(ErrorKind kind, const std::string& what) const;
+  template <typename T>
+  const T& params() const {
+    static_assert(std::is_trivially_copyable<T>::value, "a prepared record is trivially copyable");
+    return *static_cast<const T*>(params_data);
+  }
   const TensorArg* inputs = nullptr;
   size_t num_inputs = 0;
   const TensorArg* outputs = nullptr;
@@ -82,6 +127,9 @@ struct KernelContext {
 using InferFn = Status (*)(InferContext&);
 using KernelFn = Status (*)(const KernelContext&);
 using ScratchFn = size_t (*)(const InferContext&);  // after infer ran; bytes
+// Once per plan step, after infer ran (ctx.outputs hold the inferred shapes): validates what
+// running needs, chooses the algorithm and fills `out` (the work size and the kernel's record).
+using PrepareFn = Status (*)(const InferContext& ctx, Prepared& out);
 
 enum OpFlags : uint32_t {
   kOpNone = 0,
@@ -191,6 +239,7 @@ struct OpDef {
   InferFn infer = nullptr;
   KernelFn fast = nullptr;
   KernelFn exact = nullptr;           // nullptr: no exact kernel (Exact sessions refuse the op)
+  PrepareFn prepare = nullptr;        // nullptr: no record, one work unit
   ScratchFn scratch = nullptr;        // nullptr: no scratch
   PrepackFn prepack = nullptr;        // nullptr: no constant operand packed at plan time
   uint32_t flags = kOpNone;
@@ -223,6 +272,7 @@ struct OpDef {
   constexpr OpDef kernel(KernelFn f) const { return kernels(f, f); }
   constexpr OpDef kernels(KernelFn fast_fn, KernelFn exact_fn) const { OpDef d = *this; d.fast = fast_fn; d.exact = exact_fn; return d; }
   constexpr OpDef fast_only(KernelFn f) const { return kernels(f, nullptr); }
+  constexpr OpDef prepared(PrepareFn f) const { OpDef d = *this; d.prepare = f; return d; }
   constexpr OpDef with_scratch(ScratchFn f) const { OpDef d = *this; d.scratch = f; return d; }
   constexpr OpDef with_prepack(PrepackFn f) const { OpDef d = *this; d.prepack = f; return d; }
   constexpr OpDef with_flags(uint32_t f) const { OpDef d = *this; d.flags = f; return d; }
@@ -232,9 +282,10 @@ struct OpDef {
 constexpr OpDef op(const char* op_type) { OpDef d; d.op_type = op_type; return d; }
 
 // The plan packs the node's constant right-hand GEMM operand when its op has a prepack hook.
-bool packable_b(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out);
+bool packable_b(const OpDef& op, const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out);
 
-// nullptr when unknown. "ai.onnx" and "" are the same domain.
+// nullptr when unknown. "ai.onnx" and "" are the same domain. A hash lookup; code holding a
+// compiled graph uses the OpDef* it resolved once per node (runtime::CompiledGraph::ops).
 const OpDef* find_op(const std::string& domain, const std::string& op_type);
 const std::vector<const OpDef*>& all_ops();
 
@@ -243,6 +294,10 @@ const std::vector<const OpDef*>& all_ops();
 const Attribute* find_attr(const Node& node, const char* name);
 int64_t attr_int(const Node& node, const char* name, int64_t fallback);
 float attr_float(const Node& node, const char* name, float fallback);
+
+// The op's prepare step (a no-op filling one work unit and no record when it has none), with
+// the checks every prepare result must pass.
+Status prepare_node(const InferContext& ctx, const OpDef& op, Prepared* out);
 
 // Runs one node whose inputs are all known (plan-time constant evaluation and the constant
 // folding pass): infers, allocates 64-byte aligned owned outputs and calls the mode's kernel.

@@ -4,10 +4,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "onemodel/kernels/checked.h"
+
 namespace om::npy {
 namespace {
 
-constexpr size_t kMaxRank = 64;
 const char kMagic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
 Status format(const std::string& what) { return Status::error(ErrorKind::Format, "om::npy::read: malformed .npy file: " + what); }
@@ -100,7 +101,7 @@ class HeaderParser {
         v = v * 10 + (s_[pos_++] - '0');
       }
       eat('L');  // Python 2 longs
-      if (out->size() >= kMaxRank) return format("shape has more than 64 entries");
+      if (out->size() >= kMaxFileRank) return format(msg("shape has more than ", kMaxFileRank, " entries"));
       out->push_back(v);
       skip();
       if (eat(',')) continue;

@@ -262,7 +262,7 @@ bool dec_dim(pb_istream_t* s, const pb_field_t* f, void** arg) {
   auto* shape = static_cast<std::vector<Dim>*>(*arg);
   Scope scope(msg("dim[", shape->size(), "]"));
   if (!need_ld(s, f)) return false;
-  if (shape->size() >= kMaxRank) return format_error(s, msg("more than ", kMaxRank, " dimensions"));
+  if (shape->size() >= kMaxFileRank) return format_error(s, msg("more than ", kMaxFileRank, " dimensions"));
   Dim d;
   onemodel_onnx_TensorShapeProto_Dimension m = onemodel_onnx_TensorShapeProto_Dimension_init_zero;
   set(m.dim_param, dec_string, &d.param);

@@ -111,7 +111,7 @@ Status finish_tensor(TensorFields tf, const std::string& where, TensorData* out)
     Status st = dtype_from_code(tf.data_type, msg("tensor '", name, "'"), &dt);
     if (!st.is_ok()) return st.kind() == ErrorKind::Format ? format(where, st.message()) : st.with_context(msg("om::onnx::read: ", where));
   }
-  if (tf.dims.size() > kMaxRank) return format(where, msg("tensor '", name, "' has ", tf.dims.size(), " dims; at most ", kMaxRank, " are allowed"));
+  if (tf.dims.size() > kMaxFileRank) return format(where, msg("tensor '", name, "' has ", tf.dims.size(), " dims; at most ", kMaxFileRank, " are allowed"));
   const size_t esize = dtype_size(dt);
   uint64_t numel = 1;
   for (size_t i = 0; i < tf.dims.size(); ++i) {

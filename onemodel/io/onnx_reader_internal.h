@@ -10,8 +10,6 @@
 
 namespace om::onnx::detail {
 
-constexpr size_t kMaxRank = 64;  // more axes than any real model has; bounds hostile shapes
-
 // The decoded model before its checks.
 struct Decoded {
   graph::Graph graph;
@@ -50,7 +48,7 @@ struct AttrPayload {
 std::shared_ptr<uint8_t> alloc_aligned(size_t n);
 
 // ONNX elem type code -> DType: Format for codes that are not ONNX types, Unsupported for ONNX
-// types onemodel does not have (double, string, ...). `what` names the value for the message.
+// types onemodel does not have (string, complex, ...). `what` names the value for the message.
 Status dtype_from_code(int32_t code, const std::string& what, DType* out);
 
 Status finish_tensor(TensorFields tf, const std::string& where, graph::TensorData* out);

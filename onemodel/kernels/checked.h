@@ -10,6 +10,9 @@ namespace om {
 
 // The largest element count a tensor may have (2^48, about 2.8e14).
 constexpr int64_t kMaxNumel = int64_t(1) << 48;
+// The most axes a tensor read from a file (ONNX, .npy) may have: bounds hostile shapes while
+// decoding. Plans run ranks up to graph::kMaxRank (op_registry.h) and refuse higher ones.
+constexpr size_t kMaxFileRank = 64;
 
 // a * b when both are in [0, kMaxNumel] and the product is too; false otherwise (no UB).
 inline bool checked_mul(int64_t a, int64_t b, int64_t* out) {

@@ -61,7 +61,7 @@ struct NllLossAttrs {
   double weight_sum = 0;      // the weighted mean's divisor: sum of weight[target] not ignored
 };
 
-// ---- appended: training (math, selection, losses) ----
+// ---- training: math, selection, losses ----
 struct ClampAttrs {
   bool has_min = false, has_max = false;
   double min = 0, max = 0;
@@ -137,12 +137,11 @@ struct Resize2dAttrs {
 using OpAttrs = std::variant<NoAttrs, GeluAttrs, ReduceAttrs, SoftmaxAttrs, ConcatAttrs, PermuteAttrs, SqueezeAttrs,
                              UnsqueezeAttrs, SliceAttrs, SelectAttrs, FlipAttrs, CastAttrs, NllLossAttrs,
                              RnnLayerAttrs,
-                             // appended: training (ops/math.cpp, ops/select.cpp, ops/losses.cpp)
+                             // training (ops/math.cpp, ops/select.cpp, ops/losses.cpp)
                              ClampAttrs, TopKAttrs, CrossEntropyAttrs, LossAttrs, SmoothL1Attrs, BceAttrs, CtcAttrs,
-                             // appended: transformer
+                             // transformer
                              LayerNormAttrs, EmbeddingAttrs, DropoutAttrs,
-                             // appended: convolutional
-
+                             // convolutional
                              Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, Resize2dAttrs>;
 
 // AttrsOf<OpId::Slice> is SliceAttrs: the struct ops.def names for the operator.

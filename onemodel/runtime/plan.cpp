@@ -1,6 +1,7 @@
 #include "onemodel/runtime/plan.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -110,10 +111,15 @@ struct Buffer {
 struct PendingStep {
   size_t node;
   std::vector<int> ins, outs;  // value ids (-1 omitted)
+  std::vector<int> out_bufs;   // per output: its buffer (an unnamed output's too: it is written)
   int scratch_buf = -1;
   size_t scratch_bytes = 0;
   const float* packed_b = nullptr;
+  int64_t work = 1;
+  size_t params_offset = 0, params_bytes = 0;  // in the records gathered while planning
 };
+
+std::atomic<int> g_split_parts{1};
 
 // The packed copy of node ni's constant right-hand operand, made on first use and kept in cg
 // for every later plan. Null when the node has none or memory is short (then it repacks per
@@ -125,7 +131,7 @@ const float* packed_operand(CompiledGraph& cg, size_t ni, const std::vector<cons
   const graph::Node& node = cg.graph->nodes[ni];
   graph::PackableB pb;
   pb.mode = mode;
-  if (!graph::packable_b(node, in_desc, &pb) || pb.K == 0 || pb.N == 0) return nullptr;
+  if (!graph::packable_b(*cg.ops[ni], node, in_desc, &pb) || pb.K == 0 || pb.N == 0) return nullptr;
   const graph::TensorData* w = cg.graph->find_initializer(node.inputs[pb.input]);
   if (!w || !w->bytes || w->dtype != DType::f32) return nullptr;  // plan-time values differ per plan
   for (const auto& in : cg.graph->inputs)
@@ -141,20 +147,42 @@ const float* packed_operand(CompiledGraph& cg, size_t ni, const std::vector<cons
 
 }  // namespace
 
-Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
-                                         const std::vector<std::vector<int64_t>>& input_dims, const std::vector<char>& fed,
-                                         bool prepack, const PlanLimits& limits, const std::vector<void*>* input_data) {
-  const graph::Graph& g = *cg.graph;
-  auto plan = std::make_unique<Plan>();
+namespace {
+
+// build_plan's phases over one plan: seed (initializers and inputs), nodes (plan-time
+// evaluation, inference, prepare, buffer lifetimes), prepack (constant GEMM operands, once per
+// session), place (the memory plan and the arena), emit (steps and their tensor arguments).
+struct Planner {
+  CompiledGraph& cg;
+  const graph::Graph& g;
+  ArithmeticMode mode;
+  const PlanLimits& limits;
+  std::unique_ptr<Plan> plan = std::make_unique<Plan>();
+  size_t folded_bytes = 0;
+  std::vector<int> buf_of;      // per value id: its buffer
+  std::vector<bool> known;      // per value id: shape known (defined so far)
+  std::vector<Buffer> bufs;
+  std::vector<PendingStep> pending;
+  std::vector<unsigned char> records;  // prepared records, each padded to 64 bytes
+  uint8_t* arena = nullptr;
+
+  Planner(CompiledGraph& c, ArithmeticMode m, const PlanLimits& l)
+      : cg(c), g(*c.graph), mode(m), limits(l), buf_of(size_t(c.num_values), -1), known(size_t(c.num_values), false) {}
+
+  Status seed(const std::vector<std::vector<int64_t>>& input_dims, const std::vector<char>& fed,
+              const std::vector<void*>* input_data);
+  Status nodes();
+  void prepack();
+  Status place();
+  Status emit();
+};
+
+Status Planner::seed(const std::vector<std::vector<int64_t>>& input_dims, const std::vector<char>& fed,
+                     const std::vector<void*>* input_data) {
   plan->signature = input_dims;
   plan->fed = fed;
   plan->fed.resize(g.inputs.size(), 1);
-  size_t folded_bytes = 0;
   plan->values.resize(size_t(cg.num_values));
-  std::vector<int> buf_of(size_t(cg.num_values), -1);
-  std::vector<bool> known(size_t(cg.num_values), false);  // shape known (defined so far)
-  std::vector<Buffer> bufs;
-
   std::vector<char> overridden(size_t(cg.num_values), 0);  // initializers the caller replaces in this plan
   for (size_t i = 0; i < g.inputs.size(); ++i)
     if (plan->fed[i]) overridden[size_t(cg.input_ids[i])] = 1;
@@ -164,7 +192,7 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
     ValueDesc& v = plan->values[size_t(id)];
     v.dtype = t.dtype;
     v.shape = t.dims;
-    v.data = t.bytes ? static_cast<const void*>(t.bytes) : static_cast<const void*>(&t);  // non-null marks "known"
+    v.data = t.bytes ? static_cast<const void*>(t.bytes) : graph::kEmptyValue;
     known[size_t(id)] = true;
     Buffer b;
     b.kind = BufKind::Const;
@@ -209,7 +237,10 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
     bufs.push_back(b);
   }
 
-  std::vector<PendingStep> pending;
+  return Status::ok();
+}
+
+Status Planner::nodes() {
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
     const graph::Node& node = g.nodes[ni];
     const OpDef& op = *cg.ops[ni];
@@ -286,11 +317,16 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
       b.size = o < ctx.outputs.size() ? ctx.outputs[o].nbytes() : 0;
       b.first = b.last = step_index;
       if (outs[o] >= 0) buf_of[size_t(outs[o])] = int(bufs.size());
-      else st.outs[o] = -2 - int(bufs.size());  // unnamed output still needs bytes to be written into
+      st.out_bufs.push_back(int(bufs.size()));
       bufs.push_back(b);
     }
+    graph::Prepared prepared;
+    OM_TRY(graph::prepare_node(ctx, op, &prepared));
+    st.work = prepared.work;
+    st.params_offset = records.size();
+    st.params_bytes = prepared.size;
+    records.insert(records.end(), prepared.bytes, prepared.bytes + (prepared.size + 63) / 64 * 64);
     st.scratch_bytes = op.scratch ? op.scratch(ctx) : 0;
-    if (prepack) st.packed_b = packed_operand(cg, ni, in_desc, mode);
     if (st.scratch_bytes) {
       Buffer b;
       b.size = st.scratch_bytes;
@@ -301,6 +337,19 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
     pending.push_back(std::move(st));
   }
 
+  return Status::ok();
+}
+
+void Planner::prepack() {
+  for (PendingStep& st : pending) {
+    std::vector<const ValueDesc*> in_desc(st.ins.size(), nullptr);
+    for (size_t i = 0; i < st.ins.size(); ++i)
+      if (st.ins[i] >= 0) in_desc[i] = &plan->values[size_t(st.ins[i])];
+    st.packed_b = packed_operand(cg, st.node, in_desc, mode);
+  }
+}
+
+Status Planner::place() {
   // Graph outputs live to the end.
   const int end = int(pending.size());
   for (int id : cg.output_ids) {
@@ -327,8 +376,12 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
   plan->arena = graph::aligned_buffer(mp.arena_bytes);
   if (!plan->arena)
     return Status::error(ErrorKind::OutOfMemory, msg("plan: cannot allocate the ", mp.arena_bytes, "-byte activation arena"));
-  uint8_t* arena = static_cast<uint8_t*>(plan->arena.get());
 
+  arena = static_cast<uint8_t*>(plan->arena.get());
+  return Status::ok();
+}
+
+Status Planner::emit() {
   auto data_of = [&](int id) -> void* {
     const Buffer& b = bufs[size_t(buf_of[size_t(id)])];
     switch (b.kind) {
@@ -351,8 +404,16 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
     if (b.kind == BufKind::Input) plan->patches.push_back({arg_index, uint32_t(b.input)});
     return a;
   };
+  plan->params = graph::aligned_buffer(records.size());
+  if (!plan->params) return Status::error(ErrorKind::OutOfMemory, "plan: cannot allocate the prepared operator records");
+  if (!records.empty()) std::memcpy(plan->params.get(), records.data(), records.size());
+  plan->labels.reserve(pending.size());
+  for (const PendingStep& st : pending) plan->labels.push_back(g.nodes[st.node].label());
   for (const PendingStep& st : pending) {
     Plan::Step s;
+    s.work = st.work;
+    s.params_offset = st.params_offset;
+    s.params_bytes = st.params_bytes;
     s.node = &g.nodes[st.node];
     s.fn = mode == ArithmeticMode::Exact ? cg.ops[st.node]->exact : cg.ops[st.node]->fast;
     s.in_begin = uint32_t(plan->args.size());
@@ -363,13 +424,14 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
     }
     s.out_begin = uint32_t(plan->args.size());
     s.num_out = uint32_t(st.outs.size());
-    for (int id : st.outs) {
+    for (size_t o = 0; o < st.outs.size(); ++o) {
+      const int id = st.outs[o];
       if (id >= 0) {
         plan->args.push_back(make_arg(id, uint32_t(plan->args.size())));
       } else {  // an unnamed output: bytes in the arena, nobody reads them
         TensorArg a;
         a.present = true;
-        a.data = arena + bufs[size_t(-2 - id)].offset;
+        a.data = arena + bufs[size_t(st.out_bufs[o])].offset;
         plan->args.push_back(a);
       }
     }
@@ -388,17 +450,34 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
     o.desc = &plan->values[size_t(id)];
     plan->outputs.push_back(o);
   }
-  return plan;
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
+                                         const std::vector<std::vector<int64_t>>& input_dims, const std::vector<char>& fed,
+                                         bool prepack, const PlanLimits& limits, const std::vector<void*>* input_data) {
+  Planner p(cg, mode, limits);
+  OM_TRY(p.seed(input_dims, fed, input_data));
+  OM_TRY(p.nodes());
+  if (prepack) p.prepack();
+  OM_TRY(p.place());
+  OM_TRY(p.emit());
+  return std::move(p.plan);
 }
 
 Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bool profile) {
   for (const Plan::Patch& p : plan.patches) plan.args[p.arg].data = input_data[p.input];
   if (profile) ++plan.profiled_runs;
+  const int64_t parts = g_split_parts.load(std::memory_order_relaxed);
+  const unsigned char* records = static_cast<const unsigned char*>(plan.params.get());
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Plan::Step& s = plan.steps[i];
     const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     graph::KernelContext k;
     k.node = s.node;
+    k.label = plan.labels[i].c_str();
     k.mode = mode;
     k.inputs = plan.args.data() + s.in_begin;
     k.num_inputs = s.num_in;
@@ -407,12 +486,28 @@ Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bo
     k.scratch = s.scratch;
     k.scratch_bytes = s.scratch_bytes;
     k.packed_b = s.packed_b;
-    OM_TRY(s.fn(k));
+    k.params_data = s.params_bytes ? records + s.params_offset : nullptr;
+    k.params_bytes = s.params_bytes;
+    if (s.work == 0) {
+      // Nothing to compute (an empty output).
+    } else if (parts <= 1 || s.work < 2) {
+      k.begin = 0;
+      k.end = s.work;
+      OM_TRY(s.fn(k));
+    } else {
+      for (int64_t p = 0; p < parts; ++p) {
+        k.begin = s.work * p / parts;
+        k.end = s.work * (p + 1) / parts;
+        if (k.begin < k.end) OM_TRY(s.fn(k));
+      }
+    }
     if (profile)
       plan.step_ns[i] += uint64_t(
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   }
   return Status::ok();
 }
+
+void set_work_split_for_testing(int parts) { g_split_parts.store(parts < 1 ? 1 : parts, std::memory_order_relaxed); }
 
 }  // namespace om::runtime

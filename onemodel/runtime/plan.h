@@ -67,7 +67,11 @@ struct Plan {
     void* scratch = nullptr;
     size_t scratch_bytes = 0;
     const float* packed_b = nullptr;  // owned by CompiledGraph::packed_b
+    int64_t work = 1;                 // Prepared::work: the kernel runs [0, work)
+    size_t params_offset = 0, params_bytes = 0;  // the prepared record in Plan::params
   };
+  std::shared_ptr<void> params;  // every step's prepared record, each 64-byte aligned
+  std::vector<std::string> labels;  // per step: its node's label, for run-time errors
   std::vector<Step> steps;
   std::vector<graph::TensorArg> args;  // step inputs and outputs, contiguous
   struct Patch {
@@ -106,5 +110,10 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
 // Runs every step; input_data[i] is session input i's buffer. With `profile`, each step's time is
 // added to plan.step_ns (which must then hold one entry per step).
 Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bool profile = false);
+
+// For the split test: from now on every step of every plan runs as `parts` calls over
+// consecutive sub-ranges of its work instead of one call over all of it (1, the default: one
+// call). Process-wide; tests set it around the runs they compare.
+void set_work_split_for_testing(int parts);
 
 }  // namespace om::runtime

@@ -37,7 +37,7 @@ struct Lowering {
 namespace {
 // numpy broadcasting of extents; where a static size meets a symbolic one of equal example size
 // the symbolic one wins (it is the one that varies).
-SymShape broadcast_sym(TraceState& s, const SymShape& a, const SymShape& b) {
+SymShape broadcast_sym(const SymShape& a, const SymShape& b) {
   const size_t r = std::max(a.size(), b.size());
   SymShape out(r);
   for (size_t k = 0; k < r; ++k) {
@@ -45,17 +45,15 @@ SymShape broadcast_sym(TraceState& s, const SymShape& a, const SymShape& b) {
     const Extent* eb = k < r - b.size() ? nullptr : &b[k - (r - b.size())];
     if (!ea) { out[k] = *eb; continue; }
     if (!eb) { out[k] = *ea; continue; }
-    const AtomSize size = s.atom_sizer();
     if (ea->is_static() && ea->coef == 1) out[k] = *eb;
     else if (eb->is_static() && eb->coef == 1) out[k] = *ea;
     else out[k] = ea->is_static() ? *eb : *ea;
-    (void)size;
   }
   return out;
 }
 
 Result<ValueId> elementwise(Ctx& c, const char* op) {
-  return c.emit(op, c.in, {}, broadcast_sym(c.s, c.s.sym_of(c.in[0]), c.s.sym_of(c.in[1])));
+  return c.emit(op, c.in, {}, broadcast_sym(c.s.sym_of(c.in[0]), c.s.sym_of(c.in[1])));
 }
 Result<ValueId> unary(Ctx& c, const char* op) { return c.emit(op, c.in, {}, c.s.sym_of(c.in[0])); }
 
@@ -85,7 +83,7 @@ OM_LOWER(MatMul) {
   if (a1) a.insert(a.begin(), Extent::fixed(1));
   if (b1) b.push_back(Extent::fixed(1));
   SymShape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
-  SymShape out = broadcast_sym(c.s, ba, bb);
+  SymShape out = broadcast_sym(ba, bb);
   if (!a1) out.push_back(a[a.size() - 2]);
   if (!b1) out.push_back(b.back());
   return c.emit("MatMul", c.in, {}, out);
@@ -247,8 +245,8 @@ OM_LOWER(Cast) { return c.emit("Cast", c.in, {AttrSpec::of_int("to", int64_t(c.r
 OM_LOWER(Contiguous) { return c.in[0]; }
 OM_LOWER(Clone) { return c.in[0]; }
 
-#include "onemodel/trace/lowering_rnn.h"
-// ---- appended: training (math, comparisons, selection) ----
+#include "onemodel/trace/lowering_rnn.inc"
+// ---- training: math, comparisons, selection ----
 OM_LOWER(Exp) { return unary(c, "Exp"); }
 OM_LOWER(Log) { return unary(c, "Log"); }
 OM_LOWER(Sqrt) { return unary(c, "Sqrt"); }
@@ -265,8 +263,8 @@ OM_LOWER(Eq) { return elementwise(c, "Equal"); }
 OM_LOWER(Lt) { return elementwise(c, "Less"); }
 OM_LOWER(Gt) { return elementwise(c, "Greater"); }
 OM_LOWER(Where) {
-  const SymShape ab = broadcast_sym(c.s, c.s.sym_of(c.in[1]), c.s.sym_of(c.in[2]));
-  return c.emit("Where", c.in, {}, broadcast_sym(c.s, c.s.sym_of(c.in[0]), ab));
+  const SymShape ab = broadcast_sym(c.s.sym_of(c.in[1]), c.s.sym_of(c.in[2]));
+  return c.emit("Where", c.in, {}, broadcast_sym(c.s.sym_of(c.in[0]), ab));
 }
 OM_LOWER(MaxReduce) { return reduce(c, "ReduceMax"); }
 OM_LOWER(Ne) {

@@ -24,6 +24,7 @@
 #include "onemodel/graph/op_registry.h"
 #include "onemodel/io/onnx.h"
 #include "onemodel/runtime/session.h"
+#include "split_check.h"
 
 namespace {
 
@@ -184,6 +185,8 @@ std::string run_case(const std::string& dir, const std::vector<uint8_t>& model, 
       const std::string diff = compare(outs[k], wants[k], k);
       if (!diff.empty()) return set + ": " + diff;
     }
+    const std::string split = split_check::mismatch(session, views.data(), views.size(), outs.data(), outs.size());
+    if (!split.empty()) return set + ": " + split;
   }
   if (sets == 0) return "no test_data_set_N";
   return "";

@@ -2,11 +2,13 @@
 #pragma once
 #include <cctype>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "onemodel/graph/ir.h"
 #include "onemodel/runtime/session.h"
+#include "split_check.h"
 
 namespace rt {
 
@@ -80,6 +82,9 @@ inline std::vector<Out> run(om::Session& s, const std::vector<Feed>& feeds) {
   std::vector<om::TensorView> out(s.output_names().size());
   s.run(in.data(), in.size(), out.data(), out.size());
   std::vector<Out> res;
+  // Every kernel these tests reach also runs its work in sub-ranges, with the same bits.
+  const std::string split = split_check::mismatch(s, in.data(), in.size(), out.data(), out.size());
+  if (!split.empty()) throw std::runtime_error("rt::run: " + split);
   for (const auto& o : out) {
     Out r;
     r.dtype = o.dtype;

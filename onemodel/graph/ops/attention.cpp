@@ -175,31 +175,51 @@ size_t attention_scratch(const InferContext& ctx) {
   return floats * sizeof(float);
 }
 
-Status attention_kernel(const KernelContext& k) {
-  const TensorArg &Q = k.in(0), &K = k.in(1), &V = k.in(2);
-  const int64_t* dims[3] = {Q.dims, K.dims, V.dims};
-  const size_t ranks[3] = {Q.rank, K.rank, V.rank};
+// Attention's record: the operands' views, the output's strides, the mask's and the scale.
+// Work: (lead0, lead1) heads x blocks of kRows query rows; each block's rows are computed from
+// that head's K and V only.
+struct AttentionParams {
   Plan p;
-  std::string why;  // checked by infer; no message is built here
-  make_plan(*k.node, dims, ranks, &p, &why);
-  const int64_t L = p.L, D = p.D, S = p.S, Dv = p.Dv;
-  const int64_t logical[4] = {p.lead[0], p.lead[1], L, Dv};
-  int64_t stored[4], ys[4];
-  output_layout(logical, find_attr(*k.node, "perm_y"), stored, ys);
-  const float scale = attr_float(*k.node, "scale", 1.0f);
-  const float* mp = nullptr;
-  int64_t ms[4] = {0, 0, 0, 0};
-  if (k.has_input(3)) {
-    const TensorArg& M = k.in(3);
-    mp = M.as<const float>();
+  int64_t ys[4] = {};  // the output's logical strides
+  int64_t ms[4] = {};  // the mask's, 0 on broadcast axes
+  int64_t blocks = 0;  // query blocks per head
+  float scale = 1.0f;
+};
+
+Status prepare_attention(const InferContext& ctx, Prepared& out) {
+  AttentionParams& a = out.record<AttentionParams>();
+  const int64_t* dims[3] = {ctx.input(0)->shape.data(), ctx.input(1)->shape.data(), ctx.input(2)->shape.data()};
+  const size_t ranks[3] = {ctx.input(0)->shape.size(), ctx.input(1)->shape.size(), ctx.input(2)->shape.size()};
+  std::string why;  // infer refused what does not fit
+  make_plan(ctx.node, dims, ranks, &a.p, &why);
+  const int64_t logical[4] = {a.p.lead[0], a.p.lead[1], a.p.L, a.p.Dv};
+  int64_t stored[4];
+  output_layout(logical, find_attr(ctx.node, "perm_y"), stored, a.ys);
+  a.scale = attr_float(ctx.node, "scale", 1.0f);
+  if (const ValueDesc* m = ctx.input(3)) {
+    const size_t rank = m->shape.size();
     int64_t md[4];
-    for (size_t i = 0; i < 4; ++i) md[i] = i < 4 - M.rank ? 1 : M.dims[i - (4 - M.rank)];
+    for (size_t i = 0; i < 4; ++i) md[i] = i < 4 - rank ? 1 : m->shape[i - (4 - rank)];
     int64_t st = 1;
     for (int i = 3; i >= 0; --i) {
-      ms[i] = md[i] == 1 ? 0 : st;
+      a.ms[i] = md[i] == 1 ? 0 : st;
       st *= md[i];
     }
   }
+  a.blocks = (a.p.L + kRows - 1) / kRows;
+  out.work = a.p.lead[0] * a.p.lead[1] * a.blocks;
+  return Status::ok();
+}
+
+Status attention_kernel(const KernelContext& k) {
+  const AttentionParams& ap = k.params<AttentionParams>();
+  const Plan& p = ap.p;
+  const TensorArg &Q = k.in(0), &K = k.in(1), &V = k.in(2);
+  const int64_t L = p.L, D = p.D, S = p.S, Dv = p.Dv;
+  const int64_t* ys = ap.ys;
+  const int64_t* ms = ap.ms;
+  const float scale = ap.scale;
+  const float* mp = k.has_input(3) ? k.in(3).as<const float>() : nullptr;
   float* sblk = static_cast<float*>(k.scratch);
   float* acc = sblk + kRows * kCols;
   float* mrow = acc + kRows * Dv;
@@ -208,14 +228,16 @@ Status attention_kernel(const KernelContext& k) {
   float* ws = pblk + kRows * kCols;
   float* y = k.out(0).as<float>();
   const View4 &qv = p.q, &kv = p.k, &vv = p.v;
-  for (int64_t a0 = 0; a0 < p.lead[0]; ++a0)
-    for (int64_t a1 = 0; a1 < p.lead[1]; ++a1) {
+  for (int64_t u = k.begin; u < k.end; ++u) {
+    const int64_t head = u / ap.blocks, a0 = head / p.lead[1], a1 = head % p.lead[1];
+    {
       const float* qb = Q.as<const float>() + a0 * qv.strides[0] + a1 * qv.strides[1];
       const float* kb = K.as<const float>() + a0 * kv.strides[0] + a1 * kv.strides[1];
       const float* vb = V.as<const float>() + a0 * vv.strides[0] + a1 * vv.strides[1];
       float* yb = y + a0 * ys[0] + a1 * ys[1];
       const float* mb = mp ? mp + a0 * ms[0] + a1 * ms[1] : nullptr;
-      for (int64_t i0 = 0; i0 < L; i0 += kRows) {
+      {
+        const int64_t i0 = (u % ap.blocks) * kRows;
         const int64_t rq = std::min(kRows, L - i0);
         if (S <= kCols) {
           // All keys fit one block: the scores of these rows are small, so the plain softmax
@@ -259,7 +281,7 @@ Status attention_kernel(const KernelContext& k) {
           pv.ldc = size_t(ys[2]);
           pv.workspace = ws;
           kernels::f32_gemm(pv, k.mode);
-          continue;
+          continue;  // the next work unit
         }
         for (int64_t i = 0; i < rq; ++i) {
           mrow[i] = -INFINITY;
@@ -330,6 +352,7 @@ Status attention_kernel(const KernelContext& k) {
         }
       }
     }
+  }
   return Status::ok();
 }
 
@@ -338,7 +361,7 @@ constexpr AttrSpec kAttentionAttrs[] = {{"scale", AttrKind::Float}, {"transpose_
 
 constexpr OpDef kOps[] = {
     op("Attention").in_domain(kOnemodelDomain).inputs(3, 4).attributes(kAttentionAttrs).shapes(infer_attention)
-        .fast_only(attention_kernel).with_scratch(attention_scratch)
+        .prepared(prepare_attention).fast_only(attention_kernel).with_scratch(attention_scratch)
         .doc("written by the attention fusion pass: softmax(Q K^T * scale + mask) V, row-blocked online softmax (no [L, S] scores); fast only"),
 };
 

@@ -236,12 +236,6 @@ Status infer_fused_conv(InferContext& ctx) {
 }
 Status infer_conv_transpose(InferContext& ctx) { return infer_conv_like(ctx, GeomKind::ConvTranspose); }
 
-SpatialGeom geom_of(const KernelContext& k, GeomKind kind) {
-  SpatialGeom sg;
-  spatial_geom(*k.node, kind, k.in(0).dims, k.in(0).rank, k.in(1).dims, k.in(1).rank, &sg);
-  return sg;
-}
-
 SpatialGeom geom_of(const InferContext& ctx, GeomKind kind) {
   SpatialGeom sg;
   const auto& x = ctx.input(0)->shape;
@@ -262,27 +256,56 @@ size_t conv_transpose_scratch(const InferContext& ctx) {
   return kernels::conv_transpose_scratch_floats(geom_of(ctx, GeomKind::ConvTranspose).g) * sizeof(float);
 }
 
+// The convolutions' record: the geometry, built once per plan (infer validated it), and
+// FusedConv's epilogue. Work: the N images (an image's outputs read only that image; a sub-range
+// runs the same per-image chains with a smaller N, so the bits do not change).
+struct ConvParams {
+  kernels::ConvGeom g;
+  kernels::UnaryOp act = kernels::UnaryOp::Identity;
+  float epsilon = 1e-5f;  // FusedConv's batch normalisation
+};
+
+template <GeomKind kind>
+Status prepare_conv(const InferContext& ctx, Prepared& out) {
+  ConvParams& p = out.record<ConvParams>();
+  p.g = geom_of(ctx, kind).g;
+  conv_activation(ctx.node, &p.act);
+  p.epsilon = attr_float(ctx.node, "epsilon", 1e-5f);
+  out.work = p.g.N;
+  return Status::ok();
+}
+
+// Images [begin, end) of x and y, as a geometry of end - begin images.
+kernels::ConvGeom image_range(kernels::ConvGeom g, int64_t begin, int64_t end, const float** x, float** y) {
+  *x += begin * g.C * g.H * g.W;
+  *y += begin * g.M * g.OH * g.OW;
+  g.N = end - begin;
+  return g;
+}
+
 // Conv, and FusedConv (bias then activation after each output's complete chain).
 Status conv_kernel(const KernelContext& k) {
-  const SpatialGeom sg = geom_of(k, GeomKind::Conv);
+  const ConvParams& p = k.params<ConvParams>();
   const float* bias = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
-  kernels::UnaryOp act = kernels::UnaryOp::Identity;
-  conv_activation(*k.node, &act);
   kernels::ConvNorm norm{};
   const bool has_norm = k.has_input(3);
   if (has_norm)
-    norm = {k.in(3).as<const float>(), k.in(4).as<const float>(), k.in(5).as<const float>(), k.in(6).as<const float>(),
-            attr_float(*k.node, "epsilon", 1e-5f)};
-  kernels::f32_conv2d(sg.g, k.in(0).as<const float>(), k.in(1).as<const float>(), bias, act, k.out(0).as<float>(),
-                      static_cast<float*>(k.scratch), k.packed_b, k.mode, has_norm ? &norm : nullptr);
+    norm = {k.in(3).as<const float>(), k.in(4).as<const float>(), k.in(5).as<const float>(), k.in(6).as<const float>(), p.epsilon};
+  const float* x = k.in(0).as<const float>();
+  float* y = k.out(0).as<float>();
+  const kernels::ConvGeom g = image_range(p.g, k.begin, k.end, &x, &y);
+  kernels::f32_conv2d(g, x, k.in(1).as<const float>(), bias, p.act, y, static_cast<float*>(k.scratch), k.packed_b, k.mode,
+                      has_norm ? &norm : nullptr);
   return Status::ok();
 }
 
 Status conv_transpose_kernel(const KernelContext& k) {
-  const SpatialGeom sg = geom_of(k, GeomKind::ConvTranspose);
+  const ConvParams& p = k.params<ConvParams>();
   const float* bias = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
-  kernels::f32_conv_transpose2d(sg.g, k.in(0).as<const float>(), k.in(1).as<const float>(), bias, k.out(0).as<float>(),
-                                static_cast<float*>(k.scratch), k.packed_b, k.mode);
+  const float* x = k.in(0).as<const float>();
+  float* y = k.out(0).as<float>();
+  const kernels::ConvGeom g = image_range(p.g, k.begin, k.end, &x, &y);
+  kernels::f32_conv_transpose2d(g, x, k.in(1).as<const float>(), bias, y, static_cast<float*>(k.scratch), k.packed_b, k.mode);
   return Status::ok();
 }
 
@@ -357,13 +380,14 @@ constexpr AttrSpec kConvTransposeAttrs[] = {
     {"pads", AttrKind::Ints},            {"strides", AttrKind::PositiveInts}};
 
 constexpr OpDef kOps[] = {
-    op("Conv").upgrades_from(7).inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).kernel(conv_kernel).with_scratch(conv_scratch)
+    op("Conv").upgrades_from(7).inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel).with_scratch(conv_scratch)
         .with_prepack(conv_packable)
         .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads; weights packed when planning; 1x1 as one GEMM on the input, implicit-GEMM panels, direct depthwise, Winograd F(2x2, 3x3) for 3x3 stride-1 in Fast sessions; exact: fma chain over (c, kh, kw), then bias"),
-    op("ConvTranspose").upgrades_from(7).inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose).kernel(conv_transpose_kernel)
+    op("ConvTranspose").upgrades_from(7).inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose)
+        .prepared(prepare_conv<GeomKind::ConvTranspose>).kernel(conv_transpose_kernel)
         .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
         .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order"),
-    op("FusedConv").in_domain(kOnemodelDomain).inputs(2, 7).attributes(kFusedConvAttrs).shapes(infer_fused_conv).kernel(conv_kernel)
+    op("FusedConv").in_domain(kOnemodelDomain).inputs(2, 7).attributes(kFusedConvAttrs).shapes(infer_fused_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel)
         .with_scratch(conv_scratch).with_prepack(conv_packable)
         .doc("written by the conv fusion pass: act(BN(Conv(X, W) + bias)), the optional inference batch normalisation (inputs 3-6: scale, B, mean, var; epsilon) and the activation after each output's complete fma chain, each step rounded as the separate nodes"),
 };

@@ -74,84 +74,6 @@ void run_gemm(const KernelContext& k, const kernels::GemmArgs& g) {
   else kernels::f32_gemm(g, k.mode);
 }
 
-size_t matmul_scratch(const InferContext& ctx) {
-  MatMulDims d;
-  std::vector<int64_t> out;
-  if (!matmul_dims(ctx, ctx.input(0)->shape, ctx.input(1)->shape, &d, &out).is_ok()) return 0;
-  const int64_t rows = product(d.out_batch.data(), d.out_batch.size()) * d.M;  // the folded case is the largest
-  return gemm_scratch_floats(size_t(rows), size_t(d.N), size_t(d.K)) * sizeof(float);
-}
-
-Status matmul_kernel(const KernelContext& k) {
-  const TensorArg& A = k.in(0);
-  const TensorArg& B = k.in(1);
-  const TensorArg& Y = k.out(0);
-  const bool a1 = A.rank == 1, b1 = B.rank == 1;
-  const int64_t M = a1 ? 1 : A.dims[A.rank - 2];
-  const int64_t K = A.dims[A.rank - 1];
-  const int64_t N = b1 ? 1 : B.dims[B.rank - 1];
-  const size_t a_brank = A.rank - (a1 ? 1 : 2), b_brank = B.rank - (b1 ? 1 : 2);
-  const size_t o_brank = std::max(a_brank, b_brank);
-  const int64_t a_bn = product(A.dims, a_brank), b_bn = product(B.dims, b_brank);
-  const int64_t o_bn = std::max(a_bn, b_bn) == 0 ? 0 : product(Y.dims, o_brank);
-
-  kernels::GemmArgs g;
-  g.K = size_t(K);
-  g.N = size_t(N);
-  g.a_rs = K;
-  g.a_cs = 1;
-  g.b_rs = N;
-  g.b_cs = 1;
-  g.ldc = size_t(N);
-  g.workspace = static_cast<float*>(k.scratch);
-  const float* a = A.as<const float>();
-  const float* b = B.as<const float>();
-  float* y = Y.as<float>();
-  if (b_bn == 1 && a_bn == o_bn) {  // one weight matrix: fold A's batch into the rows
-    g.M = size_t(o_bn * M);
-    g.a = a;
-    g.b = b;
-    g.c = y;
-    run_gemm(k, g);
-    return Status::ok();
-  }
-  // Broadcast batch strides (in matrices) for A and B over the output batch axes.
-  int64_t a_str[kMaxRank] = {}, b_str[kMaxRank] = {}, o_dims[kMaxRank] = {};
-  int64_t s = 1;
-  for (size_t i = o_brank; i-- > 0;) {
-    o_dims[i] = Y.dims[i];
-    const size_t lead = o_brank - a_brank;
-    a_str[i] = (i < lead || A.dims[i - lead] == 1) ? 0 : s;
-    if (i >= lead) s *= A.dims[i - lead];
-  }
-  s = 1;
-  for (size_t i = o_brank; i-- > 0;) {
-    const size_t lead = o_brank - b_brank;
-    b_str[i] = (i < lead || B.dims[i - lead] == 1) ? 0 : s;
-    if (i >= lead) s *= B.dims[i - lead];
-  }
-  int64_t idx[kMaxRank] = {};
-  int64_t ao = 0, bo = 0;
-  g.M = size_t(M);
-  for (int64_t o = 0; o < o_bn; ++o) {
-    g.a = a + ao * M * K;
-    g.b = b + bo * K * N;
-    g.c = y + o * M * N;
-    run_gemm(k, g);
-    for (size_t d = o_brank; d-- > 0;) {
-      if (++idx[d] < o_dims[d]) {
-        ao += a_str[d];
-        bo += b_str[d];
-        break;
-      }
-      ao -= a_str[d] * (o_dims[d] - 1);
-      bo -= b_str[d] * (o_dims[d] - 1);
-      idx[d] = 0;
-    }
-  }
-  return Status::ok();
-}
-
 // ---- Gemm ----
 
 Status infer_gemm(InferContext& ctx) {
@@ -182,46 +104,64 @@ size_t gemm_scratch(const InferContext& ctx) {
   return gemm_scratch_floats(size_t(y[0]), size_t(y[1]), size_t(ta ? a[0] : a[1])) * sizeof(float);
 }
 
+// Gemm's record. Work: the M rows of Y (every GEMM path gives an element the same chain
+// whatever rows one call covers, kernels/gemm.cpp; alpha and C are applied per element).
+struct GemmParams {
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.0f, beta = 1.0f;
+};
+
+Status prepare_gemm(const InferContext& ctx, Prepared& out) {
+  GemmParams& p = out.record<GemmParams>();
+  p.trans_a = attr_int(ctx.node, "transA", 0) != 0;
+  p.trans_b = attr_int(ctx.node, "transB", 0) != 0;
+  p.alpha = attr_float(ctx.node, "alpha", 1.0f);
+  p.beta = attr_float(ctx.node, "beta", 1.0f);
+  out.work = ctx.outputs[0].shape[0];
+  return Status::ok();
+}
+
 Status gemm_kernel(const KernelContext& k) {
+  const GemmParams& p = k.params<GemmParams>();
   const TensorArg& A = k.in(0);
   const TensorArg& B = k.in(1);
   const TensorArg& Y = k.out(0);
-  const bool ta = attr_int(*k.node, "transA", 0) != 0, tb = attr_int(*k.node, "transB", 0) != 0;
-  const float alpha = attr_float(*k.node, "alpha", 1.0f), beta = attr_float(*k.node, "beta", 1.0f);
+  const bool ta = p.trans_a, tb = p.trans_b;
+  const float alpha = p.alpha, beta = p.beta;
+  const int64_t r0 = k.begin, r1 = k.end, N = Y.dims[1];
   kernels::GemmArgs g;
-  g.M = size_t(Y.dims[0]);
-  g.N = size_t(Y.dims[1]);
+  g.M = size_t(r1 - r0);
+  g.N = size_t(N);
   g.K = size_t(ta ? A.dims[0] : A.dims[1]);
-  g.a = A.as<const float>();
   g.a_rs = ta ? 1 : A.dims[1];
   g.a_cs = ta ? A.dims[1] : 1;
+  g.a = A.as<const float>() + r0 * g.a_rs;
   g.b = B.as<const float>();
   g.b_rs = tb ? 1 : B.dims[1];
   g.b_cs = tb ? B.dims[1] : 1;
-  g.c = Y.as<float>();
+  float* y = Y.as<float>() + r0 * N;
+  g.c = y;
   g.ldc = g.N;
   g.workspace = static_cast<float*>(k.scratch);
   const bool has_c = k.has_input(2) && beta != 0.0f;
   const TensorArg* C = has_c ? &k.in(2) : nullptr;
-  const bool c_is_bias = C && C->numel == Y.dims[1] && (C->rank == 1 || (C->rank == 2 && C->dims[0] == 1));
+  const bool c_is_bias = C && C->numel == N && (C->rank == 1 || (C->rank == 2 && C->dims[0] == 1));
   if (C && c_is_bias && alpha == 1.0f && beta == 1.0f) {
     g.bias = C->as<const float>();
     run_gemm(k, g);
     return Status::ok();
   }
   run_gemm(k, g);
-  float* y = Y.as<float>();
+  const int64_t n = (r1 - r0) * N;
   if (alpha != 1.0f)
-    for (int64_t i = 0; i < Y.numel; ++i) y[i] *= alpha;
+    for (int64_t i = 0; i < n; ++i) y[i] *= alpha;
   if (C) {
-    const TensorArg* operands[2] = {&Y, C};
-    BroadcastIter it;
-    it.init(Y.dims, Y.rank, operands, 2);
+    // C broadcasts to [M, N] (rank <= 2, checked by infer): a row stride and a column stride.
+    const int64_t c_rs = C->rank == 2 && C->dims[0] != 1 ? C->dims[1] : 0;
+    const int64_t c_cs = C->rank >= 1 && C->dims[C->rank - 1] != 1 ? 1 : 0;
     const float* c = C->as<const float>();
-    const int64_t sc = it.inner_step[2];
-    it.for_each([&](const int64_t* off, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) y[off[0] + i] += beta * c[off[2] + i * sc];
-    });
+    for (int64_t i = r0; i < r1; ++i)
+      for (int64_t j = 0; j < N; ++j) y[(i - r0) * N + j] += beta * c[i * c_rs + j * c_cs];
   }
   return Status::ok();
 }
@@ -316,75 +256,97 @@ size_t fused_scratch(const InferContext& ctx) {
   return product_bytes + gemm_scratch_floats(size_t(rows), size_t(d.N), size_t(d.K)) * sizeof(float);
 }
 
+// The matrix products' record: MatMul is FusedMatMul without perms, bias, activation, scale
+// or residual, so both run product_kernel. Work: the output rows, batch by batch (batches * M,
+// after folding batch axes into M); every GEMM path gives an element the same chain whatever
+// rows one call covers (kernels/gemm.cpp), so any row range gives the whole call's bits.
+enum class Residual : uint8_t {
+  None,
+  Accumulate,  // Fast: Y starts as R and the chains continue from it
+  Add,         // R has Y's shape: the product goes to scratch, then Y = product + R per row
+  Broadcast,   // R broadcasts the product: one work unit
+};
+
+struct ProductParams {
+  int64_t M = 1, K = 1, N = 1;  // one GEMM's (M after folding)
+  int64_t a_rs = 0, a_cs = 1, b_rs = 0, b_cs = 1, ldc = 0;
+  UnaryOp act = UnaryOp::Identity;
+  float alpha = 1.0f;
+  Residual residual = Residual::None;
+  size_t obr = 0;  // batch axes left after folding
+  int64_t batches = 1;
+  int64_t odims[kMaxRank] = {}, astr[kMaxRank] = {}, bstr[kMaxRank] = {}, cstr[kMaxRank] = {};
+  size_t product_bytes = 0;  // scratch before the GEMM workspace (a residual's product)
+  size_t prank = 0;          // Broadcast: the product's logical shape
+  int64_t pdims[kMaxRank] = {};
+};
+
 // A tensor viewed through a perm: logical dims and element strides.
 struct View {
   int64_t dims[kMaxRank] = {}, str[kMaxRank] = {};
   size_t rank = 0;
 };
 
-View view_of(const TensorArg& t, const std::vector<int64_t>* perm) {
+View view_of(const std::vector<int64_t>& shape, const std::vector<int64_t>* perm) {
   View v;
-  v.rank = t.rank;
+  v.rank = shape.size();
   int64_t cs[kMaxRank], s = 1;
-  for (size_t i = t.rank; i-- > 0;) {
+  for (size_t i = v.rank; i-- > 0;) {
     cs[i] = s;
-    s *= t.dims[i];
+    s *= shape[i];
   }
-  for (size_t i = 0; i < t.rank; ++i) {
+  for (size_t i = 0; i < v.rank; ++i) {
     const size_t src = perm ? size_t((*perm)[i]) : i;
-    v.dims[i] = t.dims[src];
+    v.dims[i] = shape[src];
     v.str[i] = cs[src];
   }
   return v;
 }
 
-Status fused_kernel(const KernelContext& k) {
-  const Node& node = *k.node;
-  const View A = view_of(k.in(0), perm_of(node, "perm_a"));
-  const View B = view_of(k.in(1), perm_of(node, "perm_b"));
+Status prepare_product(const InferContext& ctx, Prepared& out) {
+  ProductParams& p = out.record<ProductParams>();
+  const Node& node = ctx.node;
+  const View A = view_of(ctx.input(0)->shape, perm_of(node, "perm_a"));
+  const View B = view_of(ctx.input(1)->shape, perm_of(node, "perm_b"));
   const bool a1 = A.rank == 1, b1 = B.rank == 1;
   int64_t M = a1 ? 1 : A.dims[A.rank - 2];
   const int64_t K = A.dims[A.rank - 1];
   const int64_t N = b1 ? 1 : B.dims[B.rank - 1];
-  kernels::GemmArgs g;
-  g.K = size_t(K);
-  g.N = size_t(N);
-  g.a_rs = a1 ? 0 : A.str[A.rank - 2];
-  g.a_cs = A.str[A.rank - 1];
-  g.b_rs = b1 ? B.str[0] : B.str[B.rank - 2];
-  g.b_cs = b1 ? 1 : B.str[B.rank - 1];
-  g.bias = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
-  activation_of(node, &g.activation);
-  const float alpha = attr_float(node, "alpha", 1.0f);
-  const bool residual = k.has_input(3);
-  const TensorArg& Y = k.out(0);
+  p.K = K;
+  p.N = N;
+  p.a_rs = a1 ? 0 : A.str[A.rank - 2];
+  p.a_cs = A.str[A.rank - 1];
+  p.b_rs = b1 ? B.str[0] : B.str[B.rank - 2];
+  p.b_cs = b1 ? 1 : B.str[B.rank - 1];
+  activation_of(node, &p.act);
+  p.alpha = attr_float(node, "alpha", 1.0f);
+  const bool residual = ctx.input(3) != nullptr;
+  const ValueDesc& Y = ctx.outputs[0];
 
   // Output batch axes: broadcast of both operands' batch axes.
   const size_t abr = A.rank - (a1 ? 1 : 2), bbr = B.rank - (b1 ? 1 : 2);
   size_t obr = std::max(abr, bbr);
-  int64_t odims[kMaxRank] = {}, astr[kMaxRank] = {}, bstr[kMaxRank] = {}, cstr[kMaxRank] = {};
   for (size_t i = 0; i < obr; ++i) {
     const size_t la = obr - abr, lb = obr - bbr;
     const int64_t da = i < la ? 1 : A.dims[i - la], db = i < lb ? 1 : B.dims[i - lb];
-    odims[i] = std::max(da, db);
-    if (da == 0 || db == 0) odims[i] = 0;
-    astr[i] = (i < la || da == 1) ? 0 : A.str[i - la];
-    bstr[i] = (i < lb || db == 1) ? 0 : B.str[i - lb];
+    p.odims[i] = std::max(da, db);
+    if (da == 0 || db == 0) p.odims[i] = 0;
+    p.astr[i] = (i < la || da == 1) ? 0 : A.str[i - la];
+    p.bstr[i] = (i < lb || db == 1) ? 0 : B.str[i - lb];
   }
   // Strides of the logical product [batch..., M?, N?]: contiguous, or through perm_y.
   const size_t lrank = obr + (a1 ? 0 : 1) + (b1 ? 0 : 1);
-  int64_t lstr[kMaxRank] = {};
+  int64_t lstr[kMaxRank] = {}, ldims[kMaxRank] = {};
+  for (size_t i = 0; i < obr; ++i) ldims[i] = p.odims[i];
+  if (!a1) ldims[obr] = M;
+  if (!b1) ldims[lrank - 1] = N;
   {
-    int64_t ldims[kMaxRank];
-    for (size_t i = 0; i < obr; ++i) ldims[i] = odims[i];
-    if (!a1) ldims[obr] = M;
-    if (!b1) ldims[lrank - 1] = N;
     const std::vector<int64_t>* py = residual ? nullptr : perm_of(node, "perm_y");
     int64_t s = 1;
     if (py) {
-      for (size_t p = lrank; p-- > 0;) {  // output axis p holds logical axis py[p]
-        lstr[size_t((*py)[p])] = s;
-        s *= ldims[size_t((*py)[p])];
+      for (size_t q = lrank; q-- > 0;) {  // output axis q holds logical axis py[q]
+        lstr[size_t((*py)[q])] = s;
+        s *= ldims[size_t((*py)[q])];
       }
     } else {
       for (size_t i = lrank; i-- > 0;) {
@@ -393,95 +355,111 @@ Status fused_kernel(const KernelContext& k) {
       }
     }
   }
-  for (size_t i = 0; i < obr; ++i) cstr[i] = lstr[i];
-  g.ldc = size_t(a1 ? N : lstr[obr]);
+  for (size_t i = 0; i < obr; ++i) p.cstr[i] = lstr[i];
+  p.ldc = a1 ? N : lstr[obr];
   // One weight matrix: fold batch axes into rows while A and C rows continue uniformly.
-  while (!a1 && obr > 0 && bstr[obr - 1] == 0 && astr[obr - 1] == M * g.a_rs && cstr[obr - 1] == M * int64_t(g.ldc)) {
-    M *= odims[obr - 1];
+  while (!a1 && obr > 0 && p.bstr[obr - 1] == 0 && p.astr[obr - 1] == M * p.a_rs && p.cstr[obr - 1] == M * p.ldc) {
+    M *= p.odims[obr - 1];
     --obr;
   }
-  g.M = size_t(M);
-  int64_t batches = 1;
-  for (size_t i = 0; i < obr; ++i) batches *= odims[i];
-
-  float* c = Y.as<float>();
-  float* prod = nullptr;
-  if (residual) {
-    // Fast mode starts each chain from R when R has the product's shape (no activation or
-    // scale in between); otherwise (and always in Exact mode) the product goes to scratch and R
-    // is added after the chain, as the unfused Add would.
-    const TensorArg& R = k.in(3);
-    bool same = R.numel == Y.numel && R.rank == Y.rank && batches == 1 && int64_t(g.M * g.N) == Y.numel;
-    for (size_t i = 0; same && i < R.rank; ++i) same = R.dims[i] == Y.dims[i];
-    if (same && k.mode == ArithmeticMode::Fast && g.activation == UnaryOp::Identity && alpha == 1.0f) {
-      std::memcpy(Y.data, R.data, size_t(Y.numel) * sizeof(float));
-      g.a = k.in(0).as<const float>();
-      g.b = k.in(1).as<const float>();
-      g.c = c;
-      g.accumulate = true;
-      g.workspace = static_cast<float*>(k.scratch);
-      run_gemm(k, g);
-      return Status::ok();
-    }
-    const size_t product_bytes = (size_t(batches) * g.M * g.N * sizeof(float) + 63) / 64 * 64;
-    prod = static_cast<float*>(k.scratch);
-    c = prod;
-    g.workspace = reinterpret_cast<float*>(static_cast<uint8_t*>(k.scratch) + product_bytes);
-  } else {
-    g.workspace = static_cast<float*>(k.scratch);
-  }
-
-  const float* a = k.in(0).as<const float>();
-  const float* b = k.in(1).as<const float>();
-  int64_t idx[kMaxRank] = {};
-  int64_t ao = 0, bo = 0, co = 0;
-  for (int64_t o = 0; o < batches; ++o) {
-    g.a = a + ao;
-    g.b = b + bo;
-    g.c = c + co;
-    run_gemm(k, g);
-    if (alpha != 1.0f)  // the folded Mul: one rounding after the complete epilogue, as the node did
-      for (size_t i = 0; i < g.M; ++i)
-        for (size_t j = 0; j < g.N; ++j) g.c[i * g.ldc + j] *= alpha;
-    for (size_t d = obr; d-- > 0;) {
-      if (++idx[d] < odims[d]) {
-        ao += astr[d];
-        bo += bstr[d];
-        co += cstr[d];
-        break;
-      }
-      ao -= astr[d] * (odims[d] - 1);
-      bo -= bstr[d] * (odims[d] - 1);
-      co -= cstr[d] * (odims[d] - 1);
-      idx[d] = 0;
-    }
-  }
+  p.M = M;
+  p.obr = obr;
+  p.batches = 1;
+  for (size_t i = 0; i < obr; ++i) p.batches *= p.odims[i];
+  const int64_t rows = p.batches * M;
+  out.work = rows;
   if (!residual) return Status::ok();
 
-  // The product (logical shape, contiguous) broadcast against R.
-  const TensorArg& R = k.in(3);
-  int64_t pdims[kMaxRank];
-  {
-    // The unfolded batch axes (folding above merged axes into M).
+  // Fast mode starts each chain from R when R has the product's shape (no activation or scale in
+  // between); otherwise (and always in Exact mode) the product goes to scratch and R is added
+  // after the chain, as the unfused Add would.
+  const ValueDesc& R = *ctx.input(3);
+  const bool same = R.shape == Y.shape && rows * N == Y.numel();
+  if (same && p.batches == 1 && ctx.mode == ArithmeticMode::Fast && p.act == UnaryOp::Identity && p.alpha == 1.0f)
+    p.residual = Residual::Accumulate;
+  else
+    p.residual = same ? Residual::Add : Residual::Broadcast;
+  if (p.residual != Residual::Accumulate) p.product_bytes = (size_t(rows * N) * sizeof(float) + 63) / 64 * 64;
+  if (p.residual == Residual::Broadcast) {
+    // The product's logical shape with the batch axes unfolded (folding merged axes into M).
     const size_t full_obr = std::max(abr, bbr), la = full_obr - abr, lb = full_obr - bbr;
     for (size_t i = 0; i < full_obr; ++i) {
       const int64_t da = i < la ? 1 : A.dims[i - la], db = i < lb ? 1 : B.dims[i - lb];
-      pdims[i] = (da == 0 || db == 0) ? 0 : std::max(da, db);
+      p.pdims[i] = (da == 0 || db == 0) ? 0 : std::max(da, db);
     }
     size_t r = full_obr;
-    if (!a1) pdims[r++] = A.dims[A.rank - 2];
-    if (!b1) pdims[r++] = N;
+    if (!a1) p.pdims[r++] = A.dims[A.rank - 2];
+    if (!b1) p.pdims[r++] = N;
+    p.prank = lrank;
+    out.work = 1;
   }
+  return Status::ok();
+}
+
+Status product_kernel(const KernelContext& k) {
+  const ProductParams& p = k.params<ProductParams>();
+  const int64_t M = p.M, N = p.N;
+  int64_t r0 = k.begin, r1 = k.end;  // rows
+  if (p.residual == Residual::Broadcast) r0 = 0, r1 = p.batches * M;
+  kernels::GemmArgs g;
+  g.K = size_t(p.K);
+  g.N = size_t(N);
+  g.a_rs = p.a_rs;
+  g.a_cs = p.a_cs;
+  g.b_rs = p.b_rs;
+  g.b_cs = p.b_cs;
+  g.ldc = size_t(p.ldc);
+  g.activation = p.act;
+  g.bias = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
+  const TensorArg& Y = k.out(0);
+  float* c = Y.as<float>();
+  float* prod = nullptr;
+  g.workspace = static_cast<float*>(k.scratch);
+  if (p.residual == Residual::Accumulate) {
+    std::memcpy(c + r0 * N, k.in(3).as<const float>() + r0 * N, size_t((r1 - r0) * N) * sizeof(float));
+    g.accumulate = true;
+  } else if (p.residual != Residual::None) {
+    prod = static_cast<float*>(k.scratch);
+    c = prod;
+    g.workspace = reinterpret_cast<float*>(static_cast<uint8_t*>(k.scratch) + p.product_bytes);
+  }
+  const float* a = k.in(0).as<const float>();
+  const float* b = k.in(1).as<const float>();
+  for (int64_t o = M > 0 ? r0 / M : 0; M > 0 && o * M < r1; ++o) {
+    // Matrix o's operands: its index over the batch axes, row-major.
+    int64_t ao = 0, bo = 0, co = 0;
+    for (size_t d = p.obr, rest = size_t(o); d-- > 0;) {
+      const int64_t i = int64_t(rest % size_t(p.odims[d]));
+      rest /= size_t(p.odims[d]);
+      ao += i * p.astr[d];
+      bo += i * p.bstr[d];
+      co += i * p.cstr[d];
+    }
+    const int64_t i0 = std::max(r0, o * M) - o * M, i1 = std::min(r1, (o + 1) * M) - o * M;
+    g.M = size_t(i1 - i0);
+    g.a = a + ao + i0 * p.a_rs;
+    g.b = b + bo;
+    g.c = c + co + i0 * p.ldc;
+    run_gemm(k, g);
+    if (p.alpha != 1.0f)  // the folded Mul: one rounding after the complete epilogue, as the node did
+      for (size_t i = 0; i < g.M; ++i)
+        for (size_t j = 0; j < g.N; ++j) g.c[i * g.ldc + j] *= p.alpha;
+  }
+  float* y = Y.as<float>();
+  const float* r = p.residual != Residual::None ? k.in(3).as<const float>() : nullptr;
+  if (p.residual == Residual::Add)
+    for (int64_t e = r0 * N; e < r1 * N; ++e) y[e] = prod[e] + r[e];
+  if (p.residual != Residual::Broadcast) return Status::ok();
+
+  // The product (logical shape, contiguous) broadcast against R.
   TensorArg P;
   P.present = true;
-  P.dims = pdims;
-  P.rank = lrank;
-  P.numel = int64_t(size_t(batches) * g.M * g.N);
-  const TensorArg* operands[2] = {&P, &R};
+  P.dims = p.pdims;
+  P.rank = p.prank;
+  P.numel = p.batches * M * N;
+  const TensorArg* operands[2] = {&P, &k.in(3)};
   BroadcastIter it;
   it.init(Y.dims, Y.rank, operands, 2);
-  float* y = Y.as<float>();
-  const float* r = R.as<const float>();
   const int64_t sp = it.inner_step[1], sr = it.inner_step[2];
   it.for_each([&](const int64_t* off, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[off[0] + i] = prod[off[1] + i * sp] + r[off[2] + i * sr];
@@ -529,11 +507,12 @@ constexpr AttrSpec kGemmAttrs[] = {
     {"alpha", AttrKind::Float}, {"beta", AttrKind::Float}, {"transA", AttrKind::Int}, {"transB", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("MatMul").upgrades_from(1).inputs(2).shapes(infer_matmul).kernel(matmul_kernel).with_scratch(matmul_scratch).with_prepack(matmul_packable_b)
+    op("MatMul").upgrades_from(1).inputs(2).shapes(infer_matmul).prepared(prepare_product).kernel(product_kernel)
+        .with_scratch(fused_scratch).with_prepack(matmul_packable_b)
         .doc("f32, numpy semantics (1-D operands, broadcast batch axes); exact: fixed fma chain"),
-    op("Gemm").upgrades_from(7).inputs(2, 3).attributes(kGemmAttrs).shapes(infer_gemm).kernel(gemm_kernel).with_scratch(gemm_scratch)
+    op("Gemm").upgrades_from(7).inputs(2, 3).attributes(kGemmAttrs).shapes(infer_gemm).prepared(prepare_gemm).kernel(gemm_kernel).with_scratch(gemm_scratch)
         .with_prepack(matmul_packable_b).doc("f32, transA/transB, alpha, beta, broadcast C"),
-    op("FusedMatMul").in_domain(kOnemodelDomain).inputs(2, 4).shapes(infer_fused).kernel(fused_kernel).with_scratch(fused_scratch)
+    op("FusedMatMul").in_domain(kOnemodelDomain).inputs(2, 4).shapes(infer_fused).prepared(prepare_product).kernel(product_kernel).with_scratch(fused_scratch)
         .with_prepack(matmul_packable_b)
         .doc("written by the fusion passes: perm_y(act(perm_a(A) x perm_b(B) + bias) * alpha) (+ residual); transposes read and written through strides"),
 };

@@ -59,7 +59,31 @@ SpatialGeom pool_geom(const Node& node, const int64_t* x, size_t rank) {
   spatial_geom(node, GeomKind::Pool, x, rank, nullptr, 0, &sg);
   return sg;
 }
-SpatialGeom pool_geom(const KernelContext& k) { return pool_geom(*k.node, k.in(0).dims, k.in(0).rank); }
+
+// The window pools' record. Work: the N * C planes (each plane's outputs depend on that plane
+// only; a 3-D pool's plane is its whole [D, H, W] volume).
+struct PoolParams {
+  SpatialGeom sg;
+  bool count_include_pad = false;
+  bool column_major = false;  // MaxPool's storage_order 1
+};
+
+Status prepare_pool(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  PoolParams& p = out.record<PoolParams>();
+  p.sg = pool_geom(ctx.node, x.shape.data(), x.shape.size());
+  p.count_include_pad = attr_int(ctx.node, "count_include_pad", 0) != 0;
+  p.column_major = attr_int(ctx.node, "storage_order", 0) == 1;
+  out.work = p.sg.g.N * p.sg.g.C;
+  return Status::ok();
+}
+
+// The geometry of planes [begin, end) only: the kernels run N * C planes of one channel each.
+kernels::ConvGeom plane_range(kernels::ConvGeom g, int64_t begin, int64_t end) {
+  g.N = end - begin;
+  g.C = g.M = 1;
+  return g;
+}
 
 // A 3-D pool runs the 2-D kernel twice: over the (H, W) plane of every depth slice into the
 // scratch [N*C*D, OH, OW], then over depth, the scratch viewed as [N*C, D, OH*OW] with a (kD, 1)
@@ -106,9 +130,9 @@ size_t pool_scratch(const InferContext& ctx) {
 // The kernel's argmax is the row-major offset in the window's plane; ONNX Indices count over
 // the whole input [N, C, H, W], the plane's offset in row-major (storage_order 0) or
 // column-major (1) order.
-void onnx_indices(const kernels::ConvGeom& g, bool column_major, int64_t* idx) {
+void onnx_indices(const kernels::ConvGeom& g, bool column_major, int64_t begin, int64_t end, int64_t* idx) {
   const int64_t P = g.OH * g.OW, HW = g.H * g.W;
-  for (int64_t nc = 0; nc < g.N * g.C; ++nc)
+  for (int64_t nc = begin; nc < end; ++nc)
     for (int64_t p = 0; p < P; ++p) {
       int64_t& at = idx[nc * P + p];
       if (at < 0) continue;  // a window without an input element (pads as large as the kernel)
@@ -116,40 +140,53 @@ void onnx_indices(const kernels::ConvGeom& g, bool column_major, int64_t* idx) {
     }
 }
 
+// Planes [k.begin, k.end): a 3-D pool's planes are D (H, W) slices in the first stage and one
+// depth column set in the second, so both stages take the same volumes' rows of the scratch.
 Status max_pool_kernel(const KernelContext& k) {
-  const SpatialGeom sg = pool_geom(k);
+  const PoolParams& p = k.params<PoolParams>();
+  const SpatialGeom& sg = p.sg;
+  const int64_t b = k.begin, e = k.end;
+  const int64_t HW = sg.g.H * sg.g.W, P = sg.g.OH * sg.g.OW;
   int64_t* idx = k.num_outputs > 1 && k.out(1).present ? k.out(1).as<int64_t>() : nullptr;
   if (sg.spatial == 3) {
     const PoolStages st = pool_stages(sg);
-    float* t = static_cast<float*>(k.scratch);
-    kernels::f32_max_pool2d(st.plane, k.in(0).as<const float>(), t, nullptr);
-    kernels::f32_max_pool2d(st.depth, t, k.out(0).as<float>(), nullptr);
+    const int64_t D = sg.depth.D, OD = sg.depth.OD;
+    float* t = static_cast<float*>(k.scratch) + b * D * P;
+    kernels::f32_max_pool2d(plane_range(st.plane, b * D, e * D), k.in(0).as<const float>() + b * D * HW, t, nullptr);
+    kernels::f32_max_pool2d(plane_range(st.depth, b, e), t, k.out(0).as<float>() + b * OD * P, nullptr);
   } else if (k.in(0).dtype == DType::u8) {
     const uint8_t* x = k.in(0).as<const uint8_t>();
     uint8_t* y = k.out(0).as<uint8_t>();
     float* xs = static_cast<float*>(k.scratch);
     float* ys = xs + k.in(0).numel;
-    for (int64_t i = 0; i < k.in(0).numel; ++i) xs[i] = float(x[i]);
-    kernels::f32_max_pool2d(sg.g, xs, ys, idx);
-    for (int64_t i = 0; i < k.out(0).numel; ++i) y[i] = ys[i] >= 0.0f ? uint8_t(ys[i]) : 0;  // empty window: -inf
+    for (int64_t i = b * HW; i < e * HW; ++i) xs[i] = float(x[i]);
+    kernels::f32_max_pool2d(plane_range(sg.g, b, e), xs + b * HW, ys + b * P, idx ? idx + b * P : nullptr);
+    for (int64_t i = b * P; i < e * P; ++i) y[i] = ys[i] >= 0.0f ? uint8_t(ys[i]) : 0;  // empty window: -inf
   } else {
-    kernels::f32_max_pool2d(sg.g, k.in(0).as<const float>(), k.out(0).as<float>(), idx);
+    kernels::f32_max_pool2d(plane_range(sg.g, b, e), k.in(0).as<const float>() + b * HW, k.out(0).as<float>() + b * P,
+                            idx ? idx + b * P : nullptr);
   }
-  if (idx) onnx_indices(sg.g, attr_int(*k.node, "storage_order", 0) == 1, idx);
+  if (idx) onnx_indices(sg.g, p.column_major, b, e, idx);
   return Status::ok();
 }
 
 Status avg_pool_kernel(const KernelContext& k) {
-  const SpatialGeom sg = pool_geom(k);
-  const bool include = attr_int(*k.node, "count_include_pad", 0) != 0;
+  const PoolParams& p = k.params<PoolParams>();
+  const SpatialGeom& sg = p.sg;
+  const int64_t b = k.begin, e = k.end;
+  const int64_t HW = sg.g.H * sg.g.W, P = sg.g.OH * sg.g.OW;
   if (sg.spatial == 3) {
     const PoolStages st = pool_stages(sg);
-    float* t = static_cast<float*>(k.scratch);
-    kernels::f32_avg_pool2d(st.plane, sg.pad_b, sg.pad_r, include, k.in(0).as<const float>(), t);
-    kernels::f32_avg_pool2d(st.depth, sg.depth.pad_back, 0, include, t, k.out(0).as<float>());
+    const int64_t D = sg.depth.D, OD = sg.depth.OD;
+    float* t = static_cast<float*>(k.scratch) + b * D * P;
+    kernels::f32_avg_pool2d(plane_range(st.plane, b * D, e * D), sg.pad_b, sg.pad_r, p.count_include_pad,
+                            k.in(0).as<const float>() + b * D * HW, t);
+    kernels::f32_avg_pool2d(plane_range(st.depth, b, e), sg.depth.pad_back, 0, p.count_include_pad, t,
+                            k.out(0).as<float>() + b * OD * P);
     return Status::ok();
   }
-  kernels::f32_avg_pool2d(sg.g, sg.pad_b, sg.pad_r, include, k.in(0).as<const float>(), k.out(0).as<float>());
+  kernels::f32_avg_pool2d(plane_range(sg.g, b, e), sg.pad_b, sg.pad_r, p.count_include_pad, k.in(0).as<const float>() + b * HW,
+                          k.out(0).as<float>() + b * P);
   return Status::ok();
 }
 
@@ -164,24 +201,33 @@ Status infer_global(InferContext& ctx) {
   return Status::ok();
 }
 
+// The global pools' record. Work: the N * C planes.
+struct PlaneParams {
+  int64_t plane = 0;  // elements per plane
+};
+
+Status prepare_global(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  const int64_t planes = x.shape[0] * x.shape[1];
+  out.record<PlaneParams>().plane = planes == 0 ? 0 : x.numel() / planes;
+  out.work = planes;
+  return Status::ok();
+}
+
 // Exact: the library's fixed-order sum of each plane, then one division by its size.
 Status global_avg_kernel(const KernelContext& k) {
-  const TensorArg& X = k.in(0);
-  const int64_t planes = X.dims[0] * X.dims[1];
-  const int64_t n = planes == 0 ? 0 : X.numel / planes;
-  const float* x = X.as<const float>();
+  const int64_t n = k.params<PlaneParams>().plane;
+  const float* x = k.in(0).as<const float>();
   float* y = k.out(0).as<float>();
-  for (int64_t p = 0; p < planes; ++p) y[p] = kernels::f32_sum(x + p * n, size_t(n), k.mode) / float(n);
+  for (int64_t p = k.begin; p < k.end; ++p) y[p] = kernels::f32_sum(x + p * n, size_t(n), k.mode) / float(n);
   return Status::ok();
 }
 
 Status global_max_kernel(const KernelContext& k) {
-  const TensorArg& X = k.in(0);
-  const int64_t planes = X.dims[0] * X.dims[1];
-  const int64_t n = planes == 0 ? 0 : X.numel / planes;
-  const float* x = X.as<const float>();
+  const int64_t n = k.params<PlaneParams>().plane;
+  const float* x = k.in(0).as<const float>();
   float* y = k.out(0).as<float>();
-  for (int64_t p = 0; p < planes; ++p) y[p] = kernels::f32_max(x + p * n, size_t(n));
+  for (int64_t p = k.begin; p < k.end; ++p) y[p] = kernels::f32_max(x + p * n, size_t(n));
   return Status::ok();
 }
 
@@ -231,32 +277,55 @@ void batch_stats(const float* x, int64_t N, int64_t C, int64_t inner, int64_t c,
   *var = q / count;
 }
 
+// BatchNormalization's record. Work: the C channels (statistics and normalisation of one
+// channel read only that channel).
+struct BatchNormParams {
+  int64_t N = 0, C = 0, inner = 0;
+  float epsilon = 1e-5f, momentum = 0.9f;
+  bool training = false;
+};
+
+Status prepare_batch_norm(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  BatchNormParams& p = out.record<BatchNormParams>();
+  p.N = x.shape[0];
+  p.C = x.shape[1];
+  p.inner = p.N * p.C == 0 ? 0 : x.numel() / (p.N * p.C);
+  p.epsilon = attr_float(ctx.node, "epsilon", 1e-5f);
+  p.momentum = attr_float(ctx.node, "momentum", 0.9f);
+  p.training = attr_int(ctx.node, "training_mode", 0) != 0;
+  out.work = p.C;
+  return Status::ok();
+}
+
 // Inference: the given mean and variance. training_mode (opset 15): the batch statistics
 // normalise X, and the optional outputs are the running statistics
 // input * momentum + batch * (1 - momentum).
 Status batch_norm_kernel(const KernelContext& k) {
-  const TensorArg& X = k.in(0);
-  const int64_t N = X.dims[0], C = X.dims[1];
-  const int64_t inner = N * C == 0 ? 0 : X.numel / (N * C);
+  const BatchNormParams& p = k.params<BatchNormParams>();
+  const int64_t N = p.N, C = p.C, inner = p.inner, b = k.begin, e = k.end;
+  const float* x = k.in(0).as<const float>();
   const float* mean = k.in(3).as<const float>();
   const float* var = k.in(4).as<const float>();
-  if (attr_int(*k.node, "training_mode", 0) != 0) {
+  if (p.training) {
     float* bm = static_cast<float*>(k.scratch);
     float* bv = bm + C;
-    for (int64_t c = 0; c < C; ++c) batch_stats(X.as<const float>(), N, C, inner, c, k.mode, &bm[c], &bv[c]);
-    const float m = attr_float(*k.node, "momentum", 0.9f);
+    for (int64_t c = b; c < e; ++c) batch_stats(x, N, C, inner, c, k.mode, &bm[c], &bv[c]);
+    const float m = p.momentum;
     for (size_t o = 1; o < 3; ++o) {
       if (o >= k.num_outputs || !k.out(o).present) continue;
       const float* given = o == 1 ? mean : var;
       const float* batch = o == 1 ? bm : bv;
       float* r = k.out(o).as<float>();
-      for (int64_t c = 0; c < C; ++c) r[c] = given[c] * m + batch[c] * (1.0f - m);
+      for (int64_t c = b; c < e; ++c) r[c] = given[c] * m + batch[c] * (1.0f - m);
     }
     mean = bm;
     var = bv;
   }
-  kernels::f32_batch_norm_inference(X.as<const float>(), k.in(1).as<const float>(), k.in(2).as<const float>(), mean, var,
-                                    attr_float(*k.node, "epsilon", 1e-5f), N, C, inner, k.out(0).as<float>());
+  float* y = k.out(0).as<float>();
+  for (int64_t n = 0; n < N; ++n)
+    kernels::f32_batch_norm_inference(x + (n * C + b) * inner, k.in(1).as<const float>() + b, k.in(2).as<const float>() + b,
+                                      mean + b, var + b, p.epsilon, 1, e - b, inner, y + (n * C + b) * inner);
   return Status::ok();
 }
 
@@ -317,11 +386,21 @@ Status infer_max_unpool(InferContext& ctx) {
   return Status::ok();
 }
 
+// MaxUnpool's record: the unpooled shape. Work: one unit (I may point anywhere in Y).
+struct UnpoolParams {
+  int64_t u[kMaxRank] = {};
+};
+
+Status prepare_max_unpool(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  unpool_shape(ctx.node, x.shape.data(), x.shape.size(), out.record<UnpoolParams>().u);
+  return Status::ok();
+}
+
 Status max_unpool_kernel(const KernelContext& k) {
   const TensorArg& Y = k.out(0);
   const size_t rank = Y.rank;
-  int64_t u[kMaxRank];  // the unpooled shape I indexes
-  unpool_shape(*k.node, k.in(0).dims, rank, u);
+  const int64_t* u = k.params<UnpoolParams>().u;  // the unpooled shape I indexes
   int64_t unpooled = 1;
   for (size_t i = 0; i < rank; ++i) unpooled *= u[i];  // <= Y.numel, checked when planning
   const bool same = std::equal(u, u + rank, Y.dims);
@@ -332,8 +411,8 @@ Status max_unpool_kernel(const KernelContext& k) {
   for (int64_t j = 0; j < k.in(0).numel; ++j) {
     int64_t at = ind[j];
     if (at < 0 || at >= unpooled)
-      return Status::error(ErrorKind::InvalidArgument, msg("MaxUnpool node '", k.node->name, "': I[", j, "] = ", at, " is outside the ",
-                                                           unpooled, " elements of the unpooled shape; I must be MaxPool's Indices"));
+      return k.error(ErrorKind::InvalidArgument, msg("I[", j, "] = ", at, " is outside the ", unpooled,
+                                                     " elements of the unpooled shape; I must be MaxPool's Indices"));
     if (!same) {  // the same coordinates in Y's larger frame
       int64_t off = 0, stride = 1;
       for (size_t d = rank; d-- > 0;) {
@@ -360,19 +439,19 @@ constexpr AttrSpec kMaxUnpoolAttrs[] = {{"kernel_shape", AttrKind::PositiveInts}
 constexpr AttrSpec kBatchNormAttrs[] = {{"epsilon", AttrKind::Float}, {"momentum", AttrKind::Float}, {"training_mode", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("MaxPool").upgrades_from(7).inputs(1).attributes(kMaxPoolAttrs).shapes(infer_pool).kernel(max_pool_kernel)
+    op("MaxPool").upgrades_from(7).inputs(1).attributes(kMaxPoolAttrs).shapes(infer_pool).prepared(prepare_pool).kernel(max_pool_kernel)
         .with_scratch(pool_scratch)
         .doc("f32 u8, 1-D, 2-D and 3-D (f32) spatial; auto_pad, pads, strides, dilations, ceil_mode; NaN propagates; Indices output (1-D and 2-D; storage_order 0 or 1; the first maximum)"),
-    op("AveragePool").upgrades_from(7).inputs(1).attributes(kAvgPoolAttrs).shapes(infer_pool).kernel(avg_pool_kernel)
+    op("AveragePool").upgrades_from(7).inputs(1).attributes(kAvgPoolAttrs).shapes(infer_pool).prepared(prepare_pool).kernel(avg_pool_kernel)
         .with_scratch(pool_scratch)
         .doc("f32, 1-D, 2-D and 3-D spatial; count_include_pad, ceil_mode, dilations; window summed in (kh, kw) order, then divided; 3-D: the average over kd of those averages"),
     op("MaxUnpool").since_opset(11).plan_time_inputs_mask(1u << 2).inputs(2, 3).attributes(kMaxUnpoolAttrs).shapes(infer_max_unpool)
-        .kernel(max_unpool_kernel)
+        .prepared(prepare_max_unpool).kernel(max_unpool_kernel)
         .doc("f32, i64 indices (MaxPool's Indices) flat over the shape kernel_shape, strides and pads give, any spatial rank; output_shape known at plan time enlarges it with zeros at the axis ends; out of range is an error"),
-    op("GlobalAveragePool").upgrades_from(1).inputs(1).shapes(infer_global).kernel(global_avg_kernel)
+    op("GlobalAveragePool").upgrades_from(1).inputs(1).shapes(infer_global).prepared(prepare_global).kernel(global_avg_kernel)
         .doc("f32, any spatial rank; exact: fixed-order sum per plane, then one division"),
-    op("GlobalMaxPool").upgrades_from(1).inputs(1).shapes(infer_global).kernel(global_max_kernel).doc("f32, any spatial rank; NaN propagates"),
-    op("BatchNormalization").upgrades_from(9).inputs(5).attributes(kBatchNormAttrs).shapes(infer_batch_norm).kernel(batch_norm_kernel)
+    op("GlobalMaxPool").upgrades_from(1).inputs(1).shapes(infer_global).prepared(prepare_global).kernel(global_max_kernel).doc("f32, any spatial rank; NaN propagates"),
+    op("BatchNormalization").upgrades_from(9).inputs(5).attributes(kBatchNormAttrs).shapes(infer_batch_norm).prepared(prepare_batch_norm).kernel(batch_norm_kernel)
         .with_scratch(batch_norm_scratch)
         .doc("f32: (x - mean) * (scale / sqrt(var + epsilon)) + B, one rounding per operation; training_mode (opset 15): batch mean and population variance (exact: fixed-order sums), running mean/var outputs"),
 };
