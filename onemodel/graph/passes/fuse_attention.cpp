@@ -16,7 +16,6 @@
 // bias add and activation, so no bit changes.
 #include <cstring>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "onemodel/graph/op_registry.h"
 #include "onemodel/graph/passes/pass.h"
@@ -24,57 +23,22 @@
 namespace om::graph::passes {
 namespace {
 
-struct Uses {
-  std::unordered_map<std::string, std::vector<size_t>> readers;
-  std::unordered_map<std::string, size_t> producer;
-  std::unordered_map<std::string, const TensorData*> inits;
-  std::unordered_set<std::string> outputs, inputs;
-  bool single_internal_use(const std::string& v) const {
-    if (outputs.count(v)) return false;
-    auto it = readers.find(v);
-    return it != readers.end() && it->second.size() == 1;
-  }
-  const Node* producer_of(const Graph& g, const std::string& v) const {
-    auto it = producer.find(v);
-    return it == producer.end() ? nullptr : &g.nodes[it->second];
-  }
-  const TensorData* constant(const std::string& v) const {
-    if (inputs.count(v)) return nullptr;  // overridable initializer
-    auto it = inits.find(v);
-    return it == inits.end() ? nullptr : it->second;
-  }
-};
-
-Uses index(const Graph& g) {
-  Uses u;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (const auto& in : g.nodes[i].inputs)
-      if (!in.empty()) u.readers[in].push_back(i);
-    for (const auto& out : g.nodes[i].outputs)
-      if (!out.empty()) u.producer[out] = i;
-  }
-  for (const auto& t : g.initializers) u.inits.emplace(t.name, &t);
-  for (const auto& o : g.outputs) u.outputs.insert(o.name);
-  for (const auto& in : g.inputs) u.inputs.insert(in.name);
-  return u;
-}
-
 bool is(const Node& n, const char* op, size_t inputs) {
   return n.op_type == op && is_default_domain(n.domain) && n.inputs.size() == inputs && n.outputs.size() == 1;
 }
 
 // A Mul of `v`'s producer by a scalar f32 constant, read only here: the other operand and the factor.
-bool scalar_mul(const Graph& g, const Uses& u, const std::string& v, std::string* other, float* c, size_t* node) {
-  auto it = u.producer.find(v);
-  if (it == u.producer.end() || !u.single_internal_use(v)) return false;
-  const Node& n = g.nodes[it->second];
+bool scalar_mul(const Graph& g, const DefUse& u, const std::string& v, std::string* other, float* c, size_t* node) {
+  const size_t p = u.producer(v);
+  if (p == DefUse::kNone || !u.single_internal_use(v)) return false;
+  const Node& n = g.nodes[p];
   if (!is(n, "Mul", 2)) return false;
   for (int side = 0; side < 2; ++side) {
     const TensorData* t = u.constant(n.inputs[size_t(side)]);
     if (t && t->dtype == DType::f32 && t->numel() == 1 && t->dims.size() <= 1 && n.inputs[0] != n.inputs[1]) {
       *c = *t->data<float>();
       *other = n.inputs[size_t(1 - side)];
-      *node = it->second;
+      *node = p;
       return true;
     }
   }
@@ -84,21 +48,20 @@ bool scalar_mul(const Graph& g, const Uses& u, const std::string& v, std::string
 }  // namespace
 
 Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
-  const Uses u = index(g);
-  std::vector<char> dropped(g.nodes.size(), 0);
+  DefUse u(g);
   for (size_t si = 0; si < g.nodes.size(); ++si) {
     const Node& sm = g.nodes[si];
-    if (dropped[si] || !is(sm, "Softmax", 1) || attr_int(sm, "axis", -1) != -1) continue;
+    if (u.dropped(si) || !is(sm, "Softmax", 1) || attr_int(sm, "axis", -1) != -1) continue;
     if (!u.single_internal_use(sm.outputs[0])) continue;
-    const size_t pi = u.readers.at(sm.outputs[0])[0];
+    const size_t pi = u.reader(sm.outputs[0]);
     const Node& pv = g.nodes[pi];
-    if (dropped[pi] || !is(pv, "MatMul", 2) || pv.inputs[0] != sm.outputs[0] || pv.inputs[1] == sm.outputs[0]) continue;
+    if (!is(pv, "MatMul", 2) || pv.inputs[0] != sm.outputs[0] || pv.inputs[1] == sm.outputs[0]) continue;
     std::vector<size_t> absorbed = {si};
     // Softmax input: [Add(., mask)] over [Mul(., c)] over MatMul.
     std::string x = sm.inputs[0], mask;
     auto step_back = [&](const std::string& v) -> const Node* {
       if (!u.single_internal_use(v)) return nullptr;
-      return u.producer_of(g, v);
+      return u.producer_node(v);
     };
     const Node* n = step_back(x);
     if (!n) continue;
@@ -116,7 +79,7 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
       return false;
     };
     if (is(*n, "Add", 2) && n->inputs[0] != n->inputs[1]) {
-      const size_t ai = u.producer.at(x);
+      const size_t ai = u.producer(x);
       const int side = matmul_below(n->inputs[0]) ? 0 : matmul_below(n->inputs[1]) ? 1 : -1;
       if (side < 0) continue;
       mask = n->inputs[size_t(1 - side)];
@@ -135,7 +98,7 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
     }
     const Node* qk = step_back(x);
     if (!qk || !is(*qk, "MatMul", 2) || qk->inputs[0] == qk->inputs[1]) continue;
-    absorbed.push_back(u.producer.at(x));
+    absorbed.push_back(u.producer(x));
     std::string q = qk->inputs[0], kt = qk->inputs[1];
     {
       std::string o;
@@ -157,13 +120,13 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
       if (swap_last) {
         k = t->inputs[0];
         transpose_k = 1;
-        absorbed.push_back(u.producer.at(kt));
+        absorbed.push_back(u.producer(kt));
       }
     }
     // Without the Transpose the ranks are unknown here (a 1-D operand would not fit the kernel).
     if (!transpose_k) continue;
     bool clash = false;
-    for (size_t a : absorbed) clash = clash || dropped[a] || a > pi;
+    for (size_t a : absorbed) clash = clash || a > pi;
     if (clash) continue;
     Node fused;
     fused.op_type = "Attention";
@@ -175,10 +138,9 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
     for (auto [name, attr] : {std::pair<std::string*, const char*>{&q, "perm_q"}, {&k, "perm_k"}, {&v, "perm_v"}}) {
       const Node* t = step_back(*name);
       const Attribute* perm = t && is(*t, "Transpose", 1) ? find_attr(*t, "perm") : nullptr;
-      const size_t ti = perm ? u.producer.at(*name) : 0;
-      if (!perm || perm->ints.size() != 4 || dropped[ti]) continue;
+      if (!perm || perm->ints.size() != 4) continue;
       fused.attributes.push_back(Attribute::of_ints(attr, perm->ints));
-      absorbed.push_back(ti);
+      absorbed.push_back(u.producer(*name));
       *name = t->inputs[0];
     }
     fused.inputs = {q, k, v};
@@ -186,20 +148,20 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
     fused.outputs = {pv.outputs[0]};
     // A Transpose of the result keeping the last axis last (the head merge) is written directly.
     if (u.single_internal_use(pv.outputs[0])) {
-      const size_t ti = u.readers.at(pv.outputs[0])[0];
+      const size_t ti = u.reader(pv.outputs[0]);
       const Node& t = g.nodes[ti];
       const Attribute* perm = is(t, "Transpose", 1) ? find_attr(t, "perm") : nullptr;
-      if (perm && perm->ints.size() == 4 && perm->ints[3] == 3 && !dropped[ti]) {
+      if (perm && perm->ints.size() == 4 && perm->ints[3] == 3) {
         fused.attributes.push_back(Attribute::of_ints("perm_y", perm->ints));
         fused.outputs = {t.outputs[0]};
-        dropped[ti] = 1;
+        absorbed.push_back(ti);
       }
     }
-    for (size_t a : absorbed) dropped[a] = 1;
-    g.nodes[pi] = std::move(fused);
+    for (size_t a : absorbed) u.drop(a);
+    u.replace(pi, std::move(fused));
     ++*changes;
   }
-  remove_dropped(g, dropped);
+  u.finish();
   return Status::ok();
 }
 
@@ -216,7 +178,7 @@ struct Projection {
   bool trans_b = false;  // W stored [N, K]
 };
 
-bool projection(const Uses& u, const Node& n, Projection* p) {
+bool projection(const DefUse& u, const Node& n, Projection* p) {
   const bool plain = is(n, "MatMul", 2);
   const bool fused = n.op_type == "FusedMatMul" && n.domain == kOnemodelDomain && n.outputs.size() == 1 && n.inputs.size() == 3;
   const bool gemm = n.op_type == "Gemm" && is_default_domain(n.domain) && n.outputs.size() == 1 &&
@@ -256,7 +218,7 @@ bool projection(const Uses& u, const Node& n, Projection* p) {
 }  // namespace
 
 Status merge_qkv_projections(Graph& g, ArithmeticMode, size_t* changes) {
-  const Uses u = index(g);
+  DefUse u(g);
   std::unordered_map<std::string, std::vector<size_t>> groups;
   std::vector<Projection> proj(g.nodes.size());
   std::vector<std::string> order;
@@ -265,9 +227,6 @@ Status merge_qkv_projections(Graph& g, ArithmeticMode, size_t* changes) {
     if (!groups.count(proj[i].key)) order.push_back(proj[i].key);
     groups[proj[i].key].push_back(i);
   }
-  std::vector<std::vector<Node>> inserted(g.nodes.size());  // nodes placed after node i
-  std::vector<char> dropped(g.nodes.size(), 0);
-  std::vector<TensorData> new_inits;  // appended at the end: `u` points into g.initializers
   size_t made = 0;
   for (const std::string& key : order) {
     const std::vector<size_t>& idx = groups[key];
@@ -289,47 +248,40 @@ Status merge_qkv_projections(Graph& g, ArithmeticMode, size_t* changes) {
       col += p.N;
     }
     const std::string base = msg(first.outputs[0], "_qkv", made);
-    new_inits.push_back(TensorData::from_vector(base + "_w", trans_b ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}, wcat));
+    u.add_initializer(TensorData::from_vector(base + "_w", trans_b ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}, wcat));
     Node merged = first;
     merged.name = base;
     merged.inputs[1] = base + "_w";
     if (with_bias) {
-      new_inits.push_back(TensorData::from_vector(base + "_b", {N}, bcat));
+      u.add_initializer(TensorData::from_vector(base + "_b", {N}, bcat));
       merged.inputs[2] = base + "_b";
     }
     merged.outputs = {base};
-    // The merged GEMM stands where the first projection stood (its input is defined there); each
-    // former output becomes a Slice of the last axis right after it.
-    std::vector<Node> after = {merged};
+    std::vector<Node> slices;
     col = 0;
     for (size_t i : idx) {
       const int64_t n = proj[i].N;
       const std::string s0 = msg(base, "_s", col), e0 = msg(base, "_e", col), ax = base + "_axis";
-      new_inits.push_back(TensorData::from_vector<int64_t>(s0, {1}, {col}));
-      new_inits.push_back(TensorData::from_vector<int64_t>(e0, {1}, {col + n}));
-      if (col == 0) new_inits.push_back(TensorData::from_vector<int64_t>(ax, {1}, {-1}));
+      u.add_initializer(TensorData::from_vector<int64_t>(s0, {1}, {col}));
+      u.add_initializer(TensorData::from_vector<int64_t>(e0, {1}, {col + n}));
+      if (col == 0) u.add_initializer(TensorData::from_vector<int64_t>(ax, {1}, {-1}));
       Node slice;
       slice.op_type = "Slice";
       slice.name = g.nodes[i].name + "_slice";
       slice.inputs = {base, s0, e0, ax};
       slice.outputs = g.nodes[i].outputs;
-      after.push_back(std::move(slice));
+      slices.push_back(std::move(slice));
       col += n;
-      dropped[i] = 1;
     }
-    inserted[idx[0]] = std::move(after);
+    // The merged GEMM stands where the first projection stood (its input is defined there); each
+    // former output becomes a Slice of the last axis right after it.
+    for (size_t k = 1; k < idx.size(); ++k) u.drop(idx[k]);
+    u.replace(idx[0], std::move(merged));
+    for (Node& slice : slices) u.insert_after(idx[0], std::move(slice));
     ++made;
     *changes += idx.size();
   }
-  if (!made) return Status::ok();
-  for (TensorData& t : new_inits) g.initializers.push_back(std::move(t));
-  std::vector<Node> nodes;
-  nodes.reserve(g.nodes.size() + 2 * made);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (!dropped[i]) nodes.push_back(std::move(g.nodes[i]));
-    for (Node& n : inserted[i]) nodes.push_back(std::move(n));
-  }
-  g.nodes = std::move(nodes);
+  u.finish();
   return Status::ok();
 }
 

@@ -13,8 +13,6 @@
 // separate nodes round it (kernels/conv.h, ConvNorm), so no output bit changes; the outputs are
 // written once instead of three times.
 #include <cmath>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "onemodel/graph/op_registry.h"
 #include "onemodel/graph/ops/epilogue.h"
@@ -23,84 +21,44 @@
 namespace om::graph::passes {
 namespace {
 
-struct ConvIndex {
-  std::unordered_map<std::string, std::vector<size_t>> readers;
-  std::unordered_map<std::string, const TensorData*> inits;
-  std::unordered_set<std::string> outputs, inputs, names;
-  bool single_internal_use(const std::string& v) const {
-    if (outputs.count(v)) return false;
-    auto it = readers.find(v);
-    return it != readers.end() && it->second.size() == 1;
-  }
-  size_t reader(const std::string& v) const { return readers.at(v)[0]; }
-  // An f32 initializer the caller cannot override, or null.
-  const TensorData* constant(const std::string& v) const {
-    auto it = inits.find(v);
-    if (it == inits.end() || inputs.count(v) || it->second->dtype != DType::f32) return nullptr;
-    return it->second;
-  }
-};
-
-ConvIndex index_of(const Graph& g) {
-  ConvIndex x;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (const auto& in : g.nodes[i].inputs)
-      if (!in.empty()) x.readers[in].push_back(i);
-    for (const auto& out : g.nodes[i].outputs) x.names.insert(out);
-  }
-  for (const auto& t : g.initializers) {
-    x.inits.emplace(t.name, &t);
-    x.names.insert(t.name);
-  }
-  for (const auto& o : g.outputs) x.outputs.insert(o.name);
-  for (const auto& in : g.inputs) {
-    x.inputs.insert(in.name);
-    x.names.insert(in.name);
-  }
-  return x;
+// An f32 initializer the caller cannot override, or null.
+const TensorData* f32_constant(const DefUse& u, const std::string& v) {
+  const TensorData* t = u.constant(v);
+  return t && t->dtype == DType::f32 ? t : nullptr;
 }
 
 bool is_conv(const Node& n) { return is_default_domain(n.domain) && n.op_type == "Conv" && n.outputs.size() == 1; }
 
 // Whether `bn` is an inference BatchNormalization of `in` whose four statistics are constant f32
 // [M] initializers.
-bool constant_batch_norm(const ConvIndex& x, const Node& bn, const std::string& in, int64_t M) {
+bool constant_batch_norm(const DefUse& u, const Node& bn, const std::string& in, int64_t M) {
   if (!is_default_domain(bn.domain) || bn.op_type != "BatchNormalization" || bn.inputs.size() != 5 || bn.inputs[0] != in ||
       bn.outputs.size() != 1 || bn.attr_int("training_mode", 0) != 0)
     return false;
   for (size_t k = 1; k < 5; ++k) {
-    const TensorData* t = x.constant(bn.inputs[k]);
+    const TensorData* t = f32_constant(u, bn.inputs[k]);
     if (!t || t->dims.size() != 1 || t->dims[0] != M) return false;
   }
   return true;
 }
 
-std::string fresh_name(ConvIndex& x, const std::string& base) {
-  std::string n = base;
-  for (int k = 2; x.names.count(n); ++k) n = msg(base, "_", k);
-  x.names.insert(n);
-  return n;
-}
-
 }  // namespace
 
 Status fold_conv_batchnorm(Graph& g, ArithmeticMode, size_t* changes) {
-  ConvIndex x = index_of(g);
-  std::vector<char> dropped(g.nodes.size(), 0);
-  std::vector<TensorData> added;
+  DefUse u(g);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (dropped[i] || !is_conv(g.nodes[i])) continue;
+    if (u.dropped(i) || !is_conv(g.nodes[i])) continue;
     const Node& conv = g.nodes[i];
-    const TensorData* w = conv.inputs.size() >= 2 ? x.constant(conv.inputs[1]) : nullptr;
-    if (!w || w->dims.size() < 3 || !x.single_internal_use(conv.outputs[0])) continue;
+    const TensorData* w = conv.inputs.size() >= 2 ? f32_constant(u, conv.inputs[1]) : nullptr;
+    if (!w || w->dims.size() < 3 || !u.single_internal_use(conv.outputs[0])) continue;
     const int64_t M = w->dims[0];
-    const TensorData* b = conv.inputs.size() >= 3 && !conv.inputs[2].empty() ? x.constant(conv.inputs[2]) : nullptr;
+    const TensorData* b = conv.inputs.size() >= 3 && !conv.inputs[2].empty() ? f32_constant(u, conv.inputs[2]) : nullptr;
     if (conv.inputs.size() >= 3 && !conv.inputs[2].empty() && (!b || b->numel() != M)) continue;
-    const size_t bi = x.reader(conv.outputs[0]);
+    const size_t bi = u.reader(conv.outputs[0]);
     const Node& bn = g.nodes[bi];
-    if (dropped[bi] || !constant_batch_norm(x, bn, conv.outputs[0], M)) continue;
+    if (!constant_batch_norm(u, bn, conv.outputs[0], M)) continue;
     const TensorData* st[4];
-    for (int k = 0; k < 4; ++k) st[k] = x.constant(bn.inputs[size_t(k) + 1]);
+    for (int k = 0; k < 4; ++k) st[k] = f32_constant(u, bn.inputs[size_t(k) + 1]);
     const float eps = bn.attr_float("epsilon", 1e-5f);
     const int64_t per = M == 0 ? 0 : w->numel() / M;
     std::vector<float> nw(static_cast<size_t>(w->numel())), nb(static_cast<size_t>(M));
@@ -110,29 +68,26 @@ Status fold_conv_batchnorm(Graph& g, ArithmeticMode, size_t* changes) {
       const double bias = b ? double(b->data<float>()[m]) : 0.0;
       nb[size_t(m)] = float((bias - double(st[2]->data<float>()[m])) * s + double(st[1]->data<float>()[m]));
     }
-    const std::string wn = fresh_name(x, conv.name + "_folded_weight"), bn_name = fresh_name(x, conv.name + "_folded_bias");
-    added.push_back(TensorData::from_vector(wn, w->dims, nw));
-    added.push_back(TensorData::from_vector(bn_name, {M}, nb));
+    const std::string wn = u.fresh_name(conv.name + "_folded_weight"), bn_name = u.fresh_name(conv.name + "_folded_bias");
+    u.add_initializer(TensorData::from_vector(wn, w->dims, nw));
+    u.add_initializer(TensorData::from_vector(bn_name, {M}, nb));
     Node fused = conv;
     fused.inputs = {conv.inputs[0], wn, bn_name};
     fused.outputs = {bn.outputs[0]};
-    dropped[bi] = 1;
-    g.nodes[i] = std::move(fused);
+    u.drop(bi);
+    u.replace(i, std::move(fused));
     ++*changes;
   }
-  remove_dropped(g, dropped);
-  for (auto& t : added) g.initializers.push_back(std::move(t));  // after the scan: the index points into the vector
+  u.finish();
   return Status::ok();
 }
 
 Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
-  ConvIndex x = index_of(g);
-  std::vector<char> dropped(g.nodes.size(), 0);
-  std::vector<TensorData> added;
+  DefUse u(g);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (dropped[i] || !is_conv(g.nodes[i])) continue;
+    if (u.dropped(i) || !is_conv(g.nodes[i])) continue;
     const Node& conv = g.nodes[i];
-    const TensorData* w = conv.inputs.size() >= 2 ? x.constant(conv.inputs[1]) : nullptr;
+    const TensorData* w = conv.inputs.size() >= 2 ? f32_constant(u, conv.inputs[1]) : nullptr;
     if (!w || w->dims.size() < 3) continue;
     const int64_t M = w->dims[0];
     const bool has_bias = conv.inputs.size() >= 3 && !conv.inputs[2].empty();
@@ -140,12 +95,12 @@ Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
     std::string out = conv.outputs[0];
     bool fused_any = false;
     // A per-channel Add after a bias-free Conv: the bias [M] (shape [M, 1...] or [1, M, 1...]).
-    if (!has_bias && x.single_internal_use(out)) {
-      const size_t ai = x.reader(out);
+    if (!has_bias && u.single_internal_use(out)) {
+      const size_t ai = u.reader(out);
       const Node& add = g.nodes[ai];
-      if (!dropped[ai] && is_default_domain(add.domain) && add.op_type == "Add" && add.inputs.size() == 2 && add.inputs[0] != add.inputs[1]) {
+      if (is_default_domain(add.domain) && add.op_type == "Add" && add.inputs.size() == 2 && add.inputs[0] != add.inputs[1]) {
         const std::string& other = add.inputs[0] == out ? add.inputs[1] : add.inputs[0];
-        const TensorData* b = x.constant(other);
+        const TensorData* b = f32_constant(u, other);
         bool per_channel = b && b->numel() == M && !b->dims.empty();
         if (per_channel) {
           // Right-aligned against [N, M, spatial...]: M at position rank-1-spatial, ones elsewhere.
@@ -156,11 +111,11 @@ Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
             if (k != r - 1 - spatial && b->dims[k] != 1) per_channel = false;
         }
         if (per_channel) {
-          const std::string bn = fresh_name(x, conv.name + "_bias");
-          added.push_back(TensorData::copy_of(bn, DType::f32, {M}, b->bytes, b->nbytes));
+          const std::string bn = u.fresh_name(conv.name + "_bias");
+          u.add_initializer(TensorData::copy_of(bn, DType::f32, {M}, b->bytes, b->nbytes));
           inputs.push_back(bn);
           out = add.outputs[0];
-          dropped[ai] = 1;
+          u.drop(ai);
           fused_any = true;
         }
       }
@@ -168,24 +123,24 @@ Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
     // An inference BatchNormalization with constant statistics: inputs 3..6 and its epsilon.
     float eps = 0.0f;
     bool norm = false;
-    if (x.single_internal_use(out)) {
-      const size_t bi = x.reader(out);
-      if (const Node& bn = g.nodes[bi]; !dropped[bi] && constant_batch_norm(x, bn, out, M)) {
+    if (u.single_internal_use(out)) {
+      const size_t bi = u.reader(out);
+      if (const Node& bn = g.nodes[bi]; constant_batch_norm(u, bn, out, M)) {
         inputs.resize(3);  // no bias: input 2 stays empty
         for (size_t k = 1; k < 5; ++k) inputs.push_back(bn.inputs[k]);
         eps = bn.attr_float("epsilon", 1e-5f);
         out = bn.outputs[0];
-        dropped[bi] = 1;
+        u.drop(bi);
         norm = fused_any = true;
       }
     }
     std::string act = "Identity";
-    if (x.single_internal_use(out)) {
-      const size_t ci = x.reader(out);
-      if (const EpilogueActivation* a = epilogue_activation_of(g.nodes[ci]); a && !dropped[ci]) {
+    if (u.single_internal_use(out)) {
+      const size_t ci = u.reader(out);
+      if (const EpilogueActivation* a = epilogue_activation_of(g.nodes[ci])) {
         act = a->name;
         out = g.nodes[ci].outputs[0];
-        dropped[ci] = 1;
+        u.drop(ci);
         fused_any = true;
       }
     }
@@ -197,11 +152,10 @@ Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
     fused.outputs = {out};
     fused.attributes.push_back(Attribute::of_string("activation", act));
     if (norm) fused.attributes.push_back(Attribute::of_float("epsilon", eps));
-    g.nodes[i] = std::move(fused);
+    u.replace(i, std::move(fused));
     ++*changes;
   }
-  remove_dropped(g, dropped);
-  for (auto& t : added) g.initializers.push_back(std::move(t));
+  u.finish();
   return Status::ok();
 }
 

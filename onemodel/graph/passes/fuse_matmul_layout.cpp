@@ -9,9 +9,6 @@
 //
 // fold_matmul_scale: MatMul -> Mul(., scalar constant) becomes the node's alpha, applied after
 // the whole epilogue as one multiplication per output — the very rounding the Mul made.
-#include <unordered_map>
-#include <unordered_set>
-
 #include "onemodel/graph/op_registry.h"
 #include "onemodel/graph/passes/pass.h"
 
@@ -19,37 +16,6 @@ namespace om::graph::passes {
 namespace {
 
 bool default_domain(const Node& n) { return is_default_domain(n.domain); }
-
-struct Index {
-  std::unordered_map<std::string, std::vector<size_t>> readers;
-  std::unordered_map<std::string, size_t> producer;
-  std::unordered_set<std::string> outputs;
-  const Graph* g = nullptr;
-  bool single_internal_use(const std::string& v) const {
-    if (outputs.count(v)) return false;
-    auto it = readers.find(v);
-    return it != readers.end() && it->second.size() == 1;
-  }
-  const Node* produced_by(const std::string& v) const {
-    auto it = producer.find(v);
-    return it == producer.end() ? nullptr : &g->nodes[it->second];
-  }
-  size_t producer_index(const std::string& v) const { return producer.at(v); }
-  size_t reader(const std::string& v) const { return readers.at(v)[0]; }
-};
-
-Index index_graph(const Graph& g) {
-  Index x;
-  x.g = &g;
-  for (const auto& o : g.outputs) x.outputs.insert(o.name);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (const auto& in : g.nodes[i].inputs)
-      if (!in.empty()) x.readers[in].push_back(i);
-    for (const auto& out : g.nodes[i].outputs)
-      if (!out.empty()) x.producer[out] = i;
-  }
-  return x;
-}
 
 // A Transpose with an explicit perm (the default, reversed axes, needs the rank): its perm.
 const std::vector<int64_t>* transpose_perm(const Node& n) {
@@ -79,37 +45,28 @@ void to_fused(Node& n) {
   n.domain = kOnemodelDomain;
 }
 
-// `reader` stops reading `v` and `by` reads it instead (the reader count stays the same).
-void move_reader(Index& x, const std::string& v, size_t reader, size_t by) {
-  for (size_t& r : x.readers[v])
-    if (r == reader) r = by;
-}
-
 }  // namespace
 
 // One scan in node order. Every rewrite at node i drops a node that only i used (an earlier
-// Transpose feeding it, or the later Transpose of its product) and keeps the index true, so
+// Transpose feeding it, or the later Transpose of its product) through the def-use view, so
 // later nodes see the rewritten graph: a chain of Transposes composes in one pass, and a
 // MatMul takes both operand perms and perm_y in one visit. Linear in the graph.
 Status fold_transposes_into_matmul(Graph& g, ArithmeticMode, size_t* changes) {
-  Index x = index_graph(g);
-  std::vector<char> dropped(g.nodes.size(), 0);
+  DefUse u(g);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (dropped[i]) continue;
+    if (u.dropped(i)) continue;
     Node& n = g.nodes[i];
     // Transpose(Transpose(v, p1), p2) = Transpose(v, p1[p2[i]]).
     if (const std::vector<int64_t>* p2 = transpose_perm(n)) {
-      const Node* t0 = x.produced_by(n.inputs[0]);
+      const Node* t0 = u.producer_node(n.inputs[0]);
       const std::vector<int64_t>* p1 = t0 ? transpose_perm(*t0) : nullptr;
-      if (p1 && p1->size() == p2->size() && x.single_internal_use(n.inputs[0])) {
+      if (p1 && p1->size() == p2->size() && u.single_internal_use(n.inputs[0])) {
         std::vector<int64_t> q(p2->size());
         for (size_t k = 0; k < q.size(); ++k) q[k] = (*p1)[size_t((*p2)[k])];
-        const size_t t0i = x.producer_index(n.inputs[0]);
-        move_reader(x, t0->inputs[0], t0i, i);
-        n.inputs[0] = t0->inputs[0];
+        u.drop(u.producer(n.inputs[0]));
+        u.set_input(i, 0, t0->inputs[0]);
         for (auto& a : n.attributes)
           if (a.name == "perm") a.ints = q;
-        dropped[t0i] = 1;
         ++*changes;
       }
       continue;
@@ -119,68 +76,55 @@ Status fold_transposes_into_matmul(Graph& g, ArithmeticMode, size_t* changes) {
     for (size_t j = 0; j < 2; ++j) {
       const char* attr = j == 0 ? "perm_a" : "perm_b";
       if (has_attr(n, attr)) continue;
-      const Node* t = x.produced_by(n.inputs[j]);
+      const Node* t = u.producer_node(n.inputs[j]);
       const std::vector<int64_t>* p = t ? transpose_perm(*t) : nullptr;
-      if (!p || p->size() > kMaxRank || !x.single_internal_use(n.inputs[j])) continue;
+      if (!p || p->size() > kMaxRank || !u.single_internal_use(n.inputs[j])) continue;
       if (n.inputs[0] == n.inputs[1]) continue;  // one Transpose read twice: keep it simple
-      const size_t ti = x.producer_index(n.inputs[j]);
       to_fused(n);
-      move_reader(x, t->inputs[0], ti, i);
-      n.inputs[j] = t->inputs[0];
+      u.drop(u.producer(n.inputs[j]));
+      u.set_input(i, j, t->inputs[0]);
       n.attributes.push_back(Attribute::of_ints(attr, *p));
-      dropped[ti] = 1;
       ++*changes;
     }
     // The product's Transpose, when the last axis stays last.
-    if (has_attr(n, "perm_y") || has_residual(n) || !x.single_internal_use(n.outputs[0])) continue;
-    const size_t ri = x.reader(n.outputs[0]);
+    if (has_attr(n, "perm_y") || has_residual(n) || !u.single_internal_use(n.outputs[0])) continue;
+    const size_t ri = u.reader(n.outputs[0]);
     const std::vector<int64_t>* p = transpose_perm(g.nodes[ri]);
-    if (dropped[ri] || !p || p->size() > kMaxRank || p->back() != int64_t(p->size() - 1)) continue;
+    if (!p || p->size() > kMaxRank || p->back() != int64_t(p->size() - 1)) continue;
     to_fused(n);
-    n.outputs[0] = g.nodes[ri].outputs[0];
-    x.producer[n.outputs[0]] = i;
+    u.drop(ri);
+    u.set_output(i, 0, g.nodes[ri].outputs[0]);
     n.attributes.push_back(Attribute::of_ints("perm_y", *p));
-    dropped[ri] = 1;
     ++*changes;
   }
-  remove_dropped(g, dropped);
+  u.finish();
   return Status::ok();
 }
 
 // One scan (a rewrite changes node i and drops a later Mul; nothing an earlier node matches
 // changes), the dropped nodes removed at the end: linear in the graph.
 Status fold_matmul_scale(Graph& g, ArithmeticMode, size_t* changes) {
-  const Index x = index_graph(g);
-  std::unordered_map<std::string, const TensorData*> inits;
-  for (const auto& t : g.initializers) inits.emplace(t.name, &t);
-  std::unordered_set<std::string> inputs;
-  for (const auto& in : g.inputs) inputs.insert(in.name);
-  std::vector<char> dropped(g.nodes.size(), 0);
-  {
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      if (dropped[i]) continue;
-      Node& n = g.nodes[i];
-      if (!is_matmul(n) || has_residual(n) || has_attr(n, "alpha") || !x.single_internal_use(n.outputs[0])) continue;
-      const size_t mi = x.reader(n.outputs[0]);
-      if (dropped[mi]) continue;
-      const Node& mul = g.nodes[mi];
-      if (mul.op_type != "Mul" || !default_domain(mul) || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||
-          mul.inputs[0] == mul.inputs[1])
-        continue;
-      const std::string& other = mul.inputs[0] == n.outputs[0] ? mul.inputs[1] : mul.inputs[0];
-      auto init = inits.find(other);
-      const TensorData* s = init == inits.end() ? nullptr : init->second;
-      // Rank 0 or [1] only: a higher-rank scalar would raise the product's rank.
-      if (!s || s->dtype != DType::f32 || s->numel() != 1 || s->dims.size() > 1 || s->nbytes < sizeof(float)) continue;
-      if (inputs.count(other)) continue;  // overridable
-      to_fused(n);
-      n.outputs[0] = mul.outputs[0];
-      n.attributes.push_back(Attribute::of_float("alpha", s->data<float>()[0]));
-      dropped[mi] = 1;
-      ++*changes;
-    }
+  DefUse u(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (u.dropped(i)) continue;
+    Node& n = g.nodes[i];
+    if (!is_matmul(n) || has_residual(n) || has_attr(n, "alpha") || !u.single_internal_use(n.outputs[0])) continue;
+    const size_t mi = u.reader(n.outputs[0]);
+    const Node& mul = g.nodes[mi];
+    if (mul.op_type != "Mul" || !default_domain(mul) || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||
+        mul.inputs[0] == mul.inputs[1])
+      continue;
+    const std::string& other = mul.inputs[0] == n.outputs[0] ? mul.inputs[1] : mul.inputs[0];
+    const TensorData* s = u.constant(other);
+    // Rank 0 or [1] only: a higher-rank scalar would raise the product's rank.
+    if (!s || s->dtype != DType::f32 || s->numel() != 1 || s->dims.size() > 1 || s->nbytes < sizeof(float)) continue;
+    to_fused(n);
+    u.drop(mi);
+    u.set_output(i, 0, mul.outputs[0]);
+    n.attributes.push_back(Attribute::of_float("alpha", s->data<float>()[0]));
+    ++*changes;
   }
-  remove_dropped(g, dropped);
+  u.finish();
   return Status::ok();
 }
 

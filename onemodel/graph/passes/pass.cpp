@@ -1,5 +1,7 @@
 #include "onemodel/graph/passes/pass.h"
 
+#include <algorithm>
+
 namespace om::graph::passes {
 
 const std::vector<Pass>& all_passes() {
@@ -19,14 +21,129 @@ const std::vector<Pass>& all_passes() {
   return passes;
 }
 
-void remove_dropped(Graph& g, const std::vector<char>& dropped) {
-  size_t w = 0;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!dropped[i]) {
-      if (w != i) g.nodes[w] = std::move(g.nodes[i]);
-      ++w;
-    }
-  g.nodes.resize(w);
+namespace {
+const Node kNoNode;  // what a node reads and writes before it exists and after it is dropped
+}  // namespace
+
+DefUse::DefUse(Graph& g) : g_(g), dropped_(g.nodes.size(), 0) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) relink(i, kNoNode, g.nodes[i]);
+  for (const auto& t : g.initializers) inits_.emplace(t.name, &t);  // the first of a name, as find_initializer
+  for (const auto& v : g.inputs) inputs_.insert(v.name);
+  for (const auto& v : g.outputs) outputs_.insert(v.name);
+}
+
+size_t DefUse::producer(const std::string& v) const {
+  auto it = producer_.find(v);
+  return it == producer_.end() ? kNone : it->second;
+}
+
+const Node* DefUse::producer_node(const std::string& v) const {
+  const size_t p = producer(v);
+  return p == kNone ? nullptr : &g_.nodes[p];
+}
+
+const std::vector<size_t>& DefUse::readers(const std::string& v) const {
+  static const std::vector<size_t> none;
+  auto it = readers_.find(v);
+  return it == readers_.end() ? none : it->second;
+}
+
+const TensorData* DefUse::initializer(const std::string& v) const {
+  auto it = inits_.find(v);
+  return it == inits_.end() ? nullptr : it->second;
+}
+
+const TensorData* DefUse::constant(const std::string& v) const { return is_input(v) ? nullptr : initializer(v); }
+
+void DefUse::replace(size_t i, Node n) {
+  relink(i, g_.nodes[i], n);
+  g_.nodes[i] = std::move(n);
+}
+
+void DefUse::set_input(size_t i, size_t slot, std::string v) {
+  reread(i, g_.nodes[i].inputs[slot], v);
+  g_.nodes[i].inputs[slot] = std::move(v);
+}
+
+void DefUse::set_output(size_t i, size_t slot, std::string v) {
+  rewrite(i, g_.nodes[i].outputs[slot], v);
+  g_.nodes[i].outputs[slot] = std::move(v);
+}
+
+void DefUse::drop(size_t i) {
+  if (dropped_[i]) return;  // a pattern may reach one node twice
+  relink(i, g_.nodes[i], kNoNode);
+  dropped_[i] = 1;
+}
+
+void DefUse::insert_after(size_t i, Node n) {
+  g_.nodes.push_back(std::move(n));
+  dropped_.push_back(0);
+  anchor_.push_back(i);
+  relink(g_.nodes.size() - 1, kNoNode, g_.nodes.back());
+}
+
+void DefUse::add_initializer(TensorData t) {
+  added_.push_back(std::move(t));
+  inits_.emplace(added_.back().name, &added_.back());
+}
+
+std::string DefUse::fresh_name(const std::string& base) {
+  std::string n = base;
+  for (int k = 2; producer_.count(n) || inits_.count(n) || inputs_.count(n) || spent_.count(n); ++k) n = msg(base, "_", k);
+  spent_.insert(n);
+  return n;
+}
+
+void DefUse::finish() {
+  // Inserted nodes (appended from `first`) by the node they follow, in insertion order.
+  const size_t first = g_.nodes.size() - anchor_.size();
+  std::vector<size_t> inserted(anchor_.size());
+  for (size_t k = 0; k < inserted.size(); ++k) inserted[k] = first + k;
+  std::stable_sort(inserted.begin(), inserted.end(), [&](size_t a, size_t b) { return anchor_[a - first] < anchor_[b - first]; });
+  std::vector<Node> nodes;
+  nodes.reserve(g_.nodes.size());
+  size_t k = 0;
+  for (size_t i = 0; i < first; ++i) {
+    if (!dropped_[i]) nodes.push_back(std::move(g_.nodes[i]));
+    for (; k < inserted.size() && anchor_[inserted[k] - first] == i; ++k)
+      if (!dropped_[inserted[k]]) nodes.push_back(std::move(g_.nodes[inserted[k]]));
+  }
+  g_.nodes = std::move(nodes);
+  for (TensorData& t : added_) g_.initializers.push_back(std::move(t));
+  added_.clear();
+}
+
+// Slot by slot: a slot that keeps its value keeps its entry, so the reader list of a value many
+// nodes read (a shared input) is not searched when one of them is rewritten.
+void DefUse::relink(size_t i, const Node& was, const Node& now) {
+  static const std::string none;
+  auto at = [](const std::vector<std::string>& v, size_t k) -> const std::string& { return k < v.size() ? v[k] : none; };
+  for (size_t k = 0; k < std::max(was.inputs.size(), now.inputs.size()); ++k) reread(i, at(was.inputs, k), at(now.inputs, k));
+  for (size_t k = 0; k < std::max(was.outputs.size(), now.outputs.size()); ++k) rewrite(i, at(was.outputs, k), at(now.outputs, k));
+}
+
+// Node i stops reading `was` and reads `now` ("" is no value).
+void DefUse::reread(size_t i, const std::string& was, const std::string& now) {
+  if (was == now) return;
+  if (!was.empty()) {
+    std::vector<size_t>& r = readers_[was];
+    auto it = std::find(r.begin(), r.end(), i);
+    if (it != r.end()) r.erase(it);
+  }
+  if (!now.empty()) readers_[now].push_back(i);
+}
+
+// Node i stops writing `was` and writes `now`. Another node may already write `was` (a fused
+// node takes over the value of the part it absorbs, whichever edit comes first).
+void DefUse::rewrite(size_t i, const std::string& was, const std::string& now) {
+  if (was == now) return;
+  if (!was.empty()) {
+    auto it = producer_.find(was);
+    if (it != producer_.end() && it->second == i) producer_.erase(it);
+    spent_.insert(was);
+  }
+  if (!now.empty()) producer_[now] = i;
 }
 
 Status run_passes(Graph& g, ArithmeticMode mode, std::vector<PassRun>* runs, size_t max_folded_bytes) {

@@ -3,7 +3,10 @@
 // last bits and run only in ArithmeticMode::Fast sessions.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "onemodel/core/mode.h"
@@ -39,9 +42,63 @@ const std::vector<Pass>& all_passes();
 // may add at most max_folded_bytes of new initializer bytes (SessionOptions::max_folded_bytes).
 Status run_passes(Graph& g, ArithmeticMode mode, std::vector<PassRun>* runs, size_t max_folded_bytes = SIZE_MAX);
 
-// Removes the nodes marked in `dropped` (one per node), keeping the order of the rest: the
-// single-scan passes mark while they rewrite and compact once at the end (linear time).
-void remove_dropped(Graph& g, const std::vector<char>& dropped);
+// The def-use view a rewriting pass works through: the node writing each value, the nodes
+// reading it, the initializers by name, the graph's inputs and outputs. A pass builds it once
+// and makes every node edit through it, so the view stays current: each node of the pass's one
+// scan sees the graph as rewritten so far, and no pass rebuilds or patches an index of its own.
+// Lookups go through hash maps, so a pass stays linear in the graph. Node indices stay stable
+// until finish(): a dropped node is only marked (and leaves the view at once: no lookup returns
+// it), an inserted one is appended; finish() orders the node list once.
+class DefUse {
+ public:
+  static constexpr size_t kNone = SIZE_MAX;
+  explicit DefUse(Graph& g);
+
+  // The node writing `v`, or kNone (a graph input, an initializer, not defined).
+  size_t producer(const std::string& v) const;
+  const Node* producer_node(const std::string& v) const;
+  // The nodes reading `v`, one entry per input slot (a node reading it twice counts twice).
+  const std::vector<size_t>& readers(const std::string& v) const;
+  // One reader and not a graph output: the value may vanish into a fused node.
+  bool single_internal_use(const std::string& v) const { return !is_output(v) && readers(v).size() == 1; }
+  size_t reader(const std::string& v) const { return readers(v)[0]; }  // the first (the only one, above)
+  bool is_output(const std::string& v) const { return outputs_.count(v) > 0; }
+  bool is_input(const std::string& v) const { return inputs_.count(v) > 0; }
+  const TensorData* initializer(const std::string& v) const;
+  // An initializer the caller cannot override (not also a graph input), or null: no pass folds,
+  // fuses or merges any other.
+  const TensorData* constant(const std::string& v) const;
+  bool dropped(size_t i) const { return dropped_[i] != 0; }
+
+  // Edits; each keeps the view current.
+  void replace(size_t i, Node n);  // node i becomes n, in place
+  void set_input(size_t i, size_t slot, std::string v);
+  void set_output(size_t i, size_t slot, std::string v);
+  void drop(size_t i);                  // its fields stay readable until finish()
+  void insert_after(size_t i, Node n);  // after node i (an original one) and what was inserted there before
+  // Appended to the graph by finish(): pointers initializer() returned stay valid until then.
+  void add_initializer(TensorData t);
+  // `base`, else `base_2`, `base_3`...: no value of this run had it, so no value_info entry of a
+  // removed value describes it.
+  std::string fresh_name(const std::string& base);
+  // Removes the dropped nodes, places the inserted ones, appends the new initializers.
+  void finish();
+
+ private:
+  void relink(size_t i, const Node& was, const Node& now);
+  void reread(size_t i, const std::string& was, const std::string& now);
+  void rewrite(size_t i, const std::string& was, const std::string& now);
+
+  Graph& g_;
+  std::unordered_map<std::string, std::vector<size_t>> readers_;
+  std::unordered_map<std::string, size_t> producer_;
+  std::unordered_map<std::string, const TensorData*> inits_;
+  std::unordered_set<std::string> inputs_, outputs_;
+  std::unordered_set<std::string> spent_;  // names no longer written or handed out by fresh_name
+  std::deque<TensorData> added_;           // a deque: initializer() pointers into it stay valid
+  std::vector<char> dropped_;              // per node, inserted ones included
+  std::vector<size_t> anchor_;             // per inserted node, the node it follows
+};
 
 // The individual passes (for tests).
 Status remove_identities(Graph& g, ArithmeticMode mode, size_t* changes);

@@ -76,7 +76,7 @@ Status fold_constants_within(Graph& g, ArithmeticMode mode, size_t max_folded_by
     ValueDesc d;
     d.dtype = t.dtype;
     d.shape = t.dims;
-    d.data = t.bytes ? static_cast<const void*>(t.bytes) : static_cast<const void*>(&t);
+    d.data = t.bytes ? static_cast<const void*>(t.bytes) : kEmptyValue;
     known[t.name] = std::move(d);
   }
   std::vector<Node> kept;
