@@ -16,8 +16,8 @@
 #include <limits>
 
 #include "onemodel/kernels/checked.h"
+#include "onemodel/kernels/conv_panels.h"
 #include "onemodel/kernels/kernels_internal.h"
-#include "onemodel/kernels/conv_rows.h"
 
 namespace om::kernels {
 namespace {
@@ -107,80 +107,13 @@ void im2col_tile(const ConvGeom& g, const float* xn, int64_t c0, int64_t Cg, int
 // one pass instead of materialising an im2col tile and packing it again. The group's planes are
 // first copied into zero-padded, column-phase-split buffers (the depthwise kernel's layout,
 // below), where tap t of output pixel (oh, ow) is at tap_off[t] + oh * sH * Wq + ow: every
-// panel row is then one or a few contiguous copies, without bounds checks.
-struct ImageB {
-  const ConvGeom* g;
-  const float* planes;      // Cg padded buffers of `plane_floats` each
-  const ptrdiff_t* tap_off;  // per tap (kh, kw), inside a buffer
-  int64_t plane_floats, p0;
-};
-
-// Copies of n floats, the whole panel row (nr) the common case. Plain copies: they cannot change
-// a result, so on x86 the packing is also compiled for AVX-512 and AVX2 (the fixed-size copies
-// then expand to 512- or 256-bit moves) and taken when that ISA is active.
-struct CopyPlain {
-  static inline void run(float* d, const float* s, int64_t n) {
-    if (n == 32) std::memcpy(d, s, 32 * sizeof(float));
-    else if (n == 16) std::memcpy(d, s, 16 * sizeof(float));
-    else if (n == 8) std::memcpy(d, s, 8 * sizeof(float));
-    else
-      for (int64_t j = 0; j < n; ++j) d[j] = s[j];
-  }
-};
-int64_t phase_cols(const ConvGeom& g);
-
-template <class Copy>
-__attribute__((always_inline)) inline void pack_panels(const ImageB& s, size_t k0, size_t kc, size_t j0, size_t nc,
-                                                       size_t nr, float* dst) {
-  const ConvGeom& g = *s.g;
-  const int64_t kk = g.kH * g.kW, row_step = g.sH * phase_cols(g);
-  // The panel's pixels as runs within output rows: at most nr runs (nr <= kGemmNRMultiple).
-  int64_t seg_dst[kGemmNRMultiple], seg_src[kGemmNRMultiple], seg_len[kGemmNRMultiple];
-  for (size_t jp = 0; jp < nc; jp += nr, dst += kc * nr) {
-    const int64_t cols = int64_t(std::min(nr, nc - jp));
-    const int64_t p = s.p0 + int64_t(j0 + jp);
-    int64_t oh = p / g.OW, ow = p % g.OW, segs = 0;
-    for (int64_t j = 0; j < cols; ++segs) {
-      seg_dst[segs] = j;
-      seg_src[segs] = oh * row_step + ow;
-      seg_len[segs] = std::min(g.OW - ow, cols - j);
-      j += seg_len[segs];
-      ++oh;
-      ow = 0;
-    }
-    int64_t c = int64_t(k0) / kk, t = int64_t(k0) % kk;
-    for (size_t k = 0; k < kc; ++k) {
-      float* d = dst + k * nr;
-      const float* base = s.planes + c * s.plane_floats + s.tap_off[t];
-      if (segs == 1 && cols == int64_t(nr)) {
-        Copy::run(d, base + seg_src[0], cols);
-      } else {
-        for (int64_t q = 0; q < segs; ++q) Copy::run(d + seg_dst[q], base + seg_src[q], seg_len[q]);
-        for (size_t j = size_t(cols); j < nr; ++j) d[j] = 0.0f;
-      }
-      if (++t == kk) {
-        t = 0;
-        ++c;
-      }
-    }
-  }
-}
-
-#if defined(__x86_64__)
-__attribute__((target("avx512f"))) void pack_panels_avx512(const ImageB& s, size_t k0, size_t kc, size_t j0, size_t nc,
-                                                          size_t nr, float* dst) {
-  pack_panels<CopyPlain>(s, k0, kc, j0, nc, nr, dst);
-}
-__attribute__((target("avx2"))) void pack_panels_avx2(const ImageB& s, size_t k0, size_t kc, size_t j0, size_t nc,
-                                                     size_t nr, float* dst) {
-  pack_panels<CopyPlain>(s, k0, kc, j0, nc, nr, dst);
-}
-#endif
+// panel row is then one or a few contiguous copies, without bounds checks (ConvImage and the
+// table's conv_pack_panels, conv_panels.h).
 
 // Where the NR pixels from column j of the tile start in every padded buffer, when they lie in
 // one output row (the GEMM then reads them in place: gemm_image_rows); else -1 (packed).
 ptrdiff_t image_panel_offset(const void* ctx, size_t j, size_t nr) {
-  const ImageB& s = *static_cast<const ImageB*>(ctx);
+  const ConvImage& s = *static_cast<const ConvImage*>(ctx);
   const ConvGeom& g = *s.g;
   const int64_t p = s.p0 + int64_t(j), oh = p / g.OW, ow = p % g.OW;
   if (ow + int64_t(nr) > g.OW) return -1;
@@ -188,25 +121,14 @@ ptrdiff_t image_panel_offset(const void* ctx, size_t j, size_t nr) {
 }
 
 void pack_image_panels(const void* ctx, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
-  const ImageB& s = *static_cast<const ImageB*>(ctx);
-#if defined(__x86_64__)
-  if (active_isa() == Isa::Avx512) return pack_panels_avx512(s, k0, kc, j0, nc, nr, dst);
-  if (active_isa() == Isa::Avx2) return pack_panels_avx2(s, k0, kc, j0, nc, nr, dst);
-#endif
-  pack_panels<CopyPlain>(s, k0, kc, j0, nc, nr, dst);
+  f32_conv_pack_panels(*static_cast<const ConvImage*>(ctx), k0, kc, j0, nc, nr, dst);
 }
-
-// The rows and columns of the zero-padded input plane the windows touch.
-int64_t padded_rows(const ConvGeom& g) { return (g.OH - 1) * g.sH + (g.kH - 1) * g.dH + 1; }
-int64_t padded_cols(const ConvGeom& g) { return (g.OW - 1) * g.sW + (g.kW - 1) * g.dW + 1; }
 
 // Depthwise (groups == channels): each plane is copied once into a zero-padded buffer, then the
 // table's plane kernel (depthwise_plane.h) keeps each output's chain in registers over the taps
 // in (kh, kw) order: every output is exactly the chain the rule fixes (padded taps contribute
 // fma(0, w, acc)), in both modes and on every ISA. With a column stride s the buffer is split by
-// column phase (columns q, q + s, ... of phase q % s stored together), so every tap still reads
-// a contiguous run.
-int64_t phase_cols(const ConvGeom& g) { return (padded_cols(g) + g.sW - 1) / g.sW; }
+// column phase (phase_cols, conv_panels.h), so every tap still reads a contiguous run.
 
 // Floats of the padded-plane buffer, or -1 when it would be much larger than the input and the
 // output planes together (huge pads or strides): then the direct per-output chain runs instead.
@@ -259,48 +181,8 @@ void fill_tap_offsets(const ConvGeom& g, ptrdiff_t* tap_off) {
     }
 }
 
-// Copies plane c into the interior of the padded buffer (the border was zeroed once: no channel
-// writes it). Phase ph of a strided buffer holds padded columns ph + j*S, j < Wq. Copies only:
-// compiled for AVX-512 and AVX2 too and taken when that ISA is active.
-__attribute__((always_inline)) inline void fill_padded_rows(const ConvGeom& g, const float* plane, float* pad) {
-  const int64_t Hp = padded_rows(g), Wp = padded_cols(g), Wq = phase_cols(g), S = g.sW;
-  const int64_t lo = std::min(Wp, g.pad_l), hi = std::max(lo, std::min(Wp, g.pad_l + g.W));
-  const int64_t r_lo = std::min(Hp, g.pad_t), r_hi = std::max(r_lo, std::min(Hp, g.pad_t + g.H));
-  for (int64_t r = r_lo; r < r_hi; ++r) {
-    const float* src = plane + (r - g.pad_t) * g.W - g.pad_l;  // src[q] = padded column q
-    if (S == 1) {
-      rows::copy(src + lo, hi - lo, pad + r * Wq + lo);
-    } else if (S == 2) {  // the common strided case: the input columns [lo, hi) split by parity
-      rows::split_by_parity(src + lo, hi - lo, lo, pad + r * Wq, pad + (Hp + r) * Wq);
-    } else {
-      for (int64_t ph = 0; ph < S; ++ph) {
-        // Columns q = ph + j*S with lo <= q < hi: j in [jl, jh).
-        const int64_t jl = std::min(Wq, lo > ph ? (lo - ph + S - 1) / S : 0);
-        const int64_t jh = std::max(jl, std::min(Wq, hi > ph ? (hi - ph + S - 1) / S : 0));
-        float* dst = pad + (ph * Hp + r) * Wq;
-        const float* from = src + ph;
-        for (int64_t j = jl; j < jh; ++j) dst[j] = from[j * S];
-      }
-    }
-  }
-}
-void fill_padded_generic(const ConvGeom& g, const float* plane, float* pad) { fill_padded_rows(g, plane, pad); }
-#if defined(__x86_64__)
-__attribute__((target("avx512f"))) void fill_padded_avx512(const ConvGeom& g, const float* plane, float* pad) {
-  fill_padded_rows(g, plane, pad);
-}
-__attribute__((target("avx2"))) void fill_padded_avx2(const ConvGeom& g, const float* plane, float* pad) {
-  fill_padded_rows(g, plane, pad);
-}
-#endif
-void fill_padded(const ConvGeom& g, const float* plane, float* pad) {
-#if defined(__x86_64__)
-  if (active_isa() == Isa::Avx512) return fill_padded_avx512(g, plane, pad);
-  if (active_isa() == Isa::Avx2) return fill_padded_avx2(g, plane, pad);
-#endif
-  fill_padded_generic(g, plane, pad);
-}
-
+// Each plane is copied into the padded buffer's interior by the table's conv_fill_padded
+// (conv_panels.h): the border was zeroed once, no channel writes it.
 void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
                const ConvNorm* norm) {
   if (padded_floats(g) < 0) return depthwise_direct(g, x, w, bias, act, y, norm);
@@ -320,7 +202,7 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
   dp.relu = !norm && act == UnaryOp::Relu;  // else the epilogue follows: the normalisation precedes the activation
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t c = 0; c < g.C; ++c) {
-      fill_padded(g, x + (n * g.C + c) * g.H * g.W, pad);
+      f32_conv_fill_padded(g, x + (n * g.C + c) * g.H * g.W, pad);
       for (int64_t j = 0; j < mult; ++j) {
         const int64_t m = c * mult + j;
         float* out = y + (n * g.M + m) * P;
@@ -418,7 +300,7 @@ void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* 
   const int64_t pt = conv_pixel_tile(g, P, K);
   const ConvB kind = conv_b(g);
   float* col = scratch;
-  ImageB image{&g, nullptr, nullptr, int64_t(round16(size_t(std::max<int64_t>(padded_floats(g), 0)))), 0};
+  ConvImage image{&g, nullptr, nullptr, int64_t(round16(size_t(std::max<int64_t>(padded_floats(g), 0)))), 0};
   float* planes = nullptr;
   GemmArgs a;
   a.M = size_t(Mg);
@@ -465,7 +347,7 @@ void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* 
       const float* xn = x + n * g.C * HW;
       float* yg = y + (n * g.M + gi * Mg) * P;
       if (kind == ConvB::Implicit)
-        for (int64_t c = 0; c < Cg; ++c) fill_padded(g, xn + (gi * Cg + c) * HW, planes + c * image.plane_floats);
+        for (int64_t c = 0; c < Cg; ++c) f32_conv_fill_padded(g, xn + (gi * Cg + c) * HW, planes + c * image.plane_floats);
       for (int64_t p0 = 0; p0 < P; p0 += pt) {
         const int64_t cur = std::min(pt, P - p0);
         switch (kind) {

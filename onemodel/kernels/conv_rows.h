@@ -1,8 +1,8 @@
-// Row operations in vectors for the convolution kernels (conv.cpp, conv_winograd.cpp): copies
-// into the padded buffers, a row of input columns split by column parity into an even and an odd
-// buffer (eight or four pairs at a time), and ReLU (UnaryOp::Relu's rule). The copies cannot
-// change a result; the callers compile them for the ISA they run on (target attributes), where
-// the eight-float vectors become 256-bit registers (two 128-bit ones under SSE2 and NEON).
+// Row operations in vectors for the convolution kernels (conv_panels.h, winograd_transforms.h):
+// copies into the padded buffers, a row of input columns split by column parity into an even and
+// an odd buffer (eight or four pairs at a time), and ReLU (UnaryOp::Relu's rule). The copies
+// cannot change a result; every ISA file compiles them with its own flags, where the eight-float
+// vectors become 256-bit registers (two 128-bit ones under SSE2 and NEON).
 #pragma once
 #include <cstdint>
 #include <cstring>

@@ -18,10 +18,15 @@
 
 #include "onemodel/kernels/conv.h"
 #include "onemodel/kernels/kernels_internal.h"
-#include "onemodel/kernels/conv_rows.h"
+#include "onemodel/kernels/winograd_transforms.h"
 
 namespace om::kernels {
 namespace {
+
+using winograd::plane_cols;
+using winograd::plane_rows;
+using winograd::tile_cols;
+using winograd::tile_rows;
 
 constexpr int kPositions = 16;                     // the 4x4 transformed patch
 constexpr uint32_t kWinogradMagic = 0x4e495750u;   // header of a Winograd weight buffer
@@ -65,11 +70,6 @@ void transform_kernel(const float* g, float* u) {
   }
 }
 
-// Tiles per tile row are rounded up to a multiple of 4 (the extra ones read only zeros and are
-// never written out), so every run of tiles the transforms see is whole 4- and 8-wide vectors.
-int64_t tile_rows(const ConvGeom& g) { return (g.OH + 1) / 2; }
-int64_t tile_cols(const ConvGeom& g) { return ((g.OW + 1) / 2 + 3) / 4 * 4; }
-
 // Tiles per block: the block's V (16 x C) and products (16 x M) stay within about 512 KiB; whole
 // 32-column GEMM panels (at least one), at most one GEMM column block.
 int64_t block_tiles(const ConvGeom& g) {
@@ -78,22 +78,16 @@ int64_t block_tiles(const ConvGeom& g) {
   return std::min(total, std::max<int64_t>(32, std::min<int64_t>(fit, int64_t(kGemmNC))));
 }
 
-// The padded plane the input transform reads: padded rows 0 .. 2*TH + 1 and columns
-// 0 .. 2*TW + 1, split by column parity (phase 0 holds the even columns, phase 1 the odd ones,
-// each Wq = TW + 1 wide, Hp rows), so each tile's four columns are two contiguous pairs.
-size_t plane_rows(const ConvGeom& g) { return size_t(2 * tile_rows(g) + 2); }
-size_t plane_cols(const ConvGeom& g) { return size_t(tile_cols(g) + 1); }
-
-constexpr size_t kPieceFloats = 7 * sizeof(int64_t) / sizeof(float);  // one Piece (below)
+constexpr size_t kPieceFloats = 7 * sizeof(int64_t) / sizeof(float);  // one WinogradPiece
+static_assert(sizeof(WinogradPiece) == kPieceFloats * sizeof(float), "kPieceFloats is one WinogradPiece");
 
 // The scratch: V panels (16 positions, each C rows of the block's tiles rounded up to whole
 // panels), the products (16 x M x block), the padded plane of one channel, two output rows, the
 // GEMM workspace, the block's pieces.
-struct Piece;
 struct Scratch {
   size_t v_stride, m_stride, plane_floats, out_floats, total;
   float *v, *m, *plane, *out, *ws;
-  Piece* pieces;
+  WinogradPiece* pieces;
 };
 size_t max_pieces(const ConvGeom& g);
 Scratch layout(const ConvGeom& g, float* base) {
@@ -110,7 +104,7 @@ Scratch layout(const ConvGeom& g, float* base) {
   const size_t pieces = ws + gemm_workspace_floats(size_t(g.M), tb, size_t(g.C));
   s.total = pieces + round16(max_pieces(g) * kPieceFloats);
   if (base) {
-    s.pieces = reinterpret_cast<Piece*>(base + pieces);
+    s.pieces = reinterpret_cast<WinogradPiece*>(base + pieces);
     s.v = base + v;
     s.m = base + m;
     s.plane = base + plane;
@@ -118,111 +112,6 @@ Scratch layout(const ConvGeom& g, float* base) {
     s.ws = base + ws;
   }
   return s;
-}
-
-using rows::load;
-using rows::store;
-using rows::V16;
-using rows::V4;
-using rows::V8;
-
-// Padded rows [r0, r1) of one channel's plane into the parity-split buffer (conv_winograd
-// zeroes it once per call: the padding, which no channel writes, stays 0). 2 * Wq >= pad_l + W
-// always holds (OW = W + pads - 2), so every input column has its place.
-__attribute__((always_inline)) inline void fill_rows(const ConvGeom& g, const float* plane, int64_t r0, int64_t r1,
-                                                     float* pad) {
-  const int64_t Hp = int64_t(plane_rows(g)), Wq = int64_t(plane_cols(g));
-  for (int64_t r = std::max<int64_t>(r0, g.pad_t); r < std::min<int64_t>(r1, g.pad_t + g.H); ++r)
-    rows::split_by_parity(plane + (r - g.pad_t) * g.W, g.W, g.pad_l, pad + r * Wq, pad + (Hp + r) * Wq);
-}
-
-// V = Bt d B for one vector of tiles from tile column j, Bt = [1 0 -1 0; 0 1 1 0; 0 -1 1 0;
-// 0 1 0 -1]: patch row i's even columns at e + i*rs, its odd ones at o + i*rs; position xi of
-// tile k goes to dst[xi * xs + k].
-template <class V>
-__attribute__((always_inline)) inline void input_group(const float* e, const float* o, size_t rs, int64_t j, float* dst,
-                                                       size_t xs) {
-  V r[4][4];
-  for (int i = 0; i < 4; ++i) {
-    const float* ei = e + size_t(i) * rs + j;
-    const float* oi = o + size_t(i) * rs + j;
-    const V d0 = load<V>(ei), d1 = load<V>(oi), d2 = load<V>(ei + 1), d3 = load<V>(oi + 1);
-    r[i][0] = d0 - d2;
-    r[i][1] = d1 + d2;
-    r[i][2] = d2 - d1;
-    r[i][3] = d1 - d3;
-  }
-  for (int b = 0; b < 4; ++b) {
-    store(dst + size_t(0 + b) * xs, r[0][b] - r[2][b]);
-    store(dst + size_t(4 + b) * xs, r[1][b] + r[2][b]);
-    store(dst + size_t(8 + b) * xs, r[2][b] - r[1][b]);
-    store(dst + size_t(12 + b) * xs, r[1][b] - r[3][b]);
-  }
-}
-
-// n: a multiple of 4 (tile_cols). Wide: sixteen tiles at a time first (for AVX-512, whose 32
-// registers hold the 16 sums of 16 lanes; narrower ISAs would spill them).
-template <bool Wide>
-__attribute__((always_inline)) inline void input_transform(const float* e, const float* o, size_t rs, int64_t j0, int64_t n,
-                                                           float* dst, size_t xs) {
-  int64_t k = 0;
-  if (Wide)
-    for (; k + 16 <= n; k += 16) input_group<V16>(e, o, rs, j0 + k, dst + k, xs);
-  for (; k + 8 <= n; k += 8) input_group<V8>(e, o, rs, j0 + k, dst + k, xs);
-  if (k < n) input_group<V4>(e, o, rs, j0 + k, dst + k, xs);
-}
-
-// Y = At m A for one vector of tiles, At = [1 1 1 0; 0 1 -1 -1]: m[xi * ms] is position xi;
-// y[0..3] are the outputs (0, 0), (0, 1), (1, 0), (1, 1) plus the bias.
-template <class V>
-__attribute__((always_inline)) inline void output_group(const float* m, size_t ms, float bias, bool with_relu, V* y) {
-  V s0[4], s1[4];
-  for (int a = 0; a < 4; ++a) {
-    const V m0 = load<V>(m + size_t(4 * a) * ms), m1 = load<V>(m + size_t(4 * a + 1) * ms);
-    const V m2 = load<V>(m + size_t(4 * a + 2) * ms), m3 = load<V>(m + size_t(4 * a + 3) * ms);
-    s0[a] = m0 + m1 + m2;
-    s1[a] = m1 - m2 - m3;
-  }
-  y[0] = s0[0] + s0[1] + s0[2] + bias;
-  y[1] = s1[0] + s1[1] + s1[2] + bias;
-  y[2] = s0[1] - s0[2] - s0[3] + bias;
-  y[3] = s1[1] - s1[2] - s1[3] + bias;
-  if (with_relu)
-    for (int i = 0; i < 4; ++i) y[i] = rows::relu(y[i]);
-}
-
-// The outputs of n tiles (a multiple of 4) into two output rows, tile k at columns 2k and 2k + 1,
-// with the bias and, when with_relu, the ReLU.
-template <bool Wide>
-__attribute__((always_inline)) inline void output_transform(const float* m, size_t ms, int64_t n, float bias, bool with_relu,
-                                                            float* top, float* bottom) {
-  int64_t k = 0;
-  if (Wide)
-    for (; k + 16 <= n; k += 16) {
-      V16 y[4];
-      output_group<V16>(m + k, ms, bias, with_relu, y);
-      store(top + 2 * k, __builtin_shufflevector(y[0], y[1], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
-      store(top + 2 * k + 16, __builtin_shufflevector(y[0], y[1], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
-      store(bottom + 2 * k, __builtin_shufflevector(y[2], y[3], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
-      store(bottom + 2 * k + 16,
-            __builtin_shufflevector(y[2], y[3], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
-    }
-  for (; k + 8 <= n; k += 8) {
-    V8 y[4];
-    output_group<V8>(m + k, ms, bias, with_relu, y);
-    store(top + 2 * k, __builtin_shufflevector(y[0], y[1], 0, 8, 1, 9, 2, 10, 3, 11));
-    store(top + 2 * k + 8, __builtin_shufflevector(y[0], y[1], 4, 12, 5, 13, 6, 14, 7, 15));
-    store(bottom + 2 * k, __builtin_shufflevector(y[2], y[3], 0, 8, 1, 9, 2, 10, 3, 11));
-    store(bottom + 2 * k + 8, __builtin_shufflevector(y[2], y[3], 4, 12, 5, 13, 6, 14, 7, 15));
-  }
-  if (k < n) {
-    V4 y[4];
-    output_group<V4>(m + k, ms, bias, with_relu, y);
-    store(top + 2 * k, __builtin_shufflevector(y[0], y[1], 0, 4, 1, 5));
-    store(top + 2 * k + 4, __builtin_shufflevector(y[0], y[1], 2, 6, 3, 7));
-    store(bottom + 2 * k, __builtin_shufflevector(y[2], y[3], 0, 4, 1, 5));
-    store(bottom + 2 * k + 4, __builtin_shufflevector(y[2], y[3], 2, 6, 3, 7));
-  }
 }
 
 // Calls f(n, th, tw0, len, j) for every run of tiles of [t0, t1) within one tile row, j being the
@@ -238,23 +127,16 @@ void for_tile_runs(const ConvGeom& g, int64_t t0, int64_t t1, F&& f) {
   }
 }
 
-// A run of tiles within one tile row and one B panel: where its patch rows start in the padded
-// plane, its first tile column, its length, its panel and first lane.
-struct Piece {
-  int64_t n, th, row_off, col, len, panel, lane;
-};
-static_assert(sizeof(Piece) == kPieceFloats * sizeof(float), "kPieceFloats is one Piece");
-
 // The pieces of tiles [t0, t1) in order (at most 2 + (t1 - t0) / 2: runs and panels are
 // multiples of 4 tiles wide). The divisions happen here, once per block.
-size_t block_pieces(const ConvGeom& g, int64_t t0, int64_t t1, size_t NR, Piece* out) {
+size_t block_pieces(const ConvGeom& g, int64_t t0, int64_t t1, size_t NR, WinogradPiece* out) {
   const int64_t Wq = int64_t(plane_cols(g));
   size_t count = 0;
   for_tile_runs(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw0, int64_t len, int64_t j) {
     for (int64_t k = 0; k < len;) {
       const size_t col = size_t(j + k), lane = col % NR;
       const int64_t run = std::min<int64_t>(len - k, int64_t(NR - lane));
-      out[count++] = Piece{n, th, 2 * th * Wq, tw0 + k, run, int64_t(col / NR), int64_t(lane)};
+      out[count++] = WinogradPiece{n, th, 2 * th * Wq, tw0 + k, run, int64_t(col / NR), int64_t(lane)};
       k += run;
     }
   });
@@ -262,67 +144,11 @@ size_t block_pieces(const ConvGeom& g, int64_t t0, int64_t t1, size_t NR, Piece*
 }
 size_t max_pieces(const ConvGeom& g) { return 2 + size_t(block_tiles(g)) / 2; }
 
-// V for a block's pieces as packed B panels of the active NR, in the layout of a gemm_pack_b
-// buffer's data for K = C and the block's ncr (whole panels) columns: K blocks of kGemmKC rows,
-// each a run of NR-column panels. Per image and channel, the padded rows the pieces read are
-// split by parity once, then every piece is transformed.
-template <bool Wide>
-__attribute__((always_inline)) inline void block_in(const ConvGeom& g, const float* x, const Piece* pieces, size_t count,
-                                                    size_t ncr, const Scratch& s, size_t NR) {
-  const size_t Wq = plane_cols(g), Hp = plane_rows(g);
-  for (size_t a = 0; a < count;) {
-    size_t z = a;
-    while (z < count && pieces[z].n == pieces[a].n) ++z;  // pieces [a, z): one image
-    const float* image = x + pieces[a].n * g.C * g.H * g.W;
-    for (int64_t c = 0; c < g.C; ++c) {
-      fill_rows(g, image + c * g.H * g.W, 2 * pieces[a].th, 2 * pieces[z - 1].th + 4, s.plane);
-      const size_t k0 = size_t(c) / kGemmKC * kGemmKC, kc = std::min(kGemmKC, size_t(g.C) - k0);
-      float* panels = s.v + k0 * ncr + (size_t(c) - k0) * NR;  // row c of panel 0
-      for (size_t i = a; i < z; ++i) {
-        const Piece& p = pieces[i];
-        const float* e = s.plane + p.row_off;
-        input_transform<Wide>(e, e + Hp * Wq, Wq, p.col, p.len, panels + size_t(p.panel) * kc * NR + size_t(p.lane), s.v_stride);
-      }
-    }
-    a = z;
-  }
-}
-
-// The transforms, compiled for the baseline ISA and on x86 also for AVX2 and AVX-512, taken when
-// that ISA is active (Fast mode: only speed depends on the choice).
-using BlockInFn = void (*)(const ConvGeom&, const float*, const Piece*, size_t, size_t, const Scratch&, size_t);
-struct Transforms {
-  BlockInFn in;
-  void (*out)(const float*, size_t, int64_t, float, bool, float*, float*);
-};
-#define OM_WINOGRAD_TRANSFORMS(suffix, attr, wide)                                                              \
-  attr void in_##suffix(const ConvGeom& g, const float* x, const Piece* pieces, size_t count, size_t ncr,      \
-                        const Scratch& s, size_t NR) {                                                          \
-    block_in<wide>(g, x, pieces, count, ncr, s, NR);                                                            \
-  }                                                                                                             \
-  attr void out_##suffix(const float* m, size_t ms, int64_t n, float b, bool relu, float* t, float* u) {       \
-    output_transform<wide>(m, ms, n, b, relu, t, u);                                                            \
-  }
-OM_WINOGRAD_TRANSFORMS(generic, , false)
-#if defined(__x86_64__)
-OM_WINOGRAD_TRANSFORMS(avx512, __attribute__((target("avx512f"))), true)
-OM_WINOGRAD_TRANSFORMS(avx2, __attribute__((target("avx2"))), false)
-#endif
-#undef OM_WINOGRAD_TRANSFORMS
-Transforms transforms() {
-#if defined(__x86_64__)
-  if (active_isa() == Isa::Avx512) return {in_avx512, out_avx512};
-  if (active_isa() == Isa::Avx2) return {in_avx2, out_avx2};
-#endif
-  return {in_generic, out_generic};
-}
-
-// V for tiles [t0, t1) (block_in), with the lanes past the last tile zeroed.
-void transform_block(const ConvGeom& g, const float* x, int64_t t0, int64_t t1, const Scratch& s, size_t NR,
-                     const Transforms& tf) {
+// V for tiles [t0, t1) (the table's winograd_input), with the lanes past the last tile zeroed.
+void transform_block(const ConvGeom& g, const float* x, int64_t t0, int64_t t1, const Scratch& s, size_t NR) {
   const size_t nc = size_t(t1 - t0), ncr = round_up(nc, NR);
   const size_t count = block_pieces(g, t0, t1, NR, s.pieces);
-  tf.in(g, x, s.pieces, count, ncr, s, NR);
+  f32_winograd_input(WinogradInput{&g, x, s.pieces, count, ncr, NR, s.plane, s.v, s.v_stride});
   // Lanes past the last tile of the last panel: zero, so the GEMM reads defined values.
   if (ncr > nc)
     for (int xi = 0; xi < kPositions; ++xi)
@@ -337,7 +163,7 @@ void transform_block(const ConvGeom& g, const float* x, int64_t t0, int64_t t1, 
 // others (the last run of a row, and the bottom row of an odd output height) through the two
 // output rows of the scratch. The bias and a ReLU go with the transform, other activations after.
 void untransform_block(const ConvGeom& g, int64_t t0, int64_t t1, const Scratch& s, const float* bias, UnaryOp act,
-                       float* y, const Transforms& tf) {
+                       float* y) {
   const size_t tb = size_t(t1 - t0);
   const int64_t P = g.OH * g.OW;
   const bool fused = act == UnaryOp::Relu;
@@ -351,7 +177,7 @@ void untransform_block(const ConvGeom& g, int64_t t0, int64_t t1, const Scratch&
       float* dst = y + (n * g.M + m) * P + oh * g.OW + ow0;
       float* top = whole ? dst : top_tmp;
       float* bottom = whole && two_rows ? dst + g.OW : bottom_tmp;
-      tf.out(s.m + size_t(m) * tb + size_t(j), s.m_stride, len, bias ? bias[m] : 0.0f, fused, top, bottom);
+      f32_winograd_output(s.m + size_t(m) * tb + size_t(j), s.m_stride, len, bias ? bias[m] : 0.0f, fused, top, bottom);
       if (!whole) {
         std::memcpy(dst, top, size_t(cols) * sizeof(float));
         if (two_rows) std::memcpy(dst + g.OW, bottom, size_t(cols) * sizeof(float));
@@ -433,7 +259,6 @@ bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const
     if (!gemm_packed_a_fits(u + size_t(xi) * ustride, size_t(g.M), size_t(g.C))) return false;  // another ISA's tile
   const Scratch s = layout(g, scratch);
   std::memset(s.plane, 0, s.plane_floats * sizeof(float));  // the padding stays 0 (fill_rows)
-  const Transforms tf = transforms();
   const size_t NR = gemm_active_nr();
   const int64_t total = g.N * tile_rows(g) * tile_cols(g), tb = block_tiles(g);
   GemmArgs a;
@@ -442,7 +267,7 @@ bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const
   a.workspace = s.ws;
   for (int64_t t0 = 0; t0 < total; t0 += tb) {
     const int64_t t1 = std::min(total, t0 + tb);
-    transform_block(g, x, t0, t1, s, NR, tf);
+    transform_block(g, x, t0, t1, s, NR);
     a.N = size_t(t1 - t0);
     a.ldc = size_t(t1 - t0);
     for (int xi = 0; xi < kPositions; ++xi) {
@@ -450,7 +275,7 @@ bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const
       a.c = s.m + size_t(xi) * s.m_stride;
       gemm_from_panels(a, s.v + size_t(xi) * s.v_stride);
     }
-    untransform_block(g, t0, t1, s, bias, act, y, tf);
+    untransform_block(g, t0, t1, s, bias, act, y);
   }
   return true;
 }

@@ -201,6 +201,14 @@ void gemm_epilogue(const GemmArgs& g, const KernelTable& t) {
 }
 
 void f32_depthwise_plane(const DepthwisePlane& p) { table().depthwise_plane(p); }
+void f32_conv_pack_panels(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
+  table().conv_pack_panels(s, k0, kc, j0, nc, nr, dst);
+}
+void f32_conv_fill_padded(const ConvGeom& g, const float* plane, float* pad) { table().conv_fill_padded(g, plane, pad); }
+void f32_winograd_input(const WinogradInput& in) { table().winograd_input(in); }
+void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom) {
+  table().winograd_output(m, ms, n, bias, relu, top, bottom);
+}
 
 void f32_gemm(const GemmArgs& g, ArithmeticMode) {
   if (g.M == 0 || g.N == 0) return;

@@ -79,6 +79,25 @@ using DepthwisePlaneKernel = void (*)(const DepthwisePlane&);
 // Runs the active table's kernel (for conv.cpp, which does not see the table).
 void f32_depthwise_plane(const DepthwisePlane& p);
 
+// The convolution's copies into its zero-padded planes and from them into the GEMM's packed B
+// panels (conv_panels.h; ConvImage there), and the Winograd transforms (winograd_transforms.h;
+// WinogradInput there). Copies, and additions in a fixed order: every ISA's entry gives the
+// scalar one's bits, the ISA files compile them for their vector width.
+struct ConvGeom;
+struct ConvImage;
+struct WinogradInput;
+using ConvPackPanelsKernel = void (*)(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr,
+                                      float* dst);
+using ConvFillPaddedKernel = void (*)(const ConvGeom& g, const float* plane, float* pad);
+using WinogradInputKernel = void (*)(const WinogradInput& in);
+using WinogradOutputKernel = void (*)(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top,
+                                      float* bottom);
+// Run the active table's kernels (for conv.cpp and conv_winograd.cpp, which do not see the table).
+void f32_conv_pack_panels(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst);
+void f32_conv_fill_padded(const ConvGeom& g, const float* plane, float* pad);
+void f32_winograd_input(const WinogradInput& in);
+void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom);
+
 // A table slot that must be given: it has no default, so an aggregate initialiser that leaves
 // it out does not compile ("by declaration, never by omission"). It calls like the function
 // pointer it holds.
@@ -115,6 +134,10 @@ struct KernelTable {
   Required<void (*)(const uint16_t*, float*, size_t)> f16_to_f32;
   Required<void (*)(const float*, uint16_t*, size_t)> f32_to_f16;
   Required<DepthwisePlaneKernel> depthwise_plane;
+  Required<ConvPackPanelsKernel> conv_pack_panels;
+  Required<ConvFillPaddedKernel> conv_fill_padded;
+  Required<WinogradInputKernel> winograd_input;
+  Required<WinogradOutputKernel> winograd_output;
 };
 
 // Every slot of every ISA's table is filled: a kernel of the ISA or, by declaration, the scalar
@@ -126,9 +149,10 @@ constexpr GemmPackA kGenericPackA = nullptr;
 inline bool table_complete(const KernelTable& t) {
   return t.binary.fn && t.unary.fn && t.sum_exact.fn && t.sum_fast.fn && t.reduce_sum_inner.fn && t.max.fn &&
          t.softmax_rows.fn && t.softmax_rows_fast.fn && t.gemm.mr && t.gemm.nr && t.gemm.kernel.fn && t.gemm.small.fn &&
-         t.f16_to_f32.fn && t.f32_to_f16.fn && t.depthwise_plane.fn;
+         t.f16_to_f32.fn && t.f32_to_f16.fn && t.depthwise_plane.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn &&
+         t.winograd_input.fn && t.winograd_output.fn;
 }
-static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*),
+static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 5,
               "KernelTable gained a slot: add it to table_complete");
 
 // Defined only where the build compiles the ISA (x86-64: AVX2 and AVX-512; AArch64: NEON).

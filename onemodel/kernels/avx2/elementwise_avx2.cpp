@@ -242,6 +242,10 @@ void f32_gemm_small__avx2(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, p
                           bool load_c);
 void pack_a_6__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst);
 void f32_depthwise_plane__avx2(const DepthwisePlane& p);
+void f32_conv_pack_panels__avx2(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst);
+void f32_conv_fill_padded__avx2(const ConvGeom& g, const float* plane, float* pad);
+void f32_winograd_input__avx2(const WinogradInput& in);
+void f32_winograd_output__avx2(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom);
 
 }  // namespace om::kernels::avx2
 
@@ -262,6 +266,10 @@ constexpr KernelTable kAvx2Table = {
     avx2::f16_to_f32__avx2,
     avx2::f32_to_f16__avx2,
     avx2::f32_depthwise_plane__avx2,
+    avx2::f32_conv_pack_panels__avx2,
+    avx2::f32_conv_fill_padded__avx2,
+    avx2::f32_winograd_input__avx2,
+    avx2::f32_winograd_output__avx2,
 };
 
 const KernelTable& avx2_table() {

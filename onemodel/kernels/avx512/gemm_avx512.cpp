@@ -207,6 +207,13 @@ namespace om::kernels::avx2 {
 void pack_a_12__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst);
 }
 
+namespace om::kernels::avx512 {
+void f32_conv_pack_panels__avx512(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst);
+void f32_conv_fill_padded__avx512(const ConvGeom& g, const float* plane, float* pad);
+void f32_winograd_input__avx512(const WinogradInput& in);
+void f32_winograd_output__avx512(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom);
+}
+
 namespace om::kernels {
 
 static_assert(kGemmMRMultiple % avx512::kMR == 0 && kGemmNRMultiple % avx512::kNR == 0,
@@ -223,6 +230,10 @@ const KernelTable& avx512_table() {
     k.gemm = GemmTile{avx512::kMR, avx512::kNR, avx512::f32_gemm_12x32__avx512, avx512::f32_gemm_small__avx512,
                       avx512::f32_gemm_rows_12x32__avx512, avx2::pack_a_12__avx2};
     k.depthwise_plane = avx512::f32_depthwise_plane__avx512;
+    k.conv_pack_panels = avx512::f32_conv_pack_panels__avx512;
+    k.conv_fill_padded = avx512::f32_conv_fill_padded__avx512;
+    k.winograd_input = avx512::f32_winograd_input__avx512;
+    k.winograd_output = avx512::f32_winograd_output__avx512;
     return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it
   }();
   return t;

@@ -190,6 +190,10 @@ void f32_gemm_small__neon(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, p
                           const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
                           bool load_c);
 void f32_depthwise_plane__neon(const DepthwisePlane& p);
+void f32_conv_pack_panels__neon(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst);
+void f32_conv_fill_padded__neon(const ConvGeom& g, const float* plane, float* pad);
+void f32_winograd_input__neon(const WinogradInput& in);
+void f32_winograd_output__neon(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom);
 
 }  // namespace om::kernels::neon
 
@@ -209,6 +213,10 @@ constexpr KernelTable kNeonTable = {
     neon::f16_to_f32__neon,
     neon::f32_to_f16__neon,
     neon::f32_depthwise_plane__neon,
+    neon::f32_conv_pack_panels__neon,
+    neon::f32_conv_fill_padded__neon,
+    neon::f32_winograd_input__neon,
+    neon::f32_winograd_output__neon,
 };
 
 const KernelTable& neon_table() {

@@ -4,9 +4,11 @@
 #include <cstring>
 
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/conv_panels.h"
 #include "onemodel/kernels/depthwise_plane.h"
 #include "onemodel/kernels/small_gemm.h"
 #include "onemodel/kernels/scalar/elementwise.h"
+#include "onemodel/kernels/winograd_transforms.h"
 
 namespace om::kernels {
 namespace elem {
@@ -184,6 +186,17 @@ void f32_gemm_small__scalar(size_t kc, size_t m, const float* a, ptrdiff_t a_rs,
 // The reference every ISA's depthwise plane kernel matches bit for bit.
 void f32_depthwise_plane__scalar(const DepthwisePlane& p) { dw::plane<ScalarOps>(p); }
 
+// The convolution's copies and Winograd transforms (conv_panels.h, winograd_transforms.h) with the
+// baseline flags and the transforms' eight-tile form: the bits every ISA's entries give.
+void f32_conv_pack_panels__scalar(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
+  panels::pack(s, k0, kc, j0, nc, nr, dst);
+}
+void f32_conv_fill_padded__scalar(const ConvGeom& g, const float* plane, float* pad) { panels::fill_padded(g, plane, pad); }
+void f32_winograd_input__scalar(const WinogradInput& in) { winograd::block_in<false>(in); }
+void f32_winograd_output__scalar(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom) {
+  winograd::output_transform<false>(m, ms, n, bias, relu, top, bottom);
+}
+
 void f16_to_f32__scalar(const uint16_t* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = elem::f16_to_f32(x[i]);
 }
@@ -207,6 +220,10 @@ constexpr KernelTable kScalarTable = {
     f16_to_f32__scalar,
     f32_to_f16__scalar,
     f32_depthwise_plane__scalar,
+    f32_conv_pack_panels__scalar,
+    f32_conv_fill_padded__scalar,
+    f32_winograd_input__scalar,
+    f32_winograd_output__scalar,
 };
 
 const KernelTable& scalar_table() {
