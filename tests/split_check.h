@@ -1,5 +1,5 @@
 // The split test's one comparison: a session run again with every kernel's work cut into
-// consecutive sub-ranges (runtime::set_work_split_for_testing) must write exactly the bits the
+// consecutive sub-ranges (graph::set_work_split_for_testing) must write exactly the bits the
 // whole-range run wrote (docs/adding-an-operator.md, "Work units"). Used by the runtime tests'
 // run helper and the ONNX node tests, so every registered kernel they reach is split.
 #pragma once
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "onemodel/runtime/plan.h"
+#include "onemodel/graph/op_registry.h"
 #include "onemodel/runtime/session.h"
 
 namespace split_check {
@@ -23,9 +23,9 @@ inline std::string mismatch(om::Session& s, const om::TensorView* in, size_t num
   std::string why;
   for (int parts : {2, 3}) {
     std::vector<om::TensorView> again(num_out);
-    om::runtime::set_work_split_for_testing(parts);
+    om::graph::set_work_split_for_testing(parts);
     const om::Status st = s.try_run(in, num_in, again.data(), again.size());
-    om::runtime::set_work_split_for_testing(1);
+    om::graph::set_work_split_for_testing(1);
     if (!st.is_ok()) return "split in " + std::to_string(parts) + ": run failed: " + st.message();
     for (size_t i = 0; i < num_out && why.empty(); ++i) {
       const size_t bytes = size_t(again[i].numel()) * om::dtype_size(again[i].dtype);

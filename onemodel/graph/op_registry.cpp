@@ -1,5 +1,6 @@
 #include "onemodel/graph/op_registry.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -147,6 +148,28 @@ Status prepare_node(const InferContext& ctx, const OpDef& op, Prepared* out) {
   return Status::ok();
 }
 
+namespace {
+std::atomic<int> g_split_parts{1};
+}
+
+void set_work_split_for_testing(int parts) { g_split_parts.store(parts < 1 ? 1 : parts, std::memory_order_relaxed); }
+
+Status run_kernel(KernelFn fn, KernelContext& k, int64_t work) {
+  const int64_t parts = g_split_parts.load(std::memory_order_relaxed);
+  if (work <= 0) return Status::ok();  // nothing to compute (an empty output)
+  if (parts <= 1 || work < 2) {
+    k.begin = 0;
+    k.end = work;
+    return fn(k);
+  }
+  for (int64_t p = 0; p < parts; ++p) {
+    k.begin = work * p / parts;
+    k.end = work * (p + 1) / parts;
+    if (k.begin < k.end) OM_TRY(fn(k));
+  }
+  return Status::ok();
+}
+
 Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
                      const std::vector<const ValueDesc*>& inputs, std::vector<EvaluatedValue>* outputs) {
   InferContext ctx{node, inputs, std::vector<ValueDesc>(node.outputs.size())};
@@ -193,7 +216,6 @@ Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
     return ctx.error(ErrorKind::OutOfMemory, msg("cannot allocate ", scratch_bytes, " bytes of scratch"));
   const std::string label = node.label();
   KernelContext k;
-  k.node = &node;
   k.label = label.c_str();
   k.mode = mode;
   k.inputs = in_args.data();
@@ -204,9 +226,7 @@ Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
   k.scratch_bytes = scratch_bytes;
   k.params_data = prepared.size ? prepared.bytes : nullptr;
   k.params_bytes = prepared.size;
-  k.begin = 0;
-  k.end = prepared.work;
-  return prepared.work > 0 ? fn(k) : Status::ok();
+  return run_kernel(fn, k, prepared.work);
 }
 
 }  // namespace om::graph

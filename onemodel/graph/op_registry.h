@@ -93,8 +93,9 @@ struct Prepared {
   }
 };
 
+// What a kernel sees. It holds no Node: a kernel cannot read an attribute, a name or an op type
+// while running, only its prepared record (params<T>()) and its tensors.
 struct KernelContext {
-  const Node* node = nullptr;
   ArithmeticMode mode = ArithmeticMode::Fast;
   // The operator's prepared record (Prepared), or null when its op has no prepare step.
   const void* params_data = nullptr;
@@ -298,6 +299,16 @@ float attr_float(const Node& node, const char* name, float fallback);
 // The op's prepare step (a no-op filling one work unit and no record when it has none), with
 // the checks every prepare result must pass.
 Status prepare_node(const InferContext& ctx, const OpDef& op, Prepared* out);
+
+// Runs a kernel over all of its `work` units (nothing when there are none): one call, or, after
+// set_work_split_for_testing(parts), `parts` calls over consecutive sub-ranges. Plans and
+// plan-time evaluation both run kernels through here.
+Status run_kernel(KernelFn fn, KernelContext& k, int64_t work);
+
+// For the split test: from now on every kernel run by run_kernel is called over `parts`
+// consecutive sub-ranges of its work instead of once (1, the default: one call). Process-wide;
+// tests set it around the runs they compare.
+void set_work_split_for_testing(int parts);
 
 // Runs one node whose inputs are all known (plan-time constant evaluation and the constant
 // folding pass): infers, allocates 64-byte aligned owned outputs and calls the mode's kernel.

@@ -291,14 +291,43 @@ size_t conv_scratch_floats(const ConvGeom& g) {
 // the GEMM's A, the im2col matrix (implicit, a tile, or for pointwise convolutions the input
 // itself) its B, so the product lands in place. The bias and the activation follow each tile's
 // complete chains: in the GEMM's registers for a bias and Relu, else as a pass per pixel tile.
+ConvAlgo conv_algorithm(const ConvGeom& g, ArithmeticMode mode, bool norm) {
+  if (is_depthwise(g)) return ConvAlgo::Depthwise;
+  if (mode == ArithmeticMode::Fast && !norm && conv_winograd_fits(g)) return ConvAlgo::Winograd;
+  switch (conv_b(g)) {
+    case ConvB::Input: return ConvAlgo::Pointwise;
+    case ConvB::Implicit: return ConvAlgo::ImplicitGemm;
+    case ConvB::Tile: break;
+  }
+  return ConvAlgo::TileGemm;
+}
+
+const char* conv_algorithm_name(ConvAlgo a) {
+  switch (a) {
+    case ConvAlgo::Depthwise: return "depthwise";
+    case ConvAlgo::Winograd: return "winograd";
+    case ConvAlgo::Pointwise: return "pointwise";
+    case ConvAlgo::ImplicitGemm: return "implicit-gemm";
+    case ConvAlgo::TileGemm: return "tile-gemm";
+  }
+  return "?";
+}
+
 void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
                 const float* packed_w, ArithmeticMode mode, const ConvNorm* norm) {
-  if (is_depthwise(g)) return depthwise(g, x, w, bias, act, y, scratch, norm);
-  if (mode == ArithmeticMode::Fast && !norm && conv_winograd(g, x, packed_w, bias, act, y, scratch)) return;
+  f32_conv2d_with(conv_algorithm(g, mode, norm != nullptr), g, x, w, bias, act, y, scratch, packed_w, mode, norm);
+}
+
+void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y,
+                     float* scratch, const float* packed_w, ArithmeticMode mode, const ConvNorm* norm) {
+  if (algo == ConvAlgo::Depthwise) return depthwise(g, x, w, bias, act, y, scratch, norm);
+  if (algo == ConvAlgo::Winograd && conv_winograd(g, x, packed_w, bias, act, y, scratch)) return;
   const float* planned_a = conv_packed_gemm_weights(g, packed_w);  // null unless packed for this node
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW, HW = g.H * g.W;
   const int64_t pt = conv_pixel_tile(g, P, K);
-  const ConvB kind = conv_b(g);
+  // The GEMM forms as chosen; Winograd without transformed weights falls back to the geometry's.
+  const ConvB kind = algo == ConvAlgo::Pointwise ? ConvB::Input : algo == ConvAlgo::ImplicitGemm ? ConvB::Implicit
+                     : algo == ConvAlgo::TileGemm ? ConvB::Tile : conv_b(g);
   float* col = scratch;
   ConvImage image{&g, nullptr, nullptr, int64_t(round16(size_t(std::max<int64_t>(padded_floats(g), 0)))), 0};
   float* planes = nullptr;

@@ -61,6 +61,18 @@ size_t conv_scratch_floats(const ConvGeom& g);
 void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
                 const float* packed_w, ArithmeticMode mode, const ConvNorm* norm = nullptr);
 
+// The algorithm f32_conv2d takes for a geometry, chosen once (a Session's prepare step records
+// it): depthwise planes; the Winograd form (Fast mode, no normalisation, a fitting geometry; taken
+// when the weights were packed for it, else the GEMM form below); one GEMM on the input
+// (pointwise); an implicit GEMM from padded planes; or a GEMM over im2col tiles. The choice does
+// not depend on the batch size, so a range of images takes the whole batch's algorithm.
+enum class ConvAlgo : uint8_t { Depthwise, Winograd, Pointwise, ImplicitGemm, TileGemm };
+ConvAlgo conv_algorithm(const ConvGeom& g, ArithmeticMode mode, bool norm);
+const char* conv_algorithm_name(ConvAlgo a);
+// f32_conv2d with the algorithm given (conv_algorithm of the same geometry, mode and norm).
+void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y,
+                     float* scratch, const float* packed_w, ArithmeticMode mode, const ConvNorm* norm = nullptr);
+
 // Constant weights packed once for f32_conv2d (a Session does it when planning), group-1
 // convolutions only: W [M, K = C*kH*kW] as the GEMM's packed left operand, or, with `winograd`
 // (K = C, a 3x3 kernel: conv_winograd_fits), the Winograd transform of each 3x3 kernel packed

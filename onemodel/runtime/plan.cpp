@@ -1,7 +1,6 @@
 #include "onemodel/runtime/plan.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -118,8 +117,6 @@ struct PendingStep {
   int64_t work = 1;
   size_t params_offset = 0, params_bytes = 0;  // in the records gathered while planning
 };
-
-std::atomic<int> g_split_parts{1};
 
 // The packed copy of node ni's constant right-hand operand, made on first use and kept in cg
 // for every later plan. Null when the node has none or memory is short (then it repacks per
@@ -414,7 +411,7 @@ Status Planner::emit() {
     s.work = st.work;
     s.params_offset = st.params_offset;
     s.params_bytes = st.params_bytes;
-    s.node = &g.nodes[st.node];
+    s.node = st.node;
     s.fn = mode == ArithmeticMode::Exact ? cg.ops[st.node]->exact : cg.ops[st.node]->fast;
     s.in_begin = uint32_t(plan->args.size());
     s.num_in = uint32_t(st.ins.size());
@@ -470,13 +467,11 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
 Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bool profile) {
   for (const Plan::Patch& p : plan.patches) plan.args[p.arg].data = input_data[p.input];
   if (profile) ++plan.profiled_runs;
-  const int64_t parts = g_split_parts.load(std::memory_order_relaxed);
   const unsigned char* records = static_cast<const unsigned char*>(plan.params.get());
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Plan::Step& s = plan.steps[i];
     const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     graph::KernelContext k;
-    k.node = s.node;
     k.label = plan.labels[i].c_str();
     k.mode = mode;
     k.inputs = plan.args.data() + s.in_begin;
@@ -488,26 +483,12 @@ Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bo
     k.packed_b = s.packed_b;
     k.params_data = s.params_bytes ? records + s.params_offset : nullptr;
     k.params_bytes = s.params_bytes;
-    if (s.work == 0) {
-      // Nothing to compute (an empty output).
-    } else if (parts <= 1 || s.work < 2) {
-      k.begin = 0;
-      k.end = s.work;
-      OM_TRY(s.fn(k));
-    } else {
-      for (int64_t p = 0; p < parts; ++p) {
-        k.begin = s.work * p / parts;
-        k.end = s.work * (p + 1) / parts;
-        if (k.begin < k.end) OM_TRY(s.fn(k));
-      }
-    }
+    OM_TRY(graph::run_kernel(s.fn, k, s.work));
     if (profile)
       plan.step_ns[i] += uint64_t(
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   }
   return Status::ok();
 }
-
-void set_work_split_for_testing(int parts) { g_split_parts.store(parts < 1 ? 1 : parts, std::memory_order_relaxed); }
 
 }  // namespace om::runtime

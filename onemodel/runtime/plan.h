@@ -62,7 +62,7 @@ struct Plan {
 
   struct Step {
     graph::KernelFn fn = nullptr;
-    const graph::Node* node = nullptr;
+    size_t node = 0;  // its node's index in the graph (for profiles; kernels never see the node)
     uint32_t in_begin = 0, num_in = 0, out_begin = 0, num_out = 0;
     void* scratch = nullptr;
     size_t scratch_bytes = 0;
@@ -110,10 +110,5 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
 // Runs every step; input_data[i] is session input i's buffer. With `profile`, each step's time is
 // added to plan.step_ns (which must then hold one entry per step).
 Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bool profile = false);
-
-// For the split test: from now on every step of every plan runs as `parts` calls over
-// consecutive sub-ranges of its work instead of one call over all of it (1, the default: one
-// call). Process-wide; tests set it around the runs they compare.
-void set_work_split_for_testing(int parts);
 
 }  // namespace om::runtime

@@ -211,8 +211,9 @@ std::vector<StepProfile> Session::step_profile() const {
   const runtime::Plan& p = *impl_->last;
   for (size_t i = 0; i < p.steps.size() && i < p.step_ns.size(); ++i) {
     StepProfile s;
-    s.node = p.steps[i].node->name.empty() ? p.steps[i].node->op_type : p.steps[i].node->name;
-    s.op = p.steps[i].node->op_type;
+    const graph::Node& n = impl_->graph.nodes[p.steps[i].node];
+    s.node = n.name.empty() ? n.op_type : n.name;
+    s.op = n.op_type;
     s.total_us = double(p.step_ns[i]) / 1000.0;
     s.runs = p.profiled_runs;
     out.push_back(std::move(s));

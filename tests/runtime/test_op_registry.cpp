@@ -11,9 +11,12 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
 #include "onemodel/graph/op_registry.h"
 #include "onemodel/io/onnx.h"
+#include "onemodel/runtime/plan.h"
 #include "runtime/runtime_helpers.h"
 
 namespace {
@@ -427,6 +430,76 @@ TEST_CASE("every registry operator reads from a one-node ONNX model and runs in 
   }
   CHECK(walked == g::all_ops().size());
   CHECK(walked == examples().size());  // no example left for an operator that is gone
+}
+
+// A kernel cannot reach its node: KernelContext has no member that leads there, so reading an
+// attribute or comparing an op type while running does not compile.
+template <typename T, typename = void>
+struct reaches_node : std::false_type {};
+template <typename T>
+struct reaches_node<T, std::void_t<decltype(std::declval<T>().node)>> : std::true_type {};
+TEST_CASE("kernels cannot reach the node: KernelContext has no node member") {
+  static_assert(!reaches_node<g::KernelContext>::value, "KernelContext must not expose the node");
+  CHECK(!reaches_node<g::KernelContext>::value);
+  CHECK(reaches_node<g::InferContext>::value);  // the detector works: infer and prepare see the node
+}
+
+// Kernels read their prepared record, never the node, and run any sub-range of their work:
+// every operator's one-node plan is built and run whole; then a plan built and run with every
+// kernel's work cut in three (plan-time evaluation included) must give the same bits, and again
+// after every node's op type, name and attributes are erased from the graph it was built from.
+// (KernelContext has no node to read; this proves the plan keeps none either.)
+TEST_CASE("every kernel runs any split of its work from its prepared record, with the node's attributes and op type erased") {
+  size_t walked = 0;
+  for (const g::OpDef* op : g::all_ops()) {
+    CAPTURE(std::string(op->op_type));
+    auto it = examples().find(op->op_type);
+    if (it == examples().end()) continue;  // reported by the test above
+    const Example e = it->second();
+    for (om::ArithmeticMode mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
+      if (mode == om::ArithmeticMode::Exact && !op->exact) continue;
+      CAPTURE(int(mode));
+      g::Graph gr = one_node_graph(*op, e);
+      auto cg = om::runtime::compile_graph(gr);
+      REQUIRE(cg.is_ok());
+      std::vector<std::vector<int64_t>> dims;
+      std::vector<void*> data;
+      for (const Feed& f : e.feeds) {
+        dims.push_back(f.dims);
+        data.push_back(const_cast<uint8_t*>(f.bytes.data()));
+      }
+      const std::vector<char> fed(e.feeds.size(), 1);
+      auto run_plan = [&](om::runtime::Plan& p) {
+        REQUIRE(om::runtime::execute_plan(p, mode, data.data()).is_ok());
+        const om::runtime::Plan::Output& o = p.outputs[0];
+        const uint8_t* src = static_cast<const uint8_t*>(o.input >= 0 ? data[size_t(o.input)] : o.data);
+        return std::vector<uint8_t>(src, src + o.desc->nbytes());
+      };
+      auto whole = om::runtime::build_plan(cg.value(), mode, dims, fed, true, {}, &data);
+      REQUIRE_MESSAGE(whole.is_ok(), whole.status().message());
+      const std::vector<uint8_t> before = run_plan(*whole.value());
+      g::set_work_split_for_testing(3);
+      auto split = om::runtime::build_plan(cg.value(), mode, dims, fed, true, {}, &data);
+      REQUIRE_MESSAGE(split.is_ok(), split.status().message());
+      CHECK(run_plan(*split.value()) == before);
+      for (g::Node& n : gr.nodes) {
+        n.op_type = "Erased";
+        n.name.clear();
+        for (g::Attribute& a : n.attributes) {
+          a.name = "erased";
+          a.i = -1;
+          a.f = -1.0f;
+          a.s.assign(64, '?');
+          a.ints.assign(a.ints.size(), -1);
+          a.floats.assign(a.floats.size(), -1.0f);
+        }
+      }
+      CHECK(run_plan(*split.value()) == before);
+      g::set_work_split_for_testing(1);
+    }
+    ++walked;
+  }
+  CHECK(walked == g::all_ops().size());
 }
 
 TEST_CASE("registry records are complete and unique") {

@@ -261,6 +261,7 @@ size_t conv_transpose_scratch(const InferContext& ctx) {
 // runs the same per-image chains with a smaller N, so the bits do not change).
 struct ConvParams {
   kernels::ConvGeom g;
+  kernels::ConvAlgo algo = kernels::ConvAlgo::TileGemm;  // Conv and FusedConv
   kernels::UnaryOp act = kernels::UnaryOp::Identity;
   float epsilon = 1e-5f;  // FusedConv's batch normalisation
 };
@@ -271,6 +272,7 @@ Status prepare_conv(const InferContext& ctx, Prepared& out) {
   p.g = geom_of(ctx, kind).g;
   conv_activation(ctx.node, &p.act);
   p.epsilon = attr_float(ctx.node, "epsilon", 1e-5f);
+  p.algo = kernels::conv_algorithm(p.g, ctx.mode, ctx.input(3) != nullptr);
   out.work = p.g.N;
   return Status::ok();
 }
@@ -294,8 +296,8 @@ Status conv_kernel(const KernelContext& k) {
   const float* x = k.in(0).as<const float>();
   float* y = k.out(0).as<float>();
   const kernels::ConvGeom g = image_range(p.g, k.begin, k.end, &x, &y);
-  kernels::f32_conv2d(g, x, k.in(1).as<const float>(), bias, p.act, y, static_cast<float*>(k.scratch), k.packed_b, k.mode,
-                      has_norm ? &norm : nullptr);
+  kernels::f32_conv2d_with(p.algo, g, x, k.in(1).as<const float>(), bias, p.act, y, static_cast<float*>(k.scratch), k.packed_b,
+                           k.mode, has_norm ? &norm : nullptr);
   return Status::ok();
 }
 

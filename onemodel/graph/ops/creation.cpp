@@ -45,9 +45,10 @@ template <typename T>
 void fill_range(const KernelContext& k) {
   const T start = *k.in(0).as<const T>(), delta = *k.in(2).as<const T>();
   T* y = k.out(0).as<T>();
-  for (int64_t i = 0; i < k.out(0).numel; ++i) y[i] = start + T(i) * delta;
+  for (int64_t i = k.begin; i < k.end; ++i) y[i] = start + T(i) * delta;
 }
 
+// Work: the output elements (prepare_elements).
 Status range_kernel(const KernelContext& k) {
   switch (k.in(0).dtype) {
     case DType::f32: fill_range<float>(k); break;
@@ -87,27 +88,45 @@ Status infer_constant_of_shape(InferContext& ctx) {
   return Status::ok();
 }
 
+// ConstantOfShape's record: the fill value's bytes. Work: the output elements.
+struct FillParams {
+  uint8_t value[8] = {};
+  bool given = false;  // false: the default f32 0
+};
+
+Status prepare_constant_of_shape(const InferContext& ctx, Prepared& out) {
+  const TensorData* t;
+  OM_TRY(fill_value(ctx, &t));
+  FillParams& p = out.record<FillParams>();
+  if (t) {
+    std::memcpy(p.value, t->bytes, t->nbytes);  // one element: at most 8 bytes
+    p.given = true;
+  }
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+
 // Repeats the value's bytes (a copy, so exact in both modes and for every dtype).
 Status constant_of_shape_kernel(const KernelContext& k) {
-  const Attribute* a = find_attr(*k.node, "value");
+  const FillParams& p = k.params<FillParams>();
   const size_t es = dtype_size(k.out(0).dtype);
   uint8_t* y = k.out(0).as<uint8_t>();
-  const int64_t n = k.out(0).numel;
-  if (!a) {  // f32 0
-    std::memset(y, 0, size_t(n) * es);
+  if (!p.given) {  // f32 0
+    std::memset(y + size_t(k.begin) * es, 0, size_t(k.end - k.begin) * es);
     return Status::ok();
   }
-  for (int64_t i = 0; i < n; ++i) std::memcpy(y + size_t(i) * es, a->t->bytes, es);
+  for (int64_t i = k.begin; i < k.end; ++i) std::memcpy(y + size_t(i) * es, p.value, es);
   return Status::ok();
 }
 
 constexpr AttrSpec kConstantOfShapeAttrs[] = {{"value", AttrKind::Tensor}};
 
 constexpr OpDef kOps[] = {
-    op("Range").upgrades_from(11).plan_time_inputs_mask(0x7u).inputs(3).shapes(infer_range).kernel(range_kernel)
+    op("Range").upgrades_from(11).plan_time_inputs_mask(0x7u).inputs(3).shapes(infer_range)
+        .prepared(prepare_elements).kernel(range_kernel)
         .doc("f32 i64 i32 scalars known at plan time; start + i * delta"),
     op("ConstantOfShape").since_opset(9).plan_time_inputs_mask(1u << 0).inputs(1).attributes(kConstantOfShapeAttrs)
-        .shapes(infer_constant_of_shape).kernel(constant_of_shape_kernel)
+        .shapes(infer_constant_of_shape).prepared(prepare_constant_of_shape).kernel(constant_of_shape_kernel)
         .doc("i64 shape known at plan time; value: a one-element tensor of any onemodel dtype (default f32 0)"),
 };
 

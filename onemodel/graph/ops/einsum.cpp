@@ -183,22 +183,35 @@ Status infer_einsum(InferContext& ctx) {
   return Status::ok();
 }
 
-// T is f32 or f64; products and sums stay in T (f64 computes in double).
+// Einsum's record is the parsed equation. Work: the output elements.
+Status prepare_einsum(const InferContext& ctx, Prepared& out) {
+  const int nops = int(ctx.num_inputs());
+  const int64_t* dims[2] = {ctx.input(0)->shape.data(), nops > 1 ? ctx.input(1)->shape.data() : nullptr};
+  const size_t ranks[2] = {ctx.input(0)->shape.size(), nops > 1 ? ctx.input(1)->shape.size() : 0};
+  if (const char* err = parse_einsum(equation_of(ctx.node), nops, dims, ranks, &out.record<EinsumSpec>()))
+    return ctx.error(ErrorKind::InvalidArgument, err);
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+
+// T is f32 or f64; products and sums stay in T (f64 computes in double). The output index of
+// element k.begin is unravelled once.
 template <typename T>
 Status einsum_typed(const KernelContext& k) {
-  const int nops = int(k.num_inputs);
-  const int64_t* dims[2] = {k.in(0).dims, nops > 1 ? k.in(1).dims : nullptr};
-  const size_t ranks[2] = {k.in(0).rank, nops > 1 ? k.in(1).rank : 0};
-  EinsumSpec sp;
-  if (const char* err = parse_einsum(equation_of(*k.node), nops, dims, ranks, &sp))
-    return Status::error(ErrorKind::InvalidArgument, msg(k.node->label(), ": ", err));
+  const EinsumSpec& sp = k.params<EinsumSpec>();
   const T* a = k.in(0).as<const T>();
-  const T* b = nops > 1 ? k.in(1).as<const T>() : nullptr;
+  const T* b = sp.nops > 1 ? k.in(1).as<const T>() : nullptr;
   T* y = k.out(0).as<T>();
   int64_t sum_count = 1;
   for (int s = 0; s < sp.num_sum; ++s) sum_count *= sp.size[sp.sum_label[s]];
   int64_t oidx[kMaxRank] = {};
-  for (int64_t o = 0; o < k.out(0).numel; ++o) {
+  int64_t rest = k.begin;
+  for (int i = sp.out_rank; i-- > 0 && rest > 0;) {
+    const int64_t n = sp.size[sp.out_label[i]];
+    oidx[i] = rest % n;
+    rest /= n;
+  }
+  for (int64_t o = k.begin; o < k.end; ++o) {
     int64_t base_a = 0, base_b = 0;
     for (int i = 0; i < sp.out_rank; ++i) {
       base_a += oidx[i] * sp.stride[0][sp.out_label[i]];
@@ -237,7 +250,8 @@ Status einsum_kernel(const KernelContext& k) {
 constexpr AttrSpec kEinsumAttrs[] = {{"equation", AttrKind::String}};
 
 constexpr OpDef kOps[] = {
-    op("Einsum").upgrades_from(12).inputs(1, 2).attributes(kEinsumAttrs).shapes(infer_einsum).kernel(einsum_kernel)
+    op("Einsum").upgrades_from(12).inputs(1, 2).attributes(kEinsumAttrs).shapes(infer_einsum)
+        .prepared(prepare_einsum).kernel(einsum_kernel)
         .doc("f32 f64, one or two inputs; explicit or implicit output, diagonals, ellipsis; summed in row-major order"),
 };
 

@@ -91,16 +91,16 @@ Status infer_clip(InferContext& ctx) {
 }
 
 // ---- kernels ----
+// Work units: output elements. The broadcasting ops keep their iterator in a BroadcastParams
+// record (prepare_broadcast), the same-shape maps only the work size (prepare_elements).
 
 void f32_binary_broadcast(const KernelContext& k, BinaryOp op) {
-  const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
-  BroadcastIter it;
-  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
+  const BroadcastIter& it = k.params<BroadcastParams>().it;
   const float* a = k.in(0).as<const float>();
   const float* b = k.in(1).as<const float>();
   float* y = k.out(0).as<float>();
   const size_t sa = size_t(it.inner_step[1]), sb = size_t(it.inner_step[2]);
-  it.for_each([&](const int64_t* off, int64_t n) {
+  it.for_each(k.begin, k.end, [&](const int64_t* off, int64_t n) {
     kernels::f32_binary(op, a + off[1], sa, b + off[2], sb, y + off[0], size_t(n));
   });
 }
@@ -109,18 +109,18 @@ template <typename T>
 Status int_arith(const KernelContext& k, BinaryOp op) {
   switch (op) {
     // Wrap-around and division defined once for both layers (kernels/int_arith.h).
-    case BinaryOp::Add: binary_loop<T, T>(k, [](T x, T y) { return kernels::int_wrap_add(x, y); }); break;
-    case BinaryOp::Sub: binary_loop<T, T>(k, [](T x, T y) { return kernels::int_wrap_sub(x, y); }); break;
-    case BinaryOp::Mul: binary_loop<T, T>(k, [](T x, T y) { return kernels::int_wrap_mul(x, y); }); break;
+    case BinaryOp::Add: binary_range<T, T>(k, [](T x, T y) { return kernels::int_wrap_add(x, y); }); break;
+    case BinaryOp::Sub: binary_range<T, T>(k, [](T x, T y) { return kernels::int_wrap_sub(x, y); }); break;
+    case BinaryOp::Mul: binary_range<T, T>(k, [](T x, T y) { return kernels::int_wrap_mul(x, y); }); break;
     case BinaryOp::Div: {
+      // The whole divisor, in every range: the run fails the same way however it is split.
       int64_t at = 0;
       if (kernels::int_has_zero(k.in(1).as<const T>(), k.in(1).numel, &at))
-        return Status::error(ErrorKind::InvalidArgument, msg("Div node '", k.node->name, "': ", kernels::int_div_by_zero_text(),
-                                                             " (divisor '", k.node->inputs[1], "' element ", at, ")"));
-      binary_loop<T, T>(k, [](T x, T y) { return kernels::int_div(x, y); });
+        return k.error(ErrorKind::InvalidArgument, msg(kernels::int_div_by_zero_text(), " (divisor, input 1, element ", at, ")"));
+      binary_range<T, T>(k, [](T x, T y) { return kernels::int_div(x, y); });
       break;
     }
-    default: return Status::error(ErrorKind::Internal, "int_arith: unsupported op");
+    default: return k.error(ErrorKind::Internal, "int_arith: unsupported op");
   }
   return Status::ok();
 }
@@ -133,7 +133,7 @@ Status arith_kernel(const KernelContext& k) {
     case DType::i32: return int_arith<int32_t>(k, Op);
     case DType::i8: return int_arith<int8_t>(k, Op);
     case DType::u8: return int_arith<uint8_t>(k, Op);
-    default: return Status::error(ErrorKind::DTypeMismatch, "arith kernel: unsupported dtype");
+    default: return k.error(ErrorKind::DTypeMismatch, "arith kernel: unsupported dtype");
   }
 }
 
@@ -141,7 +141,7 @@ enum class Cmp { Eq, Lt, Gt };
 
 template <typename T, Cmp C>
 void compare_typed(const KernelContext& k) {
-  binary_loop<T, bool>(k, [](T x, T y) { return C == Cmp::Eq ? x == y : C == Cmp::Lt ? x < y : x > y; });
+  binary_range<T, bool>(k, [](T x, T y) { return C == Cmp::Eq ? x == y : C == Cmp::Lt ? x < y : x > y; });
 }
 
 template <Cmp C>
@@ -151,22 +151,20 @@ Status compare_kernel(const KernelContext& k) {
     case DType::i64: compare_typed<int64_t, C>(k); break;
     case DType::i32: compare_typed<int32_t, C>(k); break;
     case DType::boolean: compare_typed<bool, C>(k); break;
-    default: return Status::error(ErrorKind::DTypeMismatch, "compare kernel: unsupported dtype");
+    default: return k.error(ErrorKind::DTypeMismatch, "compare kernel: unsupported dtype");
   }
   return Status::ok();
 }
 
 template <typename T>
 void where_typed(const KernelContext& k) {
-  const TensorArg* operands[3] = {&k.in(0), &k.in(1), &k.in(2)};
-  BroadcastIter it;
-  it.init(k.out(0).dims, k.out(0).rank, operands, 3);
+  const BroadcastIter& it = k.params<BroadcastParams>().it;
   const bool* c = k.in(0).as<const bool>();
   const T* x = k.in(1).as<const T>();
   const T* y = k.in(2).as<const T>();
   T* out = k.out(0).as<T>();
   const int64_t sc = it.inner_step[1], sx = it.inner_step[2], sy = it.inner_step[3];
-  it.for_each([&](const int64_t* off, int64_t n) {
+  it.for_each(k.begin, k.end, [&](const int64_t* off, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[off[0] + i] = c[off[1] + i * sc] ? x[off[2] + i * sx] : y[off[3] + i * sy];
   });
 }
@@ -177,31 +175,46 @@ Status where_kernel(const KernelContext& k) {
     case 2: where_typed<uint16_t>(k); break;
     case 4: where_typed<uint32_t>(k); break;
     case 8: where_typed<uint64_t>(k); break;
-    default: return Status::error(ErrorKind::Internal, "Where: unsupported element size");
+    default: return k.error(ErrorKind::Internal, "Where: unsupported element size");
   }
   return Status::ok();
+}
+
+// f32_unary over elements [k.begin, k.end).
+void unary_range(const KernelContext& k, UnaryOp op) {
+  kernels::f32_unary(op, k.in(0).as<const float>() + k.begin, k.out(0).as<float>() + k.begin, size_t(k.end - k.begin));
 }
 
 template <UnaryOp Op>
 Status unary_kernel(const KernelContext& k) {
-  kernels::f32_unary(Op, k.in(0).as<const float>(), k.out(0).as<float>(), size_t(k.in(0).numel));
+  unary_range(k, Op);
   return Status::ok();
 }
 
 Status neg_kernel(const KernelContext& k) {
-  const int64_t n = k.in(0).numel;
+  const int64_t b = k.begin, e = k.end;
   switch (k.in(0).dtype) {
-    case DType::f32: kernels::f32_unary(UnaryOp::Neg, k.in(0).as<const float>(), k.out(0).as<float>(), size_t(n)); break;
-    case DType::i64: for (int64_t i = 0; i < n; ++i) k.out(0).as<int64_t>()[i] = kernels::int_wrap_neg(k.in(0).as<const int64_t>()[i]); break;
-    case DType::i32: for (int64_t i = 0; i < n; ++i) k.out(0).as<int32_t>()[i] = kernels::int_wrap_neg(k.in(0).as<const int32_t>()[i]); break;
-    default: return Status::error(ErrorKind::DTypeMismatch, "Neg: unsupported dtype");
+    case DType::f32: unary_range(k, UnaryOp::Neg); break;
+    case DType::i64: for (int64_t i = b; i < e; ++i) k.out(0).as<int64_t>()[i] = kernels::int_wrap_neg(k.in(0).as<const int64_t>()[i]); break;
+    case DType::i32: for (int64_t i = b; i < e; ++i) k.out(0).as<int32_t>()[i] = kernels::int_wrap_neg(k.in(0).as<const int32_t>()[i]); break;
+    default: return k.error(ErrorKind::DTypeMismatch, "Neg: unsupported dtype");
   }
   return Status::ok();
 }
 
+// Gelu's record: the approximation. Work: elements.
+struct GeluParams {
+  UnaryOp op = UnaryOp::GeluErf;
+};
+
+Status prepare_gelu(const InferContext& ctx, Prepared& out) {
+  out.record<GeluParams>().op = attr_is(ctx.node, "approximate", "tanh") ? UnaryOp::GeluTanh : UnaryOp::GeluErf;
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+
 Status gelu_kernel(const KernelContext& k) {
-  const UnaryOp op = attr_is(*k.node, "approximate", "tanh") ? UnaryOp::GeluTanh : UnaryOp::GeluErf;
-  kernels::f32_unary(op, k.in(0).as<const float>(), k.out(0).as<float>(), size_t(k.in(0).numel));
+  unary_range(k, k.params<GeluParams>().op);
   return Status::ok();
 }
 
@@ -212,11 +225,22 @@ Status infer_gelu(InferContext& ctx) {
   return infer_f32_unary(ctx);
 }
 
+// LeakyRelu's record: alpha. Work: elements.
+struct LeakyParams {
+  float alpha = 0.01f;
+};
+
+Status prepare_leaky_relu(const InferContext& ctx, Prepared& out) {
+  out.record<LeakyParams>().alpha = attr_float(ctx.node, "alpha", 0.01f);
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+
 Status leaky_relu_kernel(const KernelContext& k) {
-  const float alpha = attr_float(*k.node, "alpha", 0.01f);
+  const float alpha = k.params<LeakyParams>().alpha;
   const float* x = k.in(0).as<const float>();
   float* y = k.out(0).as<float>();
-  for (int64_t i = 0; i < k.in(0).numel; ++i) y[i] = x[i] < 0.0f ? alpha * x[i] : x[i];
+  for (int64_t i = k.begin; i < k.end; ++i) y[i] = x[i] < 0.0f ? alpha * x[i] : x[i];
   return Status::ok();
 }
 
@@ -226,7 +250,7 @@ void clip_int(const KernelContext& k) {
   const T hi = k.has_input(2) ? *k.in(2).as<const T>() : std::numeric_limits<T>::max();
   const T* x = k.in(0).as<const T>();
   T* y = k.out(0).as<T>();
-  for (int64_t i = 0; i < k.in(0).numel; ++i) {
+  for (int64_t i = k.begin; i < k.end; ++i) {
     const T v = x[i] < lo ? lo : x[i];
     y[i] = v > hi ? hi : v;
   }
@@ -244,7 +268,7 @@ Status clip_kernel(const KernelContext& k) {
   const float hi = k.has_input(2) ? *k.in(2).as<const float>() : INFINITY;
   const float* x = k.in(0).as<const float>();
   float* y = k.out(0).as<float>();
-  for (int64_t i = 0; i < k.in(0).numel; ++i) {
+  for (int64_t i = k.begin; i < k.end; ++i) {
     const float v = x[i] < lo ? lo : x[i];
     y[i] = v > hi ? hi : v;
   }
@@ -268,9 +292,7 @@ double as_double(const void* p, int64_t i) { return double(static_cast<const T*>
 
 template <typename R>
 void pow_mixed(const KernelContext& k) {
-  const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
-  BroadcastIter it;
-  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
+  const BroadcastIter& it = k.params<BroadcastParams>().it;
   // Every operand dtype infer_pow admits, read as double: exact except i64/u64 magnitudes beyond
   // 2^53, which round to the nearest double first.
   auto read = [](const TensorArg& t) {
@@ -286,7 +308,7 @@ void pow_mixed(const KernelContext& k) {
   const void* b = k.in(1).data;
   R* y = k.out(0).as<R>();
   const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
-  it.for_each([&](const int64_t* off, int64_t n) {
+  it.for_each(k.begin, k.end, [&](const int64_t* off, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
       const double v = std::pow(ra(a, off[1] + i * sa), rb(b, off[2] + i * sb));
       if constexpr (std::is_integral_v<R>) {
@@ -308,7 +330,7 @@ Status pow_kernel(const KernelContext& k) {
     case DType::f32: pow_mixed<float>(k); break;
     case DType::i64: pow_mixed<int64_t>(k); break;
     case DType::i32: pow_mixed<int32_t>(k); break;
-    default: return Status::error(ErrorKind::DTypeMismatch, "Pow: unsupported dtype");
+    default: return k.error(ErrorKind::DTypeMismatch, "Pow: unsupported dtype");
   }
   return Status::ok();
 }
@@ -317,22 +339,29 @@ constexpr AttrSpec kGeluAttrs[] = {{"approximate", AttrKind::String}};
 constexpr AttrSpec kLeakyAttrs[] = {{"alpha", AttrKind::Float}};
 
 constexpr OpDef unary(const char* type, KernelFn k, const char* notes) {
-  return op(type).upgrades_from(6).inputs(1).shapes(infer_f32_unary).kernel(k).doc(notes);
+  return op(type).upgrades_from(6).inputs(1).shapes(infer_f32_unary).prepared(prepare_elements).kernel(k).doc(notes);
 }
 
 constexpr OpDef kOps[] = {
-    op("Add").upgrades_from(7).inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Add>).doc("f32 i64 i32 i8 u8, broadcasting"),
-    op("Sub").upgrades_from(7).inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Sub>).doc("f32 i64 i32 i8 u8, broadcasting"),
-    op("Mul").upgrades_from(7).inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Mul>).doc("f32 i64 i32 i8 u8, broadcasting"),
-    op("Div").upgrades_from(7).inputs(2).shapes(infer_arith).kernel(arith_kernel<BinaryOp::Div>)
+    op("Add").upgrades_from(7).inputs(2).shapes(infer_arith)
+        .prepared(prepare_broadcast).kernel(arith_kernel<BinaryOp::Add>).doc("f32 i64 i32 i8 u8, broadcasting"),
+    op("Sub").upgrades_from(7).inputs(2).shapes(infer_arith)
+        .prepared(prepare_broadcast).kernel(arith_kernel<BinaryOp::Sub>).doc("f32 i64 i32 i8 u8, broadcasting"),
+    op("Mul").upgrades_from(7).inputs(2).shapes(infer_arith)
+        .prepared(prepare_broadcast).kernel(arith_kernel<BinaryOp::Mul>).doc("f32 i64 i32 i8 u8, broadcasting"),
+    op("Div").upgrades_from(7).inputs(2).shapes(infer_arith).prepared(prepare_broadcast).kernel(arith_kernel<BinaryOp::Div>)
         .doc("f32 i64 i32 i8 u8, broadcasting; integer division truncates, by zero is an error"),
-    op("Pow").upgrades_from(7).inputs(2).shapes(infer_pow).fast_only(pow_kernel)
+    op("Pow").upgrades_from(7).inputs(2).shapes(infer_pow).prepared(prepare_broadcast).fast_only(pow_kernel)
         .doc("f32 i64 i32 base, f32 f64 i64 i32 i16 i8 u64 u32 u16 u8 exponent, broadcasting; result has the base's dtype; fast only"),
-    op("Equal").upgrades_from(7).inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Eq>).doc("f32 i64 i32 bool -> bool"),
-    op("Less").upgrades_from(7).inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Lt>).doc("f32 i64 i32 bool -> bool"),
-    op("Greater").upgrades_from(7).inputs(2).shapes(infer_compare).kernel(compare_kernel<Cmp::Gt>).doc("f32 i64 i32 bool -> bool"),
-    op("Where").upgrades_from(9).inputs(3).shapes(infer_where).kernel(where_kernel).doc("any dtype, three-way broadcasting"),
-    op("Neg").upgrades_from(6).inputs(1).shapes(infer_neg).kernel(neg_kernel).doc("f32 i64 i32"),
+    op("Equal").upgrades_from(7).inputs(2).shapes(infer_compare)
+        .prepared(prepare_broadcast).kernel(compare_kernel<Cmp::Eq>).doc("f32 i64 i32 bool -> bool"),
+    op("Less").upgrades_from(7).inputs(2).shapes(infer_compare)
+        .prepared(prepare_broadcast).kernel(compare_kernel<Cmp::Lt>).doc("f32 i64 i32 bool -> bool"),
+    op("Greater").upgrades_from(7).inputs(2).shapes(infer_compare)
+        .prepared(prepare_broadcast).kernel(compare_kernel<Cmp::Gt>).doc("f32 i64 i32 bool -> bool"),
+    op("Where").upgrades_from(9).inputs(3).shapes(infer_where)
+        .prepared(prepare_broadcast).kernel(where_kernel).doc("any dtype, three-way broadcasting"),
+    op("Neg").upgrades_from(6).inputs(1).shapes(infer_neg).prepared(prepare_elements).kernel(neg_kernel).doc("f32 i64 i32"),
     unary("Relu", unary_kernel<UnaryOp::Relu>, "f32"),
     unary("Sigmoid", unary_kernel<UnaryOp::Sigmoid>, "f32, library sigmoid"),
     unary("Tanh", unary_kernel<UnaryOp::Tanh>, "f32, library tanh"),
@@ -342,10 +371,12 @@ constexpr OpDef kOps[] = {
     unary("Log", unary_kernel<UnaryOp::Log>, "f32, library log"),
     unary("Abs", unary_kernel<UnaryOp::Abs>, "f32"),
     unary("Reciprocal", unary_kernel<UnaryOp::Reciprocal>, "f32"),
-    op("Gelu").since_opset(20).inputs(1).attributes(kGeluAttrs).shapes(infer_gelu).kernel(gelu_kernel)
+    op("Gelu").since_opset(20).inputs(1).attributes(kGeluAttrs).shapes(infer_gelu).prepared(prepare_gelu).kernel(gelu_kernel)
         .doc("f32, approximate none|tanh"),
-    op("LeakyRelu").upgrades_from(6).inputs(1).attributes(kLeakyAttrs).shapes(infer_f32_unary).kernel(leaky_relu_kernel).doc("f32, alpha"),
-    op("Clip").upgrades_from(6).attr_became_input("min", 1, 11).attr_became_input("max", 2, 11).inputs(1, 3).shapes(infer_clip).kernel(clip_kernel).doc("f32 i64 i32 i8 u8, optional scalar min/max inputs"),
+    op("LeakyRelu").upgrades_from(6).inputs(1).attributes(kLeakyAttrs).shapes(infer_f32_unary)
+        .prepared(prepare_leaky_relu).kernel(leaky_relu_kernel).doc("f32, alpha"),
+    op("Clip").upgrades_from(6).attr_became_input("min", 1, 11).attr_became_input("max", 2, 11).inputs(1, 3).shapes(infer_clip)
+        .prepared(prepare_elements).kernel(clip_kernel).doc("f32 i64 i32 i8 u8, optional scalar min/max inputs"),
 };
 
 }  // namespace

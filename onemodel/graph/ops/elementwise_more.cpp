@@ -40,6 +40,9 @@ Status infer_same_binary(InferContext& ctx, std::initializer_list<DType> allowed
   return Status::ok();
 }
 
+// Work units: output elements. The broadcasting ops keep their iterator in their record
+// (BroadcastParams, ModParams), the maps their attributes.
+
 // ---- logic ----
 
 Status infer_logic(InferContext& ctx) { return infer_same_binary(ctx, {DType::boolean}, true); }
@@ -47,7 +50,7 @@ Status infer_logic(InferContext& ctx) { return infer_same_binary(ctx, {DType::bo
 enum class Logic { And, Or, Xor };
 template <Logic L>
 Status logic_kernel(const KernelContext& k) {
-  binary_loop<bool, bool>(k, [](bool a, bool b) { return L == Logic::And ? (a && b) : L == Logic::Or ? (a || b) : (a != b); });
+  binary_range<bool, bool>(k, [](bool a, bool b) { return L == Logic::And ? (a && b) : L == Logic::Or ? (a || b) : (a != b); });
   return Status::ok();
 }
 
@@ -59,7 +62,7 @@ Status infer_not(InferContext& ctx) {
 Status not_kernel(const KernelContext& k) {
   const bool* x = k.in(0).as<const bool>();
   bool* y = k.out(0).as<bool>();
-  for (int64_t i = 0; i < k.in(0).numel; ++i) y[i] = !x[i];
+  for (int64_t i = k.begin; i < k.end; ++i) y[i] = !x[i];
   return Status::ok();
 }
 
@@ -75,13 +78,28 @@ Status infer_mod(InferContext& ctx) {
   return Status::ok();
 }
 
+// Mod's record: the broadcast iterator and fmod. Work: output elements.
+struct ModParams {
+  BroadcastIter it;
+  bool fmod = false;
+};
+
+Status prepare_mod(const InferContext& ctx, Prepared& out) {
+  ModParams& p = out.record<ModParams>();
+  const ValueDesc* operands[2] = {ctx.input(0), ctx.input(1)};
+  p.it.init(ctx.outputs[0].shape, operands, 2);
+  p.fmod = attr_int(ctx.node, "fmod", 0) != 0;
+  out.work = p.it.size();
+  return Status::ok();
+}
+
 template <typename T>
-Status int_mod(const KernelContext& k, bool fmod) {
+Status int_mod(const KernelContext& k, const BroadcastIter& it, bool fmod) {
+  // The whole divisor, in every range: the run fails the same way however it is split.
   int64_t at = 0;
   if (kernels::int_has_zero(k.in(1).as<const T>(), k.in(1).numel, &at))
-    return Status::error(ErrorKind::InvalidArgument, msg("Mod node '", k.node->name, "' producing '", k.node->outputs[0],
-                                                         "': integer modulo by zero (divisor '", k.node->inputs[1], "' element ", at, ")"));
-  binary_loop<T, T>(k, [fmod](T a, T b) -> T {
+    return k.error(ErrorKind::InvalidArgument, msg("integer modulo by zero (divisor, input 1, element ", at, ")"));
+  binary_loop<T, T>(k, it, k.begin, k.end, [fmod](T a, T b) -> T {
     if constexpr (std::is_signed_v<T>)
       if (b == T(-1)) return T(0);  // also INT_MIN % -1, undefined in C++
     T r = T(a % b);
@@ -93,17 +111,17 @@ Status int_mod(const KernelContext& k, bool fmod) {
 }
 
 Status mod_kernel(const KernelContext& k) {
-  const bool fmod = attr_int(*k.node, "fmod", 0) != 0;
+  const ModParams& p = k.params<ModParams>();
   // std::fmod is exact (the remainder is representable), so f32 and f64 are exact kernels too.
   return visit_dtype(k.in(0).dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
-      binary_loop<T, T>(k, [](T a, T b) { return std::fmod(a, b); });
+      binary_loop<T, T>(k, p.it, k.begin, k.end, [](T a, T b) { return std::fmod(a, b); });
       return Status::ok();
     } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      return int_mod<T>(k, fmod);
+      return int_mod<T>(k, p.it, p.fmod);
     } else {
-      return Status::error(ErrorKind::DTypeMismatch, "Mod: unsupported dtype");  // refused at plan time
+      return k.error(ErrorKind::DTypeMismatch, "Mod: unsupported dtype");  // refused at plan time
     }
   });
 }
@@ -116,11 +134,12 @@ Status infer_f32(InferContext& ctx) {
   return Status::ok();
 }
 
+// y = f(x) over elements [k.begin, k.end).
 template <typename F>
 Status map_f32(const KernelContext& k, F f) {
   const float* x = k.in(0).as<const float>();
   float* y = k.out(0).as<float>();
-  for (int64_t i = 0; i < k.in(0).numel; ++i) y[i] = f(x[i]);
+  for (int64_t i = k.begin; i < k.end; ++i) y[i] = f(x[i]);
   return Status::ok();
 }
 
@@ -187,13 +206,39 @@ float sin_cos_f32(float xf) {
 Status cos_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return sin_cos_f32<true>(v); }); }
 Status sin_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return sin_cos_f32<false>(v); }); }
 
+// The record of Elu (alpha), Selu (alpha; gamma in beta) and HardSigmoid (alpha, beta), filled
+// by their own prepare. Work: elements.
+struct ActivationParams {
+  float alpha = 0.0f, beta = 0.0f;
+};
+
+Status prepare_elu(const InferContext& ctx, Prepared& out) {
+  out.record<ActivationParams>().alpha = attr_float(ctx.node, "alpha", 1.0f);
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+Status prepare_selu(const InferContext& ctx, Prepared& out) {
+  ActivationParams& p = out.record<ActivationParams>();
+  p.alpha = attr_float(ctx.node, "alpha", 1.67326319217681884765625f);
+  p.beta = attr_float(ctx.node, "gamma", 1.05070102214813232421875f);
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+Status prepare_hard_sigmoid(const InferContext& ctx, Prepared& out) {
+  ActivationParams& p = out.record<ActivationParams>();
+  p.alpha = attr_float(ctx.node, "alpha", 0.2f);
+  p.beta = attr_float(ctx.node, "beta", 0.5f);
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+
 Status elu_kernel(const KernelContext& k) {
-  const float alpha = attr_float(*k.node, "alpha", 1.0f);
+  const float alpha = k.params<ActivationParams>().alpha;
   return map_f32(k, [alpha](float v) { return v < 0.0f ? alpha * (kernels::exp_f32(v) - 1.0f) : v; });
 }
 Status selu_kernel(const KernelContext& k) {
-  const float alpha = attr_float(*k.node, "alpha", 1.67326319217681884765625f);
-  const float gamma = attr_float(*k.node, "gamma", 1.05070102214813232421875f);
+  const float alpha = k.params<ActivationParams>().alpha;
+  const float gamma = k.params<ActivationParams>().beta;  // Selu's gamma
   return map_f32(k, [alpha, gamma](float v) { return v > 0.0f ? gamma * v : gamma * (alpha * kernels::exp_f32(v) - alpha); });
 }
 Status softplus_kernel(const KernelContext& k) {
@@ -204,7 +249,7 @@ Status softplus_kernel(const KernelContext& k) {
 }
 Status softsign_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return v / (1.0f + std::fabs(v)); }); }
 Status hard_sigmoid_kernel(const KernelContext& k) {
-  const float alpha = attr_float(*k.node, "alpha", 0.2f), beta = attr_float(*k.node, "beta", 0.5f);
+  const float alpha = k.params<ActivationParams>().alpha, beta = k.params<ActivationParams>().beta;
   return map_f32(k, [alpha, beta](float v) { return std::fmax(0.0f, std::fmin(1.0f, alpha * v + beta)); });
 }
 Status hard_swish_kernel(const KernelContext& k) {
@@ -220,7 +265,7 @@ template <typename T>
 void sign_typed(const KernelContext& k) {
   const T* x = k.in(0).as<const T>();
   T* y = k.out(0).as<T>();
-  for (int64_t i = 0; i < k.in(0).numel; ++i) y[i] = x[i] > T(0) ? T(1) : x[i] < T(0) ? T(-1) : x[i];
+  for (int64_t i = k.begin; i < k.end; ++i) y[i] = x[i] > T(0) ? T(1) : x[i] < T(0) ? T(-1) : x[i];
 }
 Status sign_kernel(const KernelContext& k) {
   switch (k.in(0).dtype) {
@@ -229,7 +274,7 @@ Status sign_kernel(const KernelContext& k) {
     case DType::i32: sign_typed<int32_t>(k); break;
     case DType::i8: sign_typed<int8_t>(k); break;
     case DType::u8: sign_typed<uint8_t>(k); break;
-    default: return Status::error(ErrorKind::DTypeMismatch, "Sign: unsupported dtype");
+    default: return k.error(ErrorKind::DTypeMismatch, "Sign: unsupported dtype");
   }
   return Status::ok();
 }
@@ -244,7 +289,7 @@ Status infer_prelu(InferContext& ctx) {
   return Status::ok();
 }
 Status prelu_kernel(const KernelContext& k) {
-  binary_loop<float, float>(k, [](float x, float s) { return x < 0.0f ? s * x : x; });
+  binary_range<float, float>(k, [](float x, float s) { return x < 0.0f ? s * x : x; });
   return Status::ok();
 }
 
@@ -264,12 +309,11 @@ Status infer_variadic(InferContext& ctx) {
 
 template <bool Mean>
 Status variadic_kernel(const KernelContext& k) {
-  fold_inputs<float>(k, [](float acc, float x) { return acc + x; });
+  fold_inputs<float>(k, k.begin, k.end, [](float acc, float x) { return acc + x; });
   if (Mean) {
-    const TensorArg& Y = k.out(0);
-    float* y = Y.as<float>();
+    float* y = k.out(0).as<float>();
     const float count = float(k.num_inputs);
-    for (int64_t i = 0; i < Y.numel; ++i) y[i] = y[i] / count;
+    for (int64_t i = k.begin; i < k.end; ++i) y[i] = y[i] / count;
   }
   return Status::ok();
 }
@@ -280,32 +324,34 @@ constexpr AttrSpec kSeluAttrs[] = {{"alpha", AttrKind::Float}, {"gamma", AttrKin
 constexpr AttrSpec kHardSigmoidAttrs[] = {{"alpha", AttrKind::Float}, {"beta", AttrKind::Float}};
 
 constexpr OpDef f32_unary(const char* type, KernelFn k, const char* notes) {
-  return op(type).upgrades_from(6).inputs(1).shapes(infer_f32).kernel(k).doc(notes);
+  return op(type).upgrades_from(6).inputs(1).shapes(infer_f32).prepared(prepare_elements).kernel(k).doc(notes);
 }
 
 constexpr OpDef kOps[] = {
-    op("And").upgrades_from(7).inputs(2).shapes(infer_logic).kernel(logic_kernel<Logic::And>).doc("bool, broadcasting"),
-    op("Or").upgrades_from(7).inputs(2).shapes(infer_logic).kernel(logic_kernel<Logic::Or>).doc("bool, broadcasting"),
-    op("Xor").upgrades_from(7).inputs(2).shapes(infer_logic).kernel(logic_kernel<Logic::Xor>).doc("bool, broadcasting"),
-    op("Not").upgrades_from(1).inputs(1).shapes(infer_not).kernel(not_kernel).doc("bool"),
-    op("Mod").upgrades_from(10).inputs(2).attributes(kModAttrs).shapes(infer_mod).kernel(mod_kernel)
+    op("And").upgrades_from(7).inputs(2).shapes(infer_logic).prepared(prepare_broadcast).kernel(logic_kernel<Logic::And>).doc("bool, broadcasting"),
+    op("Or").upgrades_from(7).inputs(2).shapes(infer_logic).prepared(prepare_broadcast).kernel(logic_kernel<Logic::Or>).doc("bool, broadcasting"),
+    op("Xor").upgrades_from(7).inputs(2).shapes(infer_logic).prepared(prepare_broadcast).kernel(logic_kernel<Logic::Xor>).doc("bool, broadcasting"),
+    op("Not").upgrades_from(1).inputs(1).shapes(infer_not).prepared(prepare_elements).kernel(not_kernel).doc("bool"),
+    op("Mod").upgrades_from(10).inputs(2).attributes(kModAttrs).shapes(infer_mod).prepared(prepare_mod).kernel(mod_kernel)
         .doc("f32 f64 (fmod 1) i64 i32 i16 i8 u64 u32 u16 u8, broadcasting; fmod 0: the sign of the divisor; by zero is an error"),
-    op("Sign").upgrades_from(9).inputs(1).shapes(infer_sign).kernel(sign_kernel).doc("f32 i64 i32 i8 u8"),
+    op("Sign").upgrades_from(9).inputs(1).shapes(infer_sign).prepared(prepare_elements).kernel(sign_kernel).doc("f32 i64 i32 i8 u8"),
     f32_unary("Floor", floor_kernel, "f32"),
     f32_unary("Ceil", ceil_kernel, "f32"),
     f32_unary("Round", round_kernel, "f32, halves to even").upgrades_from(11),
-    op("Cos").upgrades_from(7).inputs(1).shapes(infer_f32).kernel(cos_kernel).doc("f32, library cos (double Cody-Waite and Taylor)"),
-    op("Sin").upgrades_from(7).inputs(1).shapes(infer_f32).kernel(sin_kernel).doc("f32, library sin (double Cody-Waite and Taylor)"),
-    op("PRelu").upgrades_from(7).inputs(2).shapes(infer_prelu).kernel(prelu_kernel).doc("f32, slope broadcast to X"),
-    f32_unary("Elu", elu_kernel, "f32, alpha; library exp").attributes(kAlphaAttrs),
-    f32_unary("Selu", selu_kernel, "f32, alpha, gamma; library exp").attributes(kSeluAttrs),
+    op("Cos").upgrades_from(7).inputs(1).shapes(infer_f32)
+        .prepared(prepare_elements).kernel(cos_kernel).doc("f32, library cos (double Cody-Waite and Taylor)"),
+    op("Sin").upgrades_from(7).inputs(1).shapes(infer_f32)
+        .prepared(prepare_elements).kernel(sin_kernel).doc("f32, library sin (double Cody-Waite and Taylor)"),
+    op("PRelu").upgrades_from(7).inputs(2).shapes(infer_prelu).prepared(prepare_broadcast).kernel(prelu_kernel).doc("f32, slope broadcast to X"),
+    f32_unary("Elu", elu_kernel, "f32, alpha; library exp").attributes(kAlphaAttrs).prepared(prepare_elu),
+    f32_unary("Selu", selu_kernel, "f32, alpha, gamma; library exp").attributes(kSeluAttrs).prepared(prepare_selu),
     f32_unary("Softplus", softplus_kernel, "f32; library exp and log").upgrades_from(1),
     f32_unary("Softsign", softsign_kernel, "f32").upgrades_from(1),
-    f32_unary("HardSigmoid", hard_sigmoid_kernel, "f32, alpha, beta").attributes(kHardSigmoidAttrs),
-    op("HardSwish").since_opset(14).inputs(1).shapes(infer_f32).kernel(hard_swish_kernel).doc("f32"),
-    op("Sum").upgrades_from(6).inputs(1, 64).shapes(infer_variadic).kernel(variadic_kernel<false>)
+    f32_unary("HardSigmoid", hard_sigmoid_kernel, "f32, alpha, beta").attributes(kHardSigmoidAttrs).prepared(prepare_hard_sigmoid),
+    op("HardSwish").since_opset(14).inputs(1).shapes(infer_f32).prepared(prepare_elements).kernel(hard_swish_kernel).doc("f32"),
+    op("Sum").upgrades_from(6).inputs(1, 64).shapes(infer_variadic).prepared(prepare_elements).kernel(variadic_kernel<false>)
         .doc("f32, broadcasting; summed in input order"),
-    op("Mean").upgrades_from(6).inputs(1, 64).shapes(infer_variadic).kernel(variadic_kernel<true>)
+    op("Mean").upgrades_from(6).inputs(1, 64).shapes(infer_variadic).prepared(prepare_elements).kernel(variadic_kernel<true>)
         .doc("f32, broadcasting; summed in input order, one division"),
 };
 

@@ -27,31 +27,48 @@ Status infer_lrn(InferContext& ctx) {
   return Status::ok();
 }
 
+// LRN's record. Work: the N * C planes (n, c); a plane reads its neighbouring channels' input.
+struct LrnParams {
+  int64_t C = 0, inner = 0, size = 1;
+  float alpha = 1e-4f, beta = 0.75f, bias = 1.0f;
+};
+
+Status prepare_lrn(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  LrnParams& p = out.record<LrnParams>();
+  p.alpha = attr_float(ctx.node, "alpha", 1e-4f);
+  p.beta = attr_float(ctx.node, "beta", 0.75f);
+  p.bias = attr_float(ctx.node, "bias", 1.0f);
+  p.size = attr_int(ctx.node, "size", 1);
+  p.C = x.shape[1];
+  p.inner = 1;
+  for (size_t i = 2; i < x.shape.size(); ++i) p.inner *= x.shape[i];
+  out.work = x.shape[0] * p.C;
+  return Status::ok();
+}
+
 Status lrn_kernel(const KernelContext& k) {
-  const TensorArg& X = k.in(0);
-  const float alpha = attr_float(*k.node, "alpha", 1e-4f), beta = attr_float(*k.node, "beta", 0.75f);
-  const float bias = attr_float(*k.node, "bias", 1.0f);
-  const int64_t size = attr_int(*k.node, "size", 1);
-  const int64_t N = X.dims[0], C = X.dims[1];
-  int64_t inner = 1;
-  for (size_t i = 2; i < X.rank; ++i) inner *= X.dims[i];
+  const LrnParams& p = k.params<LrnParams>();
+  const float alpha = p.alpha, beta = p.beta, bias = p.bias;
+  const int64_t size = p.size, C = p.C, inner = p.inner;
   const int64_t lo_off = (size - 1) / 2, hi_off = size - 1 - lo_off;
-  const float* x = X.as<const float>();
+  const float* x = k.in(0).as<const float>();
   float* y = k.out(0).as<float>();
   const float scale = alpha / float(size);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t i = 0; i < inner; ++i) {
-        float sq = 0.0f;
-        const int64_t c0 = c - lo_off < 0 ? 0 : c - lo_off, c1 = c + hi_off > C - 1 ? C - 1 : c + hi_off;
-        for (int64_t j = c0; j <= c1; ++j) {
-          const float v = x[(n * C + j) * inner + i];
-          sq = sq + v * v;
-        }
-        const float base = bias + scale * sq;
-        const int64_t at = (n * C + c) * inner + i;
-        y[at] = x[at] / kernels::exp_f32(beta * kernels::log_f32(base));
+  for (int64_t q = k.begin; q < k.end; ++q) {
+    const int64_t n = q / C, c = q % C;
+    for (int64_t i = 0; i < inner; ++i) {
+      float sq = 0.0f;
+      const int64_t c0 = c - lo_off < 0 ? 0 : c - lo_off, c1 = c + hi_off > C - 1 ? C - 1 : c + hi_off;
+      for (int64_t j = c0; j <= c1; ++j) {
+        const float v = x[(n * C + j) * inner + i];
+        sq = sq + v * v;
       }
+      const float base = bias + scale * sq;
+      const int64_t at = (n * C + c) * inner + i;
+      y[at] = x[at] / kernels::exp_f32(beta * kernels::log_f32(base));
+    }
+  }
   return Status::ok();
 }
 
@@ -80,45 +97,66 @@ Status infer_mvn(InferContext& ctx) {
   return Status::ok();
 }
 
-// Per group of kept coordinates: the sum, then the sum of squared deviations (scratch).
-size_t mvn_scratch(const InferContext& ctx) {
+// MeanVarianceNormalization's record: x's kept and reduced axes (sizes and element strides).
+// Work: the groups of kept coordinates (row-major), each normalised over its own elements.
+struct MvnParams {
+  size_t num_kept = 0, num_reduced = 0;
+  int64_t kept_dims[kMaxRank] = {}, kept_strides[kMaxRank] = {};
+  int64_t red_dims[kMaxRank] = {}, red_strides[kMaxRank] = {};
+  int64_t count = 1;  // elements per group
+};
+
+Status prepare_mvn(const InferContext& ctx, Prepared& out) {
+  const std::vector<int64_t>& dims = ctx.input(0)->shape;
   bool mask[kMaxRank];
-  mvn_mask(ctx.node, ctx.input(0)->shape.size(), mask);
+  mvn_mask(ctx.node, dims.size(), mask);  // checked by infer
+  int64_t strides[kMaxRank];
+  contiguous_strides(dims.data(), dims.size(), strides);
+  MvnParams& p = out.record<MvnParams>();
   int64_t groups = 1;
-  for (size_t i = 0; i < ctx.input(0)->shape.size(); ++i)
-    if (!mask[i]) groups *= ctx.input(0)->shape[i];
-  return size_t(groups) * 2 * sizeof(float);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (mask[i]) {
+      p.red_dims[p.num_reduced] = dims[i];
+      p.red_strides[p.num_reduced++] = strides[i];
+      p.count *= dims[i];
+    } else {
+      p.kept_dims[p.num_kept] = dims[i];
+      p.kept_strides[p.num_kept++] = strides[i];
+      groups *= dims[i];
+    }
+  }
+  out.work = p.count == 0 ? 0 : groups;
+  return Status::ok();
 }
 
+// Per group, three passes over its elements in element order: the sum, the squared
+// deviations, the result (the order the whole-tensor passes gave each group).
 Status mvn_kernel(const KernelContext& k) {
-  const TensorArg& X = k.in(0);
-  bool mask[kMaxRank];
-  mvn_mask(*k.node, X.rank, mask);
-  int64_t gstride[kMaxRank];
-  int64_t groups = 1, count = 1;
-  for (size_t i = X.rank; i-- > 0;) {
-    gstride[i] = mask[i] ? 0 : groups;
-    if (mask[i]) count *= X.dims[i]; else groups *= X.dims[i];
-  }
-  float* sum = static_cast<float*>(k.scratch);
-  float* dev = sum + groups;
-  for (int64_t g = 0; g < groups; ++g) sum[g] = 0.0f, dev[g] = 0.0f;
-  const float* x = X.as<const float>();
+  const MvnParams& p = k.params<MvnParams>();
+  const int64_t count = p.count;
+  const float* x = k.in(0).as<const float>();
   float* y = k.out(0).as<float>();
-  // Three passes in element order: sums, squared deviations, the result.
-  for (int pass = 0; pass < 3; ++pass) {
-    int64_t idx[kMaxRank] = {};
-    int64_t g = 0;
-    for (int64_t e = 0; e < X.numel; ++e) {
-      const float mean = sum[g] / float(count);
-      if (pass == 0) sum[g] = sum[g] + x[e];
-      else if (pass == 1) dev[g] = dev[g] + (x[e] - mean) * (x[e] - mean);
-      else y[e] = (x[e] - mean) / (std::sqrt(dev[g] / float(count)) + 1e-9f);
-      for (size_t d = X.rank; d-- > 0;) {
-        g += gstride[d];
-        if (++idx[d] < X.dims[d]) break;
-        g -= gstride[d] * X.dims[d];
-        idx[d] = 0;
+  for (int64_t g = k.begin; g < k.end; ++g) {
+    int64_t base = 0;
+    for (size_t d = p.num_kept, rest = size_t(g); d-- > 0;) {
+      base += int64_t(rest % size_t(p.kept_dims[d])) * p.kept_strides[d];
+      rest /= size_t(p.kept_dims[d]);
+    }
+    float sum = 0.0f, dev = 0.0f;
+    for (int pass = 0; pass < 3; ++pass) {
+      int64_t idx[kMaxRank] = {};
+      int64_t e = base;
+      const float mean = sum / float(count);
+      for (int64_t j = 0; j < count; ++j) {
+        if (pass == 0) sum = sum + x[e];
+        else if (pass == 1) dev = dev + (x[e] - mean) * (x[e] - mean);
+        else y[e] = (x[e] - mean) / (std::sqrt(dev / float(count)) + 1e-9f);
+        for (size_t d = p.num_reduced; d-- > 0;) {
+          e += p.red_strides[d];
+          if (++idx[d] < p.red_dims[d]) break;
+          e -= p.red_strides[d] * p.red_dims[d];
+          idx[d] = 0;
+        }
       }
     }
   }
@@ -130,10 +168,10 @@ constexpr AttrSpec kLrnAttrs[] = {{"alpha", AttrKind::Float}, {"beta", AttrKind:
 constexpr AttrSpec kMvnAttrs[] = {{"axes", AttrKind::Ints}};
 
 constexpr OpDef kOps[] = {
-    op("LRN").upgrades_from(1).inputs(1).attributes(kLrnAttrs).shapes(infer_lrn).kernel(lrn_kernel)
+    op("LRN").upgrades_from(1).inputs(1).attributes(kLrnAttrs).shapes(infer_lrn).prepared(prepare_lrn).kernel(lrn_kernel)
         .doc("f32, (N, C, ...), size, alpha, beta, bias; library exp and log for the power"),
-    op("MeanVarianceNormalization").upgrades_from(9).inputs(1).attributes(kMvnAttrs).shapes(infer_mvn).kernel(mvn_kernel)
-        .with_scratch(mvn_scratch).doc("f32, axes (default 0, 2, 3); sums in element order"),
+    op("MeanVarianceNormalization").upgrades_from(9).inputs(1).attributes(kMvnAttrs).shapes(infer_mvn).prepared(prepare_mvn).kernel(mvn_kernel)
+        .doc("f32, axes (default 0, 2, 3); sums in element order"),
 };
 
 }  // namespace

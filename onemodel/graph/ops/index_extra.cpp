@@ -87,18 +87,30 @@ Status infer_gather_nd(InferContext& ctx) {
   return Status::ok();
 }
 
+// GatherND's record. Work: the index tuples, each one slice of the output.
+struct GatherNDParams {
+  int64_t batch = 0;  // batch_dims
+};
+
+Status prepare_gather_nd(const InferContext& ctx, Prepared& out) {
+  out.record<GatherNDParams>().batch = attr_int(ctx.node, "batch_dims", 0);
+  const ValueDesc& idx = *ctx.input(1);
+  const int64_t kk = idx.shape.back();
+  out.work = kk == 0 ? 0 : idx.numel() / kk;
+  return Status::ok();
+}
+
 Status gather_nd_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const TensorArg& I = k.in(1);
-  const int64_t batch = attr_int(*k.node, "batch_dims", 0);
+  const int64_t batch = k.params<GatherNDParams>().batch;
   const int64_t kk = I.dims[I.rank - 1];
   const size_t es = dtype_size(X.dtype);
   const int64_t slice = prod(X.dims, size_t(batch + kk), X.rank);
-  const int64_t tuples = kk == 0 ? 0 : I.numel / kk;
   uint8_t* y = static_cast<uint8_t*>(k.out(0).data);
-  for (int64_t p = 0; p < tuples; ++p) {
+  for (int64_t p = k.begin; p < k.end; ++p) {
     int64_t off = 0;
-    if (const char* err = nd_offset(X, I, batch, p, &off)) return Status::error(ErrorKind::InvalidArgument, msg(k.node->label(), ": ", err));
+    if (const char* err = nd_offset(X, I, batch, p, &off)) return k.error(ErrorKind::InvalidArgument, err);
     std::memcpy(y + size_t(p * slice) * es, static_cast<const uint8_t*>(X.data) + size_t(off) * es, size_t(slice) * es);
   }
   return Status::ok();
@@ -123,6 +135,18 @@ Status infer_scatter_nd(InferContext& ctx) {
   return Status::ok();
 }
 
+// ScatterND's record: the reduction ('n'one, 'a'dd, 'm'ul). Work: one unit (the indices may
+// point anywhere in the output, and repeated ones apply in index order).
+struct ScatterNDParams {
+  char how = 'n';
+};
+
+Status prepare_scatter_nd(const InferContext& ctx, Prepared& out) {
+  const std::string_view r = attr_text(ctx.node, "reduction", "none");  // checked by infer
+  out.record<ScatterNDParams>().how = r == "none" ? 'n' : r == "add" ? 'a' : 'm';
+  return Status::ok();
+}
+
 Status scatter_nd_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const TensorArg& I = k.in(1);
@@ -131,13 +155,12 @@ Status scatter_nd_kernel(const KernelContext& k) {
   const int64_t slice = prod(X.dims, size_t(kk), X.rank);
   const int64_t tuples = I.numel / kk;
   std::memcpy(k.out(0).data, X.data, size_t(X.numel) * es);
-  const Attribute* r = find_attr(*k.node, "reduction");
-  const char how = !r || r->s == "none" ? 'n' : r->s == "add" ? 'a' : 'm';
+  const char how = k.params<ScatterNDParams>().how;
   uint8_t* y = static_cast<uint8_t*>(k.out(0).data);
   const uint8_t* u = static_cast<const uint8_t*>(k.in(2).data);
   for (int64_t p = 0; p < tuples; ++p) {
     int64_t off = 0;
-    if (const char* err = nd_offset(X, I, 0, p, &off)) return Status::error(ErrorKind::InvalidArgument, msg(k.node->label(), ": ", err));
+    if (const char* err = nd_offset(X, I, 0, p, &off)) return k.error(ErrorKind::InvalidArgument, err);
     if (how == 'n') {
       std::memcpy(y + size_t(off) * es, u + size_t(p * slice) * es, size_t(slice) * es);
       continue;
@@ -170,24 +193,40 @@ Status infer_one_hot(InferContext& ctx) {
   return Status::ok();
 }
 
+// OneHot's record. Work: the output rows (o, d) over the axes before the new one and the
+// depth, each `inner` elements.
+struct OneHotParams {
+  int64_t depth = 0, inner = 0;
+};
+
+Status prepare_one_hot(const InferContext& ctx, Prepared& out) {
+  const std::vector<int64_t>& is = ctx.input(0)->shape;
+  int64_t axis = 0;
+  normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(is.size()) + 1, &axis);  // checked by infer
+  OneHotParams& p = out.record<OneHotParams>();
+  p.depth = ctx.outputs[0].shape[size_t(axis)];
+  p.inner = prod(is.data(), size_t(axis), is.size());
+  out.work = p.inner == 0 ? 0 : prod(is.data(), 0, size_t(axis)) * p.depth;
+  return Status::ok();
+}
+
 Status one_hot_kernel(const KernelContext& k) {
+  const OneHotParams& p = k.params<OneHotParams>();
   const TensorArg& I = k.in(0);
   const TensorArg& Y = k.out(0);
-  int64_t axis = 0;
-  normalize_axis(attr_int(*k.node, "axis", -1), int64_t(I.rank) + 1, &axis);
-  const int64_t depth = Y.dims[axis];
-  const int64_t outer = prod(I.dims, 0, size_t(axis)), inner = prod(I.dims, size_t(axis), I.rank);
+  const int64_t depth = p.depth, inner = p.inner;
   const size_t es = dtype_size(Y.dtype);
   const uint8_t* off_v = static_cast<const uint8_t*>(k.in(2).data);
   const uint8_t* on_v = off_v + es;
   uint8_t* y = static_cast<uint8_t*>(Y.data);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t d = 0; d < depth; ++d)
-      for (int64_t i = 0; i < inner; ++i) {
-        int64_t v = int_at(I.data, I.dtype, o * inner + i);
-        if (v < 0) v += depth;
-        std::memcpy(y + size_t((o * depth + d) * inner + i) * es, v == d ? on_v : off_v, es);
-      }
+  for (int64_t r = k.begin; r < k.end; ++r) {
+    const int64_t o = r / depth, d = r % depth;
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t v = int_at(I.data, I.dtype, o * inner + i);
+      if (v < 0) v += depth;
+      std::memcpy(y + size_t(r * inner + i) * es, v == d ? on_v : off_v, es);
+    }
+  }
   return Status::ok();
 }
 
@@ -206,12 +245,23 @@ Status infer_eye_like(InferContext& ctx) {
   return Status::ok();
 }
 
+// EyeLike's record: the diagonal k. Work: the output rows.
+struct EyeLikeParams {
+  int64_t diag = 0;
+};
+
+Status prepare_eye_like(const InferContext& ctx, Prepared& out) {
+  out.record<EyeLikeParams>().diag = attr_int(ctx.node, "k", 0);
+  out.work = ctx.outputs[0].numel() == 0 ? 0 : ctx.outputs[0].shape[0];
+  return Status::ok();
+}
+
 Status eye_like_kernel(const KernelContext& k) {
   const TensorArg& Y = k.out(0);
-  const int64_t diag = attr_int(*k.node, "k", 0);
-  const size_t es = dtype_size(Y.dtype);
+  const int64_t diag = k.params<EyeLikeParams>().diag;
+  const size_t es = dtype_size(Y.dtype), row = size_t(Y.dims[1]) * es;
   uint8_t* y = static_cast<uint8_t*>(Y.data);
-  std::memset(y, 0, size_t(Y.numel) * es);
+  std::memset(y + size_t(k.begin) * row, 0, size_t(k.end - k.begin) * row);
   uint8_t one[8] = {};
   visit_dtype(Y.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -220,7 +270,7 @@ Status eye_like_kernel(const KernelContext& k) {
     else v = T(1);
     std::memcpy(one, &v, sizeof(T));
   });
-  for (int64_t i = 0; i < Y.dims[0]; ++i) {
+  for (int64_t i = k.begin; i < k.end; ++i) {
     const int64_t j = i + diag;
     if (j >= 0 && j < Y.dims[1]) std::memcpy(y + size_t(i * Y.dims[1] + j) * es, one, es);
   }
@@ -250,18 +300,37 @@ Status infer_compress(InferContext& ctx) {
   return Status::ok();
 }
 
+// Compress's record: X as [outer, n, inner] around the axis (flattened: [1, numel, 1]). Work:
+// the outer slices, each `kept` rows of the output.
+struct CompressParams {
+  int64_t n = 0, inner = 0;  // inner in bytes
+  int64_t kept = 0;          // the true conditions among the first n
+};
+
+Status prepare_compress(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  const ValueDesc& c = *ctx.input(1);
+  const Attribute* a = find_attr(ctx.node, "axis");
+  int64_t axis = 0;
+  if (a) normalize_axis(a->i, int64_t(x.shape.size()), &axis);  // checked by infer
+  const int64_t* dims = x.shape.data();
+  CompressParams& p = out.record<CompressParams>();
+  p.n = a ? dims[axis] : x.numel();
+  p.inner = (a ? prod(dims, size_t(axis) + 1, x.shape.size()) : 1) * int64_t(dtype_size(x.dtype));
+  for (int64_t j = 0; j < p.n && j < c.numel(); ++j) p.kept += static_cast<const uint8_t*>(c.data)[j] ? 1 : 0;
+  out.work = a ? prod(dims, 0, size_t(axis)) : 1;
+  return Status::ok();
+}
+
 Status compress_kernel(const KernelContext& k) {
+  const CompressParams& p = k.params<CompressParams>();
   const TensorArg& X = k.in(0);
   const TensorArg& C = k.in(1);
-  const Attribute* a = find_attr(*k.node, "axis");
-  int64_t axis = 0;
-  if (a) normalize_axis(a->i, int64_t(X.rank), &axis);
-  const int64_t outer = a ? prod(X.dims, 0, size_t(axis)) : 1, n = a ? X.dims[axis] : X.numel;
-  const int64_t inner = (a ? prod(X.dims, size_t(axis) + 1, X.rank) : 1) * int64_t(dtype_size(X.dtype));
+  const int64_t n = p.n, inner = p.inner;
   const uint8_t* x = static_cast<const uint8_t*>(X.data);
-  uint8_t* y = static_cast<uint8_t*>(k.out(0).data);
+  uint8_t* y = static_cast<uint8_t*>(k.out(0).data) + k.begin * p.kept * inner;
   const uint8_t* c = C.as<const uint8_t>();
-  for (int64_t o = 0; o < outer; ++o)
+  for (int64_t o = k.begin; o < k.end; ++o)
     for (int64_t j = 0; j < n && j < C.numel; ++j)
       if (c[j]) {
         std::memcpy(y, x + (o * n + j) * inner, size_t(inner));
@@ -282,6 +351,8 @@ Status infer_nonzero(InferContext& ctx) {
   return Status::ok();
 }
 
+// One work unit (no prepare step): the column of each nonzero element is the count of those
+// before it.
 Status nonzero_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const int64_t count = k.out(0).dims[1];
@@ -309,16 +380,19 @@ constexpr AttrSpec kAxisAttrs[] = {{"axis", AttrKind::Int}};
 constexpr AttrSpec kEyeAttrs[] = {{"dtype", AttrKind::Int}, {"k", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("GatherND").upgrades_from(11).inputs(2).attributes(kGatherNDAttrs).shapes(infer_gather_nd).kernel(gather_nd_kernel)
+    op("GatherND").upgrades_from(11).inputs(2).attributes(kGatherNDAttrs).shapes(infer_gather_nd)
+        .prepared(prepare_gather_nd).kernel(gather_nd_kernel)
         .doc("any dtype, i64 indices, batch_dims; out of range is an error"),
-    op("ScatterND").upgrades_from(11).inputs(3).attributes(kScatterNDAttrs).shapes(infer_scatter_nd).kernel(scatter_nd_kernel)
+    op("ScatterND").upgrades_from(11).inputs(3).attributes(kScatterNDAttrs).shapes(infer_scatter_nd)
+        .prepared(prepare_scatter_nd).kernel(scatter_nd_kernel)
         .doc("any dtype, i64 indices; reduction none, add or mul (f32) in index order"),
     op("OneHot").upgrades_from(9).plan_time_inputs_mask(1u << 1).inputs(3).attributes(kAxisAttrs).shapes(infer_one_hot)
-        .kernel(one_hot_kernel).doc("indices f32 i64 i32; depth known at plan time; values of any dtype; axis"),
-    op("EyeLike").upgrades_from(9).inputs(1).attributes(kEyeAttrs).shapes(infer_eye_like).kernel(eye_like_kernel)
+        .prepared(prepare_one_hot).kernel(one_hot_kernel).doc("indices f32 i64 i32; depth known at plan time; values of any dtype; axis"),
+    op("EyeLike").upgrades_from(9).inputs(1).attributes(kEyeAttrs).shapes(infer_eye_like)
+        .prepared(prepare_eye_like).kernel(eye_like_kernel)
         .doc("2-D, any dtype (input's or the dtype attribute's), k"),
     op("Compress").upgrades_from(9).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kAxisAttrs).shapes(infer_compress)
-        .kernel(compress_kernel).doc("any dtype; condition known at plan time; axis or flattened"),
+        .prepared(prepare_compress).kernel(compress_kernel).doc("any dtype; condition known at plan time; axis or flattened"),
     op("NonZero").upgrades_from(9).plan_time_inputs_mask(1u << 0).inputs(1).shapes(infer_nonzero).kernel(nonzero_kernel)
         .doc("any dtype -> i64 [rank, count]; its input known at plan time"),
 };

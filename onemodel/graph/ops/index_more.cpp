@@ -33,21 +33,25 @@ Status check_indices(const InferContext& ctx, size_t i, const ValueDesc& data, i
   return Status::ok();
 }
 
-// Walks an index tensor of `dims` calling f(flat index, offset in data without the axis term,
-// stride of the axis in data).
+// Walks the elements [begin, end) of index tensor idx calling f(flat index, offset in data).
 template <typename F>
-Status walk(const TensorArg& data, const TensorArg& idx, int64_t axis, const Node& node, F f) {
+Status walk(const KernelContext& k, const TensorArg& data, const TensorArg& idx, int64_t axis, int64_t begin, int64_t end, F f) {
   int64_t ds[kMaxRank];
   contiguous_strides(data.dims, data.rank, ds);
   int64_t pos[kMaxRank] = {};
-  for (int64_t e = 0; e < idx.numel; ++e) {
+  int64_t rest = begin;
+  for (size_t d = idx.rank; d-- > 0 && rest > 0;) {
+    pos[d] = rest % idx.dims[d];
+    rest /= idx.dims[d];
+  }
+  for (int64_t e = begin; e < end; ++e) {
     int64_t base = 0;
     for (size_t d = 0; d < idx.rank; ++d)
       if (int64_t(d) != axis) base += pos[d] * ds[d];
     int64_t j = index_at(idx, e);
     const int64_t n = data.dims[axis];
     if (j < -n || j >= n)
-      return Status::error(ErrorKind::InvalidArgument, msg(node.label(), ": index ", j, " is out of range for axis ", axis, " of size ", n));
+      return k.error(ErrorKind::InvalidArgument, msg("index ", j, " is out of range for axis ", axis, " of size ", n));
     if (j < 0) j += n;
     f(e, base + j * ds[axis]);
     for (size_t d = idx.rank; d-- > 0;) {
@@ -69,14 +73,25 @@ Status infer_gather_elements(InferContext& ctx) {
   return Status::ok();
 }
 
+// GatherElements' record. Work: the output elements (one per index element).
+struct GatherElementsParams {
+  int64_t axis = 0;
+};
+
+Status prepare_gather_elements(const InferContext& ctx, Prepared& out) {
+  int64_t& axis = out.record<GatherElementsParams>().axis;
+  normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(ctx.input(0)->shape.size()), &axis);  // checked by infer
+  out.work = ctx.input(1)->numel();
+  return Status::ok();
+}
+
 Status gather_elements_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
-  int64_t axis = 0;
-  normalize_axis(attr_int(*k.node, "axis", 0), int64_t(X.rank), &axis);
+  const int64_t axis = k.params<GatherElementsParams>().axis;
   const size_t es = dtype_size(X.dtype);
   const uint8_t* x = static_cast<const uint8_t*>(X.data);
   uint8_t* y = static_cast<uint8_t*>(k.out(0).data);
-  return walk(X, k.in(1), axis, *k.node, [&](int64_t e, int64_t at) { std::memcpy(y + size_t(e) * es, x + size_t(at) * es, es); });
+  return walk(k, X, k.in(1), axis, k.begin, k.end, [&](int64_t e, int64_t at) { std::memcpy(y + size_t(e) * es, x + size_t(at) * es, es); });
 }
 
 // ---- ScatterElements ----
@@ -105,11 +120,26 @@ Status infer_scatter(InferContext& ctx) {
   return infer_scatter_elements(ctx);
 }
 
+// ScatterElements' (and Scatter's) record. Work: one unit (the indices may point anywhere in
+// the output, and repeated ones apply in index order).
+struct ScatterParams {
+  int64_t axis = 0;
+  char how = 0;  // the reduction: 0 none, else 'a'dd, 'm'ul, ma'x', mi'n'
+};
+
+Status prepare_scatter(const InferContext& ctx, Prepared& out) {
+  ScatterParams& p = out.record<ScatterParams>();
+  normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(ctx.input(0)->shape.size()), &p.axis);  // checked by infer
+  const std::string_view r = attr_text(ctx.node, "reduction", "none");
+  p.how = r == "none" ? 0 : r == "add" ? 'a' : r == "mul" ? 'm' : r == "max" ? 'x' : 'n';
+  return Status::ok();
+}
+
 template <typename T>
 Status scatter_reduce(const KernelContext& k, int64_t axis, char how) {
   T* y = k.out(0).as<T>();
   const T* u = k.in(2).as<const T>();
-  return walk(k.in(0), k.in(1), axis, *k.node, [&](int64_t e, int64_t at) {
+  return walk(k, k.in(0), k.in(1), axis, 0, k.in(1).numel, [&](int64_t e, int64_t at) {
     const T v = u[e];
     switch (how) {
       case 'a': y[at] = T(y[at] + v); break;
@@ -121,23 +151,22 @@ Status scatter_reduce(const KernelContext& k, int64_t axis, char how) {
 }
 
 Status scatter_elements_kernel(const KernelContext& k) {
+  const ScatterParams& p = k.params<ScatterParams>();
   const TensorArg& X = k.in(0);
-  int64_t axis = 0;
-  normalize_axis(attr_int(*k.node, "axis", 0), int64_t(X.rank), &axis);
+  const int64_t axis = p.axis;
   const size_t es = dtype_size(X.dtype);
   std::memcpy(k.out(0).data, X.data, size_t(X.numel) * es);
-  const Attribute* r = find_attr(*k.node, "reduction");
-  if (!r || r->s == "none") {
+  if (!p.how) {
     const uint8_t* u = static_cast<const uint8_t*>(k.in(2).data);
     uint8_t* y = static_cast<uint8_t*>(k.out(0).data);
-    return walk(X, k.in(1), axis, *k.node, [&](int64_t e, int64_t at) { std::memcpy(y + size_t(at) * es, u + size_t(e) * es, es); });
+    return walk(k, X, k.in(1), axis, 0, k.in(1).numel,
+                [&](int64_t e, int64_t at) { std::memcpy(y + size_t(at) * es, u + size_t(e) * es, es); });
   }
-  const char how = r->s == "add" ? 'a' : r->s == "mul" ? 'm' : r->s == "max" ? 'x' : 'n';
   switch (X.dtype) {
-    case DType::f32: return scatter_reduce<float>(k, axis, how);
-    case DType::i64: return scatter_reduce<int64_t>(k, axis, how);
-    case DType::i32: return scatter_reduce<int32_t>(k, axis, how);
-    default: return Status::error(ErrorKind::DTypeMismatch, "ScatterElements: unsupported dtype for a reduction");
+    case DType::f32: return scatter_reduce<float>(k, axis, p.how);
+    case DType::i64: return scatter_reduce<int64_t>(k, axis, p.how);
+    case DType::i32: return scatter_reduce<int32_t>(k, axis, p.how);
+    default: return k.error(ErrorKind::DTypeMismatch, "unsupported dtype for a reduction");
   }
 }
 
@@ -154,27 +183,41 @@ Status infer_hardmax(InferContext& ctx) {
   return Status::ok();
 }
 
-Status hardmax_kernel(const KernelContext& k) {
-  const TensorArg& X = k.in(0);
+// Hardmax's record: X as [outer, n, inner] around the axis. Work: the outer * inner lines
+// along the axis.
+struct HardmaxParams {
+  int64_t n = 0, inner = 1;
+};
+
+Status prepare_hardmax(const InferContext& ctx, Prepared& out) {
+  const std::vector<int64_t>& x = ctx.input(0)->shape;
   int64_t axis = 0;
-  normalize_axis(attr_int(*k.node, "axis", -1), int64_t(X.rank), &axis);
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= X.dims[i];
-  for (size_t i = size_t(axis) + 1; i < X.rank; ++i) inner *= X.dims[i];
-  const int64_t n = X.dims[axis];
-  const float* x = X.as<const float>();
+  normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(x.size()), &axis);  // checked by infer
+  HardmaxParams& p = out.record<HardmaxParams>();
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x[size_t(i)];
+  for (size_t i = size_t(axis) + 1; i < x.size(); ++i) p.inner *= x[i];
+  p.n = x[size_t(axis)];
+  out.work = outer * p.inner;
+  return Status::ok();
+}
+
+Status hardmax_kernel(const KernelContext& k) {
+  const HardmaxParams& p = k.params<HardmaxParams>();
+  const int64_t n = p.n, inner = p.inner;
+  const float* x = k.in(0).as<const float>();
   float* y = k.out(0).as<float>();
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      const float* px = x + o * n * inner + i;
-      float* py = y + o * n * inner + i;
-      int64_t best = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        py[j * inner] = 0.0f;
-        if (px[j * inner] > px[best * inner]) best = j;  // the first maximum wins
-      }
-      if (n > 0) py[best * inner] = 1.0f;
+  for (int64_t line = k.begin; line < k.end; ++line) {
+    const int64_t o = line / inner, i = line % inner;
+    const float* px = x + o * n * inner + i;
+    float* py = y + o * n * inner + i;
+    int64_t best = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      py[j * inner] = 0.0f;
+      if (px[j * inner] > px[best * inner]) best = j;  // the first maximum wins
     }
+    if (n > 0) py[best * inner] = 1.0f;
+  }
   return Status::ok();
 }
 
@@ -182,17 +225,18 @@ constexpr AttrSpec kAxisAttrs[] = {{"axis", AttrKind::Int}};
 constexpr AttrSpec kScatterAttrs[] = {{"axis", AttrKind::Int}, {"reduction", AttrKind::String}};
 
 constexpr OpDef kOps[] = {
-    op("GatherElements").upgrades_from(11).inputs(2).attributes(kAxisAttrs).shapes(infer_gather_elements).kernel(gather_elements_kernel)
+    op("GatherElements").upgrades_from(11).inputs(2).attributes(kAxisAttrs).shapes(infer_gather_elements)
+        .prepared(prepare_gather_elements).kernel(gather_elements_kernel)
         .doc("any dtype, axis; i64/i32 indices, negative indices; out of range is an error"),
     op("ScatterElements").upgrades_from(11).inputs(3).attributes(kScatterAttrs).shapes(infer_scatter_elements)
-        .kernel(scatter_elements_kernel)
+        .prepared(prepare_scatter).kernel(scatter_elements_kernel)
         .doc("any dtype, axis; reduction none (any dtype), add, mul, max, min (f32 i64 i32) in index order"),
     // The deprecated name of ScatterElements without a reduction (opset 9; 11 allowed negative
     // indices, which the kernel takes at any opset): read as is, run by ScatterElements' kernel.
     op("Scatter").since_opset(11).upgrades_from(9).inputs(3).attributes(kAxisAttrs).shapes(infer_scatter)
-        .kernel(scatter_elements_kernel).doc("deprecated alias of ScatterElements (opsets 9 to 11), no reduction"),
+        .prepared(prepare_scatter).kernel(scatter_elements_kernel).doc("deprecated alias of ScatterElements (opsets 9 to 11), no reduction"),
     op("Hardmax").upgrades_from(1).upgrade_hook(softmax_upgrade).inputs(1).attributes(kAxisAttrs).shapes(infer_hardmax)
-        .kernel(hardmax_kernel).doc("f32, axis (opset 13 semantics); the first maximum"),
+        .prepared(prepare_hardmax).kernel(hardmax_kernel).doc("f32, axis (opset 13 semantics); the first maximum"),
 };
 
 }  // namespace

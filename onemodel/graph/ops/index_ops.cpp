@@ -9,6 +9,7 @@
 #include "onemodel/core/dtype_visit.h"
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
+#include "onemodel/graph/ops/strided_view.h"
 
 namespace om::graph::ops {
 namespace {
@@ -30,7 +31,7 @@ struct IntOperand {
 };
 
 // Fills p for every axis of `dims` (untouched axes: start 0, step 1, full size). Returns an
-// error message (empty when fine); used both when planning and when running.
+// error message (empty when fine); used by infer and prepare (the operands are known then).
 const char* slice_params(const int64_t* dims, size_t rank, IntOperand starts, IntOperand ends, IntOperand axes, IntOperand steps,
                          SliceParams* p) {
   for (size_t i = 0; i < rank; ++i) p->start[i] = 0, p->step[i] = 1, p->size[i] = dims[i];
@@ -73,11 +74,6 @@ IntOperand operand_desc(const ValueDesc* v) {
   if (v) o.data = v->data, o.dtype = v->dtype, o.n = v->numel();
   return o;
 }
-IntOperand operand_arg(const KernelContext& k, size_t i) {
-  IntOperand o;
-  if (k.has_input(i)) o.data = k.in(i).data, o.dtype = k.in(i).dtype, o.n = k.in(i).numel;
-  return o;
-}
 
 Status infer_slice(InferContext& ctx) {
   const ValueDesc* x = ctx.input(0);
@@ -94,42 +90,25 @@ Status infer_slice(InferContext& ctx) {
   return Status::ok();
 }
 
-template <typename T>
-void slice_typed(const T* x, const int64_t* dims, size_t rank, const SliceParams& p, T* y) {
-  int64_t xs[kMaxRank];
-  contiguous_strides(dims, rank, xs);
-  int64_t total = 1, base = 0, step_str[kMaxRank];
-  for (size_t i = 0; i < rank; ++i) {
-    total *= p.size[i];
-    base += p.start[i] * xs[i];
-    step_str[i] = p.step[i] * xs[i];
-  }
-  if (total == 0) return;
-  if (rank == 0) { y[0] = x[0]; return; }
-  const int64_t inner = p.size[rank - 1], is = step_str[rank - 1];
-  int64_t idx[kMaxRank] = {};
-  int64_t off = base;
-  for (int64_t o = 0; o < total; o += inner) {
-    for (int64_t i = 0; i < inner; ++i) y[o + i] = x[off + i * is];
-    for (size_t d = rank - 1; d-- > 0;) {
-      if (++idx[d] < p.size[d]) { off += step_str[d]; break; }
-      off -= step_str[d] * (p.size[d] - 1);
-      idx[d] = 0;
-    }
-  }
-}
-
-Status slice_kernel(const KernelContext& k) {
-  const TensorArg& X = k.in(0);
+// Slice's record is the view of X it copies (strided_view.h). Work: the output rows.
+Status prepare_slice(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  const size_t rank = x.shape.size();
   SliceParams p;
-  const char* err = slice_params(X.dims, X.rank, operand_arg(k, 1), operand_arg(k, 2), operand_arg(k, 3), operand_arg(k, 4), &p);
-  if (*err) return Status::error(ErrorKind::InvalidArgument, msg("Slice node '", k.node->name, "': ", err));
-  switch (dtype_size(X.dtype)) {
-    case 1: slice_typed(X.as<const uint8_t>(), X.dims, X.rank, p, k.out(0).as<uint8_t>()); break;
-    case 2: slice_typed(X.as<const uint16_t>(), X.dims, X.rank, p, k.out(0).as<uint16_t>()); break;
-    case 4: slice_typed(X.as<const uint32_t>(), X.dims, X.rank, p, k.out(0).as<uint32_t>()); break;
-    default: slice_typed(X.as<const uint64_t>(), X.dims, X.rank, p, k.out(0).as<uint64_t>()); break;
+  const char* err = slice_params(x.shape.data(), rank, operand_desc(ctx.input(1)), operand_desc(ctx.input(2)),
+                                 operand_desc(ctx.input(3)), operand_desc(ctx.input(4)), &p);
+  if (*err) return ctx.error(ErrorKind::InvalidArgument, err);
+  int64_t xs[kMaxRank];
+  contiguous_strides(x.shape.data(), rank, xs);
+  StridedView v;
+  v.rank = uint32_t(rank);
+  v.elem = uint32_t(dtype_size(x.dtype));
+  for (size_t i = 0; i < rank; ++i) {
+    v.size[i] = p.size[i];
+    v.base += p.start[i] * xs[i];
+    v.stride[i] = p.step[i] * xs[i];
   }
+  prepare_view(v, out);
   return Status::ok();
 }
 
@@ -159,30 +138,48 @@ Status infer_gather(InferContext& ctx) {
   return Status::ok();
 }
 
+// Gather's record. Work: the output rows, one per (outer index, index element): each is one
+// row of X's axes after `axis`.
+struct GatherParams {
+  int64_t axis = 0;
+  int64_t d = 0;    // the gathered axis' size
+  int64_t row = 0;  // bytes of one row
+};
+
+Status prepare_gather(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  GatherParams& p = out.record<GatherParams>();
+  normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(x.shape.size()), &p.axis);  // checked by infer
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < p.axis; ++i) outer *= x.shape[size_t(i)];
+  for (size_t i = size_t(p.axis) + 1; i < x.shape.size(); ++i) inner *= x.shape[i];
+  p.d = x.shape[size_t(p.axis)];
+  p.row = inner * int64_t(dtype_size(x.dtype));
+  out.work = outer * ctx.input(1)->numel();
+  return Status::ok();
+}
+
+// Every call checks all the indices before writing, as a whole-range call does.
 Status gather_kernel(const KernelContext& k) {
+  const GatherParams& p = k.params<GatherParams>();
   const TensorArg& X = k.in(0);
   const TensorArg& I = k.in(1);
-  int64_t axis = 0;
-  normalize_axis(attr_int(*k.node, "axis", 0), int64_t(X.rank), &axis);
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= X.dims[i];
-  for (size_t i = size_t(axis) + 1; i < X.rank; ++i) inner *= X.dims[i];
-  const int64_t d = X.dims[axis];
-  const size_t es = dtype_size(X.dtype), row = size_t(inner) * es;
+  const int64_t d = p.d;
+  const size_t row = size_t(p.row);
   const uint8_t* x = X.as<const uint8_t>();
   uint8_t* y = k.out(0).as<uint8_t>();
   for (int64_t j = 0; j < I.numel; ++j) {
     const int64_t v = read_int(I.data, I.dtype, j);
     if (v < -d || v >= d)
-      return Status::error(ErrorKind::InvalidArgument, msg("Gather node '", k.node->name, "': index ", v, " (element ", j, " of '",
-                                                           k.node->inputs[1], "') is out of range for axis ", axis, " of size ", d));
+      return k.error(ErrorKind::InvalidArgument, msg("index ", v, " (element ", j, " of the indices) is out of range for axis ", p.axis,
+                                                     " of size ", d));
   }
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t j = 0; j < I.numel; ++j) {
-      int64_t v = read_int(I.data, I.dtype, j);
-      if (v < 0) v += d;
-      if (row) std::memcpy(y + size_t(o * I.numel + j) * row, x + size_t(o * d + v) * row, row);
-    }
+  for (int64_t r = k.begin; r < k.end; ++r) {
+    const int64_t o = r / I.numel, j = r % I.numel;
+    int64_t v = read_int(I.data, I.dtype, j);
+    if (v < 0) v += d;
+    if (row) std::memcpy(y + size_t(r) * row, x + size_t(o * d + v) * row, row);
+  }
   return Status::ok();
 }
 
@@ -213,23 +210,38 @@ Status infer_concat(InferContext& ctx) {
   return Status::ok();
 }
 
-Status concat_kernel(const KernelContext& k) {
-  const TensorArg& Y = k.out(0);
+// Concat's record. Work: the output's outer rows (one per index of the axes before `axis`),
+// each the inputs' rows side by side.
+struct ConcatParams {
   int64_t axis = 0;
-  normalize_axis(attr_int(*k.node, "axis", 0), int64_t(Y.rank), &axis);
+  int64_t inner = 0;  // bytes per step of the axis
+};
+
+Status prepare_concat(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& y = ctx.outputs[0];
+  ConcatParams& p = out.record<ConcatParams>();
+  normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(y.shape.size()), &p.axis);  // checked by infer
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= Y.dims[i];
-  for (size_t i = size_t(axis) + 1; i < Y.rank; ++i) inner *= Y.dims[i];
-  const size_t es = dtype_size(Y.dtype);
-  const size_t out_row = size_t(Y.dims[axis] * inner) * es;
-  size_t col = 0;
-  for (size_t i = 0; i < k.num_inputs; ++i) {
-    const TensorArg& X = k.in(i);
-    const size_t row = size_t(X.dims[axis] * inner) * es;
-    if (row)
-      for (int64_t o = 0; o < outer; ++o)
-        std::memcpy(Y.as<uint8_t>() + size_t(o) * out_row + col, X.as<const uint8_t>() + size_t(o) * row, row);
-    col += row;
+  for (int64_t i = 0; i < p.axis; ++i) outer *= y.shape[size_t(i)];
+  for (size_t i = size_t(p.axis) + 1; i < y.shape.size(); ++i) inner *= y.shape[i];
+  p.inner = inner * int64_t(dtype_size(y.dtype));
+  out.work = y.numel() == 0 ? 0 : outer;
+  return Status::ok();
+}
+
+Status concat_kernel(const KernelContext& k) {
+  const ConcatParams& p = k.params<ConcatParams>();
+  const TensorArg& Y = k.out(0);
+  const int64_t axis = p.axis;
+  const size_t out_row = size_t(Y.dims[axis] * p.inner);
+  for (int64_t o = k.begin; o < k.end; ++o) {
+    size_t col = 0;
+    for (size_t i = 0; i < k.num_inputs; ++i) {
+      const TensorArg& X = k.in(i);
+      const size_t row = size_t(X.dims[axis] * p.inner);
+      if (row) std::memcpy(Y.as<uint8_t>() + size_t(o) * out_row + col, X.as<const uint8_t>() + size_t(o) * row, row);
+      col += row;
+    }
   }
   return Status::ok();
 }
@@ -279,21 +291,22 @@ D convert_elem(S x) {
   }
 }
 
+// Work: the elements (prepare_elements).
 Status cast_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const DType to = k.out(0).dtype;
-  void* y = k.out(0).data;
-  const int64_t n = X.numel;
+  const int64_t b = k.begin, n = k.end - k.begin;
   if (X.dtype == to) {
-    if (n) std::memcpy(y, X.data, size_t(n) * dtype_size(to));
+    const size_t es = dtype_size(to);
+    std::memcpy(static_cast<uint8_t*>(k.out(0).data) + size_t(b) * es, static_cast<const uint8_t*>(X.data) + size_t(b) * es, size_t(n) * es);
     return Status::ok();
   }
   visit_dtype(X.dtype, [&](auto src) {
     using S = typename decltype(src)::type;
     visit_dtype(to, [&](auto dst) {
       using D = typename decltype(dst)::type;
-      const S* x = static_cast<const S*>(X.data);
-      D* out = static_cast<D*>(y);
+      const S* x = static_cast<const S*>(X.data) + b;
+      D* out = static_cast<D*>(k.out(0).data) + b;
       for (int64_t i = 0; i < n; ++i) out[i] = convert_elem<D>(x[i]);
     });
   });
@@ -311,14 +324,18 @@ constexpr AttrSpec kAxisAttrs[] = {{"axis", AttrKind::Int}};
 constexpr AttrSpec kCastAttrs[] = {{"to", AttrKind::Int}, {"saturate", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("Slice").upgrades_from(1).plan_time_inputs_mask(0x1eu).attr_became_input("starts", 1, 10).attr_became_input("ends", 2, 10).attr_became_input("axes", 3, 10).inputs(3, 5).shapes(infer_slice).kernel(slice_kernel)
+    op("Slice").upgrades_from(1).plan_time_inputs_mask(0x1eu).attr_became_input("starts", 1, 10).attr_became_input("ends", 2, 10).attr_became_input("axes", 3, 10).inputs(3, 5).shapes(infer_slice)
+        .prepared(prepare_slice).kernel(strided_copy_kernel)
         .doc("any dtype; starts/ends/axes/steps known at plan time; negative steps, clamping"),
-    op("Gather").upgrades_from(1).inputs(2).attributes(kAxisAttrs).shapes(infer_gather).kernel(gather_kernel)
+    op("Gather").upgrades_from(1).inputs(2).attributes(kAxisAttrs).shapes(infer_gather).prepared(prepare_gather).kernel(gather_kernel)
         .doc("any dtype, axis; i64/i32 indices of any rank, negative indices; out of range is an error"),
-    op("Concat").upgrades_from(4).inputs(1, 64).attributes(kAxisAttrs).shapes(infer_concat).kernel(concat_kernel).doc("any dtype, axis"),
-    op("Cast").upgrades_from(6).inputs(1).attributes(kCastAttrs).shapes(infer_cast).kernel(cast_kernel)
+    op("Concat").upgrades_from(4).inputs(1, 64).attributes(kAxisAttrs).shapes(infer_concat).prepared(prepare_concat).kernel(concat_kernel)
+        .doc("any dtype, axis"),
+    op("Cast").upgrades_from(6).inputs(1).attributes(kCastAttrs).shapes(infer_cast)
+        .prepared(prepare_elements).kernel(cast_kernel)
         .doc("f32 f64 f16 i64 i32 i16 i8 u64 u32 u16 u8 bool, all pairs; float to int truncates, NaN/inf/beyond [-2^63, 2^64) give 0, else wraps modulo 2^width"),
-    op("CastLike").since_opset(15).inputs(2).attributes(kCastAttrs).shapes(infer_cast_like).kernel(cast_kernel)
+    op("CastLike").since_opset(15).inputs(2).attributes(kCastAttrs).shapes(infer_cast_like)
+        .prepared(prepare_elements).kernel(cast_kernel)
         .doc("as Cast, to the dtype of input 1"),
 };
 

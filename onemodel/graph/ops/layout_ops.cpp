@@ -5,6 +5,7 @@
 
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
+#include "onemodel/graph/ops/strided_view.h"
 
 namespace om::graph::ops {
 namespace {
@@ -21,6 +22,7 @@ Status infer_size(InferContext& ctx) {
   ctx.set_output(0, DType::i64, {});
   return Status::ok();
 }
+// One work unit (no prepare step): a scalar.
 Status size_kernel(const KernelContext& k) {
   *k.out(0).as<int64_t>() = k.in(0).numel;
   return Status::ok();
@@ -38,23 +40,41 @@ Status infer_trilu(InferContext& ctx) {
   ctx.set_output(0, x->dtype, x->shape);
   return Status::ok();
 }
+
+// Trilu's record. Work: the rows of all the matrices (the last axis is a row).
+struct TriluParams {
+  int64_t rows = 0, cols = 0;  // of one matrix
+  bool upper = true;
+};
+
+Status prepare_trilu(const InferContext& ctx, Prepared& out) {
+  const std::vector<int64_t>& x = ctx.input(0)->shape;
+  TriluParams& p = out.record<TriluParams>();
+  p.rows = x[x.size() - 2];
+  p.cols = x[x.size() - 1];
+  p.upper = attr_int(ctx.node, "upper", 1) != 0;
+  out.work = p.cols == 0 ? 0 : ctx.input(0)->numel() / p.cols;
+  return Status::ok();
+}
+
 Status trilu_kernel(const KernelContext& k) {
+  const TriluParams& p = k.params<TriluParams>();
   const TensorArg& X = k.in(0);
   const int64_t diag = k.has_input(1) ? *k.in(1).as<const int64_t>() : 0;
-  const bool upper = attr_int(*k.node, "upper", 1) != 0;
-  const int64_t rows = X.dims[X.rank - 2], cols = X.dims[X.rank - 1];
+  const bool upper = p.upper;
+  const int64_t rows = p.rows, cols = p.cols;
   const size_t es = dtype_size(X.dtype);
-  const int64_t mats = rows * cols == 0 ? 0 : X.numel / (rows * cols);
   const uint8_t* x = static_cast<const uint8_t*>(X.data);
   uint8_t* y = static_cast<uint8_t*>(k.out(0).data);
-  for (int64_t m = 0; m < mats; ++m)
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j) {
-        const size_t at = size_t((m * rows + i) * cols + j) * es;
-        const bool keep = upper ? j - i >= diag : j - i <= diag;
-        if (keep) std::memcpy(y + at, x + at, es);
-        else std::memset(y + at, 0, es);
-      }
+  for (int64_t r = k.begin; r < k.end; ++r) {
+    const int64_t i = r % rows;
+    for (int64_t j = 0; j < cols; ++j) {
+      const size_t at = size_t(r * cols + j) * es;
+      const bool keep = upper ? j - i >= diag : j - i <= diag;
+      if (keep) std::memcpy(y + at, x + at, es);
+      else std::memset(y + at, 0, es);
+    }
+  }
   return Status::ok();
 }
 
@@ -101,22 +121,39 @@ Status infer_split(InferContext& ctx) {
   return Status::ok();
 }
 
-Status split_kernel(const KernelContext& k) {
-  const TensorArg& X = k.in(0);
+// Split's record. Work: X's outer rows (one per index of the axes before `axis`), each cut
+// into the outputs' rows.
+struct SplitParams {
   int64_t axis = 0;
-  normalize_axis(attr_int(*k.node, "axis", 0), int64_t(X.rank), &axis);
-  int64_t outer = 1, inner = int64_t(dtype_size(X.dtype));
-  for (int64_t i = 0; i < axis; ++i) outer *= X.dims[i];
-  for (size_t i = size_t(axis) + 1; i < X.rank; ++i) inner *= X.dims[i];
+  int64_t inner = 0;  // bytes per step of the axis
+};
+
+Status prepare_split(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  SplitParams& p = out.record<SplitParams>();
+  normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(x.shape.size()), &p.axis);  // checked by infer
+  int64_t outer = 1;
+  p.inner = int64_t(dtype_size(x.dtype));
+  for (int64_t i = 0; i < p.axis; ++i) outer *= x.shape[size_t(i)];
+  for (size_t i = size_t(p.axis) + 1; i < x.shape.size(); ++i) p.inner *= x.shape[i];
+  out.work = x.numel() == 0 ? 0 : outer;
+  return Status::ok();
+}
+
+Status split_kernel(const KernelContext& k) {
+  const SplitParams& p = k.params<SplitParams>();
+  const TensorArg& X = k.in(0);
+  const int64_t axis = p.axis, inner = p.inner;
   const uint8_t* x = static_cast<const uint8_t*>(X.data);
   const int64_t row = X.dims[axis] * inner;
-  int64_t at = 0;
-  for (size_t j = 0; j < k.num_outputs; ++j) {
-    const TensorArg& Y = k.out(j);
-    const int64_t bytes = Y.dims[axis] * inner;
-    if (Y.present && bytes > 0)
-      for (int64_t o = 0; o < outer; ++o) std::memcpy(static_cast<uint8_t*>(Y.data) + o * bytes, x + o * row + at, size_t(bytes));
-    at += bytes;
+  for (int64_t o = k.begin; o < k.end; ++o) {
+    int64_t at = 0;
+    for (size_t j = 0; j < k.num_outputs; ++j) {
+      const TensorArg& Y = k.out(j);
+      const int64_t bytes = Y.dims[axis] * inner;
+      if (Y.present && bytes > 0) std::memcpy(static_cast<uint8_t*>(Y.data) + o * bytes, x + o * row + at, size_t(bytes));
+      at += bytes;
+    }
   }
   return Status::ok();
 }
@@ -142,6 +179,8 @@ Status infer_tile(InferContext& ctx) {
   return Status::ok();
 }
 
+// Work: the output elements (prepare_elements); the index of element k.begin is
+// unravelled once.
 Status tile_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const TensorArg& Y = k.out(0);
@@ -149,9 +188,13 @@ Status tile_kernel(const KernelContext& k) {
   int64_t xs[kMaxRank];
   contiguous_strides(X.dims, X.rank, xs);
   int64_t idx[kMaxRank] = {};
+  for (int64_t d = int64_t(Y.rank) - 1, rest = k.begin; d >= 0 && rest > 0; --d) {
+    idx[d] = rest % Y.dims[d];
+    rest /= Y.dims[d];
+  }
   const uint8_t* x = static_cast<const uint8_t*>(X.data);
   uint8_t* y = static_cast<uint8_t*>(Y.data);
-  for (int64_t o = 0; o < Y.numel; ++o) {
+  for (int64_t o = k.begin; o < k.end; ++o) {
     int64_t src = 0;
     for (size_t d = 0; d < Y.rank; ++d) src += (idx[d] % X.dims[d]) * xs[d];
     std::memcpy(y + size_t(o) * es, x + size_t(src) * es, es);
@@ -192,14 +235,15 @@ Status infer_block(InferContext& ctx) {
   return Status::ok();
 }
 
+// The record is the view of X as a 6-D transpose (strided_view.h). Work: the output rows.
 template <bool ToSpace>
-Status block_kernel(const KernelContext& k) {
-  const TensorArg& X = k.in(0);
-  const int64_t b = attr_int(*k.node, "blocksize", 1);
-  const int64_t N = X.dims[0], C = X.dims[1], H = X.dims[2], W = X.dims[3];
+Status prepare_block(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& X = *ctx.input(0);
+  const int64_t b = attr_int(ctx.node, "blocksize", 1);
+  const int64_t N = X.shape[0], C = X.shape[1], H = X.shape[2], W = X.shape[3];
   int64_t dims[6];
   int64_t perm[6];
-  if (ToSpace && attr_is(*k.node, "mode", "CRD")) {
+  if (ToSpace && attr_is(ctx.node, "mode", "CRD")) {
     const int64_t d[6] = {N, C / (b * b), b, b, H, W}, p[6] = {0, 1, 4, 2, 5, 3};
     std::memcpy(dims, d, sizeof d), std::memcpy(perm, p, sizeof p);
   } else if (ToSpace) {
@@ -209,7 +253,7 @@ Status block_kernel(const KernelContext& k) {
     const int64_t d[6] = {N, C, H / b, b, W / b, b}, p[6] = {0, 3, 5, 1, 2, 4};
     std::memcpy(dims, d, sizeof d), std::memcpy(perm, p, sizeof p);
   }
-  transpose_copy(X.data, dims, 6, perm, dtype_size(X.dtype), k.out(0).data);
+  prepare_view(permuted_view(dims, 6, perm, dtype_size(X.dtype)), out);
   return Status::ok();
 }
 
@@ -231,9 +275,11 @@ Status infer_dropout(InferContext& ctx) {
   if (ctx.node.outputs.size() > 1) ctx.set_output(1, DType::boolean, ctx.input(0)->shape);
   return Status::ok();
 }
+// Work: the elements (prepare_elements; the mask has as many).
 Status dropout_kernel(const KernelContext& k) {
-  std::memcpy(k.out(0).data, k.in(0).data, size_t(k.in(0).numel) * dtype_size(k.in(0).dtype));
-  if (k.num_outputs > 1 && k.out(1).present) std::memset(k.out(1).data, 1, size_t(k.out(1).numel));
+  const size_t es = dtype_size(k.in(0).dtype), b = size_t(k.begin), n = size_t(k.end - k.begin);
+  std::memcpy(static_cast<uint8_t*>(k.out(0).data) + b * es, static_cast<const uint8_t*>(k.in(0).data) + b * es, n * es);
+  if (k.num_outputs > 1 && k.out(1).present) std::memset(static_cast<uint8_t*>(k.out(1).data) + b, 1, n);
   return Status::ok();
 }
 
@@ -245,17 +291,20 @@ constexpr AttrSpec kDropoutAttrs[] = {{"ratio", AttrKind::Float}, {"seed", AttrK
 constexpr OpDef kOps[] = {
     op("Size").upgrades_from(1).inputs(1).shapes(infer_size).kernel(size_kernel).with_flags(kOpShapeOnly)
         .doc("any dtype -> i64 scalar; always folded when planning"),
-    op("Trilu").since_opset(14).inputs(1, 2).attributes(kTriluAttrs).shapes(infer_trilu).kernel(trilu_kernel)
+    op("Trilu").since_opset(14).inputs(1, 2).attributes(kTriluAttrs).shapes(infer_trilu).prepared(prepare_trilu).kernel(trilu_kernel)
         .doc("any dtype, upper, k input (i64 scalar)"),
     op("Split").upgrades_from(2).plan_time_inputs_mask(1u << 1).attr_became_input("split", 1, 13).inputs(1, 2).attributes(kSplitAttrs).shapes(infer_split)
-        .kernel(split_kernel).doc("any dtype, axis; split input known at plan time, or equal parts (num_outputs)"),
-    op("Tile").upgrades_from(6).plan_time_inputs_mask(1u << 1).inputs(2).shapes(infer_tile).kernel(tile_kernel).doc("any dtype; repeats known at plan time"),
-    op("DepthToSpace").upgrades_from(1).inputs(1).attributes(kBlockAttrs).shapes(infer_block<true>).kernel(block_kernel<true>)
+        .prepared(prepare_split).kernel(split_kernel).doc("any dtype, axis; split input known at plan time, or equal parts (num_outputs)"),
+    op("Tile").upgrades_from(6).plan_time_inputs_mask(1u << 1).inputs(2).shapes(infer_tile).prepared(prepare_elements)
+        .kernel(tile_kernel).doc("any dtype; repeats known at plan time"),
+    op("DepthToSpace").upgrades_from(1).inputs(1).attributes(kBlockAttrs).shapes(infer_block<true>)
+        .prepared(prepare_block<true>).kernel(strided_copy_kernel)
         .doc("any dtype, 4-D, blocksize, mode DCR|CRD"),
-    op("SpaceToDepth").upgrades_from(1).inputs(1).attributes(kBlockAttrs).shapes(infer_block<false>).kernel(block_kernel<false>)
+    op("SpaceToDepth").upgrades_from(1).inputs(1).attributes(kBlockAttrs).shapes(infer_block<false>)
+        .prepared(prepare_block<false>).kernel(strided_copy_kernel)
         .doc("any dtype, 4-D, blocksize"),
     op("Dropout").upgrades_from(7).plan_time_inputs_mask((1u << 1) | (1u << 2)).attr_became_input("ratio", 1, 12).inputs(1, 3).attributes(kDropoutAttrs)
-        .shapes(infer_dropout).kernel(dropout_kernel).doc("inference only: the identity, mask all true; training_mode must be false, or true with ratio 0"),
+        .shapes(infer_dropout).prepared(prepare_elements).kernel(dropout_kernel).doc("inference only: the identity, mask all true; training_mode must be false, or true with ratio 0"),
 };
 
 }  // namespace

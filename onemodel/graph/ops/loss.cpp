@@ -13,6 +13,8 @@
 // which fixes its order in Exact mode (docs/exactness.md, "sums"); mean is then one division by
 // the weight sum, summed the same way, or by the count of elements not ignored converted once.
 // SoftmaxCrossEntropyLoss's log-softmax is the Softmax family's, exact in Exact mode.
+#include <algorithm>
+
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/graph/ops/reduce_util.h"
 #include "onemodel/kernels/kernels.h"
@@ -73,23 +75,45 @@ size_t sce_scratch(const InferContext& ctx) {
   return ctx.input(0)->nbytes() + softmax_along_axis_scratch(*ctx.input(0)) + reduce_bytes(ctx);
 }
 
-// The loss of log-probabilities `lp` (scores' layout) into out(0); `scratch` holds reduce_bytes.
-Status nll_from(const KernelContext& k, const float* lp, float* scratch) {
+// The losses' record. Work: with reduction none, the loss elements (NegativeLogLikelihoodLoss)
+// or the batch items (SoftmaxCrossEntropyLoss: the log-softmax of each item with its losses);
+// a reduced loss is one unit (its sum needs every element).
+struct LossParams {
+  Reduction red = Reduction::Mean;
+  bool has_ii = false;
+  int64_t ii = 0;  // ignore_index
+  int64_t inner = 1;
+};
+
+template <bool Sce>
+Status prepare_loss(const InferContext& ctx, Prepared& out) {
+  const std::vector<int64_t>& x = ctx.input(0)->shape;
+  LossParams& p = out.record<LossParams>();
+  p.red = reduction_of(ctx.node);
+  const Attribute* ii = find_attr(ctx.node, "ignore_index");
+  p.has_ii = ii != nullptr;
+  p.ii = ii ? ii->i : 0;
+  for (size_t d = 2; d < x.size(); ++d) p.inner *= x[d];
+  if (p.red == Reduction::None) out.work = Sce ? x[0] : ctx.input(1)->numel();
+  return Status::ok();
+}
+
+// The loss of log-probabilities `lp` (scores' layout) for target elements [e0, e1) into out(0);
+// `scratch` holds reduce_bytes. A reduced loss takes every element.
+Status nll_from(const KernelContext& k, const float* lp, float* scratch, int64_t e0, int64_t e1) {
+  const LossParams& p = k.params<LossParams>();
   const TensorArg& X = k.in(0);
   const TensorArg& T = k.in(1);
-  const int64_t N = X.dims[0], C = X.dims[1];
-  int64_t inner = 1;
-  for (size_t d = 2; d < X.rank; ++d) inner *= X.dims[d];
+  const int64_t C = X.dims[1], inner = p.inner;
   const float* weight = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
-  const Attribute* ii_attr = find_attr(*k.node, "ignore_index");
-  const bool has_ii = ii_attr != nullptr;
-  const int64_t ii = has_ii ? ii_attr->i : 0;
-  const Reduction red = reduction_of(*k.node);
+  const bool has_ii = p.has_ii;
+  const int64_t ii = p.ii;
+  const Reduction red = p.red;
   float* loss = red == Reduction::None ? k.out(0).as<float>() : scratch;
   float* w = red == Reduction::None ? nullptr : scratch + T.numel;
   int64_t counted = 0;
-  for (int64_t n = 0, e = 0; n < N; ++n)
-    for (int64_t i = 0; i < inner; ++i, ++e) {
+  for (int64_t n = inner > 0 ? e0 / inner : 0, e = e0; e < e1; ++n)
+    for (int64_t i = e - n * inner; i < inner && e < e1; ++i, ++e) {
       const int64_t t = T.dtype == DType::i64 ? T.as<const int64_t>()[e] : T.as<const int32_t>()[e];
       if (has_ii && t == ii) {
         loss[e] = 0.0f;
@@ -97,10 +121,9 @@ Status nll_from(const KernelContext& k, const float* lp, float* scratch) {
         continue;
       }
       if (t < 0 || t >= C)
-        return Status::error(ErrorKind::InvalidArgument,
-                             msg(k.node->label(), ": target value ", t, " at element ", e, " is not a class of [0, ", C,
-                                 ") and not ignore_index", has_ii ? msg(" (", ii, ")") : std::string(),
-                                 ": fix the labels, or set ignore_index to the label that marks elements to skip"));
+        return k.error(ErrorKind::InvalidArgument, msg("target value ", t, " at element ", e, " is not a class of [0, ", C,
+                                                       ") and not ignore_index", has_ii ? msg(" (", ii, ")") : std::string(),
+                                                       ": fix the labels, or set ignore_index to the label that marks elements to skip"));
       const float wt = weight ? weight[t] : 1.0f;
       loss[e] = -lp[(n * C + t) * inner + i] * wt;
       if (red != Reduction::None) w[e] = wt;
@@ -119,18 +142,27 @@ Status nll_from(const KernelContext& k, const float* lp, float* scratch) {
 }
 
 Status nll_kernel(const KernelContext& k) {
-  return nll_from(k, k.in(0).as<const float>(), static_cast<float*>(k.scratch));
+  const bool whole = k.params<LossParams>().red != Reduction::None;
+  return nll_from(k, k.in(0).as<const float>(), static_cast<float*>(k.scratch), whole ? 0 : k.begin, whole ? k.in(1).numel : k.end);
 }
 
 Status sce_kernel(const KernelContext& k) {
+  const LossParams& p = k.params<LossParams>();
   const TensorArg& X = k.in(0);
   const bool kept = k.num_outputs > 1 && k.out(1).present;
   // Scratch: [log-probabilities unless kept][log-softmax's 2 * numel][reduction's].
   float* at = static_cast<float*>(k.scratch);
   float* lp = kept ? k.out(1).as<float>() : at;
   at += X.numel;
-  softmax_along_axis(X.as<const float>(), X.dims, X.rank, 1, true, lp, at, k.mode);
-  return nll_from(k, lp, at + 2 * X.numel);
+  // Batch items [b, e): their scores, log-probabilities and log-softmax scratch are theirs alone.
+  const bool whole = p.red != Reduction::None;
+  const int64_t b = whole ? 0 : k.begin, e = whole ? X.dims[0] : k.end;
+  const int64_t item = X.dims[1] * p.inner;
+  int64_t dims[kMaxRank];
+  std::copy(X.dims, X.dims + X.rank, dims);
+  dims[0] = e - b;
+  softmax_along_axis(X.as<const float>() + b * item, dims, X.rank, 1, true, lp + b * item, at + 2 * b * item, k.mode);
+  return nll_from(k, lp, at + 2 * X.numel, b * p.inner, e * p.inner);
 }
 
 constexpr AttrSpec kLossAttrs[] = {{"reduction", AttrKind::String}, {"ignore_index", AttrKind::Int}};
@@ -138,10 +170,10 @@ constexpr AttrSpec kLossAttrs[] = {{"reduction", AttrKind::String}, {"ignore_ind
 // Opset 13 only widened the dtypes (bfloat16, which onemodel lacks): the opset-12 nodes read as is.
 constexpr OpDef kOps[] = {
     op("NegativeLogLikelihoodLoss").upgrades_from(12).inputs(2, 3).attributes(kLossAttrs).shapes(infer_nll).kernel(nll_kernel)
-        .with_scratch(nll_scratch)
+        .prepared(prepare_loss<false>).with_scratch(nll_scratch)
         .doc("f32 [N, C, d...], i64/i32 target, optional weight [C]; reduction none/sum/mean, ignore_index; exact: fixed-order sums"),
     op("SoftmaxCrossEntropyLoss").upgrades_from(12).inputs(2, 3).attributes(kLossAttrs).shapes(infer_sce).kernel(sce_kernel)
-        .with_scratch(sce_scratch)
+        .prepared(prepare_loss<true>).with_scratch(sce_scratch)
         .doc("as NegativeLogLikelihoodLoss on the log-softmax over axis 1 (optional output 1); exact: LogSoftmax's order, fixed-order sums"),
 };
 

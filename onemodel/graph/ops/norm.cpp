@@ -64,43 +64,48 @@ Status infer_layer_norm(InferContext& ctx) {
   return Status::ok();
 }
 
-// One row of squared differences.
-size_t layer_norm_scratch(const InferContext& ctx) {
-  const ValueDesc* x = ctx.input(0);
-  int64_t axis = 0, rows = 0, n = 0;
-  normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(x->shape.size()), &axis);
-  split_rows(x->shape.data(), x->shape.size(), axis, &rows, &n);
-  return size_t(n) * sizeof(float);
+// LayerNormalization's record. Work: the rows (each normalised on its own).
+struct LayerNormParams {
+  int64_t rows = 0, n = 0;
+  float epsilon = 1e-5f;
+};
+
+Status prepare_layer_norm(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  LayerNormParams& p = out.record<LayerNormParams>();
+  int64_t axis = 0;
+  normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(x.shape.size()), &axis);  // checked by infer
+  split_rows(x.shape.data(), x.shape.size(), axis, &p.rows, &p.n);
+  p.epsilon = attr_float(ctx.node, "epsilon", 1e-5f);
+  out.work = p.n == 0 ? 0 : p.rows;
+  return Status::ok();
 }
 
+// The squared differences are summed from the output row (it is written again after), so
+// rows need no shared scratch; x - mean is computed again for the result, the same bits.
 Status layer_norm_kernel(const KernelContext& k) {
-  const TensorArg& X = k.in(0);
-  int64_t axis = 0, rows = 0, n = 0;
-  normalize_axis(attr_int(*k.node, "axis", -1), int64_t(X.rank), &axis);
-  split_rows(X.dims, X.rank, axis, &rows, &n);
-  const float eps = attr_float(*k.node, "epsilon", 1e-5f);
-  const float* x = X.as<const float>();
+  const LayerNormParams& p = k.params<LayerNormParams>();
+  const int64_t n = p.n;
+  const float eps = p.epsilon;
+  const float* x = k.in(0).as<const float>();
   const float* scale = k.in(1).as<const float>();
   const float* bias = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
   float* y = k.out(0).as<float>();
   float* mean_out = k.num_outputs > 1 && k.out(1).present ? k.out(1).as<float>() : nullptr;
   float* inv_out = k.num_outputs > 2 && k.out(2).present ? k.out(2).as<float>() : nullptr;
-  float* sq = static_cast<float*>(k.scratch);
-  if (n == 0) return Status::ok();
   const float fn = float(n);
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = k.begin; r < k.end; ++r) {
     const float* xr = x + r * n;
     float* yr = y + r * n;
     const float mean = kernels::f32_sum(xr, size_t(n), k.mode) / fn;
     for (int64_t i = 0; i < n; ++i) {
       const float d = xr[i] - mean;
-      yr[i] = d;
-      sq[i] = d * d;
+      yr[i] = d * d;
     }
-    const float var = kernels::f32_sum(sq, size_t(n), k.mode) / fn;
+    const float var = kernels::f32_sum(yr, size_t(n), k.mode) / fn;
     const float inv = 1.0f / std::sqrt(var + eps);
     for (int64_t i = 0; i < n; ++i) {
-      const float t = (yr[i] * inv) * scale[i];
+      const float t = ((xr[i] - mean) * inv) * scale[i];
       yr[i] = bias ? t + bias[i] : t;
     }
     if (mean_out) mean_out[r] = mean;
@@ -113,7 +118,7 @@ constexpr AttrSpec kLayerNormAttrs[] = {{"axis", AttrKind::Int}, {"epsilon", Att
 
 constexpr OpDef kOps[] = {
     op("LayerNormalization").since_opset(17).inputs(2, 3).attributes(kLayerNormAttrs).shapes(infer_layer_norm)
-        .kernel(layer_norm_kernel).with_scratch(layer_norm_scratch)
+        .prepared(prepare_layer_norm).kernel(layer_norm_kernel)
         .doc("f32, axis, epsilon, stash_type 1; optional Mean/InvStdDev outputs; exact: fixed-order sums (mean, then variance)"),
 };
 

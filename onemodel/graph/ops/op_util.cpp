@@ -1,5 +1,7 @@
 #include "onemodel/graph/ops/op_util.h"
 
+#include <cstdint>
+
 namespace om::graph::ops {
 
 Status broadcast_shapes(const InferContext& ctx, const std::vector<const std::vector<int64_t>*>& shapes,
@@ -55,7 +57,36 @@ Status const_ints(const InferContext& ctx, size_t input, std::vector<int64_t>* o
   return Status::ok();
 }
 
+Status prepare_broadcast(const InferContext& ctx, Prepared& out) {
+  const int n = int(ctx.num_inputs());
+  if (n < 1 || n >= BroadcastIter::kMaxOps)
+    return ctx.error(ErrorKind::Internal, msg("a broadcast op takes 1 to ", BroadcastIter::kMaxOps - 1, " inputs, got ", n));
+  for (int i = 0; i < n; ++i)
+    if (!ctx.input(size_t(i))) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
+  BroadcastIter& it = out.record<BroadcastParams>().it;
+  it.init(ctx.outputs[0].shape, ctx.inputs.data(), n);
+  out.work = it.size();
+  return Status::ok();
+}
+
+Status prepare_elements(const InferContext& ctx, Prepared& out) {
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+
 void BroadcastIter::init(const int64_t* out_dims, size_t out_rank, const TensorArg* const* operands, int n) {
+  Operand shapes[kMaxOps];
+  for (int k = 0; k < n; ++k) shapes[k] = {operands[k]->dims, operands[k]->rank};
+  init_shapes(out_dims, out_rank, shapes, n);
+}
+
+void BroadcastIter::init(const std::vector<int64_t>& out, const ValueDesc* const* operands, int n) {
+  Operand shapes[kMaxOps];
+  for (int k = 0; k < n; ++k) shapes[k] = {operands[k]->shape.data(), operands[k]->shape.size()};
+  init_shapes(out.data(), out.size(), shapes, n);
+}
+
+void BroadcastIter::init_shapes(const int64_t* out_dims, size_t out_rank, const Operand* operands, int n) {
   nops = n + 1;  // operand 0 is the output itself
   int64_t full_dims[kMaxRank];
   int64_t full_strides[kMaxOps][kMaxRank];
@@ -63,7 +94,7 @@ void BroadcastIter::init(const int64_t* out_dims, size_t out_rank, const TensorA
   for (size_t i = 0; i < r; ++i) full_dims[i] = out_dims[i];
   contiguous_strides(out_dims, r, full_strides[0]);
   for (int k = 0; k < n; ++k) {
-    const TensorArg& t = *operands[k];
+    const Operand& t = operands[k];
     int64_t own[kMaxRank];
     contiguous_strides(t.dims, t.rank, own);
     for (size_t i = 0; i < r; ++i) {
@@ -110,8 +141,10 @@ void BroadcastIter::init(const int64_t* out_dims, size_t out_rank, const TensorA
     if (full_dims[i] == 0) outer_count = 0, inner = 0;
 }
 
+// y's elements [begin, end) of the permuted copy.
 template <typename T>
-static void transpose_typed(const T* x, const int64_t* dims, size_t rank, const int64_t* perm, T* y) {
+static void transpose_typed(const T* x, const int64_t* dims, size_t rank, const int64_t* perm, T* y, int64_t begin,
+                            int64_t end) {
   int64_t xs[kMaxRank], ys_dims[kMaxRank], src_str[kMaxRank];
   contiguous_strides(dims, rank, xs);
   int64_t total = 1;
@@ -120,15 +153,23 @@ static void transpose_typed(const T* x, const int64_t* dims, size_t rank, const 
     src_str[i] = xs[perm[i]];
     total *= ys_dims[i];
   }
-  if (total == 0) return;
+  if (end > total) end = total;
+  if (begin >= end) return;
   if (rank == 0) { y[0] = x[0]; return; }
-  // Walk y in order; the innermost axis is a strided gather from x.
+  // Walk y in order from `begin`; the innermost axis is a strided gather from x.
   const int64_t inner = ys_dims[rank - 1], inner_str = src_str[rank - 1];
   int64_t idx[kMaxRank] = {};
   int64_t off = 0;
-  for (int64_t o = 0; o < total; o += inner) {
+  int64_t i0 = begin % inner;
+  for (int64_t d = int64_t(rank) - 1, rest = begin / inner; d-- > 0;) {
+    idx[d] = rest % ys_dims[d];
+    rest /= ys_dims[d];
+    off += idx[d] * src_str[d];
+  }
+  for (int64_t o = begin - i0; o < end; o += inner, i0 = 0) {
     const T* src = x + off;
-    for (int64_t i = 0; i < inner; ++i) y[o + i] = src[i * inner_str];
+    const int64_t stop = end - o < inner ? end - o : inner;
+    for (int64_t i = i0; i < stop; ++i) y[o + i] = src[i * inner_str];
     for (size_t d = rank - 1; d-- > 0;) {
       if (++idx[d] < ys_dims[d]) { off += src_str[d]; break; }
       off -= src_str[d] * (ys_dims[d] - 1);
@@ -137,13 +178,18 @@ static void transpose_typed(const T* x, const int64_t* dims, size_t rank, const 
   }
 }
 
-void transpose_copy(const void* x, const int64_t* dims, size_t rank, const int64_t* perm, size_t elem_size, void* y) {
+void transpose_copy_range(const void* x, const int64_t* dims, size_t rank, const int64_t* perm, size_t elem_size, void* y,
+                          int64_t begin, int64_t end) {
   switch (elem_size) {
-    case 1: transpose_typed(static_cast<const uint8_t*>(x), dims, rank, perm, static_cast<uint8_t*>(y)); break;
-    case 2: transpose_typed(static_cast<const uint16_t*>(x), dims, rank, perm, static_cast<uint16_t*>(y)); break;
-    case 4: transpose_typed(static_cast<const uint32_t*>(x), dims, rank, perm, static_cast<uint32_t*>(y)); break;
-    default: transpose_typed(static_cast<const uint64_t*>(x), dims, rank, perm, static_cast<uint64_t*>(y)); break;
+    case 1: transpose_typed(static_cast<const uint8_t*>(x), dims, rank, perm, static_cast<uint8_t*>(y), begin, end); break;
+    case 2: transpose_typed(static_cast<const uint16_t*>(x), dims, rank, perm, static_cast<uint16_t*>(y), begin, end); break;
+    case 4: transpose_typed(static_cast<const uint32_t*>(x), dims, rank, perm, static_cast<uint32_t*>(y), begin, end); break;
+    default: transpose_typed(static_cast<const uint64_t*>(x), dims, rank, perm, static_cast<uint64_t*>(y), begin, end); break;
   }
+}
+
+void transpose_copy(const void* x, const int64_t* dims, size_t rank, const int64_t* perm, size_t elem_size, void* y) {
+  transpose_copy_range(x, dims, rank, perm, elem_size, y, 0, INT64_MAX);
 }
 
 }  // namespace om::graph::ops

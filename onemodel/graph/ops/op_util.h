@@ -32,7 +32,8 @@ Status const_ints(const InferContext& ctx, size_t input, std::vector<int64_t>* o
 
 // Iterates an output shape with up to three broadcast operands, collapsing contiguous axes so
 // the innermost loop is as long as possible. Offsets index 0 is the output, 1.. the operands;
-// inner steps are 0 (broadcast) or 1.
+// inner steps are 0 (broadcast) or 1. Trivially copyable: a prepare step may keep it in its
+// record (init from the plan-time shapes) so the kernel does not rebuild it every run.
 struct BroadcastIter {
   static constexpr int kMaxOps = 4;
   int nops = 0;
@@ -45,14 +46,36 @@ struct BroadcastIter {
 
   // Operand k has shape operands[k] (right-aligned against out).
   void init(const int64_t* out_dims, size_t out_rank, const TensorArg* const* operands, int n);
+  // The same from plan-time shapes (a prepare step).
+  void init(const std::vector<int64_t>& out, const ValueDesc* const* operands, int n);
 
-  // Calls f(offset_0, ..., inner) for every inner run; offsets in elements.
+  // The output elements iterated: outer_count runs of `inner` (the output's numel).
+  int64_t size() const { return outer_count * inner; }
+
+  // Calls f(offsets, n) for the pieces of inner runs that cover output elements [begin, end) in
+  // order (0 <= begin <= end <= size()): offsets (in elements) of the piece's first element, n
+  // its length. A run cut by begin or end gives a shorter piece; the pieces of any partition
+  // of [0, size()) visit every element exactly once, as one call over the whole range does.
   template <typename F>
-  void for_each(F&& f) const {
+  void for_each(int64_t begin, int64_t end, F&& f) const {
+    if (begin >= end) return;
     int64_t idx[kMaxRank] = {};
     int64_t off[kMaxOps] = {};
-    for (int64_t o = 0; o < outer_count; ++o) {
-      f(off, inner);
+    const int64_t run = begin / inner;  // inner >= 1 whenever size() > 0
+    int64_t i0 = begin - run * inner;
+    for (int64_t d = int64_t(rank), rest = run; d-- > 0;) {
+      idx[d] = rest % dims[d];
+      rest /= dims[d];
+      for (int k = 0; k < nops; ++k) off[k] += idx[d] * strides[k][d];
+    }
+    for (int k = 0; k < nops; ++k) off[k] += i0 * inner_step[k];
+    for (int64_t at = begin;;) {
+      const int64_t n = inner - i0 < end - at ? inner - i0 : end - at;
+      f(static_cast<const int64_t*>(off), n);
+      at += n;
+      if (at >= end) return;
+      for (int k = 0; k < nops; ++k) off[k] -= i0 * inner_step[k];
+      i0 = 0;
       for (size_t d = rank; d-- > 0;) {
         if (++idx[d] < dims[d]) {
           for (int k = 0; k < nops; ++k) off[k] += strides[k][d];
@@ -63,20 +86,29 @@ struct BroadcastIter {
       }
     }
   }
+
+  // Every inner run, whole.
+  template <typename F>
+  void for_each(F&& f) const { for_each(0, size(), f); }
+
+ private:
+  struct Operand {
+    const int64_t* dims;
+    size_t rank;
+  };
+  void init_shapes(const int64_t* out_dims, size_t out_rank, const Operand* operands, int n);
 };
 
-// y = f(a, b) over the broadcast of two operands (T in, R out): the one loop of the elementwise
+// y = f(a, b) over output elements [begin, end) of the broadcast of two operands (T in, R out;
+// `it` initialised with k.in(0), k.in(1) against k.out(0)): the one loop of the elementwise
 // families' integer, comparison and selection kernels.
 template <typename T, typename R, typename F>
-void binary_loop(const KernelContext& k, F f) {
-  const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
-  BroadcastIter it;
-  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
+void binary_loop(const KernelContext& k, const BroadcastIter& it, int64_t begin, int64_t end, F f) {
   const T* a = k.in(0).as<const T>();
   const T* b = k.in(1).as<const T>();
   R* y = k.out(0).as<R>();
   const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
-  it.for_each([&](const int64_t* off, int64_t n) {
+  it.for_each(begin, end, [&](const int64_t* off, int64_t n) {
     const T* pa = a + off[1];
     const T* pb = b + off[2];
     R* py = y + off[0];
@@ -84,11 +116,38 @@ void binary_loop(const KernelContext& k, F f) {
   });
 }
 
-// y = f(...f(f(x0, x1), x2)..., xn) over the broadcast of every input, combined in input order
-// (the variadic Sum, Mean, Max, Min): input 0 is broadcast into y, then each further input is
-// folded into it element by element. One input gives a copy.
+// The whole output.
+template <typename T, typename R, typename F>
+void binary_loop(const KernelContext& k, F f) {
+  const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
+  BroadcastIter it;
+  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
+  binary_loop<T, R>(k, it, 0, it.size(), f);
+}
+
+// The broadcasting elementwise ops' record (Add, Where, Equal, And, Mod...): the output's
+// iterator over every input. Work: output elements.
+struct BroadcastParams {
+  BroadcastIter it;
+};
+Status prepare_broadcast(const InferContext& ctx, Prepared& out);
+
+// binary_loop over the kernel's range [k.begin, k.end) with its BroadcastParams record.
+template <typename T, typename R, typename F>
+void binary_range(const KernelContext& k, F f) {
+  binary_loop<T, R>(k, k.params<BroadcastParams>().it, k.begin, k.end, f);
+}
+
+// The prepare step of ops with no parameters whose work unit is one element of output 0
+// (same-shape maps, the variadic folds): no record, work = output 0's numel.
+Status prepare_elements(const InferContext& ctx, Prepared& out);
+
+// y = f(...f(f(x0, x1), x2)..., xn) over output elements [begin, end) of the broadcast of every
+// input, combined in input order (the variadic Sum, Mean, Max, Min): input 0 is broadcast into
+// y, then each further input is folded into it element by element. One input gives a copy.
+// Each input's iterator is built here from its shape (up to 64 inputs: too many for a record).
 template <typename T, typename F>
-void fold_inputs(const KernelContext& k, F f) {
+void fold_inputs(const KernelContext& k, int64_t begin, int64_t end, F f) {
   const TensorArg& Y = k.out(0);
   T* y = Y.as<T>();
   for (size_t in = 0; in < k.num_inputs; ++in) {
@@ -97,7 +156,7 @@ void fold_inputs(const KernelContext& k, F f) {
     it.init(Y.dims, Y.rank, operands, 1);
     const T* x = k.in(in).as<const T>();
     const int64_t sx = it.inner_step[1];
-    it.for_each([&](const int64_t* off, int64_t n) {
+    it.for_each(begin, end, [&](const int64_t* off, int64_t n) {
       T* py = y + off[0];
       const T* px = x + off[1];
       if (in == 0) for (int64_t i = 0; i < n; ++i) py[i] = px[i * sx];
@@ -106,13 +165,21 @@ void fold_inputs(const KernelContext& k, F f) {
   }
 }
 
+// The whole output.
+template <typename T, typename F>
+void fold_inputs(const KernelContext& k, F f) { fold_inputs<T>(k, 0, k.out(0).numel, f); }
+
 using om::contiguous_strides;  // core/shape.h
 
 // y = x permuted: y's axis i is x's axis perm[i]. Elements of elem_size bytes.
 void transpose_copy(const void* x, const int64_t* dims, size_t rank, const int64_t* perm, size_t elem_size, void* y);
+// Only y's elements [begin, end) (row-major over y's shape): calls over any partition of
+// [0, numel) write what one transpose_copy writes.
+void transpose_copy_range(const void* x, const int64_t* dims, size_t rank, const int64_t* perm, size_t elem_size, void* y,
+                          int64_t begin, int64_t end);
 
-// A string attribute as a view of the node's own text, or `fallback`: no copy, so kernels may read
-// it while running (a std::string of a long value or name would allocate on every run).
+// A string attribute as a view of the node's own text, or `fallback`: no copy (prepare steps
+// read the modes they turn into record fields this way).
 inline std::string_view attr_text(const Node& node, const char* name, std::string_view fallback) {
   const Attribute* a = find_attr(node, name);
   return a && a->type == AttrType::String ? std::string_view(a->s) : fallback;

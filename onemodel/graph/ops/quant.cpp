@@ -4,6 +4,7 @@
 // products and sums are exact (the i32 accumulator wraps modulo 2^32, as the ONNX type does), and
 // every float step is one IEEE operation (x / scale, the requantization multiplier, acc x
 // multiplier, rounding half to even), so one kernel serves Fast and Exact (docs/exactness.md).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -135,25 +136,42 @@ Status infer_dequantize(InferContext& ctx) {
   return Status::ok();
 }
 
-// Calls f(i, channel) for every element of input 0, channel indexing the per-axis parameters
-// (always 0 when they are per-tensor).
+// QuantizeLinear's and DequantizeLinear's record. Work: the elements when the parameters are
+// per-tensor, else the outer x C runs of `inner` elements that share one channel.
+struct AxisParams {
+  int64_t channels = 1;  // 1: per-tensor
+  int64_t inner = 1;
+};
+
+Status prepare_axis(const InferContext& ctx, Prepared& out) {
+  int64_t axis;
+  OM_TRY(check_axis_params(ctx, &axis));
+  const std::vector<int64_t>& x = ctx.input(0)->shape;
+  AxisParams& p = out.record<AxisParams>();
+  const int64_t numel = ctx.input(0)->numel();
+  if (ctx.input(1)->numel() == 1) {
+    out.work = numel;
+    return Status::ok();
+  }
+  p.channels = x[size_t(axis)];
+  for (size_t d = size_t(axis) + 1; d < x.size(); ++d) p.inner *= x[d];
+  out.work = p.inner == 0 ? 0 : numel / p.inner;
+  return Status::ok();
+}
+
+// Calls f(i, channel) for the elements of input 0 in work units [k.begin, k.end), channel
+// indexing the per-axis parameters (always 0 when they are per-tensor).
 template <typename F>
 void for_each_channel(const KernelContext& k, F f) {
-  const TensorArg& X = k.in(0);
-  if (k.in(1).numel == 1) {
-    for (int64_t i = 0; i < X.numel; ++i) f(i, 0);
+  const AxisParams& p = k.params<AxisParams>();
+  if (p.channels == 1) {
+    for (int64_t i = k.begin; i < k.end; ++i) f(i, 0);
     return;
   }
-  int64_t axis = 0;
-  normalize_axis(attr_int(*k.node, "axis", 1), int64_t(X.rank), &axis);  // checked by infer
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= X.dims[d];
-  for (size_t d = size_t(axis) + 1; d < X.rank; ++d) inner *= X.dims[d];
-  const int64_t C = X.dims[axis];
-  int64_t i = 0;
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t j = 0; j < inner; ++j) f(i++, c);
+  for (int64_t r = k.begin; r < k.end; ++r) {
+    const int64_t c = r % p.channels;
+    for (int64_t i = r * p.inner, e = i + p.inner; i < e; ++i) f(i, c);
+  }
 }
 
 Status quantize_kernel(const KernelContext& k) {
@@ -187,6 +205,7 @@ Status infer_dynamic_quantize(InferContext& ctx) {
   return Status::ok();
 }
 
+// One work unit: every element's scale and zero point come from the whole input's range.
 Status dynamic_quantize_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const float* x = X.as<const float>();
@@ -213,32 +232,53 @@ Status dynamic_quantize_kernel(const KernelContext& k) {
 
 // ---- MatMulInteger and QLinearMatMul ----
 
+// MatMulInteger's and QLinearMatMul's record: the matrix sizes and the broadcast of the batch
+// axes (offsets in matrices). Work: the output rows, batch matrix by batch matrix.
+struct IntMatMulParams {
+  BroadcastIter batch;
+  int64_t M = 1, K = 1, N = 1;
+};
+
+// A is input 0, B input `b_in`.
+template <size_t b_in>
+Status prepare_int_matmul(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& A = *ctx.input(0);
+  const ValueDesc& B = *ctx.input(b_in);
+  const std::vector<int64_t>& y = ctx.outputs[0].shape;
+  const bool a1 = A.shape.size() == 1, b1 = B.shape.size() == 1;
+  IntMatMulParams& p = out.record<IntMatMulParams>();
+  p.M = a1 ? 1 : A.shape[A.shape.size() - 2];
+  p.K = A.shape.back();
+  p.N = b1 ? 1 : B.shape.back();
+  // The batch axes as broadcast operands.
+  ValueDesc ab, bb;
+  ab.shape.assign(A.shape.begin(), A.shape.end() - (a1 ? 1 : 2));
+  bb.shape.assign(B.shape.begin(), B.shape.end() - (b1 ? 1 : 2));
+  const std::vector<int64_t> yb(y.begin(), y.end() - (a1 ? 0 : 1) - (b1 ? 0 : 1));
+  const ValueDesc* ops[2] = {&ab, &bb};
+  p.batch.init(yb, ops, 2);
+  out.work = ctx.outputs[0].numel() == 0 ? 0 : p.batch.size() * p.M;
+  return Status::ok();
+}
+
 // The i32 product of A and B (numpy matmul shapes, broadcast batches) after subtracting the
-// zero points (per-tensor, per-row of A, per-column of B); store(y_index, m, n, acc) writes it.
+// zero points (per-tensor, per-row of A, per-column of B) for output rows [k.begin, k.end);
+// store(y_index, m, n, acc) writes it.
 template <typename TA, typename TB, typename Store>
 void int_matmul_typed(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in, size_t bzp_in, Store store) {
-  const TensorArg& A = k.in(a_in);
-  const TensorArg& B = k.in(b_in);
-  const TensorArg& Y = k.out(0);
-  if (Y.numel == 0) return;
-  const bool a1 = A.rank == 1, b1 = B.rank == 1;
-  const int64_t M = a1 ? 1 : A.dims[A.rank - 2], K = A.dims[A.rank - 1], N = b1 ? 1 : B.dims[B.rank - 1];
-  // The batch axes as broadcast operands: offsets come out in matrices.
-  TensorArg ab = A, bb = B;
-  ab.rank = A.rank - (a1 ? 1 : 2);
-  bb.rank = B.rank - (b1 ? 1 : 2);
-  const size_t obr = Y.rank - (a1 ? 0 : 1) - (b1 ? 0 : 1);
-  const TensorArg* ops[2] = {&ab, &bb};
-  BroadcastIter it;
-  it.init(Y.dims, obr, ops, 2);
-  const TA* a = A.as<const TA>();
-  const TB* b = B.as<const TB>();
-  it.for_each([&](const int64_t* off, int64_t n_inner) {
-    for (int64_t j = 0; j < n_inner; ++j) {
+  const IntMatMulParams& p = k.params<IntMatMulParams>();
+  const BroadcastIter& it = p.batch;
+  const int64_t M = p.M, K = p.K, N = p.N;
+  const TA* a = k.in(a_in).as<const TA>();
+  const TB* b = k.in(b_in).as<const TB>();
+  int64_t mat = k.begin / M;  // the batch matrix of the current row
+  it.for_each(mat, (k.end + M - 1) / M, [&](const int64_t* off, int64_t n_inner) {
+    for (int64_t j = 0; j < n_inner; ++j, ++mat) {
       const TA* pa = a + (off[1] + j * it.inner_step[1]) * M * K;
       const TB* pb = b + (off[2] + j * it.inner_step[2]) * K * N;
       const int64_t yo = (off[0] + j * it.inner_step[0]) * M * N;
-      for (int64_t m = 0; m < M; ++m) {
+      const int64_t m_end = std::min(M, k.end - mat * M);
+      for (int64_t m = std::max<int64_t>(0, k.begin - mat * M); m < m_end; ++m) {
         const int32_t za = zp_at(k, azp_in, m);
         for (int64_t n = 0; n < N; ++n) {
           const int32_t zb = zp_at(k, bzp_in, n);
@@ -327,9 +367,27 @@ Status qlinear_matmul_kernel(const KernelContext& k) {
 
 // ---- ConvInteger and QLinearConv ----
 
+// ConvInteger's and QLinearConv's record: the Conv geometry. Work: the N x M output planes.
+struct IntConvParams {
+  kernels::ConvGeom g;
+};
+
+// x is input 0, w input `w_in`.
+template <size_t w_in>
+Status prepare_int_conv(const InferContext& ctx, Prepared& out) {
+  const std::vector<int64_t>& x = ctx.input(0)->shape;
+  const std::vector<int64_t>& w = ctx.input(w_in)->shape;
+  SpatialGeom sg;
+  if (const char* why = spatial_geom(ctx.node, GeomKind::Conv, x.data(), x.size(), w.data(), w.size(), &sg))
+    return ctx.error(ErrorKind::ShapeMismatch, geom_error_text(ctx.node, why, x, &w));
+  out.record<IntConvParams>().g = sg.g;
+  out.work = sg.g.N * sg.g.M;
+  return Status::ok();
+}
+
 // The i32 convolution of x and w after subtracting the zero points (x per-tensor, w per-tensor
-// or per output channel); taps in the padding add nothing (the padding holds the zero point).
-// store(y_index, output_channel, acc) writes each output.
+// or per output channel) for output planes [k.begin, k.end); taps in the padding add nothing
+// (the padding holds the zero point). store(y_index, output_channel, acc) writes each output.
 template <typename TX, typename TW, typename Store>
 void int_conv_typed(const KernelContext& k, const kernels::ConvGeom& g, size_t x_in, size_t xzp_in, size_t w_in, size_t wzp_in,
                     Store store) {
@@ -337,9 +395,9 @@ void int_conv_typed(const KernelContext& k, const kernels::ConvGeom& g, size_t x
   const TW* w = k.in(w_in).as<const TW>();
   const int32_t zx = zp_at(k, xzp_in, 0);
   const int64_t cg = g.C / g.group, mg = g.M / g.group;
-  int64_t yi = 0;
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t m = 0; m < g.M; ++m) {
+  int64_t yi = k.begin * g.OH * g.OW;
+  for (int64_t n = k.begin / g.M; n * g.M < k.end; ++n)
+    for (int64_t m = std::max<int64_t>(0, k.begin - n * g.M), m_end = std::min(g.M, k.end - n * g.M); m < m_end; ++m) {
       const int32_t zw = zp_at(k, wzp_in, m);
       const int64_t c0 = (m / mg) * cg;
       for (int64_t oh = 0; oh < g.OH; ++oh)
@@ -364,13 +422,12 @@ void int_conv_typed(const KernelContext& k, const kernels::ConvGeom& g, size_t x
 
 template <typename Store>
 void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, size_t wzp_in, Store store) {
-  SpatialGeom sg;
-  spatial_geom(*k.node, GeomKind::Conv, k.in(x_in).dims, k.in(x_in).rank, k.in(w_in).dims, k.in(w_in).rank, &sg);  // checked by infer
+  const kernels::ConvGeom& g = k.params<IntConvParams>().g;
   const bool xi8 = k.in(x_in).dtype == DType::i8, wi8 = k.in(w_in).dtype == DType::i8;
-  if (xi8 && wi8) int_conv_typed<int8_t, int8_t>(k, sg.g, x_in, xzp_in, w_in, wzp_in, store);
-  else if (xi8) int_conv_typed<int8_t, uint8_t>(k, sg.g, x_in, xzp_in, w_in, wzp_in, store);
-  else if (wi8) int_conv_typed<uint8_t, int8_t>(k, sg.g, x_in, xzp_in, w_in, wzp_in, store);
-  else int_conv_typed<uint8_t, uint8_t>(k, sg.g, x_in, xzp_in, w_in, wzp_in, store);
+  if (xi8 && wi8) int_conv_typed<int8_t, int8_t>(k, g, x_in, xzp_in, w_in, wzp_in, store);
+  else if (xi8) int_conv_typed<int8_t, uint8_t>(k, g, x_in, xzp_in, w_in, wzp_in, store);
+  else if (wi8) int_conv_typed<uint8_t, int8_t>(k, g, x_in, xzp_in, w_in, wzp_in, store);
+  else int_conv_typed<uint8_t, uint8_t>(k, g, x_in, xzp_in, w_in, wzp_in, store);
 }
 
 // The output shape [N, M, (OH,) OW] from the shared Conv geometry (graph/ops/conv_geom.h).
@@ -449,19 +506,25 @@ constexpr AttrSpec kConvAttrs[] = {{"auto_pad", AttrKind::String},      {"dilati
 
 constexpr OpDef kOps[] = {
     // Opset 10's forms are the per-tensor case of 13's (axis was added with per-axis scales).
-    op("QuantizeLinear").upgrades_from(10).inputs(2, 3).attributes(kAxisAttrs).shapes(infer_quantize).kernel(quantize_kernel)
+    op("QuantizeLinear").upgrades_from(10).inputs(2, 3).attributes(kAxisAttrs).shapes(infer_quantize).prepared(prepare_axis)
+        .kernel(quantize_kernel)
         .doc("f32 or i32 to u8 or i8 (the zero point's dtype, u8 without one); per-tensor or per-axis; x / scale rounded half to even, saturated"),
-    op("DequantizeLinear").upgrades_from(10).inputs(2, 3).attributes(kAxisAttrs).shapes(infer_dequantize).kernel(dequantize_kernel)
+    op("DequantizeLinear").upgrades_from(10).inputs(2, 3).attributes(kAxisAttrs).shapes(infer_dequantize).prepared(prepare_axis)
+        .kernel(dequantize_kernel)
         .doc("u8, i8 or i32 to f32; per-tensor or per-axis; (x - zero point) x scale, one rounding"),
     op("DynamicQuantizeLinear").since_opset(11).inputs(1).shapes(infer_dynamic_quantize).kernel(dynamic_quantize_kernel)
         .doc("f32 to u8, scale and zero point of [min(x, 0), max(x, 0)]; an all-zero input gives scale 0, zero point 0"),
-    op("MatMulInteger").since_opset(10).inputs(2, 4).shapes(infer_matmul_integer).kernel(matmul_integer_kernel)
+    op("MatMulInteger").since_opset(10).inputs(2, 4).shapes(infer_matmul_integer).prepared(prepare_int_matmul<1>)
+        .kernel(matmul_integer_kernel)
         .doc("u8/i8 operands, i32 result (wraps modulo 2^32); numpy batch broadcasting; zero points per-tensor, per-row of A, per-column of B"),
-    op("QLinearMatMul").since_opset(10).inputs(8).shapes(infer_qlinear_matmul).kernel(qlinear_matmul_kernel)
+    op("QLinearMatMul").since_opset(10).inputs(8).shapes(infer_qlinear_matmul).prepared(prepare_int_matmul<3>)
+        .kernel(qlinear_matmul_kernel)
         .doc("u8/i8; i32 accumulation, then round(acc x (s_a s_b / s_y)) + zp_y saturated; a per-row, b per-column, y per-tensor parameters"),
-    op("ConvInteger").since_opset(10).inputs(2, 4).attributes(kConvAttrs).shapes(infer_conv_integer).kernel(conv_integer_kernel)
+    op("ConvInteger").since_opset(10).inputs(2, 4).attributes(kConvAttrs).shapes(infer_conv_integer).prepared(prepare_int_conv<1>)
+        .kernel(conv_integer_kernel)
         .doc("u8/i8, i32 result; Conv's 1-D/2-D geometry and groups; padding holds the zero point; w zero point per output channel"),
-    op("QLinearConv").since_opset(10).inputs(8, 9).attributes(kConvAttrs).shapes(infer_qlinear_conv).kernel(qlinear_conv_kernel)
+    op("QLinearConv").since_opset(10).inputs(8, 9).attributes(kConvAttrs).shapes(infer_qlinear_conv).prepared(prepare_int_conv<3>)
+        .kernel(qlinear_conv_kernel)
         .doc("u8/i8; i32 accumulation plus the i32 bias, then round(acc x (s_x s_w / s_y)) + zp_y saturated; w scale/zero point per output channel"),
 };
 

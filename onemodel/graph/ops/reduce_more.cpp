@@ -8,13 +8,13 @@ namespace om::graph::ops {
 namespace {
 
 constexpr OpDef kOps[] = {
-    reduction("ReduceMin", reduce_kernel<ReduceKind::Min>, 18).doc("f32; as ReduceSum; NaN propagates"),
-    reduction("ReduceProd", reduce_kernel<ReduceKind::Prod>, 18).doc("f32; as ReduceSum; product in element order"),
-    reduction("ReduceL1", reduce_kernel<ReduceKind::L1>, 18).doc("f32; as ReduceSum, of |x|"),
-    reduction("ReduceL2", reduce_kernel<ReduceKind::L2>, 18).doc("f32; sqrt of the sum of squares"),
-    reduction("ReduceSumSquare", reduce_kernel<ReduceKind::SumSquare>, 18).doc("f32; as ReduceSum, of x*x"),
-    reduction("ReduceLogSum", reduce_kernel<ReduceKind::LogSum>, 18).doc("f32; library log of the sum"),
-    reduction("ReduceLogSumExp", reduce_kernel<ReduceKind::LogSumExp>, 18)
+    reduction<ReduceKind::Min>("ReduceMin", 18).doc("f32; as ReduceSum; NaN propagates"),
+    reduction<ReduceKind::Prod>("ReduceProd", 18).doc("f32; as ReduceSum; product in element order"),
+    reduction<ReduceKind::L1>("ReduceL1", 18).doc("f32; as ReduceSum, of |x|"),
+    reduction<ReduceKind::L2>("ReduceL2", 18).doc("f32; sqrt of the sum of squares"),
+    reduction<ReduceKind::SumSquare>("ReduceSumSquare", 18).doc("f32; as ReduceSum, of x*x"),
+    reduction<ReduceKind::LogSum>("ReduceLogSum", 18).doc("f32; library log of the sum"),
+    reduction<ReduceKind::LogSumExp>("ReduceLogSumExp", 18)
         .doc("f32; max-shifted, library exp and log"),
 };
 

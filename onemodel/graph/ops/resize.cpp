@@ -21,13 +21,16 @@ using kernels::ResizeGeom;
 using kernels::ResizeMode;
 using kernels::ResizeNearest;
 
-// The modes from the attributes (read while running, so without copies); a static reason when
-// one is not supported. Cubic and the TF coordinate transforms fill `t` and set *taps: they run
-// resize_taps_f32 (resize_taps.h).
+// Resize (opset 11 on) or the older Upsample: which attributes and inputs the node has.
+enum class ResizeForm { Resize, Upsample };
+
+// The modes from the attributes; a static reason when one is not supported. Cubic and the TF
+// coordinate transforms fill `t` and set *taps: they run resize_taps_f32 (resize_taps.h).
+template <ResizeForm F>
 const char* resize_modes(const Node& node, TapGeom* t, bool* taps) {
   kernels::ResizeGeom* g = &t->base;
   const std::string_view mode = attr_text(node, "mode", "nearest");
-  if (node.op_type == "Upsample") {  // the opset 7-10 form: asymmetric coordinates, nearest rounds down
+  if (F == ResizeForm::Upsample) {  // the opset 7-10 form: asymmetric coordinates, nearest rounds down
     g->coord = ResizeCoord::Asymmetric;
     g->nearest = ResizeNearest::Floor;
     *taps = false;
@@ -65,7 +68,8 @@ const char* resize_modes(const Node& node, TapGeom* t, bool* taps) {
 }
 
 // Resize takes (X, roi, scales, sizes); Upsample (X, scales).
-size_t scales_input(const Node& node) { return node.op_type == "Upsample" ? 1 : 2; }
+template <ResizeForm F>
+constexpr size_t scales_input() { return F == ResizeForm::Upsample ? 1 : 2; }
 
 // tf_crop_and_resize's roi (input 1): 8 f32 values, starts then ends of N, C, H, W. N and C
 // are not resized, so their roi must be the whole axis (0, 1) unless the axis has one element.
@@ -81,16 +85,17 @@ Status read_roi(const InferContext& ctx, const ValueDesc& x, std::vector<float>*
   return Status::ok();
 }
 
+template <ResizeForm F>
 Status infer_resize(InferContext& ctx) {
   const ValueDesc* x = ctx.input(0);
   if (!x || x->dtype != DType::f32) return ctx.error(ErrorKind::DTypeMismatch, "X must be f32");
   if (x->shape.size() != 4) return ctx.error(ErrorKind::ShapeMismatch, msg("X must be 4-D NCHW, got ", shape_str(x->shape)));
   TapGeom t;
   bool taps = false;
-  if (const char* why = resize_modes(ctx.node, &t, &taps)) return ctx.error(ErrorKind::Unsupported, why);
+  if (const char* why = resize_modes<F>(ctx.node, &t, &taps)) return ctx.error(ErrorKind::Unsupported, why);
   std::vector<float> roi = {0, 0, 0, 0, 1, 1, 1, 1};
   if (t.coord == TapCoord::TfCropAndResize) OM_TRY(read_roi(ctx, *x, &roi));
-  const ValueDesc* scales = ctx.input(scales_input(ctx.node));
+  const ValueDesc* scales = ctx.input(scales_input<F>());
   const ValueDesc* sizes = ctx.input(3);
   if (scales && scales->numel() == 0) scales = nullptr;
   if (sizes && sizes->numel() == 0) sizes = nullptr;
@@ -126,29 +131,28 @@ Status infer_resize(InferContext& ctx) {
   return Status::ok();
 }
 
-size_t resize_scratch(const InferContext& ctx) {
+// Resize's and Upsample's record: the modes and the geometry, scales and roi included. Work:
+// the N x C planes.
+struct ResizeParams {
   TapGeom t;
-  bool taps = false;
-  resize_modes(ctx.node, &t, &taps);
-  const std::vector<int64_t>& y = ctx.outputs[0].shape;
-  return taps ? resize_taps_scratch(y[2], y[3]) : 0;
-}
+  bool taps = false;  // resize_taps_f32, else kernels::f32_resize2d
+};
 
-Status resize_kernel(const KernelContext& k) {
-  const TensorArg& X = k.in(0);
-  const TensorArg& Y = k.out(0);
-  TapGeom t;
-  bool taps = false;
-  resize_modes(*k.node, &t, &taps);
-  ResizeGeom& g = t.base;
-  g.NC = X.dims[0] * X.dims[1];
-  g.H = X.dims[2];
-  g.W = X.dims[3];
-  g.OH = Y.dims[2];
-  g.OW = Y.dims[3];
-  const size_t si = scales_input(*k.node);
-  if (k.has_input(si) && k.in(si).numel == 4) {
-    const float* s = k.in(si).as<const float>();
+template <ResizeForm F>
+Status prepare_resize(const InferContext& ctx, Prepared& out) {
+  ResizeParams& p = out.record<ResizeParams>();
+  if (const char* why = resize_modes<F>(ctx.node, &p.t, &p.taps)) return ctx.error(ErrorKind::Unsupported, why);
+  const std::vector<int64_t>& x = ctx.input(0)->shape;
+  const std::vector<int64_t>& y = ctx.outputs[0].shape;
+  ResizeGeom& g = p.t.base;
+  g.NC = x[0] * x[1];
+  g.H = x[2];
+  g.W = x[3];
+  g.OH = y[2];
+  g.OW = y[3];
+  const ValueDesc* scales = ctx.input(scales_input<F>());
+  if (scales && scales->numel() == 4) {  // known when planning (infer)
+    const float* s = static_cast<const float*>(scales->data);
     g.scale_h = s[2];
     g.scale_w = s[3];
     g.from_scales = true;
@@ -156,18 +160,28 @@ Status resize_kernel(const KernelContext& k) {
     g.scale_h = double(g.OH) / double(g.H);
     g.scale_w = double(g.OW) / double(g.W);
   }
-  if (!taps) {
-    kernels::f32_resize2d(g, X.as<const float>(), Y.as<float>());
-    return Status::ok();
-  }
-  if (t.coord == TapCoord::TfCropAndResize) {  // roi checked when planning
-    const float* roi = k.in(1).as<const float>();
+  if (p.t.coord == TapCoord::TfCropAndResize) {  // roi known when planning (infer)
+    const float* roi = static_cast<const float*>(ctx.input(1)->data);
     for (int a = 0; a < 2; ++a) {
-      t.roi_start[a] = double(roi[2 + a]);
-      t.roi_end[a] = double(roi[6 + a]);
+      p.t.roi_start[a] = double(roi[2 + a]);
+      p.t.roi_end[a] = double(roi[6 + a]);
     }
   }
-  resize_taps_f32(t, X.as<const float>(), Y.as<float>(), k.scratch);
+  out.work = g.NC;
+  return Status::ok();
+}
+
+Status resize_kernel(const KernelContext& k) {
+  const ResizeParams& p = k.params<ResizeParams>();
+  const float* x = k.in(0).as<const float>();
+  float* y = k.out(0).as<float>();
+  if (p.taps) {
+    resize_taps_f32(p.t, x, y, k.begin, k.end);
+    return Status::ok();
+  }
+  ResizeGeom g = p.t.base;
+  g.NC = k.end - k.begin;
+  kernels::f32_resize2d(g, x + k.begin * g.H * g.W, y + k.begin * g.OH * g.OW);
   return Status::ok();
 }
 
@@ -234,40 +248,49 @@ Status infer_pad(InferContext& ctx) {
   return Status::ok();
 }
 
+// Pad's record: the mode and the begin pads per axis. Work: the output rows (runs of the last
+// axis); a scalar is one unit.
+struct PadParams {
+  PadMode mode = PadMode::Constant;
+  int64_t begin[kMaxRank] = {};
+};
+
+Status prepare_pad(const InferContext& ctx, Prepared& out) {
+  PadParams& p = out.record<PadParams>();
+  if (const char* why = pad_mode_of(ctx.node, &p.mode)) return ctx.error(ErrorKind::Unsupported, why);
+  std::vector<int64_t> b, e;
+  OM_TRY(pad_amounts(ctx, &b, &e));
+  std::copy(b.begin(), b.end(), p.begin);
+  const std::vector<int64_t>& y = ctx.outputs[0].shape;
+  const int64_t numel = ctx.outputs[0].numel();
+  out.work = y.empty() || numel == 0 ? numel : numel / y.back();
+  return Status::ok();
+}
+
 Status pad_kernel(const KernelContext& k) {
+  const PadParams& p = k.params<PadParams>();
   const TensorArg& X = k.in(0);
   const TensorArg& Y = k.out(0);
-  if (Y.numel == 0) return Status::ok();
   const size_t rank = X.rank, es = dtype_size(X.dtype);
   if (rank == 0) {
     std::memcpy(Y.data, X.data, es);
     return Status::ok();
   }
-  PadMode mode = PadMode::Constant;
-  pad_mode_of(*k.node, &mode);
-  int64_t b[kMaxRank] = {};
-  {
-    const TensorArg& P = k.in(1);
-    const size_t np = size_t(P.numel) / 2;
-    for (size_t i = 0; i < np; ++i) {
-      int64_t ax = int64_t(i);
-      if (k.has_input(3)) {
-        const TensorArg& A = k.in(3);
-        ax = A.dtype == DType::i64 ? A.as<const int64_t>()[i] : A.as<const int32_t>()[i];
-        if (ax < 0) ax += int64_t(rank);
-      }
-      b[ax] = P.dtype == DType::i64 ? P.as<const int64_t>()[i] : P.as<const int32_t>()[i];
-    }
-  }
+  const PadMode mode = p.mode;
+  const int64_t* b = p.begin;
   uint8_t cval[8] = {};
   if (k.has_input(2) && k.in(2).numel == 1) std::memcpy(cval, k.in(2).data, es);
   int64_t xs[kMaxRank];
   contiguous_strides(X.dims, rank, xs);
   const uint8_t* x = static_cast<const uint8_t*>(X.data);
   uint8_t* y = static_cast<uint8_t*>(Y.data);
-  int64_t idx[kMaxRank] = {};
-  const int64_t inner = rank ? Y.dims[rank - 1] : 1;
-  const int64_t outer = Y.numel / inner;
+  const int64_t inner = Y.dims[rank - 1];
+  int64_t idx[kMaxRank] = {};  // row k.begin's index over the axes before the last
+  int64_t rest = k.begin;
+  for (size_t a = rank - 1; a-- > 0;) {
+    idx[a] = rest % Y.dims[a];
+    rest /= Y.dims[a];
+  }
   auto source = [&](size_t ax, int64_t o, int64_t* out) {
     const int64_t d = X.dims[ax];
     int64_t i = o - b[ax];
@@ -279,7 +302,7 @@ Status pad_kernel(const KernelContext& k) {
     *out = i;
     return true;
   };
-  for (int64_t o = 0; o < outer; ++o) {
+  for (int64_t o = k.begin; o < k.end; ++o) {
     bool inside = true;
     int64_t base = 0;
     for (size_t a = 0; a + 1 < rank; ++a) {
@@ -313,15 +336,17 @@ constexpr AttrSpec kPadAttrs[] = {{"mode", AttrKind::String}};
 constexpr AttrSpec kUpsampleAttrs[] = {{"mode", AttrKind::String}};
 
 constexpr OpDef kOps[] = {
-    op("Resize").upgrades_from(11).plan_time_inputs_mask((1u << 1) | (1u << 2) | (1u << 3)).inputs(1, 4).attributes(kResizeAttrs).shapes(infer_resize).kernel(resize_kernel)
-        .with_scratch(resize_scratch)
+    op("Resize").upgrades_from(11).plan_time_inputs_mask((1u << 1) | (1u << 2) | (1u << 3)).inputs(1, 4).attributes(kResizeAttrs)
+        .shapes(infer_resize<ResizeForm::Resize>).prepared(prepare_resize<ResizeForm::Resize>).kernel(resize_kernel)
         .doc("f32 4-D NCHW, spatial axes only; nearest (floor, ceil, round_prefer_floor/ceil), linear or cubic (cubic_coeff_a, exclude_outside); half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize (roi known at plan time, extrapolation_value); scales or sizes known at plan time"),
     // Removed from the default domain after opset 9 (deprecated in 10): what old exporters wrote
     // for interpolation. Opset 7 carried the scales as an attribute; the reader moves it.
     op("Upsample").since_opset(9).upgrades_from(7).attr_became_input("scales", 1, 9).plan_time_inputs_mask(1u << 1).inputs(2)
-        .attributes(kUpsampleAttrs).shapes(infer_resize).kernel(resize_kernel)
+        .attributes(kUpsampleAttrs).shapes(infer_resize<ResizeForm::Upsample>).prepared(prepare_resize<ResizeForm::Upsample>)
+        .kernel(resize_kernel)
         .doc("f32 4-D NCHW (opsets 7 to 10); nearest (asymmetric, rounding down) or linear (asymmetric); scales known at plan time, 1 on N and C"),
-    op("Pad").upgrades_from(11).plan_time_inputs_mask((1u << 1) | (1u << 3)).inputs(2, 4).attributes(kPadAttrs).shapes(infer_pad).kernel(pad_kernel)
+    op("Pad").upgrades_from(11).plan_time_inputs_mask((1u << 1) | (1u << 3)).inputs(2, 4).attributes(kPadAttrs).shapes(infer_pad)
+        .prepared(prepare_pad).kernel(pad_kernel)
         .doc("any dtype; constant, reflect, edge; pads (and axes) known at plan time; negative pads crop"),
 };
 

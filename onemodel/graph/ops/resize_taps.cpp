@@ -1,6 +1,7 @@
 // Resize by per-axis taps: cubic, tf_half_pixel_for_nn, tf_crop_and_resize (resize_taps.h).
 #include "onemodel/graph/ops/resize_taps.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace om::graph::ops {
@@ -72,34 +73,41 @@ Taps taps_of(const TapGeom& g, bool height, int64_t o) {
 
 }  // namespace
 
-size_t resize_taps_scratch(int64_t OH, int64_t OW) { return size_t(OH + OW) * sizeof(Taps); }
-
-void resize_taps_f32(const TapGeom& g, const float* x, float* y, void* scratch) {
+void resize_taps_f32(const TapGeom& g, const float* x, float* y, int64_t plane_begin, int64_t plane_end) {
   const kernels::ResizeGeom& b = g.base;
-  Taps* th = static_cast<Taps*>(scratch);
-  Taps* tw = th + b.OH;
-  for (int64_t o = 0; o < b.OH; ++o) th[o] = taps_of(g, true, o);
-  for (int64_t o = 0; o < b.OW; ++o) tw[o] = taps_of(g, false, o);
-  const int64_t HW = b.H * b.W;
-  for (int64_t nc = 0; nc < b.NC; ++nc) {
-    const float* p = x + nc * HW;
-    for (int64_t oh = 0; oh < b.OH; ++oh) {
-      const Taps& h = th[oh];
-      for (int64_t ow = 0; ow < b.OW; ++ow, ++y) {
-        const Taps& w = tw[ow];
-        if (h.outside || w.outside) {
-          *y = g.extrapolation;
-        } else if (h.n == 1) {
-          *y = p[h.idx[0] * b.W + w.idx[0]];  // nearest: a copy
-        } else {
-          float acc = 0;
-          for (int r = 0; r < h.n; ++r) {
-            const float* row = p + h.idx[r] * b.W;
-            float s = w.w[0] * row[w.idx[0]];
-            for (int c = 1; c < w.n; ++c) s = s + w.w[c] * row[w.idx[c]];
-            acc = r == 0 ? h.w[0] * s : acc + h.w[r] * s;
+  // The taps of a tile of output rows and columns, on the stack (8 KB): each row's and column's
+  // taps are built once per tile for all of the call's planes.
+  constexpr int64_t kColumns = 128, kRows = 16;
+  Taps tw[kColumns], th[kRows];
+  const int64_t HW = b.H * b.W, OP = b.OH * b.OW;
+  for (int64_t ow0 = 0; ow0 < b.OW; ow0 += kColumns) {
+    const int64_t cols = std::min(kColumns, b.OW - ow0);
+    for (int64_t j = 0; j < cols; ++j) tw[j] = taps_of(g, false, ow0 + j);
+    for (int64_t oh0 = 0; oh0 < b.OH; oh0 += kRows) {
+      const int64_t rows = std::min(kRows, b.OH - oh0);
+      for (int64_t i = 0; i < rows; ++i) th[i] = taps_of(g, true, oh0 + i);
+      for (int64_t nc = plane_begin; nc < plane_end; ++nc) {
+        const float* p = x + nc * HW;
+        for (int64_t i = 0; i < rows; ++i) {
+          const Taps& h = th[i];
+          float* yr = y + nc * OP + (oh0 + i) * b.OW + ow0;
+          for (int64_t j = 0; j < cols; ++j) {
+            const Taps& w = tw[j];
+            if (h.outside || w.outside) {
+              yr[j] = g.extrapolation;
+            } else if (h.n == 1) {
+              yr[j] = p[h.idx[0] * b.W + w.idx[0]];  // nearest: a copy
+            } else {
+              float acc = 0;
+              for (int r = 0; r < h.n; ++r) {
+                const float* row = p + h.idx[r] * b.W;
+                float s = w.w[0] * row[w.idx[0]];
+                for (int c = 1; c < w.n; ++c) s = s + w.w[c] * row[w.idx[c]];
+                acc = r == 0 ? h.w[0] * s : acc + h.w[r] * s;
+              }
+              yr[j] = acc;
+            }
           }
-          *y = acc;
         }
       }
     }

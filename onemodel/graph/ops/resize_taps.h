@@ -2,10 +2,11 @@
 // interpolation (cubic_coeff_a, exclude_outside) and the tf_half_pixel_for_nn and
 // tf_crop_and_resize coordinate transforms (roi, extrapolation_value), for nearest, linear and
 // cubic. Separable: each output row and column gets up to four source taps with weights, built
-// once per run in the plan's scratch; an output element is then the weighted sum over the taps
-// of the column sums, in tap order. The coordinates and weights are computed in float64 with
-// basic operations only and the sums in f32 in a fixed order, so one function serves both modes
-// (docs/exactness.md). Linear taps and their sum order are those of f32_resize2d.
+// on the stack for tiles of output rows and columns (so calls over different planes share no
+// memory); an output element is then the weighted sum over the taps of the column sums, in tap
+// order. The coordinates and weights are computed in float64 with basic operations only and the
+// sums in f32 in a fixed order, so one function serves both modes (docs/exactness.md). Linear
+// taps and their sum order are those of f32_resize2d.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -27,8 +28,7 @@ struct TapGeom {
   float extrapolation = 0;                             // outside the roi's source range
 };
 
-// Plan scratch for resize_taps_f32: the taps of every output row and column.
-size_t resize_taps_scratch(int64_t OH, int64_t OW);
-void resize_taps_f32(const TapGeom& g, const float* x, float* y, void* scratch);
+// Planes [plane_begin, plane_end) of the [NC, OH, OW] output y from x [NC, H, W].
+void resize_taps_f32(const TapGeom& g, const float* x, float* y, int64_t plane_begin, int64_t plane_end);
 
 }  // namespace om::graph::ops

@@ -23,13 +23,9 @@
 namespace om::graph::ops {
 namespace {
 
+// The operator (LSTM, GRU, RNN), bound at registration.
 enum class Cell { Lstm, Gru, Rnn };
 
-Cell cell_of(const Node& node) {
-  if (node.op_type == "LSTM") return Cell::Lstm;
-  if (node.op_type == "GRU") return Cell::Gru;
-  return Cell::Rnn;
-}
 int64_t gates_of(Cell c) { return c == Cell::Lstm ? 4 : c == Cell::Gru ? 3 : 1; }
 
 // Input positions (ONNX): X, W, R, B, sequence_lens, initial_h, initial_c (LSTM), P (LSTM).
@@ -74,9 +70,8 @@ Status require_shape(const InferContext& ctx, size_t i, const char* name, const 
   return Status::ok();
 }
 
-Status rnn_dims(const InferContext& ctx, Dims* d) {
+Status rnn_dims(const InferContext& ctx, Cell cell, Dims* d) {
   const Node& node = ctx.node;
-  const Cell cell = cell_of(node);
   d->G = gates_of(cell);
   const int dir = directions_of(node);
   if (dir == 0)
@@ -144,11 +139,12 @@ Status rnn_dims(const InferContext& ctx, Dims* d) {
   return Status::ok();
 }
 
+template <Cell C>
 Status infer_rnn(InferContext& ctx) {
   Dims d;
-  OM_TRY(rnn_dims(ctx, &d));
+  OM_TRY(rnn_dims(ctx, C, &d));
   const size_t outs = ctx.node.outputs.size();
-  const size_t max_outs = cell_of(ctx.node) == Cell::Lstm ? 3 : 2;
+  const size_t max_outs = C == Cell::Lstm ? 3 : 2;
   if (outs > max_outs) return ctx.error(ErrorKind::InvalidArgument, msg("has ", outs, " outputs; it has at most ", max_outs));
   const std::vector<int64_t> state = d.batch_major ? std::vector<int64_t>{d.B, d.D, d.H} : std::vector<int64_t>{d.D, d.B, d.H};
   const std::vector<int64_t> y = d.batch_major ? std::vector<int64_t>{d.B, d.T, d.D, d.H} : std::vector<int64_t>{d.T, d.D, d.B, d.H};
@@ -182,9 +178,10 @@ Scratch scratch_layout(const Dims& d) {
   return s;
 }
 
+template <Cell C>
 size_t rnn_scratch(const InferContext& ctx) {
   Dims d;
-  if (!rnn_dims(ctx, &d).is_ok()) return 0;
+  if (!rnn_dims(ctx, C, &d).is_ok()) return 0;
   return scratch_layout(d).total * sizeof(float);
 }
 
@@ -398,36 +395,46 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
   return Status::ok();
 }
 
+// The recurrent operators' record: the sizes, layout and direction, GRU's linear_before_reset.
+// One work unit: the batch items' sequences are independent, but every item's GEMMs share the
+// scratch's GEMM workspace and the R packed once per run, so a range of items would write what
+// another range reads.
+struct RnnParams {
+  Dims d;
+  bool lbr = false;
+};
+
+template <Cell C>
+Status prepare_rnn(const InferContext& ctx, Prepared& out) {
+  RnnParams& p = out.record<RnnParams>();
+  OM_TRY(rnn_dims(ctx, C, &p.d));
+  p.lbr = C == Cell::Gru && attr_int(ctx.node, "linear_before_reset", 0) != 0;
+  return Status::ok();
+}
+
+template <Cell C>
 Status rnn_kernel(const KernelContext& k) {
-  const Node& node = *k.node;
+  const RnnParams& p = k.params<RnnParams>();
   Step st;
   st.k = &k;
-  st.cell = cell_of(node);
-  st.lbr = st.cell == Cell::Gru && attr_int(node, "linear_before_reset", 0) != 0;
-  const TensorArg& X = k.in(kX);
-  const int dir = directions_of(node);
-  st.d.batch_major = attr_int(node, "layout", 0) == 1;
-  st.d.T = st.d.batch_major ? X.dims[1] : X.dims[0];
-  st.d.B = st.d.batch_major ? X.dims[0] : X.dims[1];
-  st.d.I = X.dims[2];
-  st.d.G = gates_of(st.cell);
-  st.d.H = k.in(kR).dims[2];
-  st.d.D = dir == 2 ? 2 : 1;
+  st.cell = C;
+  st.lbr = p.lbr;
+  st.d = p.d;
   st.s = scratch_layout(st.d);
   st.base = static_cast<float*>(k.scratch);
   if (k.has_input(kSeq)) {
     const int32_t* lens = k.in(kSeq).as<const int32_t>();
     for (int64_t b = 0; b < st.d.B; ++b)
       if (lens[b] < 0 || lens[b] > st.d.T)
-        return Status::error(ErrorKind::InvalidArgument, msg(node.op_type, " node '", node.name, "': sequence_lens[", b, "] = ", lens[b],
-                                                             " is outside [0, ", st.d.T, "] (the sequence length of X)"));
+        return k.error(ErrorKind::InvalidArgument, msg("sequence_lens[", b, "] = ", lens[b], " is outside [0, ", st.d.T,
+                                                       "] (the sequence length of X)"));
     if (k.num_outputs > 0) std::memset(k.out(0).data, 0, size_t(st.d.T * st.d.B * st.d.D * st.d.H) * sizeof(float));
   }
-  if (dir == 2) {
+  if (st.d.D == 2) {
     OM_TRY(run_direction(st, 0, false));
     return run_direction(st, 1, true);
   }
-  return run_direction(st, 0, dir == -1);
+  return run_direction(st, 0, st.d.reverse);
 }
 
 // The plan packs R (one direction) as the recurrent GEMM's right-hand operand: B[k, n] = R[0, n, k].
@@ -457,15 +464,18 @@ constexpr AttrSpec kGruAttrs[] = {{"hidden_size", AttrKind::PositiveInt}, {"dire
                                   {"clip", AttrKind::Float},              {"linear_before_reset", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("LSTM").inputs(3, 8).attributes(kLstmAttrs).shapes(infer_rnn).kernel(rnn_kernel).with_scratch(rnn_scratch)
+    op("LSTM").inputs(3, 8).attributes(kLstmAttrs).shapes(infer_rnn<Cell::Lstm>).prepared(prepare_rnn<Cell::Lstm>)
+        .kernel(rnn_kernel<Cell::Lstm>).with_scratch(rnn_scratch<Cell::Lstm>)
         .with_prepack(rnn_packable_r)
         .doc("f32; direction, layout 0/1, sequence_lens (i32), initial_h/c, outputs Y, Y_h, Y_c; peepholes P (added after the bias, one "
              "product and one rounding each); default activations only (no clip, input_forget); exact: fixed fma chain per gate "
              "(input then recurrent), bias after, library sigmoid/tanh"),
-    op("GRU").inputs(3, 6).attributes(kGruAttrs).shapes(infer_rnn).kernel(rnn_kernel).with_scratch(rnn_scratch)
+    op("GRU").inputs(3, 6).attributes(kGruAttrs).shapes(infer_rnn<Cell::Gru>).prepared(prepare_rnn<Cell::Gru>)
+        .kernel(rnn_kernel<Cell::Gru>).with_scratch(rnn_scratch<Cell::Gru>)
         .with_prepack(rnn_packable_r)
         .doc("f32; as LSTM, linear_before_reset 0 and 1, outputs Y, Y_h; exact: fixed fma chain per gate, bias after"),
-    op("RNN").inputs(3, 6).attributes(kRnnAttrs).shapes(infer_rnn).kernel(rnn_kernel).with_scratch(rnn_scratch)
+    op("RNN").inputs(3, 6).attributes(kRnnAttrs).shapes(infer_rnn<Cell::Rnn>).prepared(prepare_rnn<Cell::Rnn>)
+        .kernel(rnn_kernel<Cell::Rnn>).with_scratch(rnn_scratch<Cell::Rnn>)
         .with_prepack(rnn_packable_r)
         .doc("f32; as LSTM, activation Tanh only, outputs Y, Y_h; exact: fixed fma chain, bias after"),
 };

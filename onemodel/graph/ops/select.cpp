@@ -43,15 +43,16 @@ T extreme(T a, T b) {
 }
 
 // Operands folded in input order. f16 compares in f32; the result is one of the operands (or
-// NaN), so storing it back as f16 is exact.
+// NaN), so storing it back as f16 is exact. Work: output elements (prepare_elements).
 template <bool Max>
 Status extreme_kernel(const KernelContext& k) {
   visit_dtype(k.out(0).dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same<T, half>::value)
-      fold_inputs<half>(k, [](half a, half b) { return float_to_half(extreme<Max>(half_to_float(a), half_to_float(b))); });
+      fold_inputs<half>(k, k.begin, k.end,
+                        [](half a, half b) { return float_to_half(extreme<Max>(half_to_float(a), half_to_float(b))); });
     else if constexpr (!std::is_same<T, bool>::value)  // refused at plan time
-      fold_inputs<T>(k, extreme<Max, T>);
+      fold_inputs<T>(k, k.begin, k.end, extreme<Max, T>);
   });
   return Status::ok();
 }
@@ -91,25 +92,48 @@ void split(const int64_t* dims, size_t rank, int64_t axis, int64_t* outer, int64
   checked_numel(dims + axis + 1, rank - size_t(axis) - 1, inner);
 }
 
+// The record of ArgMax, ArgMin and TopK: x viewed as [outer, n, inner] around the axis. Work:
+// the outer * inner lines along the axis (one output each for ArgMax/ArgMin, kk for TopK).
+struct AxisParams {
+  int64_t outer = 0, n = 0, inner = 0;
+  int64_t kk = 0;        // TopK: K
+  bool flag = false;     // ArgMax/ArgMin: select_last_index; TopK: largest
+};
+
+AxisParams axis_params(const InferContext& ctx, int64_t fallback_axis, int64_t* axis) {
+  const ValueDesc& x = *ctx.input(0);
+  *axis = attr_int(ctx.node, "axis", fallback_axis);
+  normalize_axis(*axis, int64_t(x.shape.size()), axis);  // checked by infer
+  AxisParams p;
+  split(x.shape.data(), x.shape.size(), *axis, &p.outer, &p.n, &p.inner);
+  return p;
+}
+
+Status prepare_arg(const InferContext& ctx, Prepared& out) {
+  int64_t axis = 0;
+  AxisParams& p = out.record<AxisParams>() = axis_params(ctx, 0, &axis);
+  p.flag = attr_int(ctx.node, "select_last_index", 0) != 0;
+  out.work = p.outer * p.inner;
+  return Status::ok();
+}
+
 template <bool Max>
 Status arg_kernel(const KernelContext& k) {
-  int64_t axis = attr_int(*k.node, "axis", 0);
-  normalize_axis(axis, int64_t(k.in(0).rank), &axis);
-  int64_t outer, n, inner;
-  split(k.in(0).dims, k.in(0).rank, axis, &outer, &n, &inner);
+  const AxisParams& p = k.params<AxisParams>();
+  const int64_t n = p.n, inner = p.inner;
   // select_last_index: a later element that ties with the best (neither comes before the
   // other; NaN ties with NaN) replaces it, so the last of the ties is returned.
-  const bool last = attr_int(*k.node, "select_last_index", 0) != 0;
+  const bool last = p.flag;
   const float* x = k.in(0).as<const float>();
   int64_t* y = k.out(0).as<int64_t>();
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      const float* row = x + o * n * inner + i;
-      int64_t best = 0;
-      for (int64_t a = 1; a < n; ++a)
-        if (last ? !before(row[best * inner], row[a * inner], Max) : before(row[a * inner], row[best * inner], Max)) best = a;
-      y[o * inner + i] = best;
-    }
+  for (int64_t q = k.begin; q < k.end; ++q) {
+    const int64_t o = q / inner, i = q % inner;
+    const float* row = x + o * n * inner + i;
+    int64_t best = 0;
+    for (int64_t a = 1; a < n; ++a)
+      if (last ? !before(row[best * inner], row[a * inner], Max) : before(row[a * inner], row[best * inner], Max)) best = a;
+    y[o * inner + i] = best;
+  }
   return Status::ok();
 }
 
@@ -129,54 +153,59 @@ Status infer_topk(InferContext& ctx) {
   return Status::ok();
 }
 
-Status topk_kernel(const KernelContext& k) {
-  int64_t axis = attr_int(*k.node, "axis", -1);
-  normalize_axis(axis, int64_t(k.in(0).rank), &axis);
-  const bool largest = attr_int(*k.node, "largest", 1) != 0;
-  int64_t outer, n, inner;
-  split(k.in(0).dims, k.in(0).rank, axis, &outer, &n, &inner);
-  const int64_t kk = k.out(0).dims[axis];
-  const float* x = k.in(0).as<const float>();
-  float* v = k.out(0).as<float>();
-  int64_t* idx = k.num_outputs > 1 && k.out(1).present ? k.out(1).as<int64_t>() : nullptr;
-  // Selection of the k best, one at a time, in the plan's scratch (n flags): no heap at run
-  // time. The first best among the remaining keeps ties in index order, as the eager sort does.
-  bool* used = static_cast<bool*>(k.scratch);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      const float* row = x + o * n * inner + i;
-      std::fill(used, used + n, false);
-      for (int64_t j = 0; j < kk; ++j) {
-        int64_t best = -1;
-        for (int64_t a = 0; a < n; ++a)
-          if (!used[a] && (best < 0 || before(row[a * inner], row[best * inner], largest))) best = a;
-        used[best] = true;
-        v[(o * kk + j) * inner + i] = row[best * inner];
-        if (idx) idx[(o * kk + j) * inner + i] = best;
-      }
-    }
+Status prepare_topk(const InferContext& ctx, Prepared& out) {
+  int64_t axis = 0;
+  AxisParams& p = out.record<AxisParams>() = axis_params(ctx, -1, &axis);
+  p.kk = ctx.outputs[0].shape[size_t(axis)];
+  p.flag = attr_int(ctx.node, "largest", 1) != 0;
+  out.work = p.outer * p.inner;
   return Status::ok();
 }
 
-size_t topk_scratch(const InferContext& ctx) {
-  int64_t axis = attr_int(ctx.node, "axis", -1);
-  normalize_axis(axis, int64_t(ctx.input(0)->shape.size()), &axis);
-  return size_t(ctx.input(0)->shape[size_t(axis)]);
+Status topk_kernel(const KernelContext& k) {
+  const AxisParams& p = k.params<AxisParams>();
+  const bool largest = p.flag;
+  const int64_t n = p.n, inner = p.inner, kk = p.kk;
+  const float* x = k.in(0).as<const float>();
+  float* v = k.out(0).as<float>();
+  int64_t* idx = k.num_outputs > 1 && k.out(1).present ? k.out(1).as<int64_t>() : nullptr;
+  // Selection of the k best, one at a time, in the plan's scratch (n flags per line, so lines
+  // of different ranges never share them): no heap at run time. The first best among the
+  // remaining keeps ties in index order, as the eager sort does.
+  for (int64_t q = k.begin; q < k.end; ++q) {
+    const int64_t o = q / inner, i = q % inner;
+    const float* row = x + o * n * inner + i;
+    bool* used = static_cast<bool*>(k.scratch) + q * n;
+    std::fill(used, used + n, false);
+    for (int64_t j = 0; j < kk; ++j) {
+      int64_t best = -1;
+      for (int64_t a = 0; a < n; ++a)
+        if (!used[a] && (best < 0 || before(row[a * inner], row[best * inner], largest))) best = a;
+      used[best] = true;
+      v[(o * kk + j) * inner + i] = row[best * inner];
+      if (idx) idx[(o * kk + j) * inner + i] = best;
+    }
+  }
+  return Status::ok();
 }
+
+// n flags for each of the outer * inner lines: one per input element.
+size_t topk_scratch(const InferContext& ctx) { return size_t(ctx.input(0)->numel()); }
 
 constexpr AttrSpec kArgAttrs[] = {{"axis", AttrKind::Int}, {"keepdims", AttrKind::Int}, {"select_last_index", AttrKind::Int}};
 constexpr AttrSpec kTopKAttrs[] = {{"axis", AttrKind::Int}, {"largest", AttrKind::Int}, {"sorted", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("Max").upgrades_from(8).inputs(1, 64).shapes(infer_extreme).kernel(extreme_kernel<true>)
+    op("Max").upgrades_from(8).inputs(1, 64).shapes(infer_extreme).prepared(prepare_elements).kernel(extreme_kernel<true>)
         .doc("f32 f64 f16 i8 i16 i32 i64 u8 u16 u32 u64, one or more inputs, broadcasting; folded in input order; NaN propagates"),
-    op("Min").upgrades_from(8).inputs(1, 64).shapes(infer_extreme).kernel(extreme_kernel<false>)
+    op("Min").upgrades_from(8).inputs(1, 64).shapes(infer_extreme).prepared(prepare_elements).kernel(extreme_kernel<false>)
         .doc("f32 f64 f16 i8 i16 i32 i64 u8 u16 u32 u64, one or more inputs, broadcasting; folded in input order; NaN propagates"),
-    op("ArgMax").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).kernel(arg_kernel<true>)
+    op("ArgMax").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).prepared(prepare_arg).kernel(arg_kernel<true>)
         .doc("f32 -> i64, axis, keepdims, select_last_index; NaN is the largest"),
-    op("ArgMin").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).kernel(arg_kernel<false>)
+    op("ArgMin").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).prepared(prepare_arg).kernel(arg_kernel<false>)
         .doc("f32 -> i64, axis, keepdims, select_last_index; NaN is the smallest"),
-    op("TopK").upgrades_from(10).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kTopKAttrs).shapes(infer_topk).kernel(topk_kernel).with_scratch(topk_scratch)
+    op("TopK").upgrades_from(10).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kTopKAttrs).shapes(infer_topk)
+        .prepared(prepare_topk).kernel(topk_kernel).with_scratch(topk_scratch)
         .doc("f32; K known at plan time; axis, largest; always sorted, ties by lower index"),
 };
 

@@ -5,13 +5,17 @@
 
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
+#include "onemodel/graph/ops/strided_view.h"
 
 namespace om::graph::ops {
 namespace {
 
+// The aliases' kernel, run only when the plan folds the node or cannot alias it. Work: the
+// elements (prepare_elements).
 Status copy_kernel(const KernelContext& k) {
-  const size_t n = size_t(k.in(0).numel) * dtype_size(k.in(0).dtype);
-  if (n && k.out(0).data != k.in(0).data) std::memcpy(k.out(0).data, k.in(0).data, n);
+  const size_t es = dtype_size(k.in(0).dtype), b = size_t(k.begin) * es, n = size_t(k.end - k.begin) * es;
+  if (k.out(0).data != k.in(0).data)
+    std::memcpy(static_cast<uint8_t*>(k.out(0).data) + b, static_cast<const uint8_t*>(k.in(0).data) + b, n);
   return Status::ok();
 }
 
@@ -159,10 +163,22 @@ Status infer_shape(InferContext& ctx) {
   return Status::ok();
 }
 
-Status shape_kernel(const KernelContext& k) {
+// Shape's record: the first axis it reports. Work: the output elements (axes).
+struct ShapeParams {
+  int64_t lo = 0;
+};
+
+Status prepare_shape(const InferContext& ctx, Prepared& out) {
   int64_t lo, hi;
-  shape_range(int64_t(k.in(0).rank), *k.node, &lo, &hi);
-  for (int64_t i = lo; i < hi; ++i) k.out(0).as<int64_t>()[i - lo] = k.in(0).dims[i];
+  shape_range(int64_t(ctx.input(0)->shape.size()), ctx.node, &lo, &hi);
+  out.record<ShapeParams>().lo = lo;
+  out.work = hi - lo;
+  return Status::ok();
+}
+
+Status shape_kernel(const KernelContext& k) {
+  const int64_t lo = k.params<ShapeParams>().lo;
+  for (int64_t i = k.begin; i < k.end; ++i) k.out(0).as<int64_t>()[i] = k.in(0).dims[lo + i];
   return Status::ok();
 }
 
@@ -187,23 +203,40 @@ Status infer_constant(InferContext& ctx) {
   return Status::ok();
 }
 
-Status constant_kernel(const KernelContext& k) {
-  const Node& n = *k.node;
-  void* y = k.out(0).data;
+// Constant's record: where the value's bytes are. Constant has no inputs, so it is always
+// evaluated when planning (or folded by a pass) while its node is alive: the one record that
+// points into the node, at the value it carries. Work: the output elements.
+struct ConstantParams {
+  const uint8_t* bytes = nullptr;
+  size_t elem = 0;
+};
+
+Status prepare_constant(const InferContext& ctx, Prepared& out) {
+  const Node& n = ctx.node;
+  const ValueDesc& y = ctx.outputs[0];
+  ConstantParams& p = out.record<ConstantParams>();
+  p.elem = dtype_size(y.dtype);
   if (const Attribute* a = find_attr(n, "value")) {
-    if (a->t->nbytes != size_t(k.out(0).numel) * dtype_size(k.out(0).dtype))
-      return Status::error(ErrorKind::Format, msg("Constant node '", n.name, "': tensor holds ", a->t->nbytes, " bytes, its shape needs ",
-                                                  size_t(k.out(0).numel) * dtype_size(k.out(0).dtype)));
-    if (a->t->nbytes) std::memcpy(y, a->t->bytes, a->t->nbytes);
+    if (a->t->nbytes != y.nbytes())
+      return ctx.error(ErrorKind::Format, msg("tensor holds ", a->t->nbytes, " bytes, its shape needs ", y.nbytes()));
+    p.bytes = a->t->bytes;
   } else if (const Attribute* f = find_attr(n, "value_float")) {
-    *static_cast<float*>(y) = f->f;
+    p.bytes = reinterpret_cast<const uint8_t*>(&f->f);
   } else if (const Attribute* fs = find_attr(n, "value_floats")) {
-    if (!fs->floats.empty()) std::memcpy(y, fs->floats.data(), fs->floats.size() * 4);
+    p.bytes = reinterpret_cast<const uint8_t*>(fs->floats.data());
   } else if (const Attribute* i = find_attr(n, "value_int")) {
-    *static_cast<int64_t*>(y) = i->i;
+    p.bytes = reinterpret_cast<const uint8_t*>(&i->i);
   } else if (const Attribute* is = find_attr(n, "value_ints")) {
-    if (!is->ints.empty()) std::memcpy(y, is->ints.data(), is->ints.size() * 8);
+    p.bytes = reinterpret_cast<const uint8_t*>(is->ints.data());
   }
+  out.work = y.numel();
+  return Status::ok();
+}
+
+Status constant_kernel(const KernelContext& k) {
+  const ConstantParams& p = k.params<ConstantParams>();
+  const size_t b = size_t(k.begin) * p.elem;
+  std::memcpy(static_cast<uint8_t*>(k.out(0).data) + b, p.bytes + b, size_t(k.end - k.begin) * p.elem);
   return Status::ok();
 }
 
@@ -220,15 +253,22 @@ Status infer_expand(InferContext& ctx) {
   return Status::ok();
 }
 
+// Expand's record is the output's iterator over X (not over the shape operand). Work: the
+// output elements.
+Status prepare_expand(const InferContext& ctx, Prepared& out) {
+  BroadcastIter& it = out.record<BroadcastParams>().it;
+  it.init(ctx.outputs[0].shape, ctx.inputs.data(), 1);
+  out.work = it.size();
+  return Status::ok();
+}
+
 template <typename T>
 void expand_typed(const KernelContext& k) {
-  const TensorArg* operands[1] = {&k.in(0)};
-  BroadcastIter it;
-  it.init(k.out(0).dims, k.out(0).rank, operands, 1);
+  const BroadcastIter& it = k.params<BroadcastParams>().it;
   const T* x = k.in(0).as<const T>();
   T* y = k.out(0).as<T>();
   const int64_t sx = it.inner_step[1];
-  it.for_each([&](const int64_t* off, int64_t n) {
+  it.for_each(k.begin, k.end, [&](const int64_t* off, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[off[0] + i] = x[off[1] + i * sx];
   });
 }
@@ -275,10 +315,13 @@ Status infer_transpose(InferContext& ctx) {
   return Status::ok();
 }
 
-Status transpose_kernel(const KernelContext& k) {
+// Transpose's record is the view of X it copies (strided_view.h). Work: the output rows.
+Status prepare_transpose(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  const size_t rank = x.shape.size();
   int64_t perm[kMaxRank];
-  read_perm(*k.node, k.in(0).rank, perm);
-  transpose_copy(k.in(0).data, k.in(0).dims, k.in(0).rank, perm, dtype_size(k.in(0).dtype), k.out(0).data);
+  read_perm(ctx.node, rank, perm);  // checked by infer
+  prepare_view(permuted_view(x.shape.data(), rank, perm, dtype_size(x.dtype)), out);
   return Status::ok();
 }
 
@@ -291,7 +334,9 @@ constexpr AttrSpec kConstantAttrs[] = {
     {"value_int", AttrKind::Int},     {"value_ints", AttrKind::Ints},     {"value_string", AttrKind::String},
     {"value_strings", AttrKind::Strings}};
 
-constexpr OpDef alias(const char* type, InferFn f) { return op(type).shapes(f).kernel(copy_kernel).with_flags(kOpAlias); }
+constexpr OpDef alias(const char* type, InferFn f) {
+  return op(type).shapes(f).prepared(prepare_elements).kernel(copy_kernel).with_flags(kOpAlias);
+}
 
 constexpr OpDef kOps[] = {
     alias("Identity", infer_identity).upgrades_from(1).inputs(1).doc("any dtype; aliases its input"),
@@ -300,12 +345,16 @@ constexpr OpDef kOps[] = {
     alias("Flatten", infer_flatten).upgrades_from(1).inputs(1).attributes(kAxisAttrs).doc("any dtype, axis; aliases its input"),
     alias("Squeeze", infer_squeeze).upgrades_from(1).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, 13).inputs(1, 2).doc("any dtype; axes input or attribute; aliases"),
     alias("Unsqueeze", infer_unsqueeze).upgrades_from(1).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, 13).inputs(1, 2).doc("any dtype; axes input or attribute; aliases"),
-    op("Shape").upgrades_from(1).inputs(1).attributes(kShapeAttrs).shapes(infer_shape).kernel(shape_kernel).with_flags(kOpShapeOnly)
+    op("Shape").upgrades_from(1).inputs(1).attributes(kShapeAttrs).shapes(infer_shape)
+        .prepared(prepare_shape).kernel(shape_kernel).with_flags(kOpShapeOnly)
         .doc("start/end; always folded when planning"),
-    op("Constant").upgrades_from(1).inputs(0).attributes(kConstantAttrs).shapes(infer_constant).kernel(constant_kernel)
+    op("Constant").upgrades_from(1).inputs(0).attributes(kConstantAttrs).shapes(infer_constant)
+        .prepared(prepare_constant).kernel(constant_kernel)
         .doc("value, value_float(s), value_int(s); folded when planning"),
-    op("Expand").upgrades_from(8).plan_time_inputs_mask(1u << 1).inputs(2).shapes(infer_expand).kernel(expand_kernel).doc("any dtype; shape input known at plan time"),
-    op("Transpose").upgrades_from(1).inputs(1).attributes(kTransposeAttrs).shapes(infer_transpose).kernel(transpose_kernel)
+    op("Expand").upgrades_from(8).plan_time_inputs_mask(1u << 1).inputs(2).shapes(infer_expand)
+        .prepared(prepare_expand).kernel(expand_kernel).doc("any dtype; shape input known at plan time"),
+    op("Transpose").upgrades_from(1).inputs(1).attributes(kTransposeAttrs).shapes(infer_transpose)
+        .prepared(prepare_transpose).kernel(strided_copy_kernel)
         .doc("any dtype, perm (default reversed)"),
 };
 

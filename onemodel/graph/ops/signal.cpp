@@ -56,14 +56,25 @@ constexpr WindowCoeffs kHann{0.5f, 0.5f, 0.0f};
 constexpr WindowCoeffs kHamming{float(25.0 / 46.0), float(21.0 / 46.0), 0.0f};
 constexpr WindowCoeffs kBlackman{0.42f, 0.5f, 0.08f};
 
+// The windows' record. Work: the output elements.
+struct WindowParams {
+  float increment = 0;  // 2 pi / N
+};
+
+Status prepare_window(const InferContext& ctx, Prepared& out) {
+  const int64_t size = ctx.outputs[0].shape[0];
+  const bool periodic = attr_int(ctx.node, "periodic", 1) != 0;
+  const float n = periodic ? float(size) : float(size) - 1.0f;
+  out.record<WindowParams>().increment = 6.28318530717958647692f / n;  // 2 pi rounded to float, then one division
+  out.work = size;
+  return Status::ok();
+}
+
 template <const WindowCoeffs& C>
 Status window_kernel(const KernelContext& k) {
-  const int64_t size = scalar_int(k.in(0));
-  const bool periodic = attr_int(*k.node, "periodic", 1) != 0;
-  const float n = periodic ? float(size) : float(size) - 1.0f;
-  const float increment = 6.28318530717958647692f / n;  // 2 pi rounded to float, then one division
+  const float increment = k.params<WindowParams>().increment;
   float* y = k.out(0).as<float>();
-  for (int64_t i = 0; i < size; ++i) {
+  for (int64_t i = k.begin; i < k.end; ++i) {
     const float t = float(i) * increment;
     float w = C.a0 - C.a1 * library_cos_f32(t);
     if (C.a2 != 0.0f) w = w + C.a2 * library_cos_f32(t * 2.0f);
@@ -96,25 +107,41 @@ Status infer_mel(InferContext& ctx) {
 double hz_to_mel(double f) { return 2595.0 * std::log10(1.0 + f / 700.0); }
 double mel_to_hz(double m) { return 700.0 * (std::pow(10.0, m / 2595.0) - 1.0); }
 
+// MelWeightMatrix's record: the sizes known at plan time. Work: the num_mel_bins filters (output
+// columns; each unit also zeroes its columns).
+struct MelParams {
+  int64_t bins = 0, dft = 0;
+};
+
+Status prepare_mel(const InferContext& ctx, Prepared& out) {
+  MelParams& p = out.record<MelParams>();
+  OM_TRY(plan_time_scalar(ctx, 1, "dft_length", 1, &p.dft));
+  p.bins = ctx.outputs[0].shape[1];
+  out.work = p.bins;
+  return Status::ok();
+}
+
 // num_mel_bins + 2 edges evenly spaced in mel between the edge frequencies, each mapped to the
 // spectrogram bin floor((dft_length + 1) f / sample_rate); filter j rises linearly from edge j to
 // edge j+1 (value 1 there; a filter whose rise is empty is 1 at its center) and falls to edge j+2.
 Status mel_kernel(const KernelContext& k) {
-  const int64_t bins = scalar_int(k.in(0)), dft = scalar_int(k.in(1)), rate = scalar_int(k.in(2));
+  const MelParams& p = k.params<MelParams>();
+  const int64_t bins = p.bins, dft = p.dft, rate = scalar_int(k.in(2));
   const float lo_hz = *k.in(3).as<const float>(), hi_hz = *k.in(4).as<const float>();
   if (rate <= 0 || !(lo_hz >= 0.0f) || !(hi_hz >= lo_hz) || !std::isfinite(hi_hz))
-    return Status::error(ErrorKind::InvalidArgument, msg(k.node->label(), ": needs sample_rate (", rate, ") > 0 and finite edges with 0 <= ",
-                                                         "lower_edge_hertz (", lo_hz, ") <= upper_edge_hertz (", hi_hz, ")"));
+    return k.error(ErrorKind::InvalidArgument, msg("needs sample_rate (", rate, ") > 0 and finite edges with 0 <= ",
+                                                   "lower_edge_hertz (", lo_hz, ") <= upper_edge_hertz (", hi_hz, ")"));
   const int64_t rows = dft / 2 + 1;
   float* y = k.out(0).as<float>();
-  for (int64_t i = 0; i < rows * bins; ++i) y[i] = 0.0f;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = k.begin; j < k.end; ++j) y[r * bins + j] = 0.0f;
   const double lo_mel = hz_to_mel(lo_hz), hi_mel = hz_to_mel(hi_hz);
   const double step = (hi_mel - lo_mel) / double(bins + 2);
   // Edges far beyond the spectrum are refused before they become integers (no overflow).
   const double limit = double(kMaxNumel);
   if (double(dft + 1) * mel_to_hz(double(bins + 1) * step + lo_mel) / double(rate) > limit)
-    return Status::error(ErrorKind::InvalidArgument, msg(k.node->label(), ": upper_edge_hertz ", hi_hz, " is far above sample_rate ", rate,
-                                                         "; give an edge within the spectrum"));
+    return k.error(ErrorKind::InvalidArgument, msg("upper_edge_hertz ", hi_hz, " is far above sample_rate ", rate,
+                                                   "; give an edge within the spectrum"));
   auto edge = [&](int64_t j) {
     const double hz = mel_to_hz(double(j) * step + lo_mel);
     return int64_t(std::floor(double(dft + 1) * hz / double(rate)));
@@ -122,7 +149,7 @@ Status mel_kernel(const KernelContext& k) {
   // Rows of [from, to] that exist in the output (the edges may lie beyond it).
   auto first = [](int64_t from) { return from < 0 ? int64_t(0) : from; };
   auto last = [rows](int64_t to) { return to >= rows ? rows - 1 : to; };
-  for (int64_t j = 0; j < bins; ++j) {
+  for (int64_t j = k.begin; j < k.end; ++j) {
     const int64_t lo = edge(j), center = edge(j + 1), hi = edge(j + 2);
     if (center == lo) {
       if (center >= 0 && center < rows) y[center * bins + j] = 1.0f;
@@ -230,26 +257,39 @@ size_t dft_scratch(const InferContext& ctx) {
   return size_t(p.n) * 2 * sizeof(double);
 }
 
+// DFT's record: the transform and the lines it runs along. One work unit: every line reads the
+// twiddle table the kernel fills in the scratch.
+struct DftParams {
+  int64_t n = 0, out_n = 0, nin = 0, outer = 1, inner = 1, ch = 1;
+  bool inverse = false;
+};
+
+Status prepare_dft(const InferContext& ctx, Prepared& out) {
+  DftPlan plan;
+  OM_TRY(dft_plan(ctx, &plan));
+  const std::vector<int64_t>& x = ctx.input(0)->shape;
+  DftParams& p = out.record<DftParams>();
+  p.n = plan.n;
+  p.out_n = plan.out_n;
+  p.nin = x[size_t(plan.axis)];
+  p.ch = x.back();
+  for (int64_t d = 0; d < plan.axis; ++d) p.outer *= x[size_t(d)];
+  for (size_t d = size_t(plan.axis) + 1; d + 1 < x.size(); ++d) p.inner *= x[d];
+  p.inverse = attr_int(ctx.node, "inverse", 0) != 0;
+  return Status::ok();
+}
+
 Status dft_kernel(const KernelContext& k) {
-  const TensorArg& X = k.in(0);
-  const TensorArg& Y = k.out(0);
-  int64_t axis = 0;
-  normalize_axis(attr_int(*k.node, "axis", 1), int64_t(X.rank), &axis);  // checked by infer
-  const int64_t out_n = Y.dims[axis];
-  const int64_t n = k.has_input(1) ? scalar_int(k.in(1)) : X.dims[axis];
-  const bool inverse = attr_int(*k.node, "inverse", 0) != 0;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= X.dims[d];
-  for (size_t d = size_t(axis) + 1; d + 1 < X.rank; ++d) inner *= X.dims[d];
-  const int64_t nin = X.dims[axis], ch = X.dims[X.rank - 1];
+  const DftParams& p = k.params<DftParams>();
+  const int64_t n = p.n, out_n = p.out_n, outer = p.outer, inner = p.inner, nin = p.nin, ch = p.ch;
   double* tw = static_cast<double*>(k.scratch);
   twiddles(n, tw);
-  const float* x = X.as<const float>();
-  float* y = Y.as<float>();
+  const float* x = k.in(0).as<const float>();
+  float* y = k.out(0).as<float>();
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       const float* px = x + (o * nin * inner + i) * ch;
-      dft_1d(px, ch == 2 ? px + 1 : nullptr, inner * ch, nin, n, inverse, tw, out_n, y + (o * out_n * inner + i) * 2, inner * 2);
+      dft_1d(px, ch == 2 ? px + 1 : nullptr, inner * ch, nin, n, p.inverse, tw, out_n, y + (o * out_n * inner + i) * 2, inner * 2);
     }
   return Status::ok();
 }
@@ -299,14 +339,30 @@ size_t stft_scratch(const InferContext& ctx) {
   return size_t(p.length) * 2 * sizeof(double) + size_t(p.length) * 2 * sizeof(float);
 }
 
+// STFT's record: the frame step and length. One work unit: every frame goes through the
+// twiddle table and the frame buffer in the scratch.
+struct StftParams {
+  int64_t step = 0, length = 0;
+};
+
+Status prepare_stft(const InferContext& ctx, Prepared& out) {
+  StftPlan plan;
+  OM_TRY(stft_plan(ctx, &plan));
+  StftParams& p = out.record<StftParams>();
+  p.step = plan.step;
+  p.length = plan.length;
+  return Status::ok();
+}
+
 Status stft_kernel(const KernelContext& k) {
+  const StftParams& p = k.params<StftParams>();
   const TensorArg& X = k.in(0);
   const TensorArg& Y = k.out(0);
   const int64_t batch = X.dims[0], len = X.dims[1], ch = X.dims[2];
-  const int64_t step = scalar_int(k.in(1));
+  const int64_t step = p.step;
   const int64_t frames = Y.dims[1], bins = Y.dims[2];
   const float* win = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
-  const int64_t flen = win ? k.in(2).dims[0] : scalar_int(k.in(3));
+  const int64_t flen = p.length;
   double* tw = static_cast<double*>(k.scratch);
   float* fre = reinterpret_cast<float*>(tw + 2 * flen);
   float* fim = fre + flen;
@@ -333,22 +389,22 @@ constexpr AttrSpec kStftAttrs[] = {{"onesided", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
     op("HannWindow").since_opset(17).inputs(1).attributes(kWindowAttrs).shapes(infer_window).kernel(window_kernel<kHann>)
-        .plan_time_inputs_mask(1u)
+        .prepared(prepare_window).plan_time_inputs_mask(1u)
         .doc("f32; size known at plan time; periodic; 0.5 - 0.5 cos(t), library cos"),
     op("HammingWindow").since_opset(17).inputs(1).attributes(kWindowAttrs).shapes(infer_window).kernel(window_kernel<kHamming>)
-        .plan_time_inputs_mask(1u)
+        .prepared(prepare_window).plan_time_inputs_mask(1u)
         .doc("f32; size known at plan time; periodic; 25/46 - 21/46 cos(t), library cos"),
     op("BlackmanWindow").since_opset(17).inputs(1).attributes(kWindowAttrs).shapes(infer_window).kernel(window_kernel<kBlackman>)
-        .plan_time_inputs_mask(1u)
+        .prepared(prepare_window).plan_time_inputs_mask(1u)
         .doc("f32; size known at plan time; periodic; 0.42 - 0.5 cos(t) + 0.08 cos(2t), library cos"),
     op("MelWeightMatrix").since_opset(17).inputs(5).attributes(kMelAttrs).shapes(infer_mel).fast_only(mel_kernel)
-        .plan_time_inputs_mask(0x3u)
+        .prepared(prepare_mel).plan_time_inputs_mask(0x3u)
         .doc("f32 [dft_length/2 + 1, num_mel_bins], both known at plan time; triangular filters; C library log10 and pow: fast only"),
     op("DFT").since_opset(17).inputs(1, 2).attributes(kDftAttrs).shapes(infer_dft).fast_only(dft_kernel).with_scratch(dft_scratch)
-        .plan_time_inputs_mask(0x2u)
+        .prepared(prepare_dft).plan_time_inputs_mask(0x2u)
         .doc("f32 real or complex [batch, ..., 1 or 2]; axis, inverse, onesided, dft_length known at plan time; direct sums in double with C library twiddles: fast only"),
     op("STFT").since_opset(17).inputs(2, 4).attributes(kStftAttrs).shapes(infer_stft).fast_only(stft_kernel).with_scratch(stft_scratch)
-        .plan_time_inputs_mask(0xAu)
+        .prepared(prepare_stft).plan_time_inputs_mask(0xAu)
         .doc("f32 [batch, length, 1 or 2]; frame_step and frame_length known at plan time, optional window; onesided; direct sums in double: fast only"),
 };
 

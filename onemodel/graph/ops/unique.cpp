@@ -107,11 +107,25 @@ Status infer_unique(InferContext& ctx) {
   return Status::ok();
 }
 
+// Unique's record. Work: one unit (a sort of the whole input decides every output).
+struct UniqueParams {
+  Layout layout;
+  bool sorted = true;
+};
+
+Status prepare_unique(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  UniqueParams& p = out.record<UniqueParams>();
+  layout_of(ctx.node, x.shape.data(), x.shape.size(), &p.layout);  // checked by infer
+  p.sorted = attr_int(ctx.node, "sorted", 1) != 0;
+  return Status::ok();
+}
+
 Status unique_kernel(const KernelContext& k) {
+  const UniqueParams& p = k.params<UniqueParams>();
   const TensorArg& X = k.in(0);
-  Layout l;
-  layout_of(*k.node, X.dims, X.rank, &l);
-  const UniqueResult r = compute(X.data, X.dtype, l, attr_int(*k.node, "sorted", 1) != 0);
+  const Layout& l = p.layout;
+  const UniqueResult r = compute(X.data, X.dtype, l, p.sorted);
   const size_t es = dtype_size(X.dtype);
   const int64_t u = int64_t(r.first.size());
   if (k.out(0).present) {
@@ -132,7 +146,7 @@ constexpr AttrSpec kUniqueAttrs[] = {{"axis", AttrKind::Int}, {"sorted", AttrKin
 
 constexpr OpDef kOps[] = {
     op("Unique").upgrades_from(11).plan_time_inputs_mask(1u << 0).inputs(1).attributes(kUniqueAttrs).shapes(infer_unique)
-        .kernel(unique_kernel).doc("f32 i64 i32 i8 u8 bool; its input known at plan time (evaluated when planning); axis, sorted"),
+        .prepared(prepare_unique).kernel(unique_kernel).doc("f32 i64 i32 i8 u8 bool; its input known at plan time (evaluated when planning); axis, sorted"),
 };
 
 }  // namespace

@@ -139,26 +139,39 @@ float grid_sample_one(const float* plane, int64_t H, int64_t W, float gx, float 
   return (1.0f - ly) * top + ly * bottom;
 }
 
-Status grid_sample_kernel(const KernelContext& k) {
+// GridSample's record: the sampling and padding modes. Work: the N x C x H_out output rows.
+struct GridParams {
   GridMode m;
-  grid_mode_of(*k.node, &m);  // checked when planning
+};
+
+Status prepare_grid_sample(const InferContext& ctx, Prepared& out) {
+  GridParams& p = out.record<GridParams>();
+  const std::string bad = grid_mode_of(ctx.node, &p.m);
+  if (!bad.empty()) return ctx.error(ErrorKind::InvalidArgument, bad);
+  const std::vector<int64_t>& y = ctx.outputs[0].shape;
+  out.work = y[0] * y[1] * y[2];
+  return Status::ok();
+}
+
+Status grid_sample_kernel(const KernelContext& k) {
+  const GridMode& m = k.params<GridParams>().m;
   const TensorArg& X = k.in(0);
   const TensorArg& G = k.in(1);
-  const int64_t N = X.dim(0), C = X.dim(1), H = X.dim(2), W = X.dim(3), OH = G.dim(1), OW = G.dim(2);
+  const int64_t C = X.dim(1), H = X.dim(2), W = X.dim(3), OH = G.dim(1), OW = G.dim(2);
   const float* x = X.as<const float>();
   const float* grid = G.as<const float>();
   float* y = k.out(0).as<float>();
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c) {
-      const float* plane = x + (n * C + c) * H * W;
-      float* out = y + (n * C + c) * OH * OW;
-      const float* gn = grid + n * OH * OW * 2;
-      for (int64_t p = 0; p < OH * OW; ++p) {
-        const float gx = gn[2 * p], gy = gn[2 * p + 1];
-        // A NaN coordinate reads nothing (the integer conversion would be undefined).
-        out[p] = (!std::isfinite(gx) || !std::isfinite(gy) || H == 0 || W == 0) ? 0.0f : grid_sample_one(plane, H, W, gx, gy, m);
-      }
+  for (int64_t row = k.begin; row < k.end; ++row) {
+    const int64_t nc = row / OH, n = nc / C;
+    const float* plane = x + nc * H * W;
+    float* out = y + nc * OH * OW;
+    const float* gn = grid + n * OH * OW * 2;
+    for (int64_t p = (row % OH) * OW, end = p + OW; p < end; ++p) {
+      const float gx = gn[2 * p], gy = gn[2 * p + 1];
+      // A NaN coordinate reads nothing (the integer conversion would be undefined).
+      out[p] = (!std::isfinite(gx) || !std::isfinite(gy) || H == 0 || W == 0) ? 0.0f : grid_sample_one(plane, H, W, gx, gy, m);
     }
+  }
   return Status::ok();
 }
 
@@ -200,23 +213,41 @@ float roi_bilinear(const float* plane, int64_t H, int64_t W, float y, float x) {
   return hy * hx * plane[y0 * W + x0] + hy * lx * plane[y0 * W + x1] + ly * hx * plane[y1 * W + x0] + ly * lx * plane[y1 * W + x1];
 }
 
+// RoiAlign's record. Work: the num_rois x C output planes.
+struct RoiAlignParams {
+  int64_t OH = 1, OW = 1, ratio = 0;
+  float scale = 1.0f;
+  bool half_pixel = true;
+};
+
+Status prepare_roi_align(const InferContext& ctx, Prepared& out) {
+  const Node& node = ctx.node;
+  RoiAlignParams& p = out.record<RoiAlignParams>();
+  p.OH = attr_int(node, "output_height", 1);
+  p.OW = attr_int(node, "output_width", 1);
+  p.ratio = attr_int(node, "sampling_ratio", 0);
+  p.scale = attr_float(node, "spatial_scale", 1.0f);
+  p.half_pixel = !attr_is(node, "coordinate_transformation_mode", "output_half_pixel");
+  out.work = ctx.outputs[0].shape[0] * ctx.outputs[0].shape[1];
+  return Status::ok();
+}
+
 Status roi_align_kernel(const KernelContext& k) {
-  const Node& node = *k.node;
+  const RoiAlignParams& p = k.params<RoiAlignParams>();
   const TensorArg& X = k.in(0);
   const int64_t N = X.dim(0), C = X.dim(1), H = X.dim(2), W = X.dim(3);
-  const int64_t R = k.in(1).dim(0), OH = attr_int(node, "output_height", 1), OW = attr_int(node, "output_width", 1);
-  const int64_t ratio = attr_int(node, "sampling_ratio", 0);
-  const float scale = attr_float(node, "spatial_scale", 1.0f);
-  const bool half_pixel = !attr_is(node, "coordinate_transformation_mode", "output_half_pixel");
+  const int64_t OH = p.OH, OW = p.OW;
+  const int64_t ratio = p.ratio;
+  const float scale = p.scale;
+  const bool half_pixel = p.half_pixel;
   const float offset = half_pixel ? 0.5f : 0.0f;
   const float* rois = k.in(1).as<const float>();
   const TensorArg& I = k.in(2);
   float* y = k.out(0).as<float>();
-  for (int64_t r = 0; r < R; ++r) {
+  for (int64_t r = k.begin / C; r * C < k.end; ++r) {
     const int64_t b = I.dtype == DType::i64 ? I.as<const int64_t>()[r] : I.as<const int32_t>()[r];
     if (b < 0 || b >= N)
-      return Status::error(ErrorKind::InvalidArgument,
-                           msg(node.op_type, " '", node.name, "': batch_indices[", r, "] = ", b, " is outside [0, ", N, ")"));
+      return k.error(ErrorKind::InvalidArgument, msg("batch_indices[", r, "] = ", b, " is outside [0, ", N, ")"));
     const float* roi = rois + 4 * r;
     const float x0 = roi[0] * scale - offset, y0 = roi[1] * scale - offset;
     float rw = roi[2] * scale - offset - x0, rh = roi[3] * scale - offset - y0;
@@ -226,13 +257,14 @@ Status roi_align_kernel(const KernelContext& k) {
     // cannot ask for an unbounded loop or an overflowing conversion.
     constexpr float kMaxGrid = 65536.0f;
     if (!(std::fabs(bh) < kMaxGrid && std::fabs(bw) < kMaxGrid && std::isfinite(x0) && std::isfinite(y0)))
-      return Status::error(ErrorKind::InvalidArgument,
-                           msg(node.op_type, " '", node.name, "': roi ", r, " (", roi[0], ", ", roi[1], ", ", roi[2], ", ", roi[3],
-                               ") is not finite or its bins exceed ", kMaxGrid, " pixels"));
+      return k.error(ErrorKind::InvalidArgument, msg("roi ", r, " (", roi[0], ", ", roi[1], ", ", roi[2], ", ", roi[3],
+                                                     ") is not finite or its bins exceed ", kMaxGrid, " pixels"));
     const int64_t gh = ratio > 0 ? ratio : int64_t(std::ceil(rh / float(OH)));
     const int64_t gw = ratio > 0 ? ratio : int64_t(std::ceil(rw / float(OW)));
     const float count = float(std::max<int64_t>(gh * gw, 1));
-    for (int64_t c = 0; c < C; ++c) {
+    // This call's channels of roi r.
+    const int64_t c_end = std::min(C, k.end - r * C);
+    for (int64_t c = std::max<int64_t>(0, k.begin - r * C); c < c_end; ++c) {
       const float* plane = X.as<const float>() + (b * C + c) * H * W;
       float* out = y + (r * C + c) * OH * OW;
       for (int64_t ph = 0; ph < OH; ++ph)
@@ -344,6 +376,16 @@ Status infer_nms(InferContext& ctx) {
   return Status::ok();
 }
 
+// NonMaxSuppression's record. One work unit: boxes are selected one after another.
+struct NmsRecord {
+  bool center = false;  // center_point_box 1
+};
+
+Status prepare_nms(const InferContext& ctx, Prepared& out) {
+  out.record<NmsRecord>().center = attr_int(ctx.node, "center_point_box", 0) == 1;
+  return Status::ok();
+}
+
 Status nms_kernel(const KernelContext& k) {
   NmsParams p;
   if (k.has_input(2)) p.max_boxes = std::max<int64_t>(0, k.in(2).as<const int64_t>()[0]);
@@ -351,7 +393,7 @@ Status nms_kernel(const KernelContext& k) {
   if (k.has_input(4)) p.has_score_threshold = true, p.score_threshold = k.in(4).as<const float>()[0];
   const TensorArg& B = k.in(0);
   const auto sel = nms(B.as<const float>(), k.in(1).as<const float>(), B.dim(0), B.dim(1), k.in(1).dim(1),
-                       attr_int(*k.node, "center_point_box", 0) == 1, p);
+                       k.params<NmsRecord>().center, p);
   if (!sel.empty()) std::memcpy(k.out(0).data, sel.data(), sel.size() * sizeof(int64_t));
   return Status::ok();
 }
@@ -363,12 +405,14 @@ constexpr AttrSpec kRoiAlignAttrs[] = {{"coordinate_transformation_mode", AttrKi
 constexpr AttrSpec kNmsAttrs[] = {{"center_point_box", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("GridSample").since_opset(16).inputs(2).attributes(kGridSampleAttrs).shapes(infer_grid_sample).kernel(grid_sample_kernel)
+    op("GridSample").since_opset(16).inputs(2).attributes(kGridSampleAttrs).shapes(infer_grid_sample).prepared(prepare_grid_sample)
+        .kernel(grid_sample_kernel)
         .doc("f32 4-D; bilinear, nearest (halves to even), bicubic (a = -0.75); zeros, border, reflection padding; align_corners"),
-    op("RoiAlign").since_opset(16).inputs(3).attributes(kRoiAlignAttrs).shapes(infer_roi_align).kernel(roi_align_kernel)
+    op("RoiAlign").since_opset(16).inputs(3).attributes(kRoiAlignAttrs).shapes(infer_roi_align).prepared(prepare_roi_align)
+        .kernel(roi_align_kernel)
         .doc("f32; mode avg (max refused by name); half_pixel and output_half_pixel; sampling_ratio (0: adaptive), spatial_scale"),
     op("NonMaxSuppression").since_opset(11).plan_time_inputs_mask(0x1fu).inputs(2, 5).attributes(kNmsAttrs)
-        .shapes(infer_nms).kernel(nms_kernel)
+        .shapes(infer_nms).prepared(prepare_nms).kernel(nms_kernel)
         .doc("f32 boxes and scores known at plan time (evaluated when planning: the output length depends on them); "
              "center_point_box 0/1; suppresses IoU > iou_threshold, keeps score > score_threshold"),
 };
