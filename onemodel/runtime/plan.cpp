@@ -110,6 +110,7 @@ struct Buffer {
 struct PendingStep {
   size_t node;
   std::vector<int> ins, outs;  // value ids (-1 omitted)
+  std::vector<ValueDesc> unnamed;  // inferred descs of the unnamed outputs, in output order
   int scratch_buf = -1;
   size_t scratch_bytes = 0;
   const float* packed_b = nullptr;
@@ -286,7 +287,10 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
       b.size = o < ctx.outputs.size() ? ctx.outputs[o].nbytes() : 0;
       b.first = b.last = step_index;
       if (outs[o] >= 0) buf_of[size_t(outs[o])] = int(bufs.size());
-      else st.outs[o] = -2 - int(bufs.size());  // unnamed output still needs bytes to be written into
+      else {  // unnamed output still needs bytes to be written into, and its dims for the kernel
+        st.outs[o] = -2 - int(bufs.size());
+        st.unnamed.push_back(o < ctx.outputs.size() ? ctx.outputs[o] : ValueDesc{});
+      }
       bufs.push_back(b);
     }
     st.scratch_bytes = op.scratch ? op.scratch(ctx) : 0;
@@ -317,10 +321,18 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
       req_buf.push_back(i);
     }
   MemoryPlan mp = plan_memory(reqs, 64);
-  if (mp.arena_bytes > limits.max_arena_bytes)
+  if (mp.arena_bytes > limits.max_arena_bytes) {
+    // Name the node of the largest buffer: with a hostile attribute it is the one to look at.
+    size_t largest = 0;
+    for (size_t r = 1; r < reqs.size(); ++r)
+      if (reqs[r].size > reqs[largest].size) largest = r;
+    const Buffer& big = bufs[req_buf[largest]];
     return Status::error(ErrorKind::OutOfMemory, msg("plan: the activation arena needs ", mp.arena_bytes,
                                                      " bytes, above SessionOptions::max_arena_bytes = ", limits.max_arena_bytes,
-                                                     "; raise that option or use smaller input shapes"));
+                                                     " (the largest buffer, ", big.size, " bytes, is written by ",
+                                                     g.nodes[pending[size_t(big.first)].node].label(),
+                                                     "); raise that option or use smaller input shapes"));
+  }
   for (size_t r = 0; r < reqs.size(); ++r) bufs[req_buf[r]].offset = mp.offsets[r];
   plan->arena_bytes = mp.arena_bytes;
   plan->lower_bound_bytes = mp.lower_bound_bytes;
@@ -363,12 +375,19 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
     }
     s.out_begin = uint32_t(plan->args.size());
     s.num_out = uint32_t(st.outs.size());
+    size_t unnamed = 0;
     for (int id : st.outs) {
       if (id >= 0) {
         plan->args.push_back(make_arg(id, uint32_t(plan->args.size())));
-      } else {  // an unnamed output: bytes in the arena, nobody reads them
+      } else {  // an unnamed output: bytes in the arena, nobody reads them; dims as inferred
+        plan->unnamed_values.push_back(st.unnamed[unnamed++]);
+        const ValueDesc& v = plan->unnamed_values.back();
         TensorArg a;
         a.present = true;
+        a.dtype = v.dtype;
+        a.dims = v.shape.data();
+        a.rank = v.shape.size();
+        a.numel = v.numel();
         a.data = arena + bufs[size_t(-2 - id)].offset;
         plan->args.push_back(a);
       }
