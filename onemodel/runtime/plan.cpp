@@ -107,6 +107,14 @@ struct Buffer {
   size_t offset = 0;
 };
 
+// Kernels get an address for every tensor, as every arena and folded buffer has one
+// (graph::aligned_buffer): an empty input the caller gives without data, or an empty constant,
+// points here instead of at null, which memcpy and friends may not receive even for 0 bytes.
+void* address_of_empty(void* data) {
+  alignas(64) static uint8_t empty[64];
+  return data ? data : empty;
+}
+
 struct PendingStep {
   size_t node;
   std::vector<int> ins, outs;  // value ids (-1 omitted)
@@ -358,7 +366,7 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
     a.dims = v.shape.data();
     a.rank = v.shape.size();
     a.numel = v.numel();
-    a.data = data_of(id);
+    a.data = address_of_empty(data_of(id));
     const Buffer& b = bufs[size_t(buf_of[size_t(id)])];
     if (b.kind == BufKind::Input) plan->patches.push_back({arg_index, uint32_t(b.input)});
     return a;
@@ -411,7 +419,7 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
 }
 
 Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bool profile) {
-  for (const Plan::Patch& p : plan.patches) plan.args[p.arg].data = input_data[p.input];
+  for (const Plan::Patch& p : plan.patches) plan.args[p.arg].data = address_of_empty(input_data[p.input]);
   if (profile) ++plan.profiled_runs;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Plan::Step& s = plan.steps[i];

@@ -181,6 +181,8 @@ std::vector<std::pair<std::string, g::Graph>> seeds() {
   one("pow_i64_exact", {}, {ints("a", {INT64_MAX, -2, -1}), ints("b", {1, 63, -INT64_MAX})}, nd("Pow", {"a", "b"}, {"y"}));
   one("stft_complex_default_onesided", {vi("x", DType::f32, {F(1), F(8), F(2)})},
       {g::TensorData::from_vector<int64_t>("step", {}, {4}), f32s("w", {4}, {1, 1, 1, 1})}, nd("STFT", {"x", "step", "w"}, {"y"}));
+  // Found by the generated hostile test (tests/runtime/test_hostile_generated.cpp) under UBSan.
+  one("pad_int64_min", {vi("x", DType::f32, {F(2), F(3)})}, {ints("pads", {INT64_MIN, 0, 0, 0})}, nd("Pad", {"x", "pads"}, {"y"}));
   return out;
 }
 

@@ -254,3 +254,26 @@ TEST_CASE("hostile: STFT and DFT follow one rule for a complex signal: onesided 
   auto dft = single_node("DFT", {value("x", DType::f32, {1, 8, 2})}, {Attribute::of_int("onesided", 1)});
   CHECK(contains(create_error(dft), "onesided = 1 needs a real signal"));
 }
+
+// Found by the generated hostile test under UBSan.
+TEST_CASE("hostile: Pad refuses INT64_MIN pads (no std::abs overflow)") {
+  auto gr = single_node("Pad", {value("x", DType::f32, {2, 3})}, {}, {TensorData::from_vector<int64_t>("pads", {4}, {INT64_MIN, 0, 0, 0})});
+  const std::string e = create_error(gr);
+  CHECK(contains(e, "Pad"));
+  CHECK(contains(e, "are too large"));
+}
+
+TEST_CASE("hostile: an empty input given without data reaches kernels with an address (Dropout's copy)") {
+  auto gr = single_node("Dropout", {value("x", DType::f32, {0, 3})});
+  om::Session s(gr);
+  om::TensorView in;
+  in.name = "x";
+  in.dtype = DType::f32;
+  const int64_t dims[2] = {0, 3};
+  in.dims = dims;
+  in.rank = 2;
+  in.data = nullptr;
+  om::TensorView out;
+  s.run(&in, 1, &out, 1);
+  CHECK(out.numel() == 0);
+}
