@@ -4,7 +4,9 @@
 # Target fuzz_<name>_reader (or fuzz_<name>) uses fuzz/corpus/<name>/. New inputs go to
 # fuzz/corpus-work/<name>/ (git-ignored), crash/leak/timeout reproducers to
 # fuzz/corpus-work/<name>/artifacts/. One process per target (-jobs unset), so it fits a small
-# machine. Exit status: non-zero when any target found a failure.
+# machine. A target with a dictionary fuzz/<name>.dict uses it (the Session's holds every operator
+# and attribute name and the hostile values of the generated hostile test). Exit status: non-zero
+# when any target found a failure.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: run_fuzzers.sh <build-fuzz-dir> <seconds>}
@@ -34,8 +36,10 @@ for bin in "$build"/fuzz_*; do
       cp -n "$m" "$work/corpus/node_$(basename "$(dirname "$m")").onnx" 2>/dev/null
     done
   fi
-  echo "== $(basename "$bin"): ${seconds}s on $(ls "$work/corpus" | wc -l) inputs"
-  "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  dict=()
+  [ -f "$here/fuzz/$name.dict" ] && dict=(-dict="$here/fuzz/$name.dict")
+  echo "== $(basename "$bin"): ${seconds}s on $(ls "$work/corpus" | wc -l) inputs${dict:+, dictionary fuzz/$name.dict}"
+  "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${dict[@]}" \
     -artifact_prefix="$work/artifacts/" "$work/corpus" 2>"$work/log.txt"
   rc=$?
   grep -E "^(stat::|#[0-9]+.*DONE|==[0-9]+==ERROR|SUMMARY)" "$work/log.txt" | tail -12

@@ -74,6 +74,22 @@ struct OpKeyHash {
 std::string_view domain_key(std::string_view domain) { return domain == "ai.onnx" ? std::string_view() : domain; }
 
 }  // namespace
+Status check_attributes(const OpDef& op, const Node& node, ErrorKind kind) {
+  for (const Attribute& a : node.attributes) {
+    for (size_t k = 0; k < op.num_attrs; ++k) {
+      const AttrSpec& spec = op.attrs[k];
+      if (a.name != spec.name) continue;
+      const std::string who = msg("node '", node.name, "' (", node.op_type, "): attribute '", a.name, "'");
+      if (a.type != attr_type_of(spec.kind))
+        return Status::error(kind, msg(who, " must be of type ", attr_kind_name(spec.kind), ", the node gives type code ", int(a.type)));
+      if (spec.kind == AttrKind::PositiveInt && a.i < 1) return Status::error(kind, msg(who, " is ", a.i, "; it must be at least 1"));
+      if (spec.kind == AttrKind::PositiveInts)
+        for (int64_t v : a.ints)
+          if (v < 1) return Status::error(kind, msg(who, " holds ", v, "; every value must be at least 1"));
+    }
+  }
+  return Status::ok();
+}
 
 const OpDef* find_op(const std::string& domain, const std::string& op_type) {
   static const std::unordered_map<OpKey, const OpDef*, OpKeyHash> index = [] {

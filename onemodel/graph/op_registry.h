@@ -290,6 +290,13 @@ bool packable_b(const OpDef& op, const Node& node, const std::vector<const Value
 const OpDef* find_op(const std::string& domain, const std::string& op_type);
 const std::vector<const OpDef*>& all_ops();
 
+// Checks the node's attributes against its operator's schema (op.attrs): each listed one has its
+// kind's type and PositiveInt(s) values are >= 1; names the schema does not list pass through
+// (kernels read what they know). The ONNX reader (kind Format) and Session creation (kind
+// InvalidArgument, for graphs built in code) both run it, so no kernel sees a value its schema
+// excludes. The error names the node, the attribute and the value.
+Status check_attributes(const OpDef& op, const Node& node, ErrorKind kind);
+
 // Attribute lookup by a C string: no std::string temporaries, so kernels can read attributes
 // while running without touching the heap.
 const Attribute* find_attr(const Node& node, const char* name);

@@ -46,26 +46,9 @@ Status format(const std::string& where, const std::string& what) {
 using graph::is_default_domain;
 using graph::OpDef;
 
-// Checks the node's attributes against its operator's schema; names the schema does not list
-// pass through (kernels read what they know).
-Status check_attribute_types(const OpDef& op, const Node& node) {
-  for (const Attribute& a : node.attributes) {
-    for (size_t k = 0; k < op.num_attrs; ++k) {
-      const graph::AttrSpec& spec = op.attrs[k];
-      if (a.name != spec.name) continue;
-      const std::string who = msg("node '", node.name, "' (", node.op_type, "): attribute '", a.name, "'");
-      if (a.type != graph::attr_type_of(spec.kind))
-        return Status::error(ErrorKind::Format, msg(who, " must be of type ", graph::attr_kind_name(spec.kind),
-                                                    ", the file gives type code ", int(a.type)));
-      if (spec.kind == graph::AttrKind::PositiveInt && a.i < 1)
-        return Status::error(ErrorKind::Format, msg(who, " is ", a.i, "; it must be at least 1"));
-      if (spec.kind == graph::AttrKind::PositiveInts)
-        for (int64_t v : a.ints)
-          if (v < 1) return Status::error(ErrorKind::Format, msg(who, " holds ", v, "; every value must be at least 1"));
-    }
-  }
-  return Status::ok();
-}
+// The schema check shared with the Session (graph::check_attributes); a file breaking it is
+// malformed.
+Status check_attribute_types(const OpDef& op, const Node& node) { return graph::check_attributes(op, node, ErrorKind::Format); }
 
 // Copies typed values (int32_data etc.) into the tensor's storage, checking each fits.
 template <typename T>

@@ -107,10 +107,19 @@ struct Buffer {
   size_t offset = 0;
 };
 
+// Kernels get an address for every tensor, as every arena and folded buffer has one
+// (graph::aligned_buffer): an empty input the caller gives without data, or an empty constant,
+// points here instead of at null, which memcpy and friends may not receive even for 0 bytes.
+void* address_of_empty(void* data) {
+  alignas(64) static uint8_t empty[64];
+  return data ? data : empty;
+}
+
 struct PendingStep {
   size_t node;
   std::vector<int> ins, outs;  // value ids (-1 omitted)
   std::vector<int> out_bufs;   // per output: its buffer (an unnamed output's too: it is written)
+  std::vector<ValueDesc> unnamed;  // inferred descs of the unnamed outputs, in output order
   int scratch_buf = -1;
   size_t scratch_bytes = 0;
   const float* packed_b = nullptr;
@@ -314,6 +323,7 @@ Status Planner::nodes() {
       b.size = o < ctx.outputs.size() ? ctx.outputs[o].nbytes() : 0;
       b.first = b.last = step_index;
       if (outs[o] >= 0) buf_of[size_t(outs[o])] = int(bufs.size());
+      else st.unnamed.push_back(o < ctx.outputs.size() ? ctx.outputs[o] : ValueDesc{});  // its dims for the kernel
       st.out_bufs.push_back(int(bufs.size()));
       bufs.push_back(b);
     }
@@ -363,10 +373,18 @@ Status Planner::place() {
       req_buf.push_back(i);
     }
   MemoryPlan mp = plan_memory(reqs, 64);
-  if (mp.arena_bytes > limits.max_arena_bytes)
+  if (mp.arena_bytes > limits.max_arena_bytes) {
+    // Name the node of the largest buffer: with a hostile attribute it is the one to look at.
+    size_t largest = 0;
+    for (size_t r = 1; r < reqs.size(); ++r)
+      if (reqs[r].size > reqs[largest].size) largest = r;
+    const Buffer& big = bufs[req_buf[largest]];
     return Status::error(ErrorKind::OutOfMemory, msg("plan: the activation arena needs ", mp.arena_bytes,
                                                      " bytes, above SessionOptions::max_arena_bytes = ", limits.max_arena_bytes,
-                                                     "; raise that option or use smaller input shapes"));
+                                                     " (the largest buffer, ", big.size, " bytes, is written by ",
+                                                     g.nodes[pending[size_t(big.first)].node].label(),
+                                                     "); raise that option or use smaller input shapes"));
+  }
   for (size_t r = 0; r < reqs.size(); ++r) bufs[req_buf[r]].offset = mp.offsets[r];
   plan->arena_bytes = mp.arena_bytes;
   plan->lower_bound_bytes = mp.lower_bound_bytes;
@@ -396,7 +414,7 @@ Status Planner::emit() {
     a.dims = v.shape.data();
     a.rank = v.shape.size();
     a.numel = v.numel();
-    a.data = data_of(id);
+    a.data = address_of_empty(data_of(id));
     const Buffer& b = bufs[size_t(buf_of[size_t(id)])];
     if (b.kind == BufKind::Input) plan->patches.push_back({arg_index, uint32_t(b.input)});
     return a;
@@ -421,13 +439,20 @@ Status Planner::emit() {
     }
     s.out_begin = uint32_t(plan->args.size());
     s.num_out = uint32_t(st.outs.size());
+    size_t unnamed = 0;
     for (size_t o = 0; o < st.outs.size(); ++o) {
       const int id = st.outs[o];
       if (id >= 0) {
         plan->args.push_back(make_arg(id, uint32_t(plan->args.size())));
-      } else {  // an unnamed output: bytes in the arena, nobody reads them
+      } else {  // an unnamed output: bytes in the arena, nobody reads them; dims as inferred
+        plan->unnamed_values.push_back(st.unnamed[unnamed++]);
+        const ValueDesc& v = plan->unnamed_values.back();
         TensorArg a;
         a.present = true;
+        a.dtype = v.dtype;
+        a.dims = v.shape.data();
+        a.rank = v.shape.size();
+        a.numel = v.numel();
         a.data = arena + bufs[size_t(st.out_bufs[o])].offset;
         plan->args.push_back(a);
       }
@@ -465,7 +490,7 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
 }
 
 Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bool profile) {
-  for (const Plan::Patch& p : plan.patches) plan.args[p.arg].data = input_data[p.input];
+  for (const Plan::Patch& p : plan.patches) plan.args[p.arg].data = address_of_empty(input_data[p.input]);
   if (profile) ++plan.profiled_runs;
   const unsigned char* records = static_cast<const unsigned char*>(plan.params.get());
   for (size_t i = 0; i < plan.steps.size(); ++i) {

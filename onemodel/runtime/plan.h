@@ -6,6 +6,7 @@
 // nothing.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -52,6 +53,10 @@ struct Plan {
   std::vector<std::shared_ptr<void>> input_values;
   std::vector<size_t> input_value_bytes;
   std::vector<graph::ValueDesc> values;          // per value id
+  // The inferred dtype and dims of node outputs the graph leaves unnamed (omitted optional
+  // outputs): the kernel still writes them, so their TensorArg is as complete as a named one's.
+  // A deque, so the args' dims pointers stay valid while it grows.
+  std::deque<graph::ValueDesc> unnamed_values;
   std::vector<std::shared_ptr<const void>> owned; // folded constants
   std::shared_ptr<void> arena;
   size_t arena_bytes = 0;

@@ -44,6 +44,8 @@ Status validate_ops(const graph::Graph& g, ArithmeticMode mode) {
     const std::string name = graph::is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
     if (!op) add_once(unknown, name);
     else if (mode == ArithmeticMode::Exact && !op->exact) add_once(inexact, name);
+    // Graphs built in code skip the reader: the same attribute schema check here.
+    if (op) OM_TRY(graph::check_attributes(*op, n, ErrorKind::InvalidArgument));
   }
   auto join = [](const std::vector<std::string>& v) {
     std::string s;

@@ -69,7 +69,8 @@ const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size
   g.group = kind == GeomKind::Pool ? 1 : group;
   if (kind == GeomKind::Conv) {
     if (g.C % group != 0) return "group does not divide the input channels";
-    if (w[1] * group != g.C) return "the weights' dim 1 times group must equal the input channels";
+    int64_t channels = 0;  // checked: a huge group must not overflow into a match
+    if (!checked_mul(w[1], group, &channels) || channels != g.C) return "the weights' dim 1 times group must equal the input channels";
     if (w[0] % group != 0) return "group does not divide the output channels (weights' dim 0)";
     g.M = w[0];
   } else if (kind == GeomKind::ConvTranspose) {

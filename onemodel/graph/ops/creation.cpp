@@ -6,6 +6,7 @@
 // product, one for the sum), the same in both modes.
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "onemodel/graph/ops/op_util.h"
 
@@ -34,18 +35,37 @@ Status infer_range(InferContext& ctx) {
   }
   const double start = scalar_of(*in[0]), limit = scalar_of(*in[1]), delta = scalar_of(*in[2]);
   if (delta == 0) return ctx.error(ErrorKind::InvalidArgument, "delta is 0");
-  const double count = std::max(0.0, std::ceil((limit - start) / delta));
+  double count = std::max(0.0, std::ceil((limit - start) / delta));
+  if (in[0]->dtype != DType::f32) {
+    // Integers: the count in exact integer arithmetic (a double rounds starts and limits beyond
+    // 2^53, and the count with them); 128 bits hold any difference of two int64 values.
+    const auto as_int = [](const ValueDesc& v) -> __int128 {
+      return v.dtype == DType::i64 ? *static_cast<const int64_t*>(v.data) : *static_cast<const int32_t*>(v.data);
+    };
+    const __int128 s = as_int(*in[0]), l = as_int(*in[1]), d = as_int(*in[2]);
+    const __int128 span = l - s;
+    const __int128 n = (span > 0) != (d > 0) || span == 0 ? 0 : (span + d + (d > 0 ? -1 : 1)) / d;
+    count = n > __int128(kMaxNumel) ? double(kMaxNumel) * 2.0 : double(int64_t(n));
+  }
   if (!(count <= double(kMaxNumel)))
     return ctx.error(ErrorKind::InvalidArgument, msg("start ", start, ", limit ", limit, ", delta ", delta, " give too many elements"));
   ctx.set_output(0, in[0]->dtype, {int64_t(count)});
   return Status::ok();
 }
 
+// start + i * delta. Integers are computed modulo 2^bits (unsigned arithmetic): every value of
+// a Range lies between start and limit, so each wrapped result is the exact one, while the
+// intermediate i * delta alone may exceed the type (start = INT64_MIN, delta = 2^62).
 template <typename T>
 void fill_range(const KernelContext& k) {
   const T start = *k.in(0).as<const T>(), delta = *k.in(2).as<const T>();
   T* y = k.out(0).as<T>();
-  for (int64_t i = k.begin; i < k.end; ++i) y[i] = start + T(i) * delta;
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    for (int64_t i = k.begin; i < k.end; ++i) y[i] = T(U(U(start) + U(U(i) * U(delta))));
+  } else {
+    for (int64_t i = k.begin; i < k.end; ++i) y[i] = start + T(i) * delta;
+  }
 }
 
 // Work: the output elements (prepare_elements).

@@ -114,9 +114,13 @@ const char* parse_einsum(const char* eq, int nops, const int64_t* const* dims, c
   bool in_out[kMaxLabels] = {};
   sp->out_rank = 0;
   if (arrow) {
+    bool out_ell = false;
     for (const char* t = terms[nops]; *t; ++t) {
       if (*t == '.') {
         if (std::strncmp(t, "...", 3) != 0) return "a malformed ellipsis";
+        // A second one would list the ellipsis labels twice (an input term has one at most).
+        if (out_ell) return "the output has more than one ellipsis";
+        out_ell = true;
         for (int e = 0; e < ell_max; ++e) {
           if (sp->out_rank >= int(kMaxRank)) return "the output has too many axes";
           sp->out_label[sp->out_rank++] = e, in_out[e] = true;

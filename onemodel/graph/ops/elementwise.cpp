@@ -275,8 +275,9 @@ Status clip_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-// Pow(T, T1) -> T: integer and mixed operands are raised in double and converted to T
-// (integers truncate, as ONNX Runtime does).
+// Pow(T, T1) -> T: an integer base with an integer exponent is raised exactly in integer
+// arithmetic (int_pow); a float exponent of an integer base, or an integer exponent of an f32
+// base, is raised in double and converted to T (integers truncate, as ONNX Runtime does).
 Status infer_pow(InferContext& ctx) {
   OM_TRY(require_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32}));
   OM_TRY(require_dtype(ctx, 1, {DType::f32, DType::f64, DType::i64, DType::i32, DType::i16, DType::i8, DType::u64, DType::u32,
@@ -289,6 +290,72 @@ Status infer_pow(InferContext& ctx) {
 
 template <typename T>
 double as_double(const void* p, int64_t i) { return double(static_cast<const T*>(p)[i]); }
+
+// base^e exactly, modulo 2^bits like the integer Mul (exponentiation by squaring with wrapping
+// products; through double, INT64_MAX^1 and (-2)^63 came out wrong). A negative exponent has the
+// integer part of 1 / base^|e|: 1 for base 1, +-1 for base -1 (by the exponent's parity), 0
+// otherwise (base 0 included, where the real result is infinite).
+template <typename R>
+R int_pow(R base, bool negative, uint64_t e) {
+  if (negative) {
+    if (base == R(1)) return R(1);
+    if (base == R(-1)) return (e & 1) ? R(-1) : R(1);
+    return R(0);
+  }
+  R r = R(1);
+  while (e) {
+    if (e & 1) r = kernels::int_wrap_mul(r, base);
+    e >>= 1;
+    if (e) base = kernels::int_wrap_mul(base, base);
+  }
+  return r;
+}
+
+// An integer exponent as sign and magnitude (u64 magnitudes beyond INT64_MAX included).
+template <typename T>
+void exponent_of(const void* p, int64_t i, bool* negative, uint64_t* mag) {
+  const T v = static_cast<const T*>(p)[i];
+  if constexpr (std::is_signed_v<T>) {
+    *negative = v < 0;
+    *mag = v < 0 ? uint64_t(0) - uint64_t(v) : uint64_t(v);
+  } else {
+    *negative = false;
+    *mag = uint64_t(v);
+  }
+}
+
+template <typename R, typename E>
+void pow_int_typed(const KernelContext& k) {
+  const BroadcastIter& it = k.params<BroadcastParams>().it;
+  const R* a = k.in(0).as<const R>();
+  const void* b = k.in(1).data;
+  R* y = k.out(0).as<R>();
+  const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
+  it.for_each(k.begin, k.end, [&](const int64_t* off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      bool negative = false;
+      uint64_t mag = 0;
+      exponent_of<E>(b, off[2] + i * sb, &negative, &mag);
+      y[off[0] + i] = int_pow(a[off[1] + i * sa], negative, mag);
+    }
+  });
+}
+
+// True when both operands are integers (then int_pow gives the exact result).
+template <typename R>
+bool pow_int(const KernelContext& k) {
+  switch (k.in(1).dtype) {
+    case DType::i64: pow_int_typed<R, int64_t>(k); return true;
+    case DType::i32: pow_int_typed<R, int32_t>(k); return true;
+    case DType::i16: pow_int_typed<R, int16_t>(k); return true;
+    case DType::i8: pow_int_typed<R, int8_t>(k); return true;
+    case DType::u64: pow_int_typed<R, uint64_t>(k); return true;
+    case DType::u32: pow_int_typed<R, uint32_t>(k); return true;
+    case DType::u16: pow_int_typed<R, uint16_t>(k); return true;
+    case DType::u8: pow_int_typed<R, uint8_t>(k); return true;
+    default: return false;
+  }
+}
 
 template <typename R>
 void pow_mixed(const KernelContext& k) {
@@ -328,8 +395,8 @@ Status pow_kernel(const KernelContext& k) {
   }
   switch (k.in(0).dtype) {
     case DType::f32: pow_mixed<float>(k); break;
-    case DType::i64: pow_mixed<int64_t>(k); break;
-    case DType::i32: pow_mixed<int32_t>(k); break;
+    case DType::i64: if (!pow_int<int64_t>(k)) pow_mixed<int64_t>(k); break;
+    case DType::i32: if (!pow_int<int32_t>(k)) pow_mixed<int32_t>(k); break;
     default: return k.error(ErrorKind::DTypeMismatch, "Pow: unsupported dtype");
   }
   return Status::ok();
@@ -352,7 +419,7 @@ constexpr OpDef kOps[] = {
     op("Div").upgrades_from(7).inputs(2).shapes(infer_arith).prepared(prepare_broadcast).kernel(arith_kernel<BinaryOp::Div>)
         .doc("f32 i64 i32 i8 u8, broadcasting; integer division truncates, by zero is an error"),
     op("Pow").upgrades_from(7).inputs(2).shapes(infer_pow).prepared(prepare_broadcast).fast_only(pow_kernel)
-        .doc("f32 i64 i32 base, f32 f64 i64 i32 i16 i8 u64 u32 u16 u8 exponent, broadcasting; result has the base's dtype; fast only"),
+        .doc("f32 i64 i32 base, f32 f64 i64 i32 i16 i8 u64 u32 u16 u8 exponent, broadcasting; result has the base's dtype; integer base and exponent: exact, wrapping, a negative exponent gives 1 (base 1), +-1 (base -1) or 0; fast only"),
     op("Equal").upgrades_from(7).inputs(2).shapes(infer_compare)
         .prepared(prepare_broadcast).kernel(compare_kernel<Cmp::Eq>).doc("f32 i64 i32 bool -> bool"),
     op("Less").upgrades_from(7).inputs(2).shapes(infer_compare)

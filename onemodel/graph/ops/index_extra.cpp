@@ -3,6 +3,7 @@
 // Compress (the condition) and NonZero (the input) — which run when those values are known
 // when planning (constants, or value inputs: docs/memory.md). Copies and one operation per
 // element in index order: exact by nature.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -17,18 +18,6 @@ namespace {
 Status need_input(const InferContext& ctx, size_t i) {
   if (!ctx.input(i)) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
   return Status::ok();
-}
-
-int64_t int_at(const void* p, DType dt, int64_t i) {
-  switch (dt) {
-    case DType::i64: return static_cast<const int64_t*>(p)[i];
-    case DType::i32: return static_cast<const int32_t*>(p)[i];
-    case DType::f32: return int64_t(static_cast<const float*>(p)[i]);
-    case DType::i8: return static_cast<const int8_t*>(p)[i];
-    case DType::u8:
-    case DType::boolean: return static_cast<const uint8_t*>(p)[i];
-    default: return 0;
-  }
 }
 
 int64_t prod(const int64_t* d, size_t from, size_t to) {
@@ -180,8 +169,10 @@ Status infer_one_hot(InferContext& ctx) {
   if (depth->numel() != 1) return ctx.error(ErrorKind::InvalidArgument, "depth must hold one value");
   if (!depth->data) return ctx.error(ErrorKind::Unsupported, "depth must be known when the session plans (it decides the output shape)");
   if (ctx.input(2)->numel() != 2) return ctx.error(ErrorKind::InvalidArgument, "values must be [off_value, on_value]");
-  const int64_t d = int_at(depth->data, depth->dtype, 0);
-  if (d < 1) return ctx.error(ErrorKind::InvalidArgument, msg("depth must be >= 1, got ", d));
+  int64_t d = 0;
+  if (!index_at(depth->data, depth->dtype, 0, &d))
+    return ctx.error(ErrorKind::InvalidArgument, msg("depth has no integer value (NaN, infinite or beyond int64); give a depth >= 1"));
+  if (d < 1 || d > kMaxNumel) return ctx.error(ErrorKind::InvalidArgument, msg("depth must be in [1, 2^48], got ", d));
   std::vector<int64_t> shape = ctx.input(0)->shape;
   int64_t axis = 0;
   if (!normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(shape.size()) + 1, &axis))
@@ -219,11 +210,21 @@ Status one_hot_kernel(const KernelContext& k) {
   const uint8_t* off_v = static_cast<const uint8_t*>(k.in(2).data);
   const uint8_t* on_v = off_v + es;
   uint8_t* y = static_cast<uint8_t*>(Y.data);
+  // Indices outside [-depth, depth) give a row of off values (ONNX); one without an integer
+  // (NaN, infinite, beyond int64) is refused before anything is written (each range checks
+  // every index, so the outcome does not depend on the split).
+  for (int64_t e = 0; e < I.numel; ++e) {
+    int64_t v = 0;
+    if (!index_at(I.data, I.dtype, e, &v))
+      return k.error(ErrorKind::InvalidArgument, msg("indices element ", e, " has no integer value (NaN, infinite or beyond ",
+                                                     "int64); give finite indices in [-depth, depth)"));
+  }
   for (int64_t r = k.begin; r < k.end; ++r) {
     const int64_t o = r / depth, d = r % depth;
     for (int64_t i = 0; i < inner; ++i) {
-      int64_t v = int_at(I.data, I.dtype, o * inner + i);
-      if (v < 0) v += depth;
+      int64_t v = 0;
+      index_at(I.data, I.dtype, o * inner + i, &v);
+      if (v < 0 && v >= -depth) v += depth;
       std::memcpy(y + size_t(r * inner + i) * es, v == d ? on_v : off_v, es);
     }
   }
@@ -236,11 +237,7 @@ Status infer_eye_like(InferContext& ctx) {
   OM_TRY(need_input(ctx, 0));
   if (ctx.input(0)->shape.size() != 2) return ctx.error(ErrorKind::InvalidArgument, "input must be 2-D");
   DType dt = ctx.input(0)->dtype;
-  if (const Attribute* a = find_attr(ctx.node, "dtype")) {
-    const int64_t code = a->i;
-    if (code < INT32_MIN || code > INT32_MAX || !dtype_from_onnx(int32_t(code), &dt))
-      return ctx.error(ErrorKind::Unsupported, msg("dtype code ", code, " is not an onemodel dtype (f32 f64 f16 i64 i32 i16 i8 u64 u32 u16 u8 bool)"));
-  }
+  if (const Attribute* a = find_attr(ctx.node, "dtype")) OM_TRY(dtype_code_attr(ctx, "dtype", a->i, &dt));
   ctx.set_output(0, dt, ctx.input(0)->shape);
   return Status::ok();
 }
@@ -270,9 +267,13 @@ Status eye_like_kernel(const KernelContext& k) {
     else v = T(1);
     std::memcpy(one, &v, sizeof(T));
   });
-  for (int64_t i = k.begin; i < k.end; ++i) {
-    const int64_t j = i + diag;
-    if (j >= 0 && j < Y.dims[1]) std::memcpy(y + size_t(i * Y.dims[1] + j) * es, one, es);
+  // Row i holds its one at column i + k: the rows from max(0, -k) to min(rows, cols - k), found
+  // without computing i + k for rows it cannot reach (k may be near INT64_MIN or INT64_MAX).
+  const int64_t rows = Y.dims[0], cols = Y.dims[1];
+  if (diag < cols && diag > -rows) {
+    const int64_t first = std::max(k.begin, diag < 0 ? -diag : 0);
+    const int64_t last = std::min(k.end, std::min(rows, cols - diag));  // cols - diag > 0 and cannot overflow: diag > -rows
+    for (int64_t i = first; i < last; ++i) std::memcpy(y + size_t(i * cols + i + diag) * es, one, es);
   }
   return Status::ok();
 }

@@ -1,10 +1,12 @@
 // Element-indexed operators: GatherElements, ScatterElements (reduction none/add/mul/max/min)
 // and Hardmax. Copies and one operation per element in index order: exact by nature.
 #include <cstring>
+#include <type_traits>
 
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/graph/ops/reduce_util.h"
+#include "onemodel/kernels/int_arith.h"
 
 namespace om::graph::ops {
 namespace {
@@ -135,17 +137,29 @@ Status prepare_scatter(const InferContext& ctx, Prepared& out) {
   return Status::ok();
 }
 
+// Integer add and mul wrap modulo 2^bits like the integer Add and Mul (kernels/int_arith.h);
+// max and min propagate NaN like the Max and Min operators (docs/operators.md, "NaN, signed
+// zero and integer overflow").
 template <typename T>
 Status scatter_reduce(const KernelContext& k, int64_t axis, char how) {
   T* y = k.out(0).as<T>();
   const T* u = k.in(2).as<const T>();
   return walk(k, k.in(0), k.in(1), axis, 0, k.in(1).numel, [&](int64_t e, int64_t at) {
     const T v = u[e];
-    switch (how) {
-      case 'a': y[at] = T(y[at] + v); break;
-      case 'm': y[at] = T(y[at] * v); break;
-      case 'x': y[at] = y[at] < v ? v : y[at]; break;
-      default: y[at] = y[at] > v ? v : y[at]; break;
+    if constexpr (std::is_integral_v<T>) {
+      switch (how) {
+        case 'a': y[at] = kernels::int_wrap_add(y[at], v); break;
+        case 'm': y[at] = kernels::int_wrap_mul(y[at], v); break;
+        case 'x': y[at] = y[at] < v ? v : y[at]; break;
+        default: y[at] = y[at] > v ? v : y[at]; break;
+      }
+    } else {
+      switch (how) {
+        case 'a': y[at] = y[at] + v; break;
+        case 'm': y[at] = y[at] * v; break;
+        case 'x': y[at] = (v != v || y[at] < v) ? v : y[at]; break;
+        default: y[at] = (v != v || y[at] > v) ? v : y[at]; break;
+      }
     }
   });
 }

@@ -251,9 +251,7 @@ Status concat_kernel(const KernelContext& k) {
 Status infer_cast(InferContext& ctx) {
   if (!ctx.input(0)) return ctx.error(ErrorKind::InvalidArgument, "input is required");
   DType to;
-  const int64_t code = attr_int(ctx.node, "to", -1);
-  if (!dtype_from_onnx(int32_t(code), &to))
-    return ctx.error(ErrorKind::Unsupported, msg("target type ", code, " is not supported (f32, f64, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool)"));
+  OM_TRY(dtype_code_attr(ctx, "to", attr_int(ctx.node, "to", -1), &to));
   ctx.set_output(0, to, ctx.input(0)->shape);
   return Status::ok();
 }

@@ -1,5 +1,6 @@
 #include "onemodel/graph/ops/op_util.h"
 
+#include <climits>
 #include <cstdint>
 
 namespace om::graph::ops {
@@ -28,6 +29,36 @@ Status broadcast_shapes(const InferContext& ctx, const std::vector<const std::ve
       if (i + s->size() >= rank && (*s)[i + s->size() - rank] == 0) d = 0;
     (*out)[i] = d;
   }
+  return Status::ok();
+}
+
+bool index_at(const void* data, DType dt, int64_t i, int64_t* out) {
+  switch (dt) {
+    case DType::i64: *out = static_cast<const int64_t*>(data)[i]; return true;
+    case DType::i32: *out = static_cast<const int32_t*>(data)[i]; return true;
+    case DType::i16: *out = static_cast<const int16_t*>(data)[i]; return true;
+    case DType::i8: *out = static_cast<const int8_t*>(data)[i]; return true;
+    case DType::u64: {
+      const uint64_t v = static_cast<const uint64_t*>(data)[i];
+      if (v > uint64_t(INT64_MAX)) return false;
+      *out = int64_t(v);
+      return true;
+    }
+    case DType::u32: *out = static_cast<const uint32_t*>(data)[i]; return true;
+    case DType::u16: *out = static_cast<const uint16_t*>(data)[i]; return true;
+    case DType::u8:
+    case DType::boolean: *out = static_cast<const uint8_t*>(data)[i]; return true;
+    case DType::f32: return float_to_index(double(static_cast<const float*>(data)[i]), out);
+    case DType::f64: return float_to_index(static_cast<const double*>(data)[i], out);
+    case DType::f16: return float_to_index(double(half_to_float(static_cast<const half*>(data)[i])), out);
+  }
+  return false;
+}
+
+Status dtype_code_attr(const InferContext& ctx, const char* name, int64_t code, DType* out) {
+  if (code < INT32_MIN || code > INT32_MAX || !dtype_from_onnx(int32_t(code), out))
+    return ctx.error(ErrorKind::Unsupported, msg(name, " = ", code, " is not an ONNX dtype code onemodel supports (1 f32, 11 f64, 10 f16, ",
+                                                 "7 i64, 6 i32, 5 i16, 3 i8, 13 u64, 12 u32, 4 u16, 2 u8, 9 bool)"));
   return Status::ok();
 }
 

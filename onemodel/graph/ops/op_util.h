@@ -30,6 +30,25 @@ Status broadcast_shapes(const InferContext& ctx, const std::vector<const std::ve
 // be known at plan time.
 Status const_ints(const InferContext& ctx, size_t input, std::vector<int64_t>* out);
 
+// THE rule for reading a float as an integer (attributes and index, depth or size tensors given
+// in a float dtype): truncation toward zero, as ONNX's casts to int64 do; NaN, infinities and
+// values outside [-2^63, 2^63) have no integer and give false, so the caller refuses them
+// naming the node and the value instead of converting (undefined behaviour in C++).
+inline bool float_to_index(double v, int64_t* out) {
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return false;
+  *out = int64_t(v);
+  return true;
+}
+
+// Element i of an integer, bool or float tensor as an int64 under float_to_index's rule; false
+// for a float element without an integer and a u64 one above INT64_MAX.
+bool index_at(const void* data, DType dt, int64_t i, int64_t* out);
+
+// An attribute holding an ONNX TensorProto dtype code (Cast's `to`, EyeLike's `dtype`...): the
+// onemodel dtype it names, or an error naming the node, the code and the dtypes supported. A code
+// beyond int32 is refused as it is, never truncated into another code.
+Status dtype_code_attr(const InferContext& ctx, const char* name, int64_t code, DType* out);
+
 // Iterates an output shape with up to three broadcast operands, collapsing contiguous axes so
 // the innermost loop is as long as possible. Offsets index 0 is the output, 1.. the operands;
 // inner steps are 0 (broadcast) or 1. Trivially copyable: a prepare step may keep it in its

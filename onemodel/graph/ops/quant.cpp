@@ -206,22 +206,28 @@ Status infer_dynamic_quantize(InferContext& ctx) {
 }
 
 // One work unit: every element's scale and zero point come from the whole input's range.
+// Non-finite inputs, which the ONNX reference leaves undefined (an infinite range gives an infinite
+// scale and a NaN zero point): the range is that of the finite elements (and 0), so scale and
+// zero point stay finite; +inf then saturates to 255, -inf to 0 and NaN quantizes to the zero
+// point, as the reference's final saturate(round(x / scale) + zero point) does with a finite
+// scale. Finite inputs get exactly the reference's result.
 Status dynamic_quantize_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const float* x = X.as<const float>();
   float lo = 0.0f, hi = 0.0f;  // the range always holds 0, so 0 quantizes exactly
   for (int64_t i = 0; i < X.numel; ++i) {
+    if (!std::isfinite(x[i])) continue;
     if (x[i] < lo) lo = x[i];
     if (x[i] > hi) hi = x[i];
   }
   const QRange r{0, 255};
-  const float scale = (hi - lo) / 255.0f;
+  const float scale = (hi - lo) / 255.0f;  // inf only for a finite range wider than FLT_MAX
   // zero point = round(saturate(0 - lo / scale)); an all-zero input has scale 0 and zero point 0.
   int32_t zp = 0;
   if (scale > 0.0f) {
     float z = 0.0f - lo / scale;
     z = z < 0.0f ? 0.0f : (z > 255.0f ? 255.0f : z);
-    zp = int32_t(std::nearbyint(z));
+    zp = int32_t(std::nearbyint(z));  // z is in [0, 255]: lo and scale are finite, or scale is inf and z is 0
   }
   uint8_t* y = k.out(0).as<uint8_t>();
   for (int64_t i = 0; i < X.numel; ++i) y[i] = uint8_t(scale > 0.0f ? saturate_round(x[i] / scale, zp, r) : zp);

@@ -206,7 +206,9 @@ Status pad_amounts(const InferContext& ctx, std::vector<int64_t>* begin, std::ve
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t ax;
     if (!normalize_axis(axes[i], int64_t(rank), &ax)) return ctx.error(ErrorKind::InvalidArgument, msg("axis ", axes[i], " is out of range"));
-    if (std::abs(pads[i]) > kMaxNumel || std::abs(pads[axes.size() + i]) > kMaxNumel)
+    // Compared without std::abs, which overflows on INT64_MIN.
+    auto too_large = [](int64_t v) { return v > kMaxNumel || v < -kMaxNumel; };
+    if (too_large(pads[i]) || too_large(pads[axes.size() + i]))
       return ctx.error(ErrorKind::InvalidArgument, msg("pads ", shape_str(pads), " are too large"));
     (*begin)[size_t(ax)] = pads[i];
     (*end)[size_t(ax)] = pads[axes.size() + i];

@@ -199,15 +199,22 @@ void twiddles(int64_t n, double* tw) {
   }
 }
 
-// The complex (last dim 2) or real (last dim 1) f32 signal of input 0, rank >= min_rank.
-Status need_signal(const InferContext& ctx, size_t min_rank) {
+// Whether the node asks for a one-sided spectrum; the default differs (DFT 0, STFT 1).
+bool onesided_of(const Node& node, int64_t fallback) { return attr_int(node, "onesided", fallback) != 0; }
+
+// The complex (last dim 2) or real (last dim 1) f32 signal of input 0, rank >= min_rank. One rule
+// for DFT and STFT (ONNX defines onesided for real input only): a complex signal needs
+// onesided = 0, given explicitly to STFT, whose default is 1.
+Status need_signal(const InferContext& ctx, size_t min_rank, int64_t onesided_default) {
   const ValueDesc* x = ctx.input(0);
   if (!x || x->dtype != DType::f32 || x->shape.size() < min_rank || (x->shape.back() != 1 && x->shape.back() != 2))
     return ctx.error(ErrorKind::ShapeMismatch, msg("input 0 (the signal) must be f32 of rank >= ", min_rank,
                                                    " with a last dim of 1 (real) or 2 (complex), got ",
                                                    x ? msg(dtype_name(x->dtype), " ", shape_str(x->shape)) : std::string("nothing")));
-  if (attr_int(ctx.node, "onesided", 0) != 0 && x->shape.back() == 2)
-    return ctx.error(ErrorKind::InvalidArgument, "onesided = 1 needs a real signal (last dim 1): a complex signal's spectrum is not symmetric");
+  if (onesided_of(ctx.node, onesided_default) && x->shape.back() == 2)
+    return ctx.error(ErrorKind::InvalidArgument,
+                     msg("onesided = 1", find_attr(ctx.node, "onesided") ? "" : " (the default)",
+                         " needs a real signal (last dim 1): a complex signal's spectrum is not symmetric; set onesided = 0"));
   return Status::ok();
 }
 
@@ -216,7 +223,7 @@ struct DftPlan {
 };
 
 Status dft_plan(const InferContext& ctx, DftPlan* p) {
-  OM_TRY(need_signal(ctx, 3));
+  OM_TRY(need_signal(ctx, 3, 0));
   const std::vector<int64_t>& x = ctx.input(0)->shape;
   const int64_t a = attr_int(ctx.node, "axis", 1);
   const int64_t r = int64_t(x.size());
@@ -234,7 +241,7 @@ Status dft_plan(const InferContext& ctx, DftPlan* p) {
   if (p->n < 1)
     return ctx.error(ErrorKind::ShapeMismatch, msg("the transform length is 0 (axis ", p->axis, " of ", shape_str(x),
                                                    "); give a dft_length >= 1 or a non-empty axis"));
-  const bool onesided = attr_int(ctx.node, "onesided", 0) != 0;
+  const bool onesided = onesided_of(ctx.node, 0);
   if (onesided && attr_int(ctx.node, "inverse", 0) != 0)
     return ctx.error(ErrorKind::Unsupported, "onesided = 1 with inverse = 1 is not supported: give the full spectrum");
   p->out_n = onesided ? p->n / 2 + 1 : p->n;
@@ -301,7 +308,7 @@ struct StftPlan {
 };
 
 Status stft_plan(const InferContext& ctx, StftPlan* p) {
-  OM_TRY(need_signal(ctx, 3));
+  OM_TRY(need_signal(ctx, 3, 1));
   const std::vector<int64_t>& x = ctx.input(0)->shape;
   if (x.size() != 3)
     return ctx.error(ErrorKind::ShapeMismatch, msg("the signal must be [batch, length, 1 or 2], got ", shape_str(x)));
@@ -321,7 +328,7 @@ Status stft_plan(const InferContext& ctx, StftPlan* p) {
   if (p->length < 1 || p->length > x[1])
     return ctx.error(ErrorKind::ShapeMismatch, msg("the frame length ", p->length, " must be in [1, the signal length ", x[1], "]"));
   p->frames = (x[1] - p->length) / p->step + 1;
-  p->bins = attr_int(ctx.node, "onesided", 1) != 0 ? p->length / 2 + 1 : p->length;
+  p->bins = onesided_of(ctx.node, 1) ? p->length / 2 + 1 : p->length;
   return Status::ok();
 }
 

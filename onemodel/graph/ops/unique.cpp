@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 
 #include "onemodel/graph/ops/op_util.h"
 
@@ -17,14 +18,27 @@ struct UniqueResult {
   std::vector<int64_t> counts;
 };
 
-// Slices compared by value, element by element (floats as numbers, so -0 equals 0).
+// The order Unique sorts and groups by: numbers as numbers (so -0 equals 0, and the first
+// occurrence's bits are kept), every NaN equal to every other NaN and after every number, as
+// numpy's unique (equal_nan, which the ONNX reference calls) does. A strict weak order, so the
+// groups do not depend on where the NaNs are (NaN compared equal to everything would).
+template <typename T>
+bool unique_less(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a) return false;
+    if (b != b) return true;
+  }
+  return a < b;
+}
+
+// Slices compared by value, element by element.
 template <typename T>
 int compare_slices(const T* x, int64_t a, int64_t b, int64_t outer, int64_t n, int64_t inner) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       const T va = x[(o * n + a) * inner + i], vb = x[(o * n + b) * inner + i];
-      if (va < vb) return -1;
-      if (vb < va) return 1;
+      if (unique_less(va, vb)) return -1;
+      if (unique_less(vb, va)) return 1;
     }
   return 0;
 }
@@ -146,7 +160,7 @@ constexpr AttrSpec kUniqueAttrs[] = {{"axis", AttrKind::Int}, {"sorted", AttrKin
 
 constexpr OpDef kOps[] = {
     op("Unique").upgrades_from(11).plan_time_inputs_mask(1u << 0).inputs(1).attributes(kUniqueAttrs).shapes(infer_unique)
-        .prepared(prepare_unique).kernel(unique_kernel).doc("f32 i64 i32 i8 u8 bool; its input known at plan time (evaluated when planning); axis, sorted"),
+        .prepared(prepare_unique).kernel(unique_kernel).doc("f32 i64 i32 i8 u8 bool; its input known at plan time (evaluated when planning); axis, sorted; -0 equals 0, all NaNs are one value sorted last"),
 };
 
 }  // namespace

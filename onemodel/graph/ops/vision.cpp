@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "onemodel/graph/ops/op_util.h"
 
@@ -33,14 +34,15 @@ float denormalize(float n, int64_t size, bool align) {
   return align ? (n + 1.0f) / 2.0f * float(size - 1) : ((n + 1.0f) * float(size) - 1.0f) / 2.0f;
 }
 
-// Folds x into [lo, hi] by reflecting at the ends as often as needed.
+// Folds x into [lo, hi] by reflecting at the ends as often as needed. The position within one
+// period of two spans is an exact fmod, so no flip count is converted to an integer (a large
+// finite grid value would overflow it). x is finite (grid_sample_one).
 float reflect(float x, float lo, float hi) {
   if (hi <= lo) return lo;
   const float span = hi - lo;
   const float d = std::fabs(x - lo);
-  const float extra = std::fmod(d, span);
-  const int64_t flips = int64_t(std::floor(d / span));
-  return flips % 2 == 0 ? lo + extra : hi - extra;
+  const float r = std::fmod(d, 2.0f * span);
+  return r < span ? lo + r : hi - (r - span);
 }
 
 // The coordinate the padding mode reads for x (zeros: x itself; reads outside give 0).
@@ -108,8 +110,12 @@ Status infer_grid_sample(InferContext& ctx) {
   return Status::ok();
 }
 
+// A finite grid value whose pixel coordinate overflows float: the largest float of its sign, so
+// every padding mode and the bicubic taps see a finite coordinate (inf - floor(inf) is NaN).
+float finite_coordinate(float v) { return std::isfinite(v) ? v : std::copysign(std::numeric_limits<float>::max(), v); }
+
 float grid_sample_one(const float* plane, int64_t H, int64_t W, float gx, float gy, const GridMode& m) {
-  float x = denormalize(gx, W, m.align), y = denormalize(gy, H, m.align);
+  float x = finite_coordinate(denormalize(gx, W, m.align)), y = finite_coordinate(denormalize(gy, H, m.align));
   if (m.sample == Sample::Bicubic) {  // padding applies to each of the 16 taps, not the point
     const float fx = std::floor(x), fy = std::floor(y);
     float wx[4], wy[4];
@@ -177,6 +183,10 @@ Status grid_sample_kernel(const KernelContext& k) {
 
 // ---- RoiAlign ----
 
+// sampling_ratio sizes the loop of every output bin (ratio^2 reads): bounded so the loop stays
+// finite and the count cannot overflow. 1024 is far beyond what detection models use (0..4).
+constexpr int64_t kMaxSamplingRatio = 1024;
+
 Status infer_roi_align(InferContext& ctx) {
   OM_TRY(require_f32(ctx, 0, "X", 4));
   OM_TRY(require_f32(ctx, 1, "rois", 2));
@@ -192,8 +202,12 @@ Status infer_roi_align(InferContext& ctx) {
   if (ct && ct->s != "half_pixel" && ct->s != "output_half_pixel")
     return ctx.error(ErrorKind::InvalidArgument, msg("coordinate_transformation_mode '", ct->s, "' is not half_pixel or output_half_pixel"));
   const int64_t oh = attr_int(ctx.node, "output_height", 1), ow = attr_int(ctx.node, "output_width", 1);
-  if (attr_int(ctx.node, "sampling_ratio", 0) < 0)
-    return ctx.error(ErrorKind::InvalidArgument, "sampling_ratio must be >= 0 (0: adaptive)");
+  const int64_t ratio = attr_int(ctx.node, "sampling_ratio", 0);
+  if (ratio < 0 || ratio > kMaxSamplingRatio)
+    return ctx.error(ErrorKind::InvalidArgument, msg("sampling_ratio is ", ratio, "; it must be in [0, ", kMaxSamplingRatio,
+                                                     "] (0: adaptive), points per bin and axis"));
+  if (oh < 1 || ow < 1)
+    return ctx.error(ErrorKind::InvalidArgument, msg("output_height ", oh, " and output_width ", ow, " must be >= 1"));
   std::vector<int64_t> y{r[0], ctx.input(0)->shape[1], oh, ow};
   OM_TRY(check_shape(ctx.node.label() + " output", y.data(), y.size()));
   ctx.set_output(0, DType::f32, std::move(y));
@@ -203,7 +217,8 @@ Status infer_roi_align(InferContext& ctx) {
 // Bilinear read at (y, x) with RoiAlign's edge rule: points more than one pixel outside give 0,
 // points just outside are clamped to the edge.
 float roi_bilinear(const float* plane, int64_t H, int64_t W, float y, float x) {
-  if (y < -1.0f || y > float(H) || x < -1.0f || x > float(W)) return 0.0f;
+  // An empty plane has no edge to clamp to (the clamp would read index -1).
+  if (H == 0 || W == 0 || y < -1.0f || y > float(H) || x < -1.0f || x > float(W)) return 0.0f;
   y = std::max(y, 0.0f);
   x = std::max(x, 0.0f);
   int64_t y0 = int64_t(y), x0 = int64_t(x), y1 = y0 + 1, x1 = x0 + 1;
