@@ -105,6 +105,37 @@ Status prepare_elements(const InferContext& ctx, Prepared& out) {
   return Status::ok();
 }
 
+Status require_dtype(const InferContext& ctx, size_t i, std::initializer_list<DType> allowed) {
+  const ValueDesc* v = ctx.input(i);
+  if (!v) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
+  for (DType d : allowed)
+    if (v->dtype == d) return Status::ok();
+  std::string names;
+  for (DType d : allowed) names += (names.empty() ? "" : ", ") + std::string(dtype_name(d));
+  return ctx.error(ErrorKind::DTypeMismatch, msg("input ", i, " ('", ctx.node.inputs[i], "') has dtype ", dtype_name(v->dtype),
+                                                 "; supported: ", names));
+}
+
+Status infer_same_binary(InferContext& ctx, std::initializer_list<DType> allowed, bool bool_out) {
+  OM_TRY(require_dtype(ctx, 0, allowed));
+  const ValueDesc* a = ctx.input(0);
+  const ValueDesc* b = ctx.input(1);
+  if (!b) return ctx.error(ErrorKind::InvalidArgument, "needs two inputs");
+  if (a->dtype != b->dtype)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("input dtypes differ: ", dtype_name(a->dtype), " and ", dtype_name(b->dtype),
+                                                   "; insert a Cast so both operands have one dtype"));
+  std::vector<int64_t> shape;
+  OM_TRY(broadcast_shapes(ctx, {&a->shape, &b->shape}, &shape));
+  ctx.set_output(0, bool_out ? DType::boolean : a->dtype, std::move(shape));
+  return Status::ok();
+}
+
+Status infer_f32_unary(InferContext& ctx) {
+  OM_TRY(require_dtype(ctx, 0, {DType::f32}));
+  ctx.set_output(0, DType::f32, ctx.input(0)->shape);
+  return Status::ok();
+}
+
 void BroadcastIter::init(const int64_t* out_dims, size_t out_rank, const TensorArg* const* operands, int n) {
   Operand shapes[kMaxOps];
   for (int k = 0; k < n; ++k) shapes[k] = {operands[k]->dims, operands[k]->rank};

@@ -1,12 +1,14 @@
 // Shared helpers of the graph operator families (internal to onemodel/graph).
 #pragma once
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/op_registry.h"
+#include "onemodel/kernels/kernels.h"
 
 namespace om::graph::ops {
 
@@ -21,6 +23,24 @@ constexpr OpTable table_of(const OpDef (&defs)[N]) { return {defs, N}; }
 #define OM_OP_FAMILY(name) OpTable name##_ops();
 #include "onemodel/graph/ops/families.def"
 #undef OM_OP_FAMILY
+
+// Input i is present, or an error naming it.
+inline Status need_input(const InferContext& ctx, size_t i) {
+  if (!ctx.input(i)) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
+  return Status::ok();
+}
+
+// Element i of an i64 or i32 index tensor (the dtype checked when planning).
+inline int64_t read_int(const void* data, DType dt, int64_t i) {
+  return dt == DType::i64 ? static_cast<const int64_t*>(data)[i] : static_cast<const int32_t*>(data)[i];
+}
+
+// The product of d[from, to): the element count of those axes.
+inline int64_t dims_product(const int64_t* d, size_t from, size_t to) {
+  int64_t n = 1;
+  for (size_t i = from; i < to; ++i) n *= d[i];
+  return n;
+}
 
 // numpy broadcasting of two or more shapes.
 Status broadcast_shapes(const InferContext& ctx, const std::vector<const std::vector<int64_t>*>& shapes,
@@ -160,6 +180,43 @@ void binary_range(const KernelContext& k, F f) {
 // The prepare step of ops with no parameters whose work unit is one element of output 0
 // (same-shape maps, the variadic folds): no record, work = output 0's numel.
 Status prepare_elements(const InferContext& ctx, Prepared& out);
+
+// ---- the elementwise families' shared checks and maps (arithmetic, activations, comparison,
+// bitwise): one wording of each refusal, one loop per kind of map ----
+
+// Input i is present and has one of the `allowed` dtypes, or an error naming the input, its
+// dtype and the dtypes supported.
+Status require_dtype(const InferContext& ctx, size_t i, std::initializer_list<DType> allowed);
+// Two operands of one dtype among `allowed`, broadcast; the output has that dtype, or bool.
+Status infer_same_binary(InferContext& ctx, std::initializer_list<DType> allowed, bool bool_out);
+// One f32 operand; the output is f32 of its shape.
+Status infer_f32_unary(InferContext& ctx);
+
+// kernels::f32_unary over elements [k.begin, k.end).
+inline void unary_range(const KernelContext& k, kernels::UnaryOp op) {
+  kernels::f32_unary(op, k.in(0).as<const float>() + k.begin, k.out(0).as<float>() + k.begin, size_t(k.end - k.begin));
+}
+template <kernels::UnaryOp Op>
+Status unary_kernel(const KernelContext& k) {
+  unary_range(k, Op);
+  return Status::ok();
+}
+
+// y = f(x) over elements [k.begin, k.end) of a same-shape map (T in, R out).
+template <typename T, typename R, typename F>
+Status map_range(const KernelContext& k, F f) {
+  const T* x = k.in(0).as<const T>();
+  R* y = k.out(0).as<R>();
+  for (int64_t i = k.begin; i < k.end; ++i) y[i] = f(x[i]);
+  return Status::ok();
+}
+template <typename F>
+Status map_f32(const KernelContext& k, F f) { return map_range<float, float>(k, f); }
+
+// The table entry of an f32 -> f32 map with no attributes (Relu, Exp, Floor, Softsign...).
+constexpr OpDef f32_unary_op(const char* type, KernelFn k, const char* notes) {
+  return op(type).upgrades_from(6).inputs(1).shapes(infer_f32_unary).prepared(prepare_elements).kernel(k).doc(notes);
+}
 
 // y = f(...f(f(x0, x1), x2)..., xn) over output elements [begin, end) of the broadcast of every
 // input, combined in input order (the variadic Sum, Mean, Max, Min): input 0 is broadcast into

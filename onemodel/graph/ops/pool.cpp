@@ -14,26 +14,10 @@
 namespace om::graph::ops {
 namespace {
 
-Status require_f32_in(const InferContext& ctx, size_t i) {
-  const ValueDesc* v = ctx.input(i);
-  if (!v) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
-  if (v->dtype != DType::f32)
-    return ctx.error(ErrorKind::DTypeMismatch, msg("input ", i, " ('", ctx.node.inputs[i], "') must be f32, got ", dtype_name(v->dtype)));
-  return Status::ok();
-}
-
-Status refuse_extra_outputs(const InferContext& ctx, const char* what) {
-  for (size_t i = 1; i < ctx.node.outputs.size(); ++i)
-    if (!ctx.node.outputs[i].empty())
-      return ctx.error(ErrorKind::Unsupported, msg("the optional output ", i, " ('", ctx.node.outputs[i], "', ", what,
-                                                   ") is not supported; remove it from the node"));
-  return Status::ok();
-}
-
 Status infer_pool(InferContext& ctx) {
   const bool max = ctx.node.op_type == "MaxPool";
   const bool u8 = max && ctx.input(0) && ctx.input(0)->dtype == DType::u8;
-  if (!u8) OM_TRY(require_f32_in(ctx, 0));
+  if (!u8) OM_TRY(require_dtype(ctx, 0, {DType::f32}));
   if (max) {
     const int64_t order = attr_int(ctx.node, "storage_order", 0);
     if (order != 0 && order != 1) return ctx.error(ErrorKind::InvalidArgument, msg("storage_order must be 0 or 1, got ", order));
@@ -191,7 +175,7 @@ Status avg_pool_kernel(const KernelContext& k) {
 }
 
 Status infer_global(InferContext& ctx) {
-  OM_TRY(require_f32_in(ctx, 0));
+  OM_TRY(require_dtype(ctx, 0, {DType::f32}));
   const auto& x = ctx.input(0)->shape;
   if (x.size() < 3) return ctx.error(ErrorKind::ShapeMismatch, msg("the input must be [N, C, spatial...], got ", shape_str(x)));
   std::vector<int64_t> y(x.size(), 1);
@@ -231,104 +215,6 @@ Status global_max_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-// ---- BatchNormalization ----
-
-Status infer_batch_norm(InferContext& ctx) {
-  for (size_t i = 0; i < 5; ++i) OM_TRY(require_f32_in(ctx, i));
-  const bool training = attr_int(ctx.node, "training_mode", 0) != 0;
-  if (!training) OM_TRY(refuse_extra_outputs(ctx, "running statistics, given only in training_mode"));
-  const auto& x = ctx.input(0)->shape;
-  if (x.size() < 2) return ctx.error(ErrorKind::ShapeMismatch, msg("the input must be [N, C, ...], got ", shape_str(x)));
-  static const char* names[] = {"X", "scale", "B", "input_mean", "input_var"};
-  for (size_t i = 1; i < 5; ++i) {
-    const auto& s = ctx.input(i)->shape;
-    if (s.size() != 1 || s[0] != x[1])
-      return ctx.error(ErrorKind::ShapeMismatch, msg(names[i], " must be [", x[1], "] (the channels of X ", shape_str(x), "), got ", shape_str(s)));
-  }
-  if (training && (x[0] == 0 || ctx.input(0)->numel() == 0))
-    return ctx.error(ErrorKind::InvalidArgument, msg("training_mode needs batch statistics, but X ", shape_str(x), " is empty"));
-  ctx.set_output(0, DType::f32, x);
-  for (size_t i = 1; i < ctx.outputs.size() && i < 3; ++i) ctx.set_output(i, DType::f32, {x[1]});
-  return Status::ok();
-}
-
-// training_mode: the batch mean and (population) variance per channel, in the scratch.
-size_t batch_norm_scratch(const InferContext& ctx) {
-  return attr_int(ctx.node, "training_mode", 0) != 0 ? size_t(ctx.input(0)->shape[1]) * 2 * sizeof(float) : 0;
-}
-
-// The batch statistics of channel c of [N, C, inner]: the mean is the library's sum of each
-// (n, c) run (fixed order in Exact mode) added in n order, divided by the count; the variance
-// sums (x - mean)^2 in element order, divided by the count.
-void batch_stats(const float* x, int64_t N, int64_t C, int64_t inner, int64_t c, ArithmeticMode mode, float* mean, float* var) {
-  const float count = float(N * inner);
-  float s = 0.0f;
-  for (int64_t n = 0; n < N; ++n) s = s + kernels::f32_sum(x + (n * C + c) * inner, size_t(inner), mode);
-  const float mu = s / count;
-  float q = 0.0f;
-  for (int64_t n = 0; n < N; ++n) {
-    const float* run = x + (n * C + c) * inner;
-    for (int64_t i = 0; i < inner; ++i) {
-      const float d = run[i] - mu;
-      q = q + d * d;
-    }
-  }
-  *mean = mu;
-  *var = q / count;
-}
-
-// BatchNormalization's record. Work: the C channels (statistics and normalisation of one
-// channel read only that channel).
-struct BatchNormParams {
-  int64_t N = 0, C = 0, inner = 0;
-  float epsilon = 1e-5f, momentum = 0.9f;
-  bool training = false;
-};
-
-Status prepare_batch_norm(const InferContext& ctx, Prepared& out) {
-  const ValueDesc& x = *ctx.input(0);
-  BatchNormParams& p = out.record<BatchNormParams>();
-  p.N = x.shape[0];
-  p.C = x.shape[1];
-  p.inner = p.N * p.C == 0 ? 0 : x.numel() / (p.N * p.C);
-  p.epsilon = attr_float(ctx.node, "epsilon", 1e-5f);
-  p.momentum = attr_float(ctx.node, "momentum", 0.9f);
-  p.training = attr_int(ctx.node, "training_mode", 0) != 0;
-  out.work = p.C;
-  return Status::ok();
-}
-
-// Inference: the given mean and variance. training_mode (opset 15): the batch statistics
-// normalise X, and the optional outputs are the running statistics
-// input * momentum + batch * (1 - momentum).
-Status batch_norm_kernel(const KernelContext& k) {
-  const BatchNormParams& p = k.params<BatchNormParams>();
-  const int64_t N = p.N, C = p.C, inner = p.inner, b = k.begin, e = k.end;
-  const float* x = k.in(0).as<const float>();
-  const float* mean = k.in(3).as<const float>();
-  const float* var = k.in(4).as<const float>();
-  if (p.training) {
-    float* bm = static_cast<float*>(k.scratch);
-    float* bv = bm + C;
-    for (int64_t c = b; c < e; ++c) batch_stats(x, N, C, inner, c, k.mode, &bm[c], &bv[c]);
-    const float m = p.momentum;
-    for (size_t o = 1; o < 3; ++o) {
-      if (o >= k.num_outputs || !k.out(o).present) continue;
-      const float* given = o == 1 ? mean : var;
-      const float* batch = o == 1 ? bm : bv;
-      float* r = k.out(o).as<float>();
-      for (int64_t c = b; c < e; ++c) r[c] = given[c] * m + batch[c] * (1.0f - m);
-    }
-    mean = bm;
-    var = bv;
-  }
-  float* y = k.out(0).as<float>();
-  for (int64_t n = 0; n < N; ++n)
-    kernels::f32_batch_norm_inference(x + (n * C + b) * inner, k.in(1).as<const float>() + b, k.in(2).as<const float>() + b,
-                                      mean + b, var + b, p.epsilon, 1, e - b, inner, y + (n * C + b) * inner);
-  return Status::ok();
-}
-
 // ---- MaxUnpool ----
 
 // The unpooled shape I indexes: N, C, then per spatial axis (in - 1) * stride + kernel -
@@ -360,7 +246,7 @@ bool has_pads(const Node& node) {
 // (unpool_shape), and Y[I[j]] = X[j] in element order. output_shape (known at plan time) may
 // enlarge that shape on any axis; the extra elements are zeros at the end of each axis.
 Status infer_max_unpool(InferContext& ctx) {
-  OM_TRY(require_f32_in(ctx, 0));
+  OM_TRY(require_dtype(ctx, 0, {DType::f32}));
   const ValueDesc* x = ctx.input(0);
   const ValueDesc* ind = ctx.input(1);
   if (!ind || ind->dtype != DType::i64 || ind->shape != x->shape)
@@ -436,7 +322,6 @@ constexpr AttrSpec kAvgPoolAttrs[] = {{"auto_pad", AttrKind::String},         {"
                                       {"kernel_shape", AttrKind::PositiveInts}, {"pads", AttrKind::Ints},
                                       {"strides", AttrKind::PositiveInts}};
 constexpr AttrSpec kMaxUnpoolAttrs[] = {{"kernel_shape", AttrKind::PositiveInts}, {"pads", AttrKind::Ints}, {"strides", AttrKind::PositiveInts}};
-constexpr AttrSpec kBatchNormAttrs[] = {{"epsilon", AttrKind::Float}, {"momentum", AttrKind::Float}, {"training_mode", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
     op("MaxPool").upgrades_from(7).inputs(1).attributes(kMaxPoolAttrs).shapes(infer_pool).prepared(prepare_pool).kernel(max_pool_kernel)
@@ -451,9 +336,6 @@ constexpr OpDef kOps[] = {
     op("GlobalAveragePool").upgrades_from(1).inputs(1).shapes(infer_global).prepared(prepare_global).kernel(global_avg_kernel)
         .doc("f32, any spatial rank; exact: fixed-order sum per plane, then one division"),
     op("GlobalMaxPool").upgrades_from(1).inputs(1).shapes(infer_global).prepared(prepare_global).kernel(global_max_kernel).doc("f32, any spatial rank; NaN propagates"),
-    op("BatchNormalization").upgrades_from(9).inputs(5).attributes(kBatchNormAttrs).shapes(infer_batch_norm).prepared(prepare_batch_norm).kernel(batch_norm_kernel)
-        .with_scratch(batch_norm_scratch)
-        .doc("f32: (x - mean) * (scale / sqrt(var + epsilon)) + B, one rounding per operation; training_mode (opset 15): batch mean and population variance (exact: fixed-order sums), running mean/var outputs"),
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The reduction machinery shared by reduce.cpp and reduce_more.cpp (internal to onemodel/graph):
+// The reduction machinery of reductions.cpp and the softmax of softmax.cpp (internal to onemodel/graph):
 // axes from the input (or the attribute of older forms), keepdims, noop_with_empty_axes, and
 // one kernel per reduction kind. Sums (Sum, Mean, L1, L2, SumSquare, LogSum, LogSumExp) use the
 // fixed summation order of kernels::f32_reduce_sum in Exact mode; Max, Min and Prod run in
@@ -11,10 +11,10 @@ namespace om::graph::ops {
 enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
 
 Status infer_reduce(InferContext& ctx);
-// Fills the ReduceParams record (reduce.cpp). Work: the kept outputs.
+// Fills the ReduceParams record (reductions.cpp). Work: the kept outputs.
 Status prepare_reduce(const InferContext& ctx, Prepared& out);
 template <ReduceKind Kind>
-Status reduce_kernel(const KernelContext& k);  // instantiated in reduce.cpp for every kind
+Status reduce_kernel(const KernelContext& k);  // instantiated in reductions.cpp for every kind
 // The transposed copy of the input (or the summed values), and for ReduceLogSumExp one sum per
 // output.
 template <ReduceKind Kind>

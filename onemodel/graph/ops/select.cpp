@@ -1,5 +1,5 @@
-// Selection and ordering graph operators: Max and Min (variadic), ArgMax, ArgMin, TopK (Not,
-// LessOrEqual and GreaterOrEqual are elementwise_more.cpp's and elementwise_extra.cpp's). They
+// Selection and ordering graph operators: Max and Min (variadic), ArgMax, ArgMin, TopK (Not is
+// bitwise.cpp's, LessOrEqual and GreaterOrEqual comparison.cpp's). They
 // compute what the eager operators of ops/math.cpp and ops/select.cpp compute (NaN counts as
 // the extreme value, ties keep the lower index unless select_last_index), so traced graphs
 // agree with eager bit for bit; all are exact by nature.

@@ -1,5 +1,5 @@
 // The library's own sin and cos of a float (defined with the Sin and Cos operators in
-// graph/ops/elementwise_more.cpp): double Cody-Waite reduction and Taylor polynomials, one
+// graph/ops/arithmetic.cpp): double Cody-Waite reduction and Taylor polynomials, one
 // rounding, the same bits on every IEEE machine, so Exact kernels may call them
 // (docs/exactness.md). The signal windows (graph/ops/signal.cpp) use cos.
 #pragma once

@@ -1,6 +1,11 @@
-// Indexing and layout operators: Slice (starts/ends/axes/steps inputs, negative steps,
-// clamping), Gather (any axis, scalar or tensor indices, negative indices), Concat and Cast.
+// Indexing graph operators: Slice (starts/ends/axes/steps inputs, negative steps, clamping),
+// Concat, Cast and CastLike, OneHot, EyeLike, and the two whose output shape depends on input
+// values — Compress (the condition) and NonZero (the input) — which run when those values are
+// known when planning (constants, or value inputs: docs/memory.md). Copies and one conversion or
+// operation per element: exact by nature.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -13,10 +18,6 @@
 
 namespace om::graph::ops {
 namespace {
-
-int64_t read_int(const void* data, DType dt, int64_t i) {
-  return dt == DType::i64 ? static_cast<const int64_t*>(data)[i] : static_cast<const int32_t*>(data)[i];
-}
 
 // ---- Slice ----
 
@@ -109,77 +110,6 @@ Status prepare_slice(const InferContext& ctx, Prepared& out) {
     v.stride[i] = p.step[i] * xs[i];
   }
   prepare_view(v, out);
-  return Status::ok();
-}
-
-// ---- Gather ----
-
-Status infer_gather(InferContext& ctx) {
-  const ValueDesc* x = ctx.input(0);
-  const ValueDesc* ind = ctx.input(1);
-  if (!x || !ind) return ctx.error(ErrorKind::InvalidArgument, "needs data and indices");
-  if (ind->dtype != DType::i64 && ind->dtype != DType::i32)
-    return ctx.error(ErrorKind::DTypeMismatch, msg("indices must be i64 or i32, got ", dtype_name(ind->dtype)));
-  int64_t axis;
-  if (!normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(x->shape.size()), &axis))
-    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", 0), " is out of range for ", shape_str(x->shape)));
-  if (ind->data) {  // known indices: check them now, so a bad constant fails at creation
-    const int64_t d = x->shape[size_t(axis)];
-    for (int64_t i = 0; i < ind->numel(); ++i) {
-      const int64_t v = read_int(ind->data, ind->dtype, i);
-      if (v < -d || v >= d)
-        return ctx.error(ErrorKind::InvalidArgument, msg("index ", v, " is out of range for axis ", axis, " of size ", d));
-    }
-  }
-  std::vector<int64_t> out(x->shape.begin(), x->shape.begin() + axis);
-  out.insert(out.end(), ind->shape.begin(), ind->shape.end());
-  out.insert(out.end(), x->shape.begin() + axis + 1, x->shape.end());
-  ctx.set_output(0, x->dtype, std::move(out));
-  return Status::ok();
-}
-
-// Gather's record. Work: the output rows, one per (outer index, index element): each is one
-// row of X's axes after `axis`.
-struct GatherParams {
-  int64_t axis = 0;
-  int64_t d = 0;    // the gathered axis' size
-  int64_t row = 0;  // bytes of one row
-};
-
-Status prepare_gather(const InferContext& ctx, Prepared& out) {
-  const ValueDesc& x = *ctx.input(0);
-  GatherParams& p = out.record<GatherParams>();
-  normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(x.shape.size()), &p.axis);  // checked by infer
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < p.axis; ++i) outer *= x.shape[size_t(i)];
-  for (size_t i = size_t(p.axis) + 1; i < x.shape.size(); ++i) inner *= x.shape[i];
-  p.d = x.shape[size_t(p.axis)];
-  p.row = inner * int64_t(dtype_size(x.dtype));
-  out.work = outer * ctx.input(1)->numel();
-  return Status::ok();
-}
-
-// Every call checks all the indices before writing, as a whole-range call does.
-Status gather_kernel(const KernelContext& k) {
-  const GatherParams& p = k.params<GatherParams>();
-  const TensorArg& X = k.in(0);
-  const TensorArg& I = k.in(1);
-  const int64_t d = p.d;
-  const size_t row = size_t(p.row);
-  const uint8_t* x = X.as<const uint8_t>();
-  uint8_t* y = k.out(0).as<uint8_t>();
-  for (int64_t j = 0; j < I.numel; ++j) {
-    const int64_t v = read_int(I.data, I.dtype, j);
-    if (v < -d || v >= d)
-      return k.error(ErrorKind::InvalidArgument, msg("index ", v, " (element ", j, " of the indices) is out of range for axis ", p.axis,
-                                                     " of size ", d));
-  }
-  for (int64_t r = k.begin; r < k.end; ++r) {
-    const int64_t o = r / I.numel, j = r % I.numel;
-    int64_t v = read_int(I.data, I.dtype, j);
-    if (v < 0) v += d;
-    if (row) std::memcpy(y + size_t(r) * row, x + size_t(o * d + v) * row, row);
-  }
   return Status::ok();
 }
 
@@ -318,15 +248,228 @@ Status infer_cast_like(InferContext& ctx) {
   return Status::ok();
 }
 
+// ---- OneHot(indices, depth, values[off, on]) ----
+
+Status infer_one_hot(InferContext& ctx) {
+  for (size_t i = 0; i < 3; ++i) OM_TRY(need_input(ctx, i));
+  const ValueDesc* depth = ctx.input(1);
+  if (depth->numel() != 1) return ctx.error(ErrorKind::InvalidArgument, "depth must hold one value");
+  if (!depth->data) return ctx.error(ErrorKind::Unsupported, "depth must be known when the session plans (it decides the output shape)");
+  if (ctx.input(2)->numel() != 2) return ctx.error(ErrorKind::InvalidArgument, "values must be [off_value, on_value]");
+  int64_t d = 0;
+  if (!index_at(depth->data, depth->dtype, 0, &d))
+    return ctx.error(ErrorKind::InvalidArgument, msg("depth has no integer value (NaN, infinite or beyond int64); give a depth >= 1"));
+  if (d < 1 || d > kMaxNumel) return ctx.error(ErrorKind::InvalidArgument, msg("depth must be in [1, 2^48], got ", d));
+  std::vector<int64_t> shape = ctx.input(0)->shape;
+  int64_t axis = 0;
+  if (!normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(shape.size()) + 1, &axis))
+    return ctx.error(ErrorKind::InvalidArgument, "axis is out of range");
+  shape.insert(shape.begin() + axis, d);
+  int64_t n = 0;
+  OM_TRY(check_shape(ctx.node.label() + " output", shape, &n));
+  ctx.set_output(0, ctx.input(2)->dtype, std::move(shape));
+  return Status::ok();
+}
+
+// OneHot's record. Work: the output rows (o, d) over the axes before the new one and the
+// depth, each `inner` elements.
+struct OneHotParams {
+  int64_t depth = 0, inner = 0;
+};
+
+Status prepare_one_hot(const InferContext& ctx, Prepared& out) {
+  const std::vector<int64_t>& is = ctx.input(0)->shape;
+  int64_t axis = 0;
+  normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(is.size()) + 1, &axis);  // checked by infer
+  OneHotParams& p = out.record<OneHotParams>();
+  p.depth = ctx.outputs[0].shape[size_t(axis)];
+  p.inner = dims_product(is.data(), size_t(axis), is.size());
+  out.work = p.inner == 0 ? 0 : dims_product(is.data(), 0, size_t(axis)) * p.depth;
+  return Status::ok();
+}
+
+Status one_hot_kernel(const KernelContext& k) {
+  const OneHotParams& p = k.params<OneHotParams>();
+  const TensorArg& I = k.in(0);
+  const TensorArg& Y = k.out(0);
+  const int64_t depth = p.depth, inner = p.inner;
+  const size_t es = dtype_size(Y.dtype);
+  const uint8_t* off_v = static_cast<const uint8_t*>(k.in(2).data);
+  const uint8_t* on_v = off_v + es;
+  uint8_t* y = static_cast<uint8_t*>(Y.data);
+  // Indices outside [-depth, depth) give a row of off values (ONNX); one without an integer
+  // (NaN, infinite, beyond int64) is refused before anything is written (each range checks
+  // every index, so the outcome does not depend on the split).
+  for (int64_t e = 0; e < I.numel; ++e) {
+    int64_t v = 0;
+    if (!index_at(I.data, I.dtype, e, &v))
+      return k.error(ErrorKind::InvalidArgument, msg("indices element ", e, " has no integer value (NaN, infinite or beyond ",
+                                                     "int64); give finite indices in [-depth, depth)"));
+  }
+  for (int64_t r = k.begin; r < k.end; ++r) {
+    const int64_t o = r / depth, d = r % depth;
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t v = 0;
+      index_at(I.data, I.dtype, o * inner + i, &v);
+      if (v < 0 && v >= -depth) v += depth;
+      std::memcpy(y + size_t(r * inner + i) * es, v == d ? on_v : off_v, es);
+    }
+  }
+  return Status::ok();
+}
+
+// ---- EyeLike ----
+
+Status infer_eye_like(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  if (ctx.input(0)->shape.size() != 2) return ctx.error(ErrorKind::InvalidArgument, "input must be 2-D");
+  DType dt = ctx.input(0)->dtype;
+  if (const Attribute* a = find_attr(ctx.node, "dtype")) OM_TRY(dtype_code_attr(ctx, "dtype", a->i, &dt));
+  ctx.set_output(0, dt, ctx.input(0)->shape);
+  return Status::ok();
+}
+
+// EyeLike's record: the diagonal k. Work: the output rows.
+struct EyeLikeParams {
+  int64_t diag = 0;
+};
+
+Status prepare_eye_like(const InferContext& ctx, Prepared& out) {
+  out.record<EyeLikeParams>().diag = attr_int(ctx.node, "k", 0);
+  out.work = ctx.outputs[0].numel() == 0 ? 0 : ctx.outputs[0].shape[0];
+  return Status::ok();
+}
+
+Status eye_like_kernel(const KernelContext& k) {
+  const TensorArg& Y = k.out(0);
+  const int64_t diag = k.params<EyeLikeParams>().diag;
+  const size_t es = dtype_size(Y.dtype), row = size_t(Y.dims[1]) * es;
+  uint8_t* y = static_cast<uint8_t*>(Y.data);
+  std::memset(y + size_t(k.begin) * row, 0, size_t(k.end - k.begin) * row);
+  uint8_t one[8] = {};
+  visit_dtype(Y.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T v;
+    if constexpr (std::is_same<T, half>::value) v = float_to_half(1.0f);
+    else v = T(1);
+    std::memcpy(one, &v, sizeof(T));
+  });
+  // Row i holds its one at column i + k: the rows from max(0, -k) to min(rows, cols - k), found
+  // without computing i + k for rows it cannot reach (k may be near INT64_MIN or INT64_MAX).
+  const int64_t rows = Y.dims[0], cols = Y.dims[1];
+  if (diag < cols && diag > -rows) {
+    const int64_t first = std::max(k.begin, diag < 0 ? -diag : 0);
+    const int64_t last = std::min(k.end, std::min(rows, cols - diag));  // cols - diag > 0 and cannot overflow: diag > -rows
+    for (int64_t i = first; i < last; ++i) std::memcpy(y + size_t(i * cols + i + diag) * es, one, es);
+  }
+  return Status::ok();
+}
+
+// ---- Compress / NonZero: shapes from values known when planning ----
+
+Status infer_compress(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  OM_TRY(need_input(ctx, 1));
+  const ValueDesc* c = ctx.input(1);
+  if (c->dtype != DType::boolean || c->shape.size() != 1) return ctx.error(ErrorKind::InvalidArgument, "condition must be a 1-D bool tensor");
+  if (!c->data) return ctx.error(ErrorKind::Unsupported, "condition must be known when the session plans (it decides the output shape)");
+  const auto& s = ctx.input(0)->shape;
+  const Attribute* a = find_attr(ctx.node, "axis");
+  int64_t axis = 0, len = 0;
+  if (a && !normalize_axis(a->i, int64_t(s.size()), &axis)) return ctx.error(ErrorKind::InvalidArgument, "axis is out of range");
+  int64_t total = 1;
+  for (int64_t d : s) total *= d;
+  const int64_t limit = a ? s[size_t(axis)] : total;
+  if (c->shape[0] > limit) return ctx.error(ErrorKind::ShapeMismatch, "condition is longer than the axis");
+  for (int64_t i = 0; i < c->shape[0]; ++i) len += static_cast<const uint8_t*>(c->data)[i] ? 1 : 0;
+  std::vector<int64_t> shape = a ? s : std::vector<int64_t>{};
+  if (a) shape[size_t(axis)] = len; else shape.push_back(len);
+  ctx.set_output(0, ctx.input(0)->dtype, std::move(shape));
+  return Status::ok();
+}
+
+// Compress's record: X as [outer, n, inner] around the axis (flattened: [1, numel, 1]). Work:
+// the outer slices, each `kept` rows of the output.
+struct CompressParams {
+  int64_t n = 0, inner = 0;  // inner in bytes
+  int64_t kept = 0;          // the true conditions among the first n
+};
+
+Status prepare_compress(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  const ValueDesc& c = *ctx.input(1);
+  const Attribute* a = find_attr(ctx.node, "axis");
+  int64_t axis = 0;
+  if (a) normalize_axis(a->i, int64_t(x.shape.size()), &axis);  // checked by infer
+  const int64_t* dims = x.shape.data();
+  CompressParams& p = out.record<CompressParams>();
+  p.n = a ? dims[axis] : x.numel();
+  p.inner = (a ? dims_product(dims, size_t(axis) + 1, x.shape.size()) : 1) * int64_t(dtype_size(x.dtype));
+  for (int64_t j = 0; j < p.n && j < c.numel(); ++j) p.kept += static_cast<const uint8_t*>(c.data)[j] ? 1 : 0;
+  out.work = a ? dims_product(dims, 0, size_t(axis)) : 1;
+  return Status::ok();
+}
+
+Status compress_kernel(const KernelContext& k) {
+  const CompressParams& p = k.params<CompressParams>();
+  const TensorArg& X = k.in(0);
+  const TensorArg& C = k.in(1);
+  const int64_t n = p.n, inner = p.inner;
+  const uint8_t* x = static_cast<const uint8_t*>(X.data);
+  uint8_t* y = static_cast<uint8_t*>(k.out(0).data) + k.begin * p.kept * inner;
+  const uint8_t* c = C.as<const uint8_t>();
+  for (int64_t o = k.begin; o < k.end; ++o)
+    for (int64_t j = 0; j < n && j < C.numel; ++j)
+      if (c[j]) {
+        std::memcpy(y, x + (o * n + j) * inner, size_t(inner));
+        y += inner;
+      }
+  return Status::ok();
+}
+
+Status infer_nonzero(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  const ValueDesc* x = ctx.input(0);
+  if (!x->data) return ctx.error(ErrorKind::Unsupported, "the input must be known when the session plans (it decides the output shape)");
+  int64_t count = 0;
+  const size_t es = dtype_size(x->dtype);
+  const uint8_t zero[8] = {};
+  for (int64_t i = 0; i < x->numel(); ++i) count += std::memcmp(static_cast<const uint8_t*>(x->data) + size_t(i) * es, zero, es) != 0;
+  ctx.set_output(0, DType::i64, {int64_t(x->shape.size()), count});
+  return Status::ok();
+}
+
+// One work unit (no prepare step): the column of each nonzero element is the count of those
+// before it.
+Status nonzero_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const int64_t count = k.out(0).dims[1];
+  const size_t es = dtype_size(X.dtype);
+  const uint8_t zero[8] = {};
+  int64_t* y = k.out(0).as<int64_t>();
+  int64_t idx[kMaxRank] = {};
+  int64_t c = 0;
+  for (int64_t i = 0; i < X.numel; ++i) {
+    if (std::memcmp(static_cast<const uint8_t*>(X.data) + size_t(i) * es, zero, es) != 0 && c < count) {
+      for (size_t d = 0; d < X.rank; ++d) y[int64_t(d) * count + c] = idx[d];
+      ++c;
+    }
+    for (size_t d = X.rank; d-- > 0;) {
+      if (++idx[d] < X.dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return Status::ok();
+}
+
 constexpr AttrSpec kAxisAttrs[] = {{"axis", AttrKind::Int}};
 constexpr AttrSpec kCastAttrs[] = {{"to", AttrKind::Int}, {"saturate", AttrKind::Int}};
+constexpr AttrSpec kEyeAttrs[] = {{"dtype", AttrKind::Int}, {"k", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
     op("Slice").upgrades_from(1).plan_time_inputs_mask(0x1eu).attr_became_input("starts", 1, 10).attr_became_input("ends", 2, 10).attr_became_input("axes", 3, 10).inputs(3, 5).shapes(infer_slice)
         .prepared(prepare_slice).kernel(strided_copy_kernel)
         .doc("any dtype; starts/ends/axes/steps known at plan time; negative steps, clamping"),
-    op("Gather").upgrades_from(1).inputs(2).attributes(kAxisAttrs).shapes(infer_gather).prepared(prepare_gather).kernel(gather_kernel)
-        .doc("any dtype, axis; i64/i32 indices of any rank, negative indices; out of range is an error"),
     op("Concat").upgrades_from(4).inputs(1, 64).attributes(kAxisAttrs).shapes(infer_concat).prepared(prepare_concat).kernel(concat_kernel)
         .doc("any dtype, axis"),
     op("Cast").upgrades_from(6).inputs(1).attributes(kCastAttrs).shapes(infer_cast)
@@ -335,10 +478,19 @@ constexpr OpDef kOps[] = {
     op("CastLike").since_opset(15).inputs(2).attributes(kCastAttrs).shapes(infer_cast_like)
         .prepared(prepare_elements).kernel(cast_kernel)
         .doc("as Cast, to the dtype of input 1"),
+    op("OneHot").upgrades_from(9).plan_time_inputs_mask(1u << 1).inputs(3).attributes(kAxisAttrs).shapes(infer_one_hot)
+        .prepared(prepare_one_hot).kernel(one_hot_kernel).doc("indices f32 i64 i32; depth known at plan time; values of any dtype; axis"),
+    op("EyeLike").upgrades_from(9).inputs(1).attributes(kEyeAttrs).shapes(infer_eye_like)
+        .prepared(prepare_eye_like).kernel(eye_like_kernel)
+        .doc("2-D, any dtype (input's or the dtype attribute's), k"),
+    op("Compress").upgrades_from(9).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kAxisAttrs).shapes(infer_compress)
+        .prepared(prepare_compress).kernel(compress_kernel).doc("any dtype; condition known at plan time; axis or flattened"),
+    op("NonZero").upgrades_from(9).plan_time_inputs_mask(1u << 0).inputs(1).shapes(infer_nonzero).kernel(nonzero_kernel)
+        .doc("any dtype -> i64 [rank, count]; its input known at plan time"),
 };
 
 }  // namespace
 
-OpTable index_ops() { return table_of(kOps); }
+OpTable indexing_ops() { return table_of(kOps); }
 
 }  // namespace om::graph::ops

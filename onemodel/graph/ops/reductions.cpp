@@ -1,8 +1,9 @@
-// Reductions (ReduceSum, ReduceMean, ReduceMax; the kernel also serves the reductions of
-// reduce_more.cpp) and Softmax/LogSoftmax. Sums go through
-// kernels::f32_reduce_sum, whose exact mode sums each output as the row-major sequence of its
-// reduced elements; reduced axes that are not adjacent are first gathered to the end in
-// scratch so that rule holds for any axes.
+// Reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
+// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp (one kernel per kind, reduce_util.h), and the
+// running sum CumSum. Sums go through kernels::f32_reduce_sum, whose exact mode sums each output
+// as the row-major sequence of its reduced elements; reduced axes that are not adjacent are
+// first gathered to the end in scratch so that rule holds for any axes. Max, Min and Prod run in
+// element order, CumSum adds in element order: exact by nature.
 #include <algorithm>
 #include <cmath>
 
@@ -270,126 +271,125 @@ template Status reduce_kernel<ReduceKind::SumSquare>(const KernelContext&);
 template Status reduce_kernel<ReduceKind::LogSum>(const KernelContext&);
 template Status reduce_kernel<ReduceKind::LogSumExp>(const KernelContext&);
 
-// Before opset 13 Softmax, LogSoftmax and Hardmax flattened the input to 2-D at `axis` (default
-// 1) and normalised each row of that matrix. axis = -1 is the opset-13 form already; any other
-// axis becomes that composition of registry operators:
-//   s = Shape(x); f = Flatten(x, axis); t = Op(f, axis = -1); y = Reshape(t, s)
-// (Flatten and Reshape alias, the Shape folds when planning: no copy is added).
-Status softmax_upgrade(UpgradeContext& ctx) {
-  Node& node = ctx.node;
-  const int64_t axis = attr_int(node, "axis", 1);
-  if (axis == -1) return Status::ok();
-  if (node.inputs.empty() || node.outputs.empty()) return Status::ok();  // the Session reports it
-  const std::string x = node.inputs[0], y = node.outputs[0];
-  const std::string base = y.empty() ? node.name : y;
-  const std::string s = ctx.fresh(base + ".shape"), f = ctx.fresh(base + ".rows"), t = ctx.fresh(base + ".normalised");
-  Node shape;
-  shape.op_type = "Shape";
-  shape.name = node.name.empty() ? "" : node.name + ".shape";
-  shape.inputs = {x};
-  shape.outputs = {s};
-  Node flat;
-  flat.op_type = "Flatten";
-  flat.name = node.name.empty() ? "" : node.name + ".flatten";
-  flat.inputs = {x};
-  flat.outputs = {f};
-  flat.attributes.push_back(Attribute::of_int("axis", axis));
-  Node back;
-  back.op_type = "Reshape";
-  back.name = node.name.empty() ? "" : node.name + ".reshape";
-  back.inputs = {t, s};
-  back.outputs = {y};
-  node.inputs[0] = f;
-  node.outputs[0] = t;
-  bool set = false;
-  for (Attribute& a : node.attributes)
-    if (a.name == "axis") a = Attribute::of_int("axis", -1), set = true;
-  if (!set) node.attributes.push_back(Attribute::of_int("axis", -1));
-  ctx.before.push_back(std::move(shape));
-  ctx.before.push_back(std::move(flat));
-  ctx.after.push_back(std::move(back));
-  return Status::ok();
-}
-
-
-void softmax_along_axis_rows(const float* x, const int64_t* dims, size_t rank, int64_t axis, bool log, float* y, void* scratch,
-                             ArithmeticMode mode, int64_t row_begin, int64_t row_end) {
-  int64_t numel = 1, after = 1;
-  for (size_t i = 0; i < rank; ++i) numel *= dims[i];
-  for (size_t i = size_t(axis) + 1; i < rank; ++i) after *= dims[i];
-  const int64_t n = dims[axis];
-  if (numel == 0 || row_begin >= row_end) return;
-  if (after == 1) {
-    kernels::f32_softmax_rows(x + row_begin * n, y + row_begin * n, size_t(row_end - row_begin), size_t(n), log, mode);
-    return;
-  }
-  // Row r = (o, a) is strided by `after`: gather the rows into t0 (row r at t0 + r * n, the
-  // layout of x with the axis moved last), run them, scatter them back.
-  float* t0 = static_cast<float*>(scratch);
-  float* t1 = t0 + numel;
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const float* xr = x + (r / after) * n * after + r % after;
-    for (int64_t j = 0; j < n; ++j) t0[r * n + j] = xr[j * after];
-  }
-  kernels::f32_softmax_rows(t0 + row_begin * n, t1 + row_begin * n, size_t(row_end - row_begin), size_t(n), log, mode);
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    float* yr = y + (r / after) * n * after + r % after;
-    for (int64_t j = 0; j < n; ++j) yr[j * after] = t1[r * n + j];
-  }
-}
-
-void softmax_along_axis(const float* x, const int64_t* dims, size_t rank, int64_t axis, bool log, float* y, void* scratch,
-                        ArithmeticMode mode) {
-  int64_t numel = 1;
-  for (size_t i = 0; i < rank; ++i) numel *= dims[i];
-  if (numel == 0) return;
-  softmax_along_axis_rows(x, dims, rank, axis, log, y, scratch, mode, 0, numel / dims[axis]);
-}
-
-}  // namespace om::graph::ops
-namespace om::graph::ops {
 namespace {
 
-// ---- Softmax / LogSoftmax (opset 13 semantics: one axis) ----
+// ---- CumSum ----
 
-Status infer_softmax(InferContext& ctx) {
+Status infer_cumsum(InferContext& ctx) {
   const ValueDesc* x = ctx.input(0);
-  if (!x || x->dtype != DType::f32)
-    return ctx.error(ErrorKind::DTypeMismatch, msg("input must be f32, got ", x ? dtype_name(x->dtype) : "nothing"));
-  int64_t axis;
-  if (!normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(x->shape.size()), &axis))
-    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", -1), " is out of range for ", shape_str(x->shape)));
-  ctx.set_output(0, DType::f32, x->shape);
+  const ValueDesc* axis = ctx.input(1);
+  if (!x || !axis) return ctx.error(ErrorKind::InvalidArgument, "needs x and axis");
+  if (x->dtype == DType::f16 || x->dtype == DType::boolean || x->dtype == DType::i8 || x->dtype == DType::u8)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("x must be f32, f64, i64, i32, i16, u64, u32 or u16, got ", dtype_name(x->dtype)));
+  if ((axis->dtype != DType::i64 && axis->dtype != DType::i32) || axis->numel() != 1)
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis must be an i64 or i32 scalar, got ", dtype_name(axis->dtype), " ",
+                                                     shape_str(axis->shape)));
+  if (x->shape.empty()) return ctx.error(ErrorKind::InvalidArgument, "x must have rank >= 1");
+  if (axis->data) {
+    const int64_t a = axis->dtype == DType::i64 ? *static_cast<const int64_t*>(axis->data) : *static_cast<const int32_t*>(axis->data);
+    int64_t norm = 0;
+    if (!normalize_axis(a, int64_t(x->shape.size()), &norm))
+      return ctx.error(ErrorKind::InvalidArgument, msg("axis ", a, " is out of range for ", shape_str(x->shape)));
+  }
+  ctx.set_output(0, x->dtype, x->shape);
   return Status::ok();
 }
 
-size_t softmax_scratch(const InferContext& ctx) { return softmax_along_axis_scratch(*ctx.input(0)); }
+// Integers add in their unsigned counterpart so overflow wraps (defined) instead of being
+// undefined behaviour; floats add in their own precision.
+template <typename T> struct SumType { using type = T; };
+template <> struct SumType<int16_t> { using type = uint16_t; };
+template <> struct SumType<int32_t> { using type = uint32_t; };
+template <> struct SumType<int64_t> { using type = uint64_t; };
 
-// Softmax's and LogSoftmax's record: the axis. Work: the rows (lines along the axis).
-struct SoftmaxParams {
-  int64_t axis = 0;
+// CumSum's record. Work: the outer * inner independent lines along the axis when the axis is
+// known when planning; else one unit, the axis read from its tensor while running.
+struct CumSumParams {
+  bool exclusive = false, reverse = false;
+  bool axis_known = false;
+  int64_t axis = 0;  // when axis_known
 };
 
-Status prepare_softmax(const InferContext& ctx, Prepared& out) {
+int64_t lines_of(const int64_t* dims, size_t rank, int64_t axis, int64_t* inner) {
+  int64_t outer = 1;
+  *inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= dims[i];
+  for (size_t i = size_t(axis) + 1; i < rank; ++i) *inner *= dims[i];
+  return outer * *inner;
+}
+
+Status prepare_cumsum(const InferContext& ctx, Prepared& out) {
+  CumSumParams& p = out.record<CumSumParams>();
+  p.exclusive = attr_int(ctx.node, "exclusive", 0) != 0;
+  p.reverse = attr_int(ctx.node, "reverse", 0) != 0;
   const ValueDesc& x = *ctx.input(0);
-  int64_t& axis = out.record<SoftmaxParams>().axis;
-  normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(x.shape.size()), &axis);  // checked by infer
-  const int64_t n = x.shape[size_t(axis)];
-  out.work = n == 0 ? 0 : x.numel() / n;
+  const ValueDesc& a = *ctx.input(1);
+  if (a.data) {
+    const int64_t v = a.dtype == DType::i64 ? *static_cast<const int64_t*>(a.data) : *static_cast<const int32_t*>(a.data);
+    p.axis_known = normalize_axis(v, int64_t(x.shape.size()), &p.axis);  // checked by infer
+    int64_t inner;
+    out.work = lines_of(x.shape.data(), x.shape.size(), p.axis, &inner);
+  }
   return Status::ok();
 }
 
-template <bool Log>
-Status softmax_kernel(const KernelContext& k) {
+// Lines [begin, end) of X as [outer, n, inner] around the axis.
+template <typename T>
+void cumsum_typed(const KernelContext& k, int64_t axis, int64_t begin, int64_t end) {
+  using A = typename SumType<T>::type;
   const TensorArg& X = k.in(0);
-  softmax_along_axis_rows(X.as<const float>(), X.dims, X.rank, k.params<SoftmaxParams>().axis, Log, k.out(0).as<float>(), k.scratch,
-                          k.mode, k.begin, k.end);
+  const CumSumParams& p = k.params<CumSumParams>();
+  const bool exclusive = p.exclusive;
+  const bool reverse = p.reverse;
+  int64_t inner;
+  lines_of(X.dims, X.rank, axis, &inner);
+  const int64_t n = X.dims[axis];
+  const T* x = X.as<const T>();
+  T* y = k.out(0).as<T>();
+  for (int64_t line = begin; line < end; ++line) {
+    const int64_t o = line / inner, i = line % inner;
+    A acc = A(0);
+    for (int64_t s = 0; s < n; ++s) {
+      const int64_t j = reverse ? n - 1 - s : s;
+      const int64_t at = (o * n + j) * inner + i;
+      if (exclusive) {
+        y[at] = T(acc);
+        acc = A(acc + A(x[at]));
+      } else {
+        acc = A(acc + A(x[at]));
+        y[at] = T(acc);
+      }
+    }
+  }
+}
+
+Status cumsum_kernel(const KernelContext& k) {
+  const CumSumParams& p = k.params<CumSumParams>();
+  int64_t axis = p.axis, begin = k.begin, end = k.end;
+  if (!p.axis_known) {
+    const TensorArg& A = k.in(1);
+    const int64_t a = A.dtype == DType::i64 ? *A.as<const int64_t>() : *A.as<const int32_t>();
+    if (!normalize_axis(a, int64_t(k.in(0).rank), &axis))
+      return k.error(ErrorKind::InvalidArgument, msg("axis ", a, " is out of range for rank ", k.in(0).rank));
+    int64_t inner;
+    begin = 0;
+    end = lines_of(k.in(0).dims, k.in(0).rank, axis, &inner);
+  }
+  switch (k.in(0).dtype) {
+    case DType::f32: cumsum_typed<float>(k, axis, begin, end); break;
+    case DType::i64: cumsum_typed<int64_t>(k, axis, begin, end); break;
+    case DType::i32: cumsum_typed<int32_t>(k, axis, begin, end); break;
+    case DType::f64: cumsum_typed<double>(k, axis, begin, end); break;
+    case DType::i16: cumsum_typed<int16_t>(k, axis, begin, end); break;
+    case DType::u64: cumsum_typed<uint64_t>(k, axis, begin, end); break;
+    case DType::u32: cumsum_typed<uint32_t>(k, axis, begin, end); break;
+    case DType::u16: cumsum_typed<uint16_t>(k, axis, begin, end); break;
+    default: return k.error(ErrorKind::DTypeMismatch, "unsupported dtype");
+  }
   return Status::ok();
 }
 
-constexpr AttrSpec kSoftmaxAttrs[] = {{"axis", AttrKind::Int}};
-
-
+constexpr AttrSpec kCumSumAttrs[] = {{"exclusive", AttrKind::Int}, {"reverse", AttrKind::Int}};
 
 // ReduceSum's `axes` is an input since opset 13; ReduceMean's and ReduceMax's since 18.
 constexpr OpDef kOps[] = {
@@ -398,16 +398,20 @@ constexpr OpDef kOps[] = {
     reduction<ReduceKind::Mean>("ReduceMean", 18)
         .doc("f32; as ReduceSum, then one division by the count"),
     reduction<ReduceKind::Max>("ReduceMax", 18).doc("f32; as ReduceSum; NaN propagates"),
-    op("Softmax").upgrades_from(1).upgrade_hook(softmax_upgrade).inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax)
-        .prepared(prepare_softmax).kernel(softmax_kernel<false>)
-        .with_scratch(softmax_scratch).doc("f32, axis (opset 13 semantics); exact: fixed-order sum, library exp"),
-    op("LogSoftmax").upgrades_from(1).upgrade_hook(softmax_upgrade).inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax)
-        .prepared(prepare_softmax).kernel(softmax_kernel<true>)
-        .with_scratch(softmax_scratch).doc("f32, axis (opset 13 semantics)"),
+    reduction<ReduceKind::Min>("ReduceMin", 18).doc("f32; as ReduceSum; NaN propagates"),
+    reduction<ReduceKind::Prod>("ReduceProd", 18).doc("f32; as ReduceSum; product in element order"),
+    reduction<ReduceKind::L1>("ReduceL1", 18).doc("f32; as ReduceSum, of |x|"),
+    reduction<ReduceKind::L2>("ReduceL2", 18).doc("f32; sqrt of the sum of squares"),
+    reduction<ReduceKind::SumSquare>("ReduceSumSquare", 18).doc("f32; as ReduceSum, of x*x"),
+    reduction<ReduceKind::LogSum>("ReduceLogSum", 18).doc("f32; library log of the sum"),
+    reduction<ReduceKind::LogSumExp>("ReduceLogSumExp", 18)
+        .doc("f32; max-shifted, library exp and log"),
+    op("CumSum").upgrades_from(11).inputs(2).attributes(kCumSumAttrs).shapes(infer_cumsum).prepared(prepare_cumsum).kernel(cumsum_kernel)
+        .doc("f32 f64 i64 i32 i16 u64 u32 u16 (integers wrap); axis input (scalar), exclusive, reverse; added in element order"),
 };
 
 }  // namespace
 
-OpTable reduce_ops() { return table_of(kOps); }
+OpTable reductions_ops() { return table_of(kOps); }
 
 }  // namespace om::graph::ops

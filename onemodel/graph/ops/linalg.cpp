@@ -1,9 +1,13 @@
+// Linear algebra beyond the matrix products: Einsum and Det.
 // Einsum with one or two operands, both f32 or both f64 (computed in double): explicit ("ij,jk->ik") or implicit output, repeated
 // labels (diagonals), ellipsis with broadcasting, sums over the labels not in the output. Each
 // output element is accumulated over the summed labels in row-major order (a fixed sequence of
 // one multiply and one add), so the kernel is exact by nature. The equation is parsed into fixed
-// arrays, so running allocates nothing.
+// arrays, so running allocates nothing. Det factors each matrix by LU with partial pivoting in
+// element order: exact by nature.
+#include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
@@ -251,16 +255,69 @@ Status einsum_kernel(const KernelContext& k) {
   return k.in(0).dtype == DType::f64 ? einsum_typed<double>(k) : einsum_typed<float>(k);
 }
 
+// ---- Det: LU with partial pivoting per matrix, in element order ----
+
+Status infer_det(InferContext& ctx) {
+  const ValueDesc* x = ctx.input(0);
+  if (!x || x->dtype != DType::f32) return ctx.error(ErrorKind::DTypeMismatch, "input must be f32");
+  const auto& s = x->shape;
+  if (s.size() < 2 || s[s.size() - 1] != s[s.size() - 2])
+    return ctx.error(ErrorKind::InvalidArgument, msg("input must be [..., M, M], got ", shape_str(s)));
+  ctx.set_output(0, DType::f32, std::vector<int64_t>(s.begin(), s.end() - 2));
+  return Status::ok();
+}
+
+// Scratch: one M x M working copy per matrix, so the matrices factor independently.
+size_t det_scratch(const InferContext& ctx) {
+  return size_t(ctx.input(0)->numel()) * sizeof(float);
+}
+
+// Work: the matrices (output elements; M = 0 gives determinants of empty matrices, 1).
+Status prepare_det(const InferContext& ctx, Prepared& out) {
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+
+Status det_kernel(const KernelContext& k) {
+  const TensorArg& X = k.in(0);
+  const int64_t m = X.dims[X.rank - 1];
+  for (int64_t b = k.begin; b < k.end; ++b) {
+    float* a = static_cast<float*>(k.scratch) + b * m * m;
+    for (int64_t i = 0; i < m * m; ++i) a[i] = X.as<const float>()[b * m * m + i];
+    float det = 1.0f;
+    for (int64_t c = 0; c < m; ++c) {
+      int64_t p = c;
+      for (int64_t r = c + 1; r < m; ++r)
+        if (std::fabs(a[r * m + c]) > std::fabs(a[p * m + c])) p = r;
+      if (a[p * m + c] == 0.0f) { det = 0.0f; break; }
+      if (p != c) {
+        for (int64_t j = 0; j < m; ++j) std::swap(a[p * m + j], a[c * m + j]);
+        det = -det;
+      }
+      det = det * a[c * m + c];
+      for (int64_t r = c + 1; r < m; ++r) {
+        const float f = a[r * m + c] / a[c * m + c];
+        for (int64_t j = c; j < m; ++j) a[r * m + j] = a[r * m + j] - f * a[c * m + j];
+      }
+    }
+    k.out(0).as<float>()[b] = det;
+  }
+  return Status::ok();
+}
+
 constexpr AttrSpec kEinsumAttrs[] = {{"equation", AttrKind::String}};
 
 constexpr OpDef kOps[] = {
     op("Einsum").upgrades_from(12).inputs(1, 2).attributes(kEinsumAttrs).shapes(infer_einsum)
         .prepared(prepare_einsum).kernel(einsum_kernel)
         .doc("f32 f64, one or two inputs; explicit or implicit output, diagonals, ellipsis; summed in row-major order"),
+    op("Det").upgrades_from(11).inputs(1).shapes(infer_det).prepared(prepare_det).kernel(det_kernel)
+        .with_scratch(det_scratch)
+        .doc("f32 [..., M, M]; LU with partial pivoting in element order"),
 };
 
 }  // namespace
 
-OpTable einsum_ops() { return table_of(kOps); }
+OpTable linalg_ops() { return table_of(kOps); }
 
 }  // namespace om::graph::ops

@@ -1,0 +1,216 @@
+// Activation graph operators: the shared-kernel maps Relu, Sigmoid and Tanh, Gelu, Clip, and
+// the parametric activations (LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Shrink,
+// Softplus, Softsign, HardSigmoid, HardSwish). One rounding per element with the library's own
+// exp, log, tanh and erf, so the fast and exact kernels are one function (docs/exactness.md).
+#include <cmath>
+#include <limits>
+
+#include "onemodel/graph/ops/op_util.h"
+#include "onemodel/kernels/kernels.h"
+
+namespace om::graph::ops {
+namespace {
+
+using kernels::UnaryOp;
+
+// Work units: output elements. PRelu keeps its broadcast iterator in a BroadcastParams record
+// (prepare_broadcast), the maps their attributes.
+
+Status infer_clip(InferContext& ctx) {
+  OM_TRY(require_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32, DType::i8, DType::u8}));
+  const DType dt = ctx.input(0)->dtype;
+  ctx.set_output(0, dt, ctx.input(0)->shape);
+  for (size_t i = 1; i < 3; ++i) {
+    const ValueDesc* v = ctx.input(i);
+    if (v && (v->dtype != dt || v->numel() != 1))
+      return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " (", i == 1 ? "min" : "max", ") must be a ", dtype_name(dt),
+                                                       " scalar like input 0, got ", dtype_name(v->dtype), " ", shape_str(v->shape)));
+  }
+  return Status::ok();
+}
+
+// Gelu's record: the approximation. Work: elements.
+struct GeluParams {
+  UnaryOp op = UnaryOp::GeluErf;
+};
+
+Status prepare_gelu(const InferContext& ctx, Prepared& out) {
+  out.record<GeluParams>().op = attr_is(ctx.node, "approximate", "tanh") ? UnaryOp::GeluTanh : UnaryOp::GeluErf;
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+
+Status gelu_kernel(const KernelContext& k) {
+  unary_range(k, k.params<GeluParams>().op);
+  return Status::ok();
+}
+
+Status infer_gelu(InferContext& ctx) {
+  const Attribute* a = find_attr(ctx.node, "approximate");
+  if (a && !(a->type == AttrType::String && (a->s == "none" || a->s == "tanh")))
+    return ctx.error(ErrorKind::InvalidArgument, msg("attribute approximate must be \"none\" or \"tanh\", got \"", a->s, "\""));
+  return infer_f32_unary(ctx);
+}
+
+// The record of the parametric maps, filled by each one's prepare: LeakyRelu, Elu, Celu and
+// ThresholdedRelu (alpha), Selu (alpha; gamma in beta), HardSigmoid (alpha, beta), Shrink
+// (bias in alpha, lambd in beta). Work: elements.
+struct ActivationParams {
+  float alpha = 0.0f, beta = 0.0f;
+};
+
+Status prepare_leaky_relu(const InferContext& ctx, Prepared& out) {
+  out.record<ActivationParams>().alpha = attr_float(ctx.node, "alpha", 0.01f);
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+// Elu, Celu and ThresholdedRelu: alpha, default 1.
+Status prepare_alpha(const InferContext& ctx, Prepared& out) {
+  out.record<ActivationParams>().alpha = attr_float(ctx.node, "alpha", 1.0f);
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+Status prepare_selu(const InferContext& ctx, Prepared& out) {
+  ActivationParams& p = out.record<ActivationParams>();
+  p.alpha = attr_float(ctx.node, "alpha", 1.67326319217681884765625f);
+  p.beta = attr_float(ctx.node, "gamma", 1.05070102214813232421875f);
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+Status prepare_hard_sigmoid(const InferContext& ctx, Prepared& out) {
+  ActivationParams& p = out.record<ActivationParams>();
+  p.alpha = attr_float(ctx.node, "alpha", 0.2f);
+  p.beta = attr_float(ctx.node, "beta", 0.5f);
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+Status prepare_shrink(const InferContext& ctx, Prepared& out) {
+  ActivationParams& p = out.record<ActivationParams>();
+  p.alpha = attr_float(ctx.node, "bias", 0.0f);
+  p.beta = attr_float(ctx.node, "lambd", 0.5f);
+  out.work = ctx.outputs[0].numel();
+  return Status::ok();
+}
+
+Status leaky_relu_kernel(const KernelContext& k) {
+  const float alpha = k.params<ActivationParams>().alpha;
+  return map_f32(k, [alpha](float v) { return v < 0.0f ? alpha * v : v; });
+}
+template <typename T>
+void clip_int(const KernelContext& k) {
+  const T lo = k.has_input(1) ? *k.in(1).as<const T>() : std::numeric_limits<T>::lowest();
+  const T hi = k.has_input(2) ? *k.in(2).as<const T>() : std::numeric_limits<T>::max();
+  const T* x = k.in(0).as<const T>();
+  T* y = k.out(0).as<T>();
+  for (int64_t i = k.begin; i < k.end; ++i) {
+    const T v = x[i] < lo ? lo : x[i];
+    y[i] = v > hi ? hi : v;
+  }
+}
+
+Status clip_kernel(const KernelContext& k) {
+  switch (k.in(0).dtype) {
+    case DType::i64: clip_int<int64_t>(k); return Status::ok();
+    case DType::i32: clip_int<int32_t>(k); return Status::ok();
+    case DType::i8: clip_int<int8_t>(k); return Status::ok();
+    case DType::u8: clip_int<uint8_t>(k); return Status::ok();
+    default: break;
+  }
+  const float lo = k.has_input(1) ? *k.in(1).as<const float>() : -INFINITY;
+  const float hi = k.has_input(2) ? *k.in(2).as<const float>() : INFINITY;
+  const float* x = k.in(0).as<const float>();
+  float* y = k.out(0).as<float>();
+  for (int64_t i = k.begin; i < k.end; ++i) {
+    const float v = x[i] < lo ? lo : x[i];
+    y[i] = v > hi ? hi : v;
+  }
+  return Status::ok();
+}
+
+Status elu_kernel(const KernelContext& k) {
+  const float alpha = k.params<ActivationParams>().alpha;
+  return map_f32(k, [alpha](float v) { return v < 0.0f ? alpha * (kernels::exp_f32(v) - 1.0f) : v; });
+}
+Status selu_kernel(const KernelContext& k) {
+  const float alpha = k.params<ActivationParams>().alpha;
+  const float gamma = k.params<ActivationParams>().beta;  // Selu's gamma
+  return map_f32(k, [alpha, gamma](float v) { return v > 0.0f ? gamma * v : gamma * (alpha * kernels::exp_f32(v) - alpha); });
+}
+Status softplus_kernel(const KernelContext& k) {
+  // log(1 + exp(x)) without overflow: x + log(1 + exp(-x)) for positive x.
+  return map_f32(k, [](float v) {
+    return v > 0.0f ? v + kernels::log_f32(1.0f + kernels::exp_f32(-v)) : kernels::log_f32(1.0f + kernels::exp_f32(v));
+  });
+}
+Status softsign_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return v / (1.0f + std::fabs(v)); }); }
+Status hard_sigmoid_kernel(const KernelContext& k) {
+  const float alpha = k.params<ActivationParams>().alpha, beta = k.params<ActivationParams>().beta;
+  return map_f32(k, [alpha, beta](float v) { return std::fmax(0.0f, std::fmin(1.0f, alpha * v + beta)); });
+}
+Status hard_swish_kernel(const KernelContext& k) {
+  return map_f32(k, [](float v) { return v * std::fmax(0.0f, std::fmin(1.0f, v * (1.0f / 6.0f) + 0.5f)); });
+}
+Status thresholded_relu_kernel(const KernelContext& k) {
+  const float alpha = k.params<ActivationParams>().alpha;
+  return map_f32(k, [alpha](float v) { return v > alpha ? v : 0.0f; });
+}
+Status shrink_kernel(const KernelContext& k) {
+  const float bias = k.params<ActivationParams>().alpha, lambd = k.params<ActivationParams>().beta;
+  return map_f32(k, [bias, lambd](float v) { return v < -lambd ? v + bias : v > lambd ? v - bias : 0.0f; });
+}
+Status celu_kernel(const KernelContext& k) {
+  const float alpha = k.params<ActivationParams>().alpha;
+  return map_f32(k, [alpha](float v) { return v > 0.0f ? v : alpha * (kernels::exp_f32(v / alpha) - 1.0f); });
+}
+
+// ---- PRelu: slope broadcast to X (unidirectional) ----
+
+Status infer_prelu(InferContext& ctx) {
+  OM_TRY(infer_same_binary(ctx, {DType::f32}, false));
+  if (ctx.outputs[0].shape != ctx.input(0)->shape)
+    return ctx.error(ErrorKind::ShapeMismatch, msg("slope ", shape_str(ctx.input(1)->shape), " must broadcast to X ",
+                                                   shape_str(ctx.input(0)->shape)));
+  return Status::ok();
+}
+Status prelu_kernel(const KernelContext& k) {
+  binary_range<float, float>(k, [](float x, float s) { return x < 0.0f ? s * x : x; });
+  return Status::ok();
+}
+
+constexpr AttrSpec kGeluAttrs[] = {{"approximate", AttrKind::String}};
+constexpr AttrSpec kAlphaAttrs[] = {{"alpha", AttrKind::Float}};
+constexpr AttrSpec kSeluAttrs[] = {{"alpha", AttrKind::Float}, {"gamma", AttrKind::Float}};
+constexpr AttrSpec kHardSigmoidAttrs[] = {{"alpha", AttrKind::Float}, {"beta", AttrKind::Float}};
+constexpr AttrSpec kShrinkAttrs[] = {{"bias", AttrKind::Float}, {"lambd", AttrKind::Float}};
+
+constexpr OpDef kOps[] = {
+    f32_unary_op("Relu", unary_kernel<UnaryOp::Relu>, "f32"),
+    f32_unary_op("Sigmoid", unary_kernel<UnaryOp::Sigmoid>, "f32, library sigmoid"),
+    f32_unary_op("Tanh", unary_kernel<UnaryOp::Tanh>, "f32, library tanh"),
+    op("Gelu").since_opset(20).inputs(1).attributes(kGeluAttrs).shapes(infer_gelu).prepared(prepare_gelu).kernel(gelu_kernel)
+        .doc("f32, approximate none|tanh"),
+    op("LeakyRelu").upgrades_from(6).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32_unary)
+        .prepared(prepare_leaky_relu).kernel(leaky_relu_kernel).doc("f32, alpha"),
+    op("Clip").upgrades_from(6).attr_became_input("min", 1, 11).attr_became_input("max", 2, 11).inputs(1, 3).shapes(infer_clip)
+        .prepared(prepare_elements).kernel(clip_kernel).doc("f32 i64 i32 i8 u8, optional scalar min/max inputs"),
+    op("PRelu").upgrades_from(7).inputs(2).shapes(infer_prelu).prepared(prepare_broadcast).kernel(prelu_kernel).doc("f32, slope broadcast to X"),
+    f32_unary_op("Elu", elu_kernel, "f32, alpha; library exp").attributes(kAlphaAttrs).prepared(prepare_alpha),
+    f32_unary_op("Selu", selu_kernel, "f32, alpha, gamma; library exp").attributes(kSeluAttrs).prepared(prepare_selu),
+    f32_unary_op("Softplus", softplus_kernel, "f32; library exp and log").upgrades_from(1),
+    f32_unary_op("Softsign", softsign_kernel, "f32").upgrades_from(1),
+    f32_unary_op("HardSigmoid", hard_sigmoid_kernel, "f32, alpha, beta").attributes(kHardSigmoidAttrs).prepared(prepare_hard_sigmoid),
+    op("HardSwish").since_opset(14).inputs(1).shapes(infer_f32_unary).prepared(prepare_elements).kernel(hard_swish_kernel).doc("f32"),
+    op("ThresholdedRelu").upgrades_from(10).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32_unary)
+        .prepared(prepare_alpha).kernel(thresholded_relu_kernel)
+        .doc("f32, alpha"),
+    op("Shrink").upgrades_from(9).inputs(1).attributes(kShrinkAttrs).shapes(infer_f32_unary)
+        .prepared(prepare_shrink).kernel(shrink_kernel).doc("f32, bias, lambd"),
+    op("Celu").since_opset(12).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32_unary)
+        .prepared(prepare_alpha).kernel(celu_kernel).doc("f32, alpha; library exp"),
+};
+
+}  // namespace
+
+OpTable activations_ops() { return table_of(kOps); }
+
+}  // namespace om::graph::ops

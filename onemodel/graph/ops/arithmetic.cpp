@@ -1,0 +1,464 @@
+// Arithmetic graph operators: Add, Sub, Mul, Div and Pow with numpy broadcasting, Neg, the
+// f32 maps Sqrt, Erf, Exp, Log, Abs and Reciprocal, Mod, Sign, rounding (Floor, Ceil, Round),
+// the trigonometric and hyperbolic maps, and the variadic Sum/Mean. f32 work goes through the
+// shared kernels; integer paths are plain loops. Each op is one rounding per element with the
+// library's own transcendental functions (sin and cos here, trig.h), so the fast and the exact
+// kernel are the same function — except Pow and the C-library maps (Tan, Acos, Sinh...), whose
+// results are not guaranteed identical across ISAs: fast only.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "onemodel/core/dtype_visit.h"
+#include "onemodel/graph/ops/op_util.h"
+#include "onemodel/graph/ops/trig.h"
+#include "onemodel/kernels/int_arith.h"
+#include "onemodel/kernels/kernels.h"
+
+namespace om::graph::ops {
+namespace {
+
+using kernels::BinaryOp;
+using kernels::UnaryOp;
+
+// ---- inference ----
+
+Status infer_arith(InferContext& ctx) {
+  return infer_same_binary(ctx, {DType::f32, DType::i64, DType::i32, DType::i8, DType::u8}, false);
+}
+
+Status infer_neg(InferContext& ctx) {
+  OM_TRY(require_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32}));
+  ctx.set_output(0, ctx.input(0)->dtype, ctx.input(0)->shape);
+  return Status::ok();
+}
+
+// ---- kernels ----
+// Work units: output elements. The broadcasting ops keep their iterator in a BroadcastParams
+// record (prepare_broadcast), the same-shape maps only the work size (prepare_elements).
+
+void f32_binary_broadcast(const KernelContext& k, BinaryOp op) {
+  const BroadcastIter& it = k.params<BroadcastParams>().it;
+  const float* a = k.in(0).as<const float>();
+  const float* b = k.in(1).as<const float>();
+  float* y = k.out(0).as<float>();
+  const size_t sa = size_t(it.inner_step[1]), sb = size_t(it.inner_step[2]);
+  it.for_each(k.begin, k.end, [&](const int64_t* off, int64_t n) {
+    kernels::f32_binary(op, a + off[1], sa, b + off[2], sb, y + off[0], size_t(n));
+  });
+}
+
+template <typename T>
+Status int_arith(const KernelContext& k, BinaryOp op) {
+  switch (op) {
+    // Wrap-around and division defined once for both layers (kernels/int_arith.h).
+    case BinaryOp::Add: binary_range<T, T>(k, [](T x, T y) { return kernels::int_wrap_add(x, y); }); break;
+    case BinaryOp::Sub: binary_range<T, T>(k, [](T x, T y) { return kernels::int_wrap_sub(x, y); }); break;
+    case BinaryOp::Mul: binary_range<T, T>(k, [](T x, T y) { return kernels::int_wrap_mul(x, y); }); break;
+    case BinaryOp::Div: {
+      // The whole divisor, in every range: the run fails the same way however it is split.
+      int64_t at = 0;
+      if (kernels::int_has_zero(k.in(1).as<const T>(), k.in(1).numel, &at))
+        return k.error(ErrorKind::InvalidArgument, msg(kernels::int_div_by_zero_text(), " (divisor, input 1, element ", at, ")"));
+      binary_range<T, T>(k, [](T x, T y) { return kernels::int_div(x, y); });
+      break;
+    }
+    default: return k.error(ErrorKind::Internal, "int_arith: unsupported op");
+  }
+  return Status::ok();
+}
+
+template <BinaryOp Op>
+Status arith_kernel(const KernelContext& k) {
+  switch (k.in(0).dtype) {
+    case DType::f32: f32_binary_broadcast(k, Op); return Status::ok();
+    case DType::i64: return int_arith<int64_t>(k, Op);
+    case DType::i32: return int_arith<int32_t>(k, Op);
+    case DType::i8: return int_arith<int8_t>(k, Op);
+    case DType::u8: return int_arith<uint8_t>(k, Op);
+    default: return k.error(ErrorKind::DTypeMismatch, "arith kernel: unsupported dtype");
+  }
+}
+
+Status neg_kernel(const KernelContext& k) {
+  const int64_t b = k.begin, e = k.end;
+  switch (k.in(0).dtype) {
+    case DType::f32: unary_range(k, UnaryOp::Neg); break;
+    case DType::i64: for (int64_t i = b; i < e; ++i) k.out(0).as<int64_t>()[i] = kernels::int_wrap_neg(k.in(0).as<const int64_t>()[i]); break;
+    case DType::i32: for (int64_t i = b; i < e; ++i) k.out(0).as<int32_t>()[i] = kernels::int_wrap_neg(k.in(0).as<const int32_t>()[i]); break;
+    default: return k.error(ErrorKind::DTypeMismatch, "Neg: unsupported dtype");
+  }
+  return Status::ok();
+}
+
+// Pow(T, T1) -> T: an integer base with an integer exponent is raised exactly in integer
+// arithmetic (int_pow); a float exponent of an integer base, or an integer exponent of an f32
+// base, is raised in double and converted to T (integers truncate, as ONNX Runtime does).
+Status infer_pow(InferContext& ctx) {
+  OM_TRY(require_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32}));
+  OM_TRY(require_dtype(ctx, 1, {DType::f32, DType::f64, DType::i64, DType::i32, DType::i16, DType::i8, DType::u64, DType::u32,
+                                DType::u16, DType::u8}));
+  std::vector<int64_t> shape;
+  OM_TRY(broadcast_shapes(ctx, {&ctx.input(0)->shape, &ctx.input(1)->shape}, &shape));
+  ctx.set_output(0, ctx.input(0)->dtype, std::move(shape));
+  return Status::ok();
+}
+
+template <typename T>
+double as_double(const void* p, int64_t i) { return double(static_cast<const T*>(p)[i]); }
+
+// base^e exactly, modulo 2^bits like the integer Mul (exponentiation by squaring with wrapping
+// products; through double, INT64_MAX^1 and (-2)^63 came out wrong). A negative exponent has the
+// integer part of 1 / base^|e|: 1 for base 1, +-1 for base -1 (by the exponent's parity), 0
+// otherwise (base 0 included, where the real result is infinite).
+template <typename R>
+R int_pow(R base, bool negative, uint64_t e) {
+  if (negative) {
+    if (base == R(1)) return R(1);
+    if (base == R(-1)) return (e & 1) ? R(-1) : R(1);
+    return R(0);
+  }
+  R r = R(1);
+  while (e) {
+    if (e & 1) r = kernels::int_wrap_mul(r, base);
+    e >>= 1;
+    if (e) base = kernels::int_wrap_mul(base, base);
+  }
+  return r;
+}
+
+// An integer exponent as sign and magnitude (u64 magnitudes beyond INT64_MAX included).
+template <typename T>
+void exponent_of(const void* p, int64_t i, bool* negative, uint64_t* mag) {
+  const T v = static_cast<const T*>(p)[i];
+  if constexpr (std::is_signed_v<T>) {
+    *negative = v < 0;
+    *mag = v < 0 ? uint64_t(0) - uint64_t(v) : uint64_t(v);
+  } else {
+    *negative = false;
+    *mag = uint64_t(v);
+  }
+}
+
+template <typename R, typename E>
+void pow_int_typed(const KernelContext& k) {
+  const BroadcastIter& it = k.params<BroadcastParams>().it;
+  const R* a = k.in(0).as<const R>();
+  const void* b = k.in(1).data;
+  R* y = k.out(0).as<R>();
+  const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
+  it.for_each(k.begin, k.end, [&](const int64_t* off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      bool negative = false;
+      uint64_t mag = 0;
+      exponent_of<E>(b, off[2] + i * sb, &negative, &mag);
+      y[off[0] + i] = int_pow(a[off[1] + i * sa], negative, mag);
+    }
+  });
+}
+
+// True when both operands are integers (then int_pow gives the exact result).
+template <typename R>
+bool pow_int(const KernelContext& k) {
+  switch (k.in(1).dtype) {
+    case DType::i64: pow_int_typed<R, int64_t>(k); return true;
+    case DType::i32: pow_int_typed<R, int32_t>(k); return true;
+    case DType::i16: pow_int_typed<R, int16_t>(k); return true;
+    case DType::i8: pow_int_typed<R, int8_t>(k); return true;
+    case DType::u64: pow_int_typed<R, uint64_t>(k); return true;
+    case DType::u32: pow_int_typed<R, uint32_t>(k); return true;
+    case DType::u16: pow_int_typed<R, uint16_t>(k); return true;
+    case DType::u8: pow_int_typed<R, uint8_t>(k); return true;
+    default: return false;
+  }
+}
+
+template <typename R>
+void pow_mixed(const KernelContext& k) {
+  const BroadcastIter& it = k.params<BroadcastParams>().it;
+  // Every operand dtype infer_pow admits, read as double: exact except i64/u64 magnitudes beyond
+  // 2^53, which round to the nearest double first.
+  auto read = [](const TensorArg& t) {
+    return visit_dtype(t.dtype, [](auto tag) -> double (*)(const void*, int64_t) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) return as_double<T>;
+      else return as_double<float>;  // f16 and bool: refused by infer_pow
+    });
+  };
+  double (*ra)(const void*, int64_t) = read(k.in(0));
+  double (*rb)(const void*, int64_t) = read(k.in(1));
+  const void* a = k.in(0).data;
+  const void* b = k.in(1).data;
+  R* y = k.out(0).as<R>();
+  const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
+  it.for_each(k.begin, k.end, [&](const int64_t* off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = std::pow(ra(a, off[1] + i * sa), rb(b, off[2] + i * sb));
+      if constexpr (std::is_integral_v<R>) {
+        y[off[0] + i] = std::isfinite(v) && v > double(std::numeric_limits<R>::lowest()) && v < double(std::numeric_limits<R>::max())
+                            ? R(v) : R(0);
+      } else {
+        y[off[0] + i] = R(v);
+      }
+    }
+  });
+}
+
+Status pow_kernel(const KernelContext& k) {
+  if (k.in(0).dtype == DType::f32 && k.in(1).dtype == DType::f32) {
+    f32_binary_broadcast(k, BinaryOp::Pow);
+    return Status::ok();
+  }
+  switch (k.in(0).dtype) {
+    case DType::f32: pow_mixed<float>(k); break;
+    case DType::i64: if (!pow_int<int64_t>(k)) pow_mixed<int64_t>(k); break;
+    case DType::i32: if (!pow_int<int32_t>(k)) pow_mixed<int32_t>(k); break;
+    default: return k.error(ErrorKind::DTypeMismatch, "Pow: unsupported dtype");
+  }
+  return Status::ok();
+}
+
+// ---- Mod ----
+
+Status infer_mod(InferContext& ctx) {
+  OM_TRY(infer_same_binary(ctx, {DType::f32, DType::f64, DType::i64, DType::i32, DType::i16, DType::i8, DType::u64, DType::u32,
+                                  DType::u16, DType::u8}, false));
+  const bool fmod = attr_int(ctx.node, "fmod", 0) != 0;
+  const DType dt = ctx.input(0)->dtype;
+  if ((dt == DType::f32 || dt == DType::f64) && !fmod)
+    return ctx.error(ErrorKind::InvalidArgument, msg(dtype_name(dt), " operands need fmod = 1 (ONNX Mod); set the attribute"));
+  return Status::ok();
+}
+
+// Mod's record: the broadcast iterator and fmod. Work: output elements.
+struct ModParams {
+  BroadcastIter it;
+  bool fmod = false;
+};
+
+Status prepare_mod(const InferContext& ctx, Prepared& out) {
+  ModParams& p = out.record<ModParams>();
+  const ValueDesc* operands[2] = {ctx.input(0), ctx.input(1)};
+  p.it.init(ctx.outputs[0].shape, operands, 2);
+  p.fmod = attr_int(ctx.node, "fmod", 0) != 0;
+  out.work = p.it.size();
+  return Status::ok();
+}
+
+template <typename T>
+Status int_mod(const KernelContext& k, const BroadcastIter& it, bool fmod) {
+  // The whole divisor, in every range: the run fails the same way however it is split.
+  int64_t at = 0;
+  if (kernels::int_has_zero(k.in(1).as<const T>(), k.in(1).numel, &at))
+    return k.error(ErrorKind::InvalidArgument, msg("integer modulo by zero (divisor, input 1, element ", at, ")"));
+  binary_loop<T, T>(k, it, k.begin, k.end, [fmod](T a, T b) -> T {
+    if constexpr (std::is_signed_v<T>)
+      if (b == T(-1)) return T(0);  // also INT_MIN % -1, undefined in C++
+    T r = T(a % b);
+    if constexpr (std::is_signed_v<T>)
+      if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = T(r + b);  // the sign of the divisor
+    return r;
+  });
+  return Status::ok();
+}
+
+Status mod_kernel(const KernelContext& k) {
+  const ModParams& p = k.params<ModParams>();
+  // std::fmod is exact (the remainder is representable), so f32 and f64 are exact kernels too.
+  return visit_dtype(k.in(0).dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      binary_loop<T, T>(k, p.it, k.begin, k.end, [](T a, T b) { return std::fmod(a, b); });
+      return Status::ok();
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return int_mod<T>(k, p.it, p.fmod);
+    } else {
+      return k.error(ErrorKind::DTypeMismatch, "Mod: unsupported dtype");  // refused at plan time
+    }
+  });
+}
+
+// ---- f32 maps ----
+
+Status floor_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return std::floor(v); }); }
+Status ceil_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return std::ceil(v); }); }
+// Halves to even, as ONNX Round (the default rounding mode of the C library).
+Status round_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return std::nearbyint(v); }); }
+// sin and cos of a float, computed in double: x = q (pi/2) + r by a three-part Cody-Waite
+// reduction (exact products for |x| < 2^19 pi/2; beyond, less accurate but still the same bits),
+// then Taylor polynomials on |r| <= pi/4 and one rounding to float. Only +, -, * and nearbyint on
+// doubles (the library is compiled without fma contraction), so every IEEE machine gives the
+// same bits: exact-mode kernels (docs/exactness.md).
+constexpr double kPio2a = 1.57079632673412561417e+00;  // pi/2 in three parts
+constexpr double kPio2b = 6.07710050630396597660e-11;
+constexpr double kPio2c = 2.02226624871116645580e-21;
+constexpr double kTwoOverPi = 6.36619772367581382433e-01;
+
+constexpr double fact(int n) { return n <= 1 ? 1.0 : double(n) * fact(n - 1); }
+
+// Taylor coefficients (-1)^j / (2j+1)! and (-1)^j / (2j)!, j = 1..10, rounded once at compile time.
+struct TrigCoeffs {
+  double s[10], c[10];
+};
+constexpr TrigCoeffs trig_coeffs() {
+  TrigCoeffs t{};
+  for (int j = 1; j <= 10; ++j) {
+    t.s[j - 1] = (j % 2 ? -1.0 : 1.0) / fact(2 * j + 1);
+    t.c[j - 1] = (j % 2 ? -1.0 : 1.0) / fact(2 * j);
+  }
+  return t;
+}
+constexpr TrigCoeffs kTrig = trig_coeffs();
+
+double sin_poly(double r) {  // r - r^3/3! + ... + r^21/21!
+  const double r2 = r * r;
+  double p = 0.0;
+  for (int j = 9; j >= 0; --j) p = kTrig.s[j] + r2 * p;
+  return r + r * r2 * p;
+}
+double cos_poly(double r) {  // 1 - r^2/2! + ... + r^20/20!
+  const double r2 = r * r;
+  double p = 0.0;
+  for (int j = 9; j >= 0; --j) p = kTrig.c[j] + r2 * p;
+  return 1.0 + r2 * p;
+}
+
+template <bool Cos>
+float sin_cos_f32(float xf) {
+  if (!std::isfinite(xf)) return std::numeric_limits<float>::quiet_NaN();
+  const double x = xf;
+  const double q = std::nearbyint(x * kTwoOverPi);
+  const double r = ((x - q * kPio2a) - q * kPio2b) - q * kPio2c;
+  const int quadrant = int(int64_t(std::fmod(q, 4.0) + 4.0) % 4) + (Cos ? 1 : 0);
+  double v;
+  switch (quadrant % 4) {
+    case 0: v = sin_poly(r); break;
+    case 1: v = cos_poly(r); break;
+    case 2: v = -sin_poly(r); break;
+    default: v = -cos_poly(r); break;
+  }
+  return float(v);
+}
+
+Status cos_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return sin_cos_f32<true>(v); }); }
+Status sin_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return sin_cos_f32<false>(v); }); }
+
+// The C library's inverse and hyperbolic functions and tan: not guaranteed the same bits on
+// every ISA, hence fast only.
+template <float (*F)(float)>
+Status libm_kernel(const KernelContext& k) { return map_f32(k, F); }
+float f_acos(float v) { return std::acos(v); }
+float f_asin(float v) { return std::asin(v); }
+float f_atan(float v) { return std::atan(v); }
+float f_acosh(float v) { return std::acosh(v); }
+float f_asinh(float v) { return std::asinh(v); }
+float f_atanh(float v) { return std::atanh(v); }
+float f_tan(float v) { return std::tan(v); }
+float f_sinh(float v) { return std::sinh(v); }
+float f_cosh(float v) { return std::cosh(v); }
+
+// ---- Sign ----
+
+Status infer_sign(InferContext& ctx) {
+  OM_TRY(require_dtype(ctx, 0, {DType::f32, DType::i64, DType::i32, DType::i8, DType::u8}));
+  ctx.set_output(0, ctx.input(0)->dtype, ctx.input(0)->shape);
+  return Status::ok();
+}
+template <typename T>
+void sign_typed(const KernelContext& k) {
+  const T* x = k.in(0).as<const T>();
+  T* y = k.out(0).as<T>();
+  for (int64_t i = k.begin; i < k.end; ++i) y[i] = x[i] > T(0) ? T(1) : x[i] < T(0) ? T(-1) : x[i];
+}
+Status sign_kernel(const KernelContext& k) {
+  switch (k.in(0).dtype) {
+    case DType::f32: sign_typed<float>(k); break;
+    case DType::i64: sign_typed<int64_t>(k); break;
+    case DType::i32: sign_typed<int32_t>(k); break;
+    case DType::i8: sign_typed<int8_t>(k); break;
+    case DType::u8: sign_typed<uint8_t>(k); break;
+    default: return k.error(ErrorKind::DTypeMismatch, "Sign: unsupported dtype");
+  }
+  return Status::ok();
+}
+
+// ---- Sum / Mean: ((x0 + x1) + x2) ... in input order, then one division for Mean ----
+
+Status infer_variadic(InferContext& ctx) {
+  std::vector<const std::vector<int64_t>*> shapes;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    OM_TRY(require_dtype(ctx, i, {DType::f32}));
+    shapes.push_back(&ctx.input(i)->shape);
+  }
+  std::vector<int64_t> shape;
+  OM_TRY(broadcast_shapes(ctx, shapes, &shape));
+  ctx.set_output(0, DType::f32, std::move(shape));
+  return Status::ok();
+}
+
+template <bool Mean>
+Status variadic_kernel(const KernelContext& k) {
+  fold_inputs<float>(k, k.begin, k.end, [](float acc, float x) { return acc + x; });
+  if (Mean) {
+    float* y = k.out(0).as<float>();
+    const float count = float(k.num_inputs);
+    for (int64_t i = k.begin; i < k.end; ++i) y[i] = y[i] / count;
+  }
+  return Status::ok();
+}
+
+constexpr AttrSpec kModAttrs[] = {{"fmod", AttrKind::Int}};
+constexpr OpDef libm(const char* type, KernelFn k, int oldest) {
+  return op(type).upgrades_from(oldest).inputs(1).shapes(infer_f32_unary).prepared(prepare_elements).fast_only(k).doc("f32, C library; fast only");
+}
+
+constexpr OpDef kOps[] = {
+    op("Add").upgrades_from(7).inputs(2).shapes(infer_arith)
+        .prepared(prepare_broadcast).kernel(arith_kernel<BinaryOp::Add>).doc("f32 i64 i32 i8 u8, broadcasting"),
+    op("Sub").upgrades_from(7).inputs(2).shapes(infer_arith)
+        .prepared(prepare_broadcast).kernel(arith_kernel<BinaryOp::Sub>).doc("f32 i64 i32 i8 u8, broadcasting"),
+    op("Mul").upgrades_from(7).inputs(2).shapes(infer_arith)
+        .prepared(prepare_broadcast).kernel(arith_kernel<BinaryOp::Mul>).doc("f32 i64 i32 i8 u8, broadcasting"),
+    op("Div").upgrades_from(7).inputs(2).shapes(infer_arith).prepared(prepare_broadcast).kernel(arith_kernel<BinaryOp::Div>)
+        .doc("f32 i64 i32 i8 u8, broadcasting; integer division truncates, by zero is an error"),
+    op("Pow").upgrades_from(7).inputs(2).shapes(infer_pow).prepared(prepare_broadcast).fast_only(pow_kernel)
+        .doc("f32 i64 i32 base, f32 f64 i64 i32 i16 i8 u64 u32 u16 u8 exponent, broadcasting; result has the base's dtype; integer base and exponent: exact, wrapping, a negative exponent gives 1 (base 1), +-1 (base -1) or 0; fast only"),
+    op("Neg").upgrades_from(6).inputs(1).shapes(infer_neg).prepared(prepare_elements).kernel(neg_kernel).doc("f32 i64 i32"),
+    f32_unary_op("Sqrt", unary_kernel<UnaryOp::Sqrt>, "f32"),
+    f32_unary_op("Erf", unary_kernel<UnaryOp::Erf>, "f32, library erf").upgrades_from(9),
+    f32_unary_op("Exp", unary_kernel<UnaryOp::Exp>, "f32, library exp"),
+    f32_unary_op("Log", unary_kernel<UnaryOp::Log>, "f32, library log"),
+    f32_unary_op("Abs", unary_kernel<UnaryOp::Abs>, "f32"),
+    f32_unary_op("Reciprocal", unary_kernel<UnaryOp::Reciprocal>, "f32"),
+    op("Mod").upgrades_from(10).inputs(2).attributes(kModAttrs).shapes(infer_mod).prepared(prepare_mod).kernel(mod_kernel)
+        .doc("f32 f64 (fmod 1) i64 i32 i16 i8 u64 u32 u16 u8, broadcasting; fmod 0: the sign of the divisor; by zero is an error"),
+    op("Sign").upgrades_from(9).inputs(1).shapes(infer_sign).prepared(prepare_elements).kernel(sign_kernel).doc("f32 i64 i32 i8 u8"),
+    f32_unary_op("Floor", floor_kernel, "f32"),
+    f32_unary_op("Ceil", ceil_kernel, "f32"),
+    f32_unary_op("Round", round_kernel, "f32, halves to even").upgrades_from(11),
+    f32_unary_op("Cos", cos_kernel, "f32, library cos (double Cody-Waite and Taylor)").upgrades_from(7),
+    f32_unary_op("Sin", sin_kernel, "f32, library sin (double Cody-Waite and Taylor)").upgrades_from(7),
+    libm("Acos", libm_kernel<f_acos>, 7),
+    libm("Asin", libm_kernel<f_asin>, 7),
+    libm("Atan", libm_kernel<f_atan>, 7),
+    libm("Acosh", libm_kernel<f_acosh>, 9),
+    libm("Asinh", libm_kernel<f_asinh>, 9),
+    libm("Atanh", libm_kernel<f_atanh>, 9),
+    libm("Tan", libm_kernel<f_tan>, 7),
+    libm("Sinh", libm_kernel<f_sinh>, 9),
+    libm("Cosh", libm_kernel<f_cosh>, 9),
+    op("Sum").upgrades_from(6).inputs(1, 64).shapes(infer_variadic).prepared(prepare_elements).kernel(variadic_kernel<false>)
+        .doc("f32, broadcasting; summed in input order"),
+    op("Mean").upgrades_from(6).inputs(1, 64).shapes(infer_variadic).prepared(prepare_elements).kernel(variadic_kernel<true>)
+        .doc("f32, broadcasting; summed in input order, one division"),
+};
+
+}  // namespace
+
+float library_cos_f32(float x) { return sin_cos_f32<true>(x); }
+float library_sin_f32(float x) { return sin_cos_f32<false>(x); }
+
+OpTable arithmetic_ops() { return table_of(kOps); }
+
+}  // namespace om::graph::ops
