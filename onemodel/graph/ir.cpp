@@ -50,24 +50,32 @@ Attribute Attribute::of_tensor(std::string name, TensorData v) {
   a.t = std::make_shared<TensorData>(std::move(v)); return a;
 }
 
-const Attribute* Node::attr(const std::string& n) const {
+const Attribute* Node::attr(std::string_view n) const {
   for (const Attribute& a : attributes)
     if (a.name == n) return &a;
   return nullptr;
 }
-int64_t Node::attr_int(const std::string& n, int64_t fallback) const {
+int64_t Node::attr_int(std::string_view n, int64_t fallback) const {
   const Attribute* a = attr(n);
   return a && a->type == AttrType::Int ? a->i : fallback;
 }
-float Node::attr_float(const std::string& n, float fallback) const {
+float Node::attr_float(std::string_view n, float fallback) const {
   const Attribute* a = attr(n);
   return a && a->type == AttrType::Float ? a->f : fallback;
 }
-std::string Node::attr_string(const std::string& n, const std::string& fallback) const {
+std::string Node::attr_string(std::string_view n, const std::string& fallback) const {
   const Attribute* a = attr(n);
   return a && a->type == AttrType::String ? a->s : fallback;
 }
-std::vector<int64_t> Node::attr_ints(const std::string& n) const {
+std::string_view Node::attr_text(std::string_view n, std::string_view fallback) const {
+  const Attribute* a = attr(n);
+  return a && a->type == AttrType::String ? std::string_view(a->s) : fallback;
+}
+bool Node::attr_is(std::string_view n, std::string_view value) const {
+  const Attribute* a = attr(n);
+  return a && a->type == AttrType::String && a->s == value;
+}
+std::vector<int64_t> Node::attr_ints(std::string_view n) const {
   const Attribute* a = attr(n);
   return a && a->type == AttrType::Ints ? a->ints : std::vector<int64_t>{};
 }

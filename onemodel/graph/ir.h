@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onemodel/core/dtype.h"
@@ -84,11 +85,16 @@ struct Node {
   std::vector<std::string> outputs;
   std::vector<Attribute> attributes;
 
-  const Attribute* attr(const std::string& name) const;
-  int64_t attr_int(const std::string& name, int64_t fallback) const;
-  float attr_float(const std::string& name, float fallback) const;
-  std::string attr_string(const std::string& name, const std::string& fallback) const;
-  std::vector<int64_t> attr_ints(const std::string& name) const;  // empty when absent
+  // The one attribute-reading API. Names are views, so a lookup by a literal builds no string.
+  const Attribute* attr(std::string_view name) const;
+  int64_t attr_int(std::string_view name, int64_t fallback) const;
+  float attr_float(std::string_view name, float fallback) const;
+  std::string attr_string(std::string_view name, const std::string& fallback) const;
+  // A string attribute as a view of the node's own text (no copy), or `fallback`.
+  std::string_view attr_text(std::string_view name, std::string_view fallback) const;
+  // Whether string attribute `name` is present and equals `value`.
+  bool attr_is(std::string_view name, std::string_view value) const;
+  std::vector<int64_t> attr_ints(std::string_view name) const;  // empty when absent
   // For messages: "Reshape node 'name'", or "Reshape node producing 'y'" when it has no name.
   std::string label() const;
 };

@@ -131,22 +131,6 @@ const char* attr_kind_name(AttrKind kind) {
   return "?";
 }
 
-const Attribute* find_attr(const Node& node, const char* name) {
-  for (const Attribute& a : node.attributes)
-    if (a.name == name) return &a;
-  return nullptr;
-}
-
-int64_t attr_int(const Node& node, const char* name, int64_t fallback) {
-  const Attribute* a = find_attr(node, name);
-  return a && a->type == AttrType::Int ? a->i : fallback;
-}
-
-float attr_float(const Node& node, const char* name, float fallback) {
-  const Attribute* a = find_attr(node, name);
-  return a && a->type == AttrType::Float ? a->f : fallback;
-}
-
 std::shared_ptr<void> aligned_buffer(size_t nbytes) {
   const size_t size = (nbytes + 63) / 64 * 64 + 64;  // never zero, so every buffer has an address
   void* p = std::aligned_alloc(64, size);

@@ -297,11 +297,6 @@ const std::vector<const OpDef*>& all_ops();
 // excludes. The error names the node, the attribute and the value.
 Status check_attributes(const OpDef& op, const Node& node, ErrorKind kind);
 
-// Attribute lookup by a C string: no std::string temporaries, so kernels can read attributes
-// while running without touching the heap.
-const Attribute* find_attr(const Node& node, const char* name);
-int64_t attr_int(const Node& node, const char* name, int64_t fallback);
-float attr_float(const Node& node, const char* name, float fallback);
 
 // The op's prepare step (a no-op filling one work unit and no record when it has none), with
 // the checks every prepare result must pass.

@@ -35,7 +35,7 @@ struct GeluParams {
 };
 
 Status prepare_gelu(const InferContext& ctx, Prepared& out) {
-  out.record<GeluParams>().op = attr_is(ctx.node, "approximate", "tanh") ? UnaryOp::GeluTanh : UnaryOp::GeluErf;
+  out.record<GeluParams>().op = ctx.node.attr_is("approximate", "tanh") ? UnaryOp::GeluTanh : UnaryOp::GeluErf;
   out.work = ctx.outputs[0].numel();
   return Status::ok();
 }
@@ -46,7 +46,7 @@ Status gelu_kernel(const KernelContext& k) {
 }
 
 Status infer_gelu(InferContext& ctx) {
-  const Attribute* a = find_attr(ctx.node, "approximate");
+  const Attribute* a = ctx.node.attr("approximate");
   if (a && !(a->type == AttrType::String && (a->s == "none" || a->s == "tanh")))
     return ctx.error(ErrorKind::InvalidArgument, msg("attribute approximate must be \"none\" or \"tanh\", got \"", a->s, "\""));
   return infer_f32_unary(ctx);
@@ -60,34 +60,34 @@ struct ActivationParams {
 };
 
 Status prepare_leaky_relu(const InferContext& ctx, Prepared& out) {
-  out.record<ActivationParams>().alpha = attr_float(ctx.node, "alpha", 0.01f);
+  out.record<ActivationParams>().alpha = ctx.node.attr_float("alpha", 0.01f);
   out.work = ctx.outputs[0].numel();
   return Status::ok();
 }
 // Elu, Celu and ThresholdedRelu: alpha, default 1.
 Status prepare_alpha(const InferContext& ctx, Prepared& out) {
-  out.record<ActivationParams>().alpha = attr_float(ctx.node, "alpha", 1.0f);
+  out.record<ActivationParams>().alpha = ctx.node.attr_float("alpha", 1.0f);
   out.work = ctx.outputs[0].numel();
   return Status::ok();
 }
 Status prepare_selu(const InferContext& ctx, Prepared& out) {
   ActivationParams& p = out.record<ActivationParams>();
-  p.alpha = attr_float(ctx.node, "alpha", 1.67326319217681884765625f);
-  p.beta = attr_float(ctx.node, "gamma", 1.05070102214813232421875f);
+  p.alpha = ctx.node.attr_float("alpha", 1.67326319217681884765625f);
+  p.beta = ctx.node.attr_float("gamma", 1.05070102214813232421875f);
   out.work = ctx.outputs[0].numel();
   return Status::ok();
 }
 Status prepare_hard_sigmoid(const InferContext& ctx, Prepared& out) {
   ActivationParams& p = out.record<ActivationParams>();
-  p.alpha = attr_float(ctx.node, "alpha", 0.2f);
-  p.beta = attr_float(ctx.node, "beta", 0.5f);
+  p.alpha = ctx.node.attr_float("alpha", 0.2f);
+  p.beta = ctx.node.attr_float("beta", 0.5f);
   out.work = ctx.outputs[0].numel();
   return Status::ok();
 }
 Status prepare_shrink(const InferContext& ctx, Prepared& out) {
   ActivationParams& p = out.record<ActivationParams>();
-  p.alpha = attr_float(ctx.node, "bias", 0.0f);
-  p.beta = attr_float(ctx.node, "lambd", 0.5f);
+  p.alpha = ctx.node.attr_float("bias", 0.0f);
+  p.beta = ctx.node.attr_float("lambd", 0.5f);
   out.work = ctx.outputs[0].numel();
   return Status::ok();
 }

@@ -224,7 +224,7 @@ Status pow_kernel(const KernelContext& k) {
 Status infer_mod(InferContext& ctx) {
   OM_TRY(infer_same_binary(ctx, {DType::f32, DType::f64, DType::i64, DType::i32, DType::i16, DType::i8, DType::u64, DType::u32,
                                   DType::u16, DType::u8}, false));
-  const bool fmod = attr_int(ctx.node, "fmod", 0) != 0;
+  const bool fmod = ctx.node.attr_int("fmod", 0) != 0;
   const DType dt = ctx.input(0)->dtype;
   if ((dt == DType::f32 || dt == DType::f64) && !fmod)
     return ctx.error(ErrorKind::InvalidArgument, msg(dtype_name(dt), " operands need fmod = 1 (ONNX Mod); set the attribute"));
@@ -241,7 +241,7 @@ Status prepare_mod(const InferContext& ctx, Prepared& out) {
   ModParams& p = out.record<ModParams>();
   const ValueDesc* operands[2] = {ctx.input(0), ctx.input(1)};
   p.it.init(ctx.outputs[0].shape, operands, 2);
-  p.fmod = attr_int(ctx.node, "fmod", 0) != 0;
+  p.fmod = ctx.node.attr_int("fmod", 0) != 0;
   out.work = p.it.size();
   return Status::ok();
 }

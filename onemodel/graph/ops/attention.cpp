@@ -28,7 +28,7 @@ namespace {
 constexpr int64_t kRows = 128;
 constexpr int64_t kCols = 256;
 
-bool transpose_k(const Node& n) { return attr_int(n, "transpose_k", 1) != 0; }
+bool transpose_k(const Node& n) { return n.attr_int("transpose_k", 1) != 0; }
 
 // A tensor as the kernel reads it: 4 logical axes [lead0, lead1, rows, cols] with element
 // strides. Ranks below 4 get leading 1s; a `perm` attribute (rank 4 only) says that logical axis
@@ -102,8 +102,8 @@ struct Plan {
 // Shapes and strides of a node's operands; an error message when they do not fit.
 bool make_plan(const Node& node, const int64_t* const dims[3], const size_t ranks[3], Plan* p, std::string* why) {
   p->tk = transpose_k(node);
-  if (!view_of(dims[0], ranks[0], find_attr(node, "perm_q"), &p->q) || !view_of(dims[1], ranks[1], find_attr(node, "perm_k"), &p->k) ||
-      !view_of(dims[2], ranks[2], find_attr(node, "perm_v"), &p->v)) {
+  if (!view_of(dims[0], ranks[0], node.attr("perm_q"), &p->q) || !view_of(dims[1], ranks[1], node.attr("perm_k"), &p->k) ||
+      !view_of(dims[2], ranks[2], node.attr("perm_v"), &p->v)) {
     *why = "Q, K and V must be f32 of rank 2 to 4 (rank 4 with a perm)";
     return false;
   }
@@ -151,7 +151,7 @@ Status infer_attention(InferContext& ctx) {
   }
   const int64_t logical[4] = {p.lead[0], p.lead[1], p.L, p.Dv};
   int64_t stored[4], strides[4];
-  const Attribute* perm_y = find_attr(ctx.node, "perm_y");
+  const Attribute* perm_y = ctx.node.attr("perm_y");
   if (!output_layout(logical, perm_y, stored, strides))
     return ctx.error(ErrorKind::InvalidArgument, "perm_y must be a permutation of 4 axes keeping the last axis last");
   std::vector<int64_t> out(stored, stored + 4);
@@ -194,8 +194,8 @@ Status prepare_attention(const InferContext& ctx, Prepared& out) {
   make_plan(ctx.node, dims, ranks, &a.p, &why);
   const int64_t logical[4] = {a.p.lead[0], a.p.lead[1], a.p.L, a.p.Dv};
   int64_t stored[4];
-  output_layout(logical, find_attr(ctx.node, "perm_y"), stored, a.ys);
-  a.scale = attr_float(ctx.node, "scale", 1.0f);
+  output_layout(logical, ctx.node.attr("perm_y"), stored, a.ys);
+  a.scale = ctx.node.attr_float("scale", 1.0f);
   if (const ValueDesc* m = ctx.input(3)) {
     const size_t rank = m->shape.size();
     int64_t md[4];

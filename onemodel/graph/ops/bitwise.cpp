@@ -33,7 +33,7 @@ Status infer_bitshift(InferContext& ctx) {
   if (x && x->dtype != DType::u8 && x->dtype != DType::u16 && x->dtype != DType::u32 && x->dtype != DType::u64)
     return ctx.error(ErrorKind::DTypeMismatch, msg("BitShift takes unsigned integers (u8 u16 u32 u64), got ", dtype_name(x->dtype)));
   OM_TRY(infer_same_binary(ctx, {DType::u8, DType::u16, DType::u32, DType::u64}, false));
-  const Attribute* d = find_attr(ctx.node, "direction");
+  const Attribute* d = ctx.node.attr("direction");
   if (!d || (d->s != "LEFT" && d->s != "RIGHT"))
     return ctx.error(ErrorKind::InvalidArgument, "attribute direction must be \"LEFT\" or \"RIGHT\"");
   return Status::ok();
@@ -48,7 +48,7 @@ Status prepare_bitshift(const InferContext& ctx, Prepared& out) {
   BitShiftParams& p = out.record<BitShiftParams>();
   const ValueDesc* operands[2] = {ctx.input(0), ctx.input(1)};
   p.it.init(ctx.outputs[0].shape, operands, 2);
-  p.left = attr_is(ctx.node, "direction", "LEFT");
+  p.left = ctx.node.attr_is("direction", "LEFT");
   out.work = p.it.size();
   return Status::ok();
 }

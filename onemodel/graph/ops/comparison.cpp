@@ -99,8 +99,8 @@ struct IsInfParams {
 
 Status prepare_isinf(const InferContext& ctx, Prepared& out) {
   IsInfParams& p = out.record<IsInfParams>();
-  p.negative = attr_int(ctx.node, "detect_negative", 1) != 0;
-  p.positive = attr_int(ctx.node, "detect_positive", 1) != 0;
+  p.negative = ctx.node.attr_int("detect_negative", 1) != 0;
+  p.positive = ctx.node.attr_int("detect_positive", 1) != 0;
   out.work = ctx.outputs[0].numel();
   return Status::ok();
 }

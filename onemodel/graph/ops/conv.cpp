@@ -14,7 +14,7 @@
 namespace om::graph::ops {
 
 bool read_ints(const Node& node, const char* name, size_t n, int64_t fallback, int64_t lo, int64_t* out) {
-  const Attribute* a = find_attr(node, name);
+  const Attribute* a = node.attr(name);
   if (!a || a->ints.empty()) {
     for (size_t i = 0; i < n; ++i) out[i] = fallback;
     return true;
@@ -38,13 +38,13 @@ const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size
   int64_t k[3], s[3], d[3], pads[6], op[3] = {0, 0, 0};
   const int64_t* wk = w ? w + 2 : nullptr;
   if (kind == GeomKind::Pool) {
-    const Attribute* ks = find_attr(node, "kernel_shape");
+    const Attribute* ks = node.attr("kernel_shape");
     if (!ks || ks->ints.size() != sp) return "kernel_shape must be given with one value per spatial axis";
   }
   if (!read_ints(node, "kernel_shape", sp, 0, 1, k)) return "kernel_shape must have one value >= 1 per spatial axis";
   if (wk) {
     for (size_t i = 0; i < sp; ++i) {
-      if (find_attr(node, "kernel_shape") && k[i] != wk[i]) return "kernel_shape differs from the weights' spatial dims";
+      if (node.attr("kernel_shape") && k[i] != wk[i]) return "kernel_shape differs from the weights' spatial dims";
       k[i] = wk[i];
       if (k[i] < 1) return "the weights' spatial dims must be >= 1";
     }
@@ -52,15 +52,15 @@ const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size
   if (!read_ints(node, "strides", sp, 1, 1, s)) return "strides must have one value >= 1 per spatial axis";
   if (!read_ints(node, "dilations", sp, 1, 1, d)) return "dilations must have one value >= 1 per spatial axis";
   if (!read_ints(node, "pads", 2 * sp, 0, 0, pads)) return "pads must have two values >= 0 per spatial axis";
-  const int64_t group = attr_int(node, "group", 1);
+  const int64_t group = node.attr_int("group", 1);
   if (kind != GeomKind::Pool && group < 1) return "group must be >= 1";
-  const Attribute* ap = find_attr(node, "auto_pad");
+  const Attribute* ap = node.attr("auto_pad");
   const std::string* auto_pad = ap && !ap->s.empty() ? &ap->s : nullptr;
   const bool same_upper = auto_pad && *auto_pad == "SAME_UPPER", same_lower = auto_pad && *auto_pad == "SAME_LOWER";
   const bool valid = auto_pad && *auto_pad == "VALID";
   if (auto_pad && !same_upper && !same_lower && !valid && *auto_pad != "NOTSET")
     return "auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID";
-  const bool ceil_mode = kind == GeomKind::Pool && attr_int(node, "ceil_mode", 0) != 0;
+  const bool ceil_mode = kind == GeomKind::Pool && node.attr_int("ceil_mode", 0) != 0;
 
   kernels::ConvGeom& g = out->g;
   g = kernels::ConvGeom{};
@@ -82,7 +82,7 @@ const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size
     g.M = g.C;
   }
   int64_t oe[3], pb[3], pe[3];
-  const Attribute* oshape = kind == GeomKind::ConvTranspose ? find_attr(node, "output_shape") : nullptr;
+  const Attribute* oshape = kind == GeomKind::ConvTranspose ? node.attr("output_shape") : nullptr;
   if (oshape && !oshape->ints.empty() && oshape->ints.size() != sp && oshape->ints.size() != xrank)
     return "output_shape must have one value per spatial axis";
   for (size_t i = 0; i < sp; ++i) {
@@ -159,13 +159,13 @@ const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size
 
 std::string geom_error_text(const Node& node, const char* reason, const std::vector<int64_t>& x, const std::vector<int64_t>* w) {
   auto ints = [&](const char* name) {
-    const Attribute* a = find_attr(node, name);
+    const Attribute* a = node.attr(name);
     return a ? shape_str(a->ints) : std::string("(default)");
   };
   std::string s = msg(reason, ": input ", shape_str(x));
   if (w) s += msg(", weights ", shape_str(*w));
   s += msg(", kernel_shape ", ints("kernel_shape"), ", strides ", ints("strides"), ", dilations ", ints("dilations"), ", pads ",
-           ints("pads"), ", group ", attr_int(node, "group", 1), ", auto_pad ", node.attr_string("auto_pad", "NOTSET"));
+           ints("pads"), ", group ", node.attr_int("group", 1), ", auto_pad ", node.attr_string("auto_pad", "NOTSET"));
   return s + "; fix the attributes or the shapes so every output window fits";
 }
 
@@ -204,7 +204,7 @@ Status infer_conv(InferContext& ctx) { return infer_conv_like(ctx, GeomKind::Con
 
 // FusedConv's activation (graph/ops/epilogue.h's list), Identity when absent.
 bool conv_activation(const Node& node, kernels::UnaryOp* op) {
-  const Attribute* a = find_attr(node, "activation");
+  const Attribute* a = node.attr("activation");
   if (!a || a->s.empty() || a->s == "Identity") {
     *op = kernels::UnaryOp::Identity;
     return true;
@@ -221,7 +221,7 @@ Status infer_fused_conv(InferContext& ctx) {
   OM_TRY(infer_conv_like(ctx, GeomKind::Conv));
   kernels::UnaryOp op;
   if (!conv_activation(ctx.node, &op))
-    return ctx.error(ErrorKind::InvalidArgument, msg("unknown activation '", find_attr(ctx.node, "activation")->s, "' (",
+    return ctx.error(ErrorKind::InvalidArgument, msg("unknown activation '", ctx.node.attr("activation")->s, "' (",
                                                      epilogue_activation_names(), ")"));
   if (ctx.num_inputs() > 3) {
     const int64_t M = ctx.outputs[0].shape[1];
@@ -272,7 +272,7 @@ Status prepare_conv(const InferContext& ctx, Prepared& out) {
   ConvParams& p = out.record<ConvParams>();
   p.g = geom_of(ctx, kind).g;
   conv_activation(ctx.node, &p.act);
-  p.epsilon = attr_float(ctx.node, "epsilon", 1e-5f);
+  p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
   p.algo = kernels::conv_algorithm(p.g, ctx.mode, ctx.input(3) != nullptr);
   out.work = p.g.N;
   return Status::ok();
@@ -348,7 +348,7 @@ bool conv_packable_weights(const Node& node, const std::vector<const ValueDesc*>
 // (group 1); Conv's as its left operand (conv_packable_weights).
 bool conv_packable(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
   if (inputs.size() < 2 || !inputs[0] || !inputs[1] || inputs[1]->dtype != DType::f32) return false;
-  if (attr_int(node, "group", 1) != 1) return false;
+  if (node.attr_int("group", 1) != 1) return false;
   out->input = 1;
   if (node.op_type != "ConvTranspose") return conv_packable_weights(node, inputs, out);
   const auto& w = inputs[1]->shape;

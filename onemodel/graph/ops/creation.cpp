@@ -84,7 +84,7 @@ Status range_kernel(const KernelContext& k) {
 // it, an f32 0.
 Status fill_value(const InferContext& ctx, const TensorData** t) {
   *t = nullptr;
-  const Attribute* a = find_attr(ctx.node, "value");
+  const Attribute* a = ctx.node.attr("value");
   if (!a) return Status::ok();
   if (a->type != AttrType::Tensor || !a->t) return ctx.error(ErrorKind::Format, "attribute value must be a tensor");
   if (a->t->numel() != 1 || a->t->nbytes != dtype_size(a->t->dtype))

@@ -23,8 +23,8 @@ Status infer_gather(InferContext& ctx) {
   if (ind->dtype != DType::i64 && ind->dtype != DType::i32)
     return ctx.error(ErrorKind::DTypeMismatch, msg("indices must be i64 or i32, got ", dtype_name(ind->dtype)));
   int64_t axis;
-  if (!normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(x->shape.size()), &axis))
-    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", 0), " is out of range for ", shape_str(x->shape)));
+  if (!normalize_axis(ctx.node.attr_int("axis", 0), int64_t(x->shape.size()), &axis))
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", ctx.node.attr_int("axis", 0), " is out of range for ", shape_str(x->shape)));
   if (ind->data) {  // known indices: check them now, so a bad constant fails at creation
     const int64_t d = x->shape[size_t(axis)];
     for (int64_t i = 0; i < ind->numel(); ++i) {
@@ -51,7 +51,7 @@ struct GatherParams {
 Status prepare_gather(const InferContext& ctx, Prepared& out) {
   const ValueDesc& x = *ctx.input(0);
   GatherParams& p = out.record<GatherParams>();
-  normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(x.shape.size()), &p.axis);  // checked by infer
+  normalize_axis(ctx.node.attr_int("axis", 0), int64_t(x.shape.size()), &p.axis);  // checked by infer
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < p.axis; ++i) outer *= x.shape[size_t(i)];
   for (size_t i = size_t(p.axis) + 1; i < x.shape.size(); ++i) inner *= x.shape[i];
@@ -93,8 +93,8 @@ Status check_indices(const InferContext& ctx, size_t i, const ValueDesc& data, i
     return ctx.error(ErrorKind::DTypeMismatch, msg("indices must be i64 or i32, got ", dtype_name(idx->dtype)));
   if (idx->shape.size() != data.shape.size())
     return ctx.error(ErrorKind::ShapeMismatch, msg("indices ", shape_str(idx->shape), " must have the rank of data ", shape_str(data.shape)));
-  if (!normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(data.shape.size()), axis))
-    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", 0), " is out of range for ", shape_str(data.shape)));
+  if (!normalize_axis(ctx.node.attr_int("axis", 0), int64_t(data.shape.size()), axis))
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", ctx.node.attr_int("axis", 0), " is out of range for ", shape_str(data.shape)));
   for (size_t d = 0; d < data.shape.size(); ++d)
     if (int64_t(d) != *axis && idx->shape[d] > data.shape[d])
       return ctx.error(ErrorKind::ShapeMismatch, msg("indices ", shape_str(idx->shape), " exceed data ", shape_str(data.shape), " on axis ", d,
@@ -149,7 +149,7 @@ struct GatherElementsParams {
 
 Status prepare_gather_elements(const InferContext& ctx, Prepared& out) {
   int64_t& axis = out.record<GatherElementsParams>().axis;
-  normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(ctx.input(0)->shape.size()), &axis);  // checked by infer
+  normalize_axis(ctx.node.attr_int("axis", 0), int64_t(ctx.input(0)->shape.size()), &axis);  // checked by infer
   out.work = ctx.input(1)->numel();
   return Status::ok();
 }
@@ -173,7 +173,7 @@ Status infer_scatter_elements(InferContext& ctx) {
   if (u->dtype != ctx.input(0)->dtype || u->shape != ctx.input(1)->shape)
     return ctx.error(ErrorKind::ShapeMismatch, msg("updates ", dtype_name(u->dtype), " ", shape_str(u->shape),
                                                    " must have the data's dtype and the indices' shape ", shape_str(ctx.input(1)->shape)));
-  const Attribute* r = find_attr(ctx.node, "reduction");
+  const Attribute* r = ctx.node.attr("reduction");
   if (r && !(r->s == "none" || r->s == "add" || r->s == "mul" || r->s == "max" || r->s == "min"))
     return ctx.error(ErrorKind::InvalidArgument, msg("reduction must be none, add, mul, max or min, got '", r->s, "'"));
   const DType dt = ctx.input(0)->dtype;
@@ -185,7 +185,7 @@ Status infer_scatter_elements(InferContext& ctx) {
 
 // Scatter (the deprecated name) never had a reduction: one given is refused, not applied.
 Status infer_scatter(InferContext& ctx) {
-  if (find_attr(ctx.node, "reduction")) return ctx.error(ErrorKind::InvalidArgument, "Scatter has no reduction attribute: use ScatterElements");
+  if (ctx.node.attr("reduction")) return ctx.error(ErrorKind::InvalidArgument, "Scatter has no reduction attribute: use ScatterElements");
   return infer_scatter_elements(ctx);
 }
 
@@ -198,8 +198,8 @@ struct ScatterParams {
 
 Status prepare_scatter(const InferContext& ctx, Prepared& out) {
   ScatterParams& p = out.record<ScatterParams>();
-  normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(ctx.input(0)->shape.size()), &p.axis);  // checked by infer
-  const std::string_view r = attr_text(ctx.node, "reduction", "none");
+  normalize_axis(ctx.node.attr_int("axis", 0), int64_t(ctx.input(0)->shape.size()), &p.axis);  // checked by infer
+  const std::string_view r = ctx.node.attr_text("reduction", "none");
   p.how = r == "none" ? 0 : r == "add" ? 'a' : r == "mul" ? 'm' : r == "max" ? 'x' : 'n';
   return Status::ok();
 }
@@ -290,7 +290,7 @@ const char* nd_offset(const TensorArg& data, const TensorArg& idx, int64_t batch
 Status infer_gather_nd(InferContext& ctx) {
   OM_TRY(need_input(ctx, 0));
   OM_TRY(need_input(ctx, 1));
-  const int64_t batch = attr_int(ctx.node, "batch_dims", 0);
+  const int64_t batch = ctx.node.attr_int("batch_dims", 0);
   int64_t k = 0;
   OM_TRY(check_nd(ctx, batch, &k));
   const auto& is = ctx.input(1)->shape;
@@ -307,7 +307,7 @@ struct GatherNDParams {
 };
 
 Status prepare_gather_nd(const InferContext& ctx, Prepared& out) {
-  out.record<GatherNDParams>().batch = attr_int(ctx.node, "batch_dims", 0);
+  out.record<GatherNDParams>().batch = ctx.node.attr_int("batch_dims", 0);
   const ValueDesc& idx = *ctx.input(1);
   const int64_t kk = idx.shape.back();
   out.work = kk == 0 ? 0 : idx.numel() / kk;
@@ -340,7 +340,7 @@ Status infer_scatter_nd(InferContext& ctx) {
   want.insert(want.end(), ds.begin() + k, ds.end());
   if (ctx.input(2)->shape != want || ctx.input(2)->dtype != ctx.input(0)->dtype)
     return ctx.error(ErrorKind::ShapeMismatch, msg("updates ", shape_str(ctx.input(2)->shape), " must be ", shape_str(want), " of the data's dtype"));
-  const Attribute* r = find_attr(ctx.node, "reduction");
+  const Attribute* r = ctx.node.attr("reduction");
   if (r && r->s != "none" && r->s != "add" && r->s != "mul")
     return ctx.error(ErrorKind::InvalidArgument, msg("reduction must be none, add or mul, got '", r->s, "'"));
   if (r && r->s != "none" && ctx.input(0)->dtype != DType::f32)
@@ -356,7 +356,7 @@ struct ScatterNDParams {
 };
 
 Status prepare_scatter_nd(const InferContext& ctx, Prepared& out) {
-  const std::string_view r = attr_text(ctx.node, "reduction", "none");  // checked by infer
+  const std::string_view r = ctx.node.attr_text("reduction", "none");  // checked by infer
   out.record<ScatterNDParams>().how = r == "none" ? 'n' : r == "add" ? 'a' : 'm';
   return Status::ok();
 }

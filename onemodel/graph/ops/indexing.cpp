@@ -119,8 +119,8 @@ Status infer_concat(InferContext& ctx) {
   if (ctx.num_inputs() == 0 || !ctx.input(0)) return ctx.error(ErrorKind::InvalidArgument, "needs at least one input");
   const ValueDesc* first = ctx.input(0);
   int64_t axis;
-  if (!normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(first->shape.size()), &axis))
-    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", 0), " is out of range for ", shape_str(first->shape)));
+  if (!normalize_axis(ctx.node.attr_int("axis", 0), int64_t(first->shape.size()), &axis))
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", ctx.node.attr_int("axis", 0), " is out of range for ", shape_str(first->shape)));
   std::vector<int64_t> out = first->shape;
   out[size_t(axis)] = 0;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
@@ -150,7 +150,7 @@ struct ConcatParams {
 Status prepare_concat(const InferContext& ctx, Prepared& out) {
   const ValueDesc& y = ctx.outputs[0];
   ConcatParams& p = out.record<ConcatParams>();
-  normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(y.shape.size()), &p.axis);  // checked by infer
+  normalize_axis(ctx.node.attr_int("axis", 0), int64_t(y.shape.size()), &p.axis);  // checked by infer
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < p.axis; ++i) outer *= y.shape[size_t(i)];
   for (size_t i = size_t(p.axis) + 1; i < y.shape.size(); ++i) inner *= y.shape[i];
@@ -181,7 +181,7 @@ Status concat_kernel(const KernelContext& k) {
 Status infer_cast(InferContext& ctx) {
   if (!ctx.input(0)) return ctx.error(ErrorKind::InvalidArgument, "input is required");
   DType to;
-  OM_TRY(dtype_code_attr(ctx, "to", attr_int(ctx.node, "to", -1), &to));
+  OM_TRY(dtype_code_attr(ctx, "to", ctx.node.attr_int("to", -1), &to));
   ctx.set_output(0, to, ctx.input(0)->shape);
   return Status::ok();
 }
@@ -262,7 +262,7 @@ Status infer_one_hot(InferContext& ctx) {
   if (d < 1 || d > kMaxNumel) return ctx.error(ErrorKind::InvalidArgument, msg("depth must be in [1, 2^48], got ", d));
   std::vector<int64_t> shape = ctx.input(0)->shape;
   int64_t axis = 0;
-  if (!normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(shape.size()) + 1, &axis))
+  if (!normalize_axis(ctx.node.attr_int("axis", -1), int64_t(shape.size()) + 1, &axis))
     return ctx.error(ErrorKind::InvalidArgument, "axis is out of range");
   shape.insert(shape.begin() + axis, d);
   int64_t n = 0;
@@ -280,7 +280,7 @@ struct OneHotParams {
 Status prepare_one_hot(const InferContext& ctx, Prepared& out) {
   const std::vector<int64_t>& is = ctx.input(0)->shape;
   int64_t axis = 0;
-  normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(is.size()) + 1, &axis);  // checked by infer
+  normalize_axis(ctx.node.attr_int("axis", -1), int64_t(is.size()) + 1, &axis);  // checked by infer
   OneHotParams& p = out.record<OneHotParams>();
   p.depth = ctx.outputs[0].shape[size_t(axis)];
   p.inner = dims_product(is.data(), size_t(axis), is.size());
@@ -324,7 +324,7 @@ Status infer_eye_like(InferContext& ctx) {
   OM_TRY(need_input(ctx, 0));
   if (ctx.input(0)->shape.size() != 2) return ctx.error(ErrorKind::InvalidArgument, "input must be 2-D");
   DType dt = ctx.input(0)->dtype;
-  if (const Attribute* a = find_attr(ctx.node, "dtype")) OM_TRY(dtype_code_attr(ctx, "dtype", a->i, &dt));
+  if (const Attribute* a = ctx.node.attr("dtype")) OM_TRY(dtype_code_attr(ctx, "dtype", a->i, &dt));
   ctx.set_output(0, dt, ctx.input(0)->shape);
   return Status::ok();
 }
@@ -335,7 +335,7 @@ struct EyeLikeParams {
 };
 
 Status prepare_eye_like(const InferContext& ctx, Prepared& out) {
-  out.record<EyeLikeParams>().diag = attr_int(ctx.node, "k", 0);
+  out.record<EyeLikeParams>().diag = ctx.node.attr_int("k", 0);
   out.work = ctx.outputs[0].numel() == 0 ? 0 : ctx.outputs[0].shape[0];
   return Status::ok();
 }
@@ -374,7 +374,7 @@ Status infer_compress(InferContext& ctx) {
   if (c->dtype != DType::boolean || c->shape.size() != 1) return ctx.error(ErrorKind::InvalidArgument, "condition must be a 1-D bool tensor");
   if (!c->data) return ctx.error(ErrorKind::Unsupported, "condition must be known when the session plans (it decides the output shape)");
   const auto& s = ctx.input(0)->shape;
-  const Attribute* a = find_attr(ctx.node, "axis");
+  const Attribute* a = ctx.node.attr("axis");
   int64_t axis = 0, len = 0;
   if (a && !normalize_axis(a->i, int64_t(s.size()), &axis)) return ctx.error(ErrorKind::InvalidArgument, "axis is out of range");
   int64_t total = 1;
@@ -398,7 +398,7 @@ struct CompressParams {
 Status prepare_compress(const InferContext& ctx, Prepared& out) {
   const ValueDesc& x = *ctx.input(0);
   const ValueDesc& c = *ctx.input(1);
-  const Attribute* a = find_attr(ctx.node, "axis");
+  const Attribute* a = ctx.node.attr("axis");
   int64_t axis = 0;
   if (a) normalize_axis(a->i, int64_t(x.shape.size()), &axis);  // checked by infer
   const int64_t* dims = x.shape.data();

@@ -52,7 +52,7 @@ Status prepare_trilu(const InferContext& ctx, Prepared& out) {
   TriluParams& p = out.record<TriluParams>();
   p.rows = x[x.size() - 2];
   p.cols = x[x.size() - 1];
-  p.upper = attr_int(ctx.node, "upper", 1) != 0;
+  p.upper = ctx.node.attr_int("upper", 1) != 0;
   out.work = p.cols == 0 ? 0 : ctx.input(0)->numel() / p.cols;
   return Status::ok();
 }
@@ -83,8 +83,8 @@ Status trilu_kernel(const KernelContext& k) {
 Status split_sizes(const InferContext& ctx, int64_t* axis, std::vector<int64_t>* sizes) {
   const ValueDesc* x = ctx.input(0);
   const int64_t rank = int64_t(x->shape.size());
-  if (!normalize_axis(attr_int(ctx.node, "axis", 0), rank, axis))
-    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", 0), " is out of range for ", shape_str(x->shape)));
+  if (!normalize_axis(ctx.node.attr_int("axis", 0), rank, axis))
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", ctx.node.attr_int("axis", 0), " is out of range for ", shape_str(x->shape)));
   const int64_t d = x->shape[size_t(*axis)];
   const size_t n = ctx.node.outputs.size();
   if (ctx.input(1)) {
@@ -103,7 +103,7 @@ Status split_sizes(const InferContext& ctx, int64_t* axis, std::vector<int64_t>*
   const int64_t part = (d + int64_t(n) - 1) / int64_t(n);
   sizes->clear();
   for (size_t i = 0; i < n; ++i) sizes->push_back(std::max<int64_t>(0, std::min(part, d - part * int64_t(i))));
-  if (d % int64_t(n) != 0 && !find_attr(ctx.node, "num_outputs"))
+  if (d % int64_t(n) != 0 && !ctx.node.attr("num_outputs"))
     return ctx.error(ErrorKind::ShapeMismatch, msg("axis ", *axis, "'s size ", d, " does not split into ", n, " equal parts"));
   return Status::ok();
 }
@@ -131,7 +131,7 @@ struct SplitParams {
 Status prepare_split(const InferContext& ctx, Prepared& out) {
   const ValueDesc& x = *ctx.input(0);
   SplitParams& p = out.record<SplitParams>();
-  normalize_axis(attr_int(ctx.node, "axis", 0), int64_t(x.shape.size()), &p.axis);  // checked by infer
+  normalize_axis(ctx.node.attr_int("axis", 0), int64_t(x.shape.size()), &p.axis);  // checked by infer
   int64_t outer = 1;
   p.inner = int64_t(dtype_size(x.dtype));
   for (int64_t i = 0; i < p.axis; ++i) outer *= x.shape[size_t(i)];
@@ -212,10 +212,10 @@ template <bool ToSpace>
 Status infer_block(InferContext& ctx) {
   OM_TRY(need_input(ctx, 0));
   const ValueDesc* x = ctx.input(0);
-  const int64_t b = attr_int(ctx.node, "blocksize", 0);
+  const int64_t b = ctx.node.attr_int("blocksize", 0);
   if (x->shape.size() != 4) return ctx.error(ErrorKind::InvalidArgument, msg("input must be 4-D (N, C, H, W), got ", shape_str(x->shape)));
   if (b < 1) return ctx.error(ErrorKind::InvalidArgument, "blocksize must be >= 1");
-  if (ToSpace && !attr_is(ctx.node, "mode", "DCR") && !attr_is(ctx.node, "mode", "CRD") && find_attr(ctx.node, "mode"))
+  if (ToSpace && !ctx.node.attr_is("mode", "DCR") && !ctx.node.attr_is("mode", "CRD") && ctx.node.attr("mode"))
     return ctx.error(ErrorKind::InvalidArgument, "mode must be DCR or CRD");
   const auto& s = x->shape;
   int64_t bb = 0;
@@ -239,11 +239,11 @@ Status infer_block(InferContext& ctx) {
 template <bool ToSpace>
 Status prepare_block(const InferContext& ctx, Prepared& out) {
   const ValueDesc& X = *ctx.input(0);
-  const int64_t b = attr_int(ctx.node, "blocksize", 1);
+  const int64_t b = ctx.node.attr_int("blocksize", 1);
   const int64_t N = X.shape[0], C = X.shape[1], H = X.shape[2], W = X.shape[3];
   int64_t dims[6];
   int64_t perm[6];
-  if (ToSpace && attr_is(ctx.node, "mode", "CRD")) {
+  if (ToSpace && ctx.node.attr_is("mode", "CRD")) {
     const int64_t d[6] = {N, C / (b * b), b, b, H, W}, p[6] = {0, 1, 4, 2, 5, 3};
     std::memcpy(dims, d, sizeof d), std::memcpy(perm, p, sizeof p);
   } else if (ToSpace) {

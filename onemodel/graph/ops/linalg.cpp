@@ -156,7 +156,7 @@ const char* parse_einsum(const char* eq, int nops, const int64_t* const* dims, c
 }
 
 const char* equation_of(const Node& node) {
-  const Attribute* a = find_attr(node, "equation");
+  const Attribute* a = node.attr("equation");
   return a && a->type == AttrType::String ? a->s.c_str() : nullptr;
 }
 

@@ -25,8 +25,8 @@ namespace {
 enum class Reduction { None, Sum, Mean };
 
 Reduction reduction_of(const Node& node) {
-  if (attr_is(node, "reduction", "none")) return Reduction::None;
-  if (attr_is(node, "reduction", "sum")) return Reduction::Sum;
+  if (node.attr_is("reduction", "none")) return Reduction::None;
+  if (node.attr_is("reduction", "sum")) return Reduction::Sum;
   return Reduction::Mean;
 }
 
@@ -51,7 +51,7 @@ Status infer_loss(InferContext& ctx, bool log_prob) {
       return ctx.error(ErrorKind::ShapeMismatch, msg("weight must be f32 [C] = [", x->shape[1], "], got ", dtype_name(w->dtype), " ",
                                                      shape_str(w->shape)));
   }
-  const Attribute* r = find_attr(ctx.node, "reduction");
+  const Attribute* r = ctx.node.attr("reduction");
   if (r && r->s != "none" && r->s != "sum" && r->s != "mean")
     return ctx.error(ErrorKind::InvalidArgument, msg("reduction must be none, sum or mean, got '", r->s, "'"));
   const size_t outs = ctx.outputs.size();
@@ -90,7 +90,7 @@ Status prepare_loss(const InferContext& ctx, Prepared& out) {
   const std::vector<int64_t>& x = ctx.input(0)->shape;
   LossParams& p = out.record<LossParams>();
   p.red = reduction_of(ctx.node);
-  const Attribute* ii = find_attr(ctx.node, "ignore_index");
+  const Attribute* ii = ctx.node.attr("ignore_index");
   p.has_ii = ii != nullptr;
   p.ii = ii ? ii->i : 0;
   for (size_t d = 2; d < x.size(); ++d) p.inner *= x[d];

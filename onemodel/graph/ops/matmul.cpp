@@ -83,7 +83,7 @@ Status infer_gemm(InferContext& ctx) {
   const auto& b = ctx.input(1)->shape;
   if (a.size() != 2 || b.size() != 2)
     return ctx.error(ErrorKind::ShapeMismatch, msg("A and B must be 2-D, got ", shape_str(a), " and ", shape_str(b)));
-  const bool ta = attr_int(ctx.node, "transA", 0) != 0, tb = attr_int(ctx.node, "transB", 0) != 0;
+  const bool ta = ctx.node.attr_int("transA", 0) != 0, tb = ctx.node.attr_int("transB", 0) != 0;
   const int64_t M = ta ? a[1] : a[0], K = ta ? a[0] : a[1];
   const int64_t Kb = tb ? b[1] : b[0], N = tb ? b[0] : b[1];
   if (K != Kb) return ctx.error(ErrorKind::ShapeMismatch, msg("inner sizes differ: ", K, " vs ", Kb, " (A ", shape_str(a), ", B ", shape_str(b), ")"));
@@ -99,7 +99,7 @@ Status infer_gemm(InferContext& ctx) {
 
 size_t gemm_scratch(const InferContext& ctx) {
   const auto& y = ctx.outputs[0].shape;
-  const bool ta = attr_int(ctx.node, "transA", 0) != 0;
+  const bool ta = ctx.node.attr_int("transA", 0) != 0;
   const auto& a = ctx.input(0)->shape;
   return gemm_scratch_floats(size_t(y[0]), size_t(y[1]), size_t(ta ? a[0] : a[1])) * sizeof(float);
 }
@@ -113,10 +113,10 @@ struct GemmParams {
 
 Status prepare_gemm(const InferContext& ctx, Prepared& out) {
   GemmParams& p = out.record<GemmParams>();
-  p.trans_a = attr_int(ctx.node, "transA", 0) != 0;
-  p.trans_b = attr_int(ctx.node, "transB", 0) != 0;
-  p.alpha = attr_float(ctx.node, "alpha", 1.0f);
-  p.beta = attr_float(ctx.node, "beta", 1.0f);
+  p.trans_a = ctx.node.attr_int("transA", 0) != 0;
+  p.trans_b = ctx.node.attr_int("transB", 0) != 0;
+  p.alpha = ctx.node.attr_float("alpha", 1.0f);
+  p.beta = ctx.node.attr_float("beta", 1.0f);
   out.work = ctx.outputs[0].shape[0];
   return Status::ok();
 }
@@ -172,7 +172,7 @@ Status gemm_kernel(const KernelContext& k) {
 // through its row stride, so no copy is made and every output is still the same fma chain.
 
 bool activation_of(const Node& node, UnaryOp* op) {
-  const Attribute* a = find_attr(node, "activation");
+  const Attribute* a = node.attr("activation");
   if (!a || a->s.empty() || a->s == "Identity") { *op = UnaryOp::Identity; return true; }
   const EpilogueActivation* e = find_epilogue_activation(a->s);
   if (e) *op = e->op;
@@ -181,7 +181,7 @@ bool activation_of(const Node& node, UnaryOp* op) {
 
 // The perm attribute `name`, or null when absent (identity).
 const std::vector<int64_t>* perm_of(const Node& node, const char* name) {
-  const Attribute* a = find_attr(node, name);
+  const Attribute* a = node.attr(name);
   return a && !a->ints.empty() ? &a->ints : nullptr;
 }
 
@@ -241,7 +241,7 @@ Status infer_fused(InferContext& ctx) {
   }
   UnaryOp op;
   if (!activation_of(ctx.node, &op))
-    return ctx.error(ErrorKind::InvalidArgument, msg("unknown activation '", find_attr(ctx.node, "activation")->s,
+    return ctx.error(ErrorKind::InvalidArgument, msg("unknown activation '", ctx.node.attr("activation")->s,
                                                      "' (", epilogue_activation_names(), ")"));
   return Status::ok();
 }
@@ -319,7 +319,7 @@ Status prepare_product(const InferContext& ctx, Prepared& out) {
   p.b_rs = b1 ? B.str[0] : B.str[B.rank - 2];
   p.b_cs = b1 ? 1 : B.str[B.rank - 1];
   activation_of(node, &p.act);
-  p.alpha = attr_float(node, "alpha", 1.0f);
+  p.alpha = node.attr_float("alpha", 1.0f);
   const bool residual = ctx.input(3) != nullptr;
   const ValueDesc& Y = ctx.outputs[0];
 
@@ -482,7 +482,7 @@ bool matmul_packable_b(const Node& node, const std::vector<const ValueDesc*>& in
     return true;
   }
   if (onnx && node.op_type == "Gemm") {
-    const bool tb = attr_int(node, "transB", 0) != 0;
+    const bool tb = node.attr_int("transB", 0) != 0;
     out->K = size_t(tb ? b[1] : b[0]);
     out->N = size_t(tb ? b[0] : b[1]);
     out->rs = tb ? 1 : b[1];

@@ -43,11 +43,11 @@ Status infer_layer_norm(InferContext& ctx) {
     return ctx.error(ErrorKind::DTypeMismatch, msg("input X must be f32, got ", x ? dtype_name(x->dtype) : "nothing"));
   const int64_t rank = int64_t(x->shape.size());
   int64_t axis;
-  if (rank == 0 || !normalize_axis(attr_int(ctx.node, "axis", -1), rank, &axis))
-    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", -1), " is out of range for X ",
+  if (rank == 0 || !normalize_axis(ctx.node.attr_int("axis", -1), rank, &axis))
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", ctx.node.attr_int("axis", -1), " is out of range for X ",
                                                      shape_str(x->shape), "; give an axis in [-rank, rank)"));
-  if (attr_int(ctx.node, "stash_type", 1) != 1)
-    return ctx.error(ErrorKind::Unsupported, msg("stash_type ", attr_int(ctx.node, "stash_type", 1),
+  if (ctx.node.attr_int("stash_type", 1) != 1)
+    return ctx.error(ErrorKind::Unsupported, msg("stash_type ", ctx.node.attr_int("stash_type", 1),
                                                  " is not supported; only 1 (float) is"));
   int64_t rows, n;
   if (!split_rows(x->shape.data(), x->shape.size(), axis, &rows, &n))
@@ -82,9 +82,9 @@ Status prepare_layer_norm(const InferContext& ctx, Prepared& out) {
   const ValueDesc& x = *ctx.input(0);
   LayerNormParams& p = out.record<LayerNormParams>();
   int64_t axis = 0;
-  normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(x.shape.size()), &axis);  // checked by infer
+  normalize_axis(ctx.node.attr_int("axis", -1), int64_t(x.shape.size()), &axis);  // checked by infer
   split_rows(x.shape.data(), x.shape.size(), axis, &p.rows, &p.n);
-  p.epsilon = attr_float(ctx.node, "epsilon", 1e-5f);
+  p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
   out.work = p.n == 0 ? 0 : p.rows;
   return Status::ok();
 }
@@ -134,7 +134,7 @@ Status refuse_extra_outputs(const InferContext& ctx, const char* what) {
 
 Status infer_batch_norm(InferContext& ctx) {
   for (size_t i = 0; i < 5; ++i) OM_TRY(require_dtype(ctx, i, {DType::f32}));
-  const bool training = attr_int(ctx.node, "training_mode", 0) != 0;
+  const bool training = ctx.node.attr_int("training_mode", 0) != 0;
   if (!training) OM_TRY(refuse_extra_outputs(ctx, "running statistics, given only in training_mode"));
   const auto& x = ctx.input(0)->shape;
   if (x.size() < 2) return ctx.error(ErrorKind::ShapeMismatch, msg("the input must be [N, C, ...], got ", shape_str(x)));
@@ -153,7 +153,7 @@ Status infer_batch_norm(InferContext& ctx) {
 
 // training_mode: the batch mean and (population) variance per channel, in the scratch.
 size_t batch_norm_scratch(const InferContext& ctx) {
-  return attr_int(ctx.node, "training_mode", 0) != 0 ? size_t(ctx.input(0)->shape[1]) * 2 * sizeof(float) : 0;
+  return ctx.node.attr_int("training_mode", 0) != 0 ? size_t(ctx.input(0)->shape[1]) * 2 * sizeof(float) : 0;
 }
 
 // The batch statistics of channel c of [N, C, inner]: the mean is the library's sum of each
@@ -190,9 +190,9 @@ Status prepare_batch_norm(const InferContext& ctx, Prepared& out) {
   p.N = x.shape[0];
   p.C = x.shape[1];
   p.inner = p.N * p.C == 0 ? 0 : x.numel() / (p.N * p.C);
-  p.epsilon = attr_float(ctx.node, "epsilon", 1e-5f);
-  p.momentum = attr_float(ctx.node, "momentum", 0.9f);
-  p.training = attr_int(ctx.node, "training_mode", 0) != 0;
+  p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
+  p.momentum = ctx.node.attr_float("momentum", 0.9f);
+  p.training = ctx.node.attr_int("training_mode", 0) != 0;
   out.work = p.C;
   return Status::ok();
 }
@@ -252,7 +252,7 @@ Status prepare_instance_norm(const InferContext& ctx, Prepared& out) {
   InstanceNormParams& p = out.record<InstanceNormParams>();
   p.C = s[1];
   for (size_t i = 2; i < s.size(); ++i) p.spatial *= s[i];
-  p.epsilon = attr_float(ctx.node, "epsilon", 1e-5f);
+  p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
   out.work = s[0] * s[1];
   return Status::ok();
 }
@@ -297,7 +297,7 @@ Status infer_f32_rank(InferContext& ctx, size_t min_rank) {
 
 Status infer_lrn(InferContext& ctx) {
   OM_TRY(infer_f32_rank(ctx, 2));
-  if (attr_int(ctx.node, "size", 0) < 1) return ctx.error(ErrorKind::InvalidArgument, "attribute size (>= 1) is required");
+  if (ctx.node.attr_int("size", 0) < 1) return ctx.error(ErrorKind::InvalidArgument, "attribute size (>= 1) is required");
   return Status::ok();
 }
 
@@ -310,10 +310,10 @@ struct LrnParams {
 Status prepare_lrn(const InferContext& ctx, Prepared& out) {
   const ValueDesc& x = *ctx.input(0);
   LrnParams& p = out.record<LrnParams>();
-  p.alpha = attr_float(ctx.node, "alpha", 1e-4f);
-  p.beta = attr_float(ctx.node, "beta", 0.75f);
-  p.bias = attr_float(ctx.node, "bias", 1.0f);
-  p.size = attr_int(ctx.node, "size", 1);
+  p.alpha = ctx.node.attr_float("alpha", 1e-4f);
+  p.beta = ctx.node.attr_float("beta", 0.75f);
+  p.bias = ctx.node.attr_float("bias", 1.0f);
+  p.size = ctx.node.attr_int("size", 1);
   p.C = x.shape[1];
   p.inner = 1;
   for (size_t i = 2; i < x.shape.size(); ++i) p.inner *= x.shape[i];
@@ -350,7 +350,7 @@ Status lrn_kernel(const KernelContext& k) {
 
 bool mvn_mask(const Node& node, size_t rank, bool mask[kMaxRank]) {
   for (size_t i = 0; i < kMaxRank; ++i) mask[i] = false;
-  const Attribute* a = find_attr(node, "axes");
+  const Attribute* a = node.attr("axes");
   static const int64_t kDefault[] = {0, 2, 3};
   const int64_t* axes = a ? a->ints.data() : kDefault;
   const size_t n = a ? a->ints.size() : 3;

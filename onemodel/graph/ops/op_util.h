@@ -254,16 +254,4 @@ void transpose_copy(const void* x, const int64_t* dims, size_t rank, const int64
 void transpose_copy_range(const void* x, const int64_t* dims, size_t rank, const int64_t* perm, size_t elem_size, void* y,
                           int64_t begin, int64_t end);
 
-// A string attribute as a view of the node's own text, or `fallback`: no copy (prepare steps
-// read the modes they turn into record fields this way).
-inline std::string_view attr_text(const Node& node, const char* name, std::string_view fallback) {
-  const Attribute* a = find_attr(node, name);
-  return a && a->type == AttrType::String ? std::string_view(a->s) : fallback;
-}
-
-inline bool attr_is(const Node& node, const char* name, const char* value) {
-  const Attribute* a = find_attr(node, name);
-  return a && a->type == AttrType::String && a->s == value;
-}
-
 }  // namespace om::graph::ops

@@ -33,11 +33,11 @@ Status infer_step(InferContext& ctx) {
   if (ctx.node.outputs.size() > n * size_t(1 + states_of(s)))
     return ctx.error(ErrorKind::InvalidArgument, msg("has ", ctx.node.outputs.size(), " outputs; at most ", n * size_t(1 + states_of(s))));
   if (s == Step::Momentum) {
-    const Attribute* mode = find_attr(ctx.node, "mode");
+    const Attribute* mode = ctx.node.attr("mode");
     if (!mode || (mode->s != "standard" && mode->s != "nesterov"))
       return ctx.error(ErrorKind::InvalidArgument, "mode must be 'standard' or 'nesterov'");
     for (const char* a : {"alpha", "beta", "norm_coefficient"})
-      if (!find_attr(ctx.node, a)) return ctx.error(ErrorKind::InvalidArgument, msg("the attribute ", a, " is required"));
+      if (!ctx.node.attr(a)) return ctx.error(ErrorKind::InvalidArgument, msg("the attribute ", a, " is required"));
   }
   for (size_t i = 0; i < n; ++i) {
     const ValueDesc* x = ctx.input(2 + i);
@@ -62,19 +62,19 @@ template <Step s>
 Status prepare_step(const InferContext& ctx, Prepared& out) {
   const Node& node = ctx.node;
   StepParams& p = out.record<StepParams>();
-  p.norm = attr_float(node, "norm_coefficient", 0.0f);
+  p.norm = node.attr_float("norm_coefficient", 0.0f);
   if (s == Step::Adagrad) {
-    p.decay = attr_float(node, "decay_factor", 0.0f);
-    p.eps = attr_float(node, "epsilon", 1e-6f);
+    p.decay = node.attr_float("decay_factor", 0.0f);
+    p.eps = node.attr_float("epsilon", 1e-6f);
   } else if (s == Step::Momentum) {
-    p.alpha = attr_float(node, "alpha", 0.0f);
-    p.beta = attr_float(node, "beta", 0.0f);
-    p.nesterov = attr_is(node, "mode", "nesterov");
+    p.alpha = node.attr_float("alpha", 0.0f);
+    p.beta = node.attr_float("beta", 0.0f);
+    p.nesterov = node.attr_is("mode", "nesterov");
   } else {
-    p.alpha = attr_float(node, "alpha", 0.9f);
-    p.beta = attr_float(node, "beta", 0.999f);
-    p.eps = attr_float(node, "epsilon", 1e-6f);
-    p.post = attr_float(node, "norm_coefficient_post", 0.0f);
+    p.alpha = node.attr_float("alpha", 0.9f);
+    p.beta = node.attr_float("beta", 0.999f);
+    p.eps = node.attr_float("epsilon", 1e-6f);
+    p.post = node.attr_float("norm_coefficient_post", 0.0f);
   }
   const size_t n = (ctx.num_inputs() - 2) / size_t(2 + states_of(s));
   out.work = 0;

@@ -19,7 +19,7 @@ Status infer_pool(InferContext& ctx) {
   const bool u8 = max && ctx.input(0) && ctx.input(0)->dtype == DType::u8;
   if (!u8) OM_TRY(require_dtype(ctx, 0, {DType::f32}));
   if (max) {
-    const int64_t order = attr_int(ctx.node, "storage_order", 0);
+    const int64_t order = ctx.node.attr_int("storage_order", 0);
     if (order != 0 && order != 1) return ctx.error(ErrorKind::InvalidArgument, msg("storage_order must be 0 or 1, got ", order));
   }
   const auto& x = ctx.input(0)->shape;
@@ -56,8 +56,8 @@ Status prepare_pool(const InferContext& ctx, Prepared& out) {
   const ValueDesc& x = *ctx.input(0);
   PoolParams& p = out.record<PoolParams>();
   p.sg = pool_geom(ctx.node, x.shape.data(), x.shape.size());
-  p.count_include_pad = attr_int(ctx.node, "count_include_pad", 0) != 0;
-  p.column_major = attr_int(ctx.node, "storage_order", 0) == 1;
+  p.count_include_pad = ctx.node.attr_int("count_include_pad", 0) != 0;
+  p.column_major = ctx.node.attr_int("storage_order", 0) == 1;
   out.work = p.sg.g.N * p.sg.g.C;
   return Status::ok();
 }
@@ -223,7 +223,7 @@ const char* unpool_shape(const Node& node, const int64_t* x, size_t rank, int64_
   if (rank < 3 || rank > kMaxRank) return "X must be [N, C, spatial...]";
   const size_t sp = rank - 2;
   int64_t k[kMaxRank], s[kMaxRank], pads[2 * kMaxRank];
-  if (!find_attr(node, "kernel_shape") || !read_ints(node, "kernel_shape", sp, 1, 1, k) || !read_ints(node, "strides", sp, 1, 1, s) ||
+  if (!node.attr("kernel_shape") || !read_ints(node, "kernel_shape", sp, 1, 1, k) || !read_ints(node, "strides", sp, 1, 1, s) ||
       !read_ints(node, "pads", 2 * sp, 0, 0, pads))
     return "kernel_shape (required) and strides must have one value >= 1 per spatial axis, pads two values >= 0";
   y[0] = x[0];
@@ -238,7 +238,7 @@ const char* unpool_shape(const Node& node, const int64_t* x, size_t rank, int64_
 }
 
 bool has_pads(const Node& node) {
-  const Attribute* p = find_attr(node, "pads");
+  const Attribute* p = node.attr("pads");
   return p && std::any_of(p->ints.begin(), p->ints.end(), [](int64_t v) { return v != 0; });
 }
 

@@ -98,7 +98,7 @@ void store_q(const TensorArg& y, int64_t i, int32_t v) {
 // The axis the scale runs along (normalized), after checking the scale and zero point shapes.
 Status check_axis_params(const InferContext& ctx, int64_t* axis_out) {
   const std::vector<int64_t>& x = ctx.input(0)->shape;
-  const int64_t a = attr_int(ctx.node, "axis", 1);
+  const int64_t a = ctx.node.attr_int("axis", 1);
   const ValueDesc* s = ctx.input(1);
   const bool per_tensor = s->shape.size() <= 1 && s->numel() == 1;
   int64_t axis = 0;

@@ -26,7 +26,7 @@ bool read_axes(const Node& node, const ValueDesc* axes_desc, size_t rank, bool m
     n = axes_desc->numel();
     if (axes_desc->dtype == DType::i64) a64 = static_cast<const int64_t*>(axes_desc->data);
     else a32 = static_cast<const int32_t*>(axes_desc->data);
-  } else if (const Attribute* at = find_attr(node, "axes")) {
+  } else if (const Attribute* at = node.attr("axes")) {
     n = int64_t(at->ints.size());
     a64 = at->ints.data();
   }
@@ -69,9 +69,9 @@ Status infer_reduce(InferContext& ctx) {
   size_t count = 0;
   if (!read_axes(ctx.node, axes, x->shape.size(), mask, &count))
     return ctx.error(ErrorKind::InvalidArgument, msg("an axis is out of range for rank ", x->shape.size()));
-  const bool keep = attr_int(ctx.node, "keepdims", 1) != 0;
+  const bool keep = ctx.node.attr_int("keepdims", 1) != 0;
   if (count == 0) {
-    if (attr_int(ctx.node, "noop_with_empty_axes", 0) != 0) {
+    if (ctx.node.attr_int("noop_with_empty_axes", 0) != 0) {
       ctx.set_output(0, DType::f32, x->shape);
       return Status::ok();
     }
@@ -95,7 +95,7 @@ Status prepare_reduce(const InferContext& ctx, Prepared& out) {
   size_t count = 0;
   read_axes(ctx.node, ctx.input(1), rank, mask, &count);  // checked by infer
   if (count == 0) {
-    if (attr_int(ctx.node, "noop_with_empty_axes", 0) != 0) {
+    if (ctx.node.attr_int("noop_with_empty_axes", 0) != 0) {
       p.noop = true;
       out.work = X.numel();
       return Status::ok();
@@ -320,8 +320,8 @@ int64_t lines_of(const int64_t* dims, size_t rank, int64_t axis, int64_t* inner)
 
 Status prepare_cumsum(const InferContext& ctx, Prepared& out) {
   CumSumParams& p = out.record<CumSumParams>();
-  p.exclusive = attr_int(ctx.node, "exclusive", 0) != 0;
-  p.reverse = attr_int(ctx.node, "reverse", 0) != 0;
+  p.exclusive = ctx.node.attr_int("exclusive", 0) != 0;
+  p.reverse = ctx.node.attr_int("reverse", 0) != 0;
   const ValueDesc& x = *ctx.input(0);
   const ValueDesc& a = *ctx.input(1);
   if (a.data) {

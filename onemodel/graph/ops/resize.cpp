@@ -29,7 +29,7 @@ enum class ResizeForm { Resize, Upsample };
 template <ResizeForm F>
 const char* resize_modes(const Node& node, TapGeom* t, bool* taps) {
   kernels::ResizeGeom* g = &t->base;
-  const std::string_view mode = attr_text(node, "mode", "nearest");
+  const std::string_view mode = node.attr_text("mode", "nearest");
   if (F == ResizeForm::Upsample) {  // the opset 7-10 form: asymmetric coordinates, nearest rounds down
     g->coord = ResizeCoord::Asymmetric;
     g->nearest = ResizeNearest::Floor;
@@ -43,10 +43,10 @@ const char* resize_modes(const Node& node, TapGeom* t, bool* taps) {
   else if (mode == "linear") g->mode = ResizeMode::Linear;
   else if (mode == "cubic") t->cubic = true;
   else return "mode must be nearest, linear or cubic";
-  t->cubic_a = double(attr_float(node, "cubic_coeff_a", -0.75f));
-  t->exclude_outside = attr_int(node, "exclude_outside", 0) != 0;
-  t->extrapolation = attr_float(node, "extrapolation_value", 0.0f);
-  const std::string_view ct = attr_text(node, "coordinate_transformation_mode", "half_pixel");
+  t->cubic_a = double(node.attr_float("cubic_coeff_a", -0.75f));
+  t->exclude_outside = node.attr_int("exclude_outside", 0) != 0;
+  t->extrapolation = node.attr_float("extrapolation_value", 0.0f);
+  const std::string_view ct = node.attr_text("coordinate_transformation_mode", "half_pixel");
   if (ct == "half_pixel") g->coord = ResizeCoord::HalfPixel;
   else if (ct == "pytorch_half_pixel") g->coord = ResizeCoord::PytorchHalfPixel;
   else if (ct == "align_corners") g->coord = ResizeCoord::AlignCorners;
@@ -55,15 +55,15 @@ const char* resize_modes(const Node& node, TapGeom* t, bool* taps) {
   else if (ct == "tf_crop_and_resize") t->coord = TapCoord::TfCropAndResize;
   else return "coordinate_transformation_mode must be half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn or tf_crop_and_resize";
   *taps = t->cubic || t->coord != TapCoord::Kernel;
-  const std::string_view nm = attr_text(node, "nearest_mode", "round_prefer_floor");
+  const std::string_view nm = node.attr_text("nearest_mode", "round_prefer_floor");
   if (nm == "round_prefer_floor") g->nearest = ResizeNearest::RoundPreferFloor;
   else if (nm == "round_prefer_ceil") g->nearest = ResizeNearest::RoundPreferCeil;
   else if (nm == "floor") g->nearest = ResizeNearest::Floor;
   else if (nm == "ceil") g->nearest = ResizeNearest::Ceil;
   else return "nearest_mode must be round_prefer_floor, round_prefer_ceil, floor or ceil";
-  if (attr_int(node, "antialias", 0) != 0) return "antialias is not supported";
-  if (find_attr(node, "axes")) return "the axes attribute is not supported (give scales or sizes for all 4 axes)";
-  if (attr_text(node, "keep_aspect_ratio_policy", "stretch") != "stretch") return "keep_aspect_ratio_policy must be stretch";
+  if (node.attr_int("antialias", 0) != 0) return "antialias is not supported";
+  if (node.attr("axes")) return "the axes attribute is not supported (give scales or sizes for all 4 axes)";
+  if (node.attr_text("keep_aspect_ratio_policy", "stretch") != "stretch") return "keep_aspect_ratio_policy must be stretch";
   return nullptr;
 }
 
@@ -217,7 +217,7 @@ Status pad_amounts(const InferContext& ctx, std::vector<int64_t>* begin, std::ve
 }
 
 const char* pad_mode_of(const Node& node, PadMode* m) {
-  const std::string_view s = attr_text(node, "mode", "constant");
+  const std::string_view s = node.attr_text("mode", "constant");
   if (s == "constant") *m = PadMode::Constant;
   else if (s == "reflect") *m = PadMode::Reflect;
   else if (s == "edge") *m = PadMode::Edge;

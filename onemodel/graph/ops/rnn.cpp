@@ -38,7 +38,7 @@ struct Dims {
 };
 
 int directions_of(const Node& node) {
-  const Attribute* a = find_attr(node, "direction");
+  const Attribute* a = node.attr("direction");
   if (!a || a->s.empty() || a->s == "forward") return 1;
   if (a->s == "reverse") return -1;
   if (a->s == "bidirectional") return 2;
@@ -47,7 +47,7 @@ int directions_of(const Node& node) {
 
 // The activations the kernel implements: ONNX's defaults, given explicitly or not.
 bool default_activations(const Node& node, Cell cell, int64_t D, std::string* got) {
-  const Attribute* a = find_attr(node, "activations");
+  const Attribute* a = node.attr("activations");
   if (!a || a->strings.empty()) return true;
   static const char* const lstm[] = {"Sigmoid", "Tanh", "Tanh"};
   static const char* const gru[] = {"Sigmoid", "Tanh"};
@@ -76,10 +76,10 @@ Status rnn_dims(const InferContext& ctx, Cell cell, Dims* d) {
   const int dir = directions_of(node);
   if (dir == 0)
     return ctx.error(ErrorKind::InvalidArgument,
-                     msg("direction '", find_attr(node, "direction")->s, "' is not forward, reverse or bidirectional"));
+                     msg("direction '", node.attr("direction")->s, "' is not forward, reverse or bidirectional"));
   d->D = dir == 2 ? 2 : 1;
   d->reverse = dir == -1;
-  const int64_t layout = attr_int(node, "layout", 0);
+  const int64_t layout = node.attr_int("layout", 0);
   if (layout != 0 && layout != 1) return ctx.error(ErrorKind::InvalidArgument, msg("layout must be 0 or 1, got ", layout));
   d->batch_major = layout == 1;
   std::string acts;
@@ -87,10 +87,10 @@ Status rnn_dims(const InferContext& ctx, Cell cell, Dims* d) {
     return ctx.error(ErrorKind::Unsupported, msg("activations [", acts, "] are not supported; only the defaults (",
                                                  cell == Cell::Lstm ? "Sigmoid,Tanh,Tanh" : cell == Cell::Gru ? "Sigmoid,Tanh" : "Tanh",
                                                  " per direction) are"));
-  if (find_attr(node, "clip")) return ctx.error(ErrorKind::Unsupported, "the clip attribute is not supported; remove it");
-  if (cell == Cell::Lstm && attr_int(node, "input_forget", 0) != 0)
+  if (node.attr("clip")) return ctx.error(ErrorKind::Unsupported, "the clip attribute is not supported; remove it");
+  if (cell == Cell::Lstm && node.attr_int("input_forget", 0) != 0)
     return ctx.error(ErrorKind::Unsupported, "input_forget = 1 is not supported; use 0");
-  const int64_t lbr = cell == Cell::Gru ? attr_int(node, "linear_before_reset", 0) : 0;
+  const int64_t lbr = cell == Cell::Gru ? node.attr_int("linear_before_reset", 0) : 0;
   if (lbr != 0 && lbr != 1) return ctx.error(ErrorKind::InvalidArgument, msg("linear_before_reset must be 0 or 1, got ", lbr));
 
   const ValueDesc* x = ctx.input(kX);
@@ -107,7 +107,7 @@ Status rnn_dims(const InferContext& ctx, Cell cell, Dims* d) {
   d->T = d->batch_major ? x->shape[1] : x->shape[0];
   d->B = d->batch_major ? x->shape[0] : x->shape[1];
   d->I = x->shape[2];
-  d->H = attr_int(node, "hidden_size", r->shape[2]);
+  d->H = node.attr_int("hidden_size", r->shape[2]);
   int64_t gh = 0;
   if (!checked_mul(d->G, d->H, &gh)) return ctx.error(ErrorKind::InvalidArgument, msg("hidden_size ", d->H, " is too large"));
   if (w->shape[0] != d->D || w->shape[1] != gh || w->shape[2] != d->I)
@@ -408,7 +408,7 @@ template <Cell C>
 Status prepare_rnn(const InferContext& ctx, Prepared& out) {
   RnnParams& p = out.record<RnnParams>();
   OM_TRY(rnn_dims(ctx, C, &p.d));
-  p.lbr = C == Cell::Gru && attr_int(ctx.node, "linear_before_reset", 0) != 0;
+  p.lbr = C == Cell::Gru && ctx.node.attr_int("linear_before_reset", 0) != 0;
   return Status::ok();
 }
 

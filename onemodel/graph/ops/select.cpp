@@ -68,8 +68,8 @@ Status axis_of(const InferContext& ctx, int64_t fallback, int64_t* axis) {
   const ValueDesc* x = ctx.input(0);
   if (!x || x->dtype != DType::f32) return ctx.error(ErrorKind::DTypeMismatch, "input 0 must be f32");
   const int64_t rank = int64_t(x->shape.size());
-  if (!normalize_axis(attr_int(ctx.node, "axis", fallback), rank, axis))
-    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", fallback), " is out of range for rank ", rank));
+  if (!normalize_axis(ctx.node.attr_int("axis", fallback), rank, axis))
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", ctx.node.attr_int("axis", fallback), " is out of range for rank ", rank));
   if (x->shape[size_t(*axis)] == 0) return ctx.error(ErrorKind::InvalidArgument, msg("axis ", *axis, " is empty"));
   return Status::ok();
 }
@@ -78,7 +78,7 @@ Status infer_arg(InferContext& ctx) {
   int64_t axis;
   OM_TRY(axis_of(ctx, 0, &axis));
   std::vector<int64_t> shape = ctx.input(0)->shape;
-  if (attr_int(ctx.node, "keepdims", 1) != 0) shape[size_t(axis)] = 1;
+  if (ctx.node.attr_int("keepdims", 1) != 0) shape[size_t(axis)] = 1;
   else shape.erase(shape.begin() + axis);
   ctx.set_output(0, DType::i64, std::move(shape));
   return Status::ok();
@@ -102,7 +102,7 @@ struct AxisParams {
 
 AxisParams axis_params(const InferContext& ctx, int64_t fallback_axis, int64_t* axis) {
   const ValueDesc& x = *ctx.input(0);
-  *axis = attr_int(ctx.node, "axis", fallback_axis);
+  *axis = ctx.node.attr_int("axis", fallback_axis);
   normalize_axis(*axis, int64_t(x.shape.size()), axis);  // checked by infer
   AxisParams p;
   split(x.shape.data(), x.shape.size(), *axis, &p.outer, &p.n, &p.inner);
@@ -112,7 +112,7 @@ AxisParams axis_params(const InferContext& ctx, int64_t fallback_axis, int64_t* 
 Status prepare_arg(const InferContext& ctx, Prepared& out) {
   int64_t axis = 0;
   AxisParams& p = out.record<AxisParams>() = axis_params(ctx, 0, &axis);
-  p.flag = attr_int(ctx.node, "select_last_index", 0) != 0;
+  p.flag = ctx.node.attr_int("select_last_index", 0) != 0;
   out.work = p.outer * p.inner;
   return Status::ok();
 }
@@ -145,7 +145,7 @@ Status infer_topk(InferContext& ctx) {
   const std::vector<int64_t>& s = ctx.input(0)->shape;
   if (kv.size() != 1 || kv[0] < 0 || kv[0] > s[size_t(axis)])
     return ctx.error(ErrorKind::InvalidArgument, msg("K must be one value in [0, ", s[size_t(axis)], "]"));
-  if (attr_int(ctx.node, "sorted", 1) == 0) return ctx.error(ErrorKind::Unsupported, "sorted = 0 is not supported (results are always sorted)");
+  if (ctx.node.attr_int("sorted", 1) == 0) return ctx.error(ErrorKind::Unsupported, "sorted = 0 is not supported (results are always sorted)");
   std::vector<int64_t> shape = s;
   shape[size_t(axis)] = kv[0];
   ctx.set_output(0, DType::f32, shape);
@@ -157,7 +157,7 @@ Status prepare_topk(const InferContext& ctx, Prepared& out) {
   int64_t axis = 0;
   AxisParams& p = out.record<AxisParams>() = axis_params(ctx, -1, &axis);
   p.kk = ctx.outputs[0].shape[size_t(axis)];
-  p.flag = attr_int(ctx.node, "largest", 1) != 0;
+  p.flag = ctx.node.attr_int("largest", 1) != 0;
   out.work = p.outer * p.inner;
   return Status::ok();
 }

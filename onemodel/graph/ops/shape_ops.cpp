@@ -35,7 +35,7 @@ Status infer_reshape(InferContext& ctx) {
   std::vector<int64_t> target;
   OM_TRY(const_ints(ctx, 1, &target));
   const std::vector<int64_t>& in = ctx.input(0)->shape;
-  const bool allowzero = attr_int(ctx.node, "allowzero", 0) != 0;
+  const bool allowzero = ctx.node.attr_int("allowzero", 0) != 0;
   int64_t known = 1, infer_at = -1;
   for (size_t i = 0; i < target.size(); ++i) {
     int64_t& d = target[i];
@@ -73,7 +73,7 @@ Status infer_reshape(InferContext& ctx) {
 Status infer_flatten(InferContext& ctx) {
   OM_TRY(require_input(ctx, 0));
   const auto& in = ctx.input(0)->shape;
-  int64_t axis = attr_int(ctx.node, "axis", 1);
+  int64_t axis = ctx.node.attr_int("axis", 1);
   const int64_t r = int64_t(in.size());
   if (axis < -r || axis > r) return ctx.error(ErrorKind::InvalidArgument, msg("axis ", axis, " is out of range for rank ", r));
   if (axis < 0) axis += r;
@@ -88,7 +88,7 @@ Status axes_operand(const InferContext& ctx, std::vector<int64_t>* axes, bool* g
   if (ctx.input(1)) {
     OM_TRY(const_ints(ctx, 1, axes));
     *given = true;
-  } else if (const Attribute* a = find_attr(ctx.node, "axes")) {
+  } else if (const Attribute* a = ctx.node.attr("axes")) {
     *axes = a->ints;
     *given = true;
   } else {
@@ -147,7 +147,7 @@ Status infer_unsqueeze(InferContext& ctx) {
 // ---- Shape ----
 
 void shape_range(int64_t rank, const Node& node, int64_t* lo, int64_t* hi) {
-  int64_t s = attr_int(node, "start", 0), e = attr_int(node, "end", rank);
+  int64_t s = node.attr_int("start", 0), e = node.attr_int("end", rank);
   if (s < 0) s += rank;
   if (e < 0) e += rank;
   *lo = std::min(std::max<int64_t>(s, 0), rank);
@@ -186,16 +186,16 @@ Status shape_kernel(const KernelContext& k) {
 
 Status infer_constant(InferContext& ctx) {
   const Node& n = ctx.node;
-  if (const Attribute* a = find_attr(n, "value")) {
+  if (const Attribute* a = n.attr("value")) {
     if (a->type != AttrType::Tensor || !a->t) return ctx.error(ErrorKind::Format, "attribute value must be a tensor");
     ctx.set_output(0, a->t->dtype, a->t->dims);
-  } else if (find_attr(n, "value_float")) {
+  } else if (n.attr("value_float")) {
     ctx.set_output(0, DType::f32, {});
-  } else if (const Attribute* f = find_attr(n, "value_floats")) {
+  } else if (const Attribute* f = n.attr("value_floats")) {
     ctx.set_output(0, DType::f32, {int64_t(f->floats.size())});
-  } else if (find_attr(n, "value_int")) {
+  } else if (n.attr("value_int")) {
     ctx.set_output(0, DType::i64, {});
-  } else if (const Attribute* i = find_attr(n, "value_ints")) {
+  } else if (const Attribute* i = n.attr("value_ints")) {
     ctx.set_output(0, DType::i64, {int64_t(i->ints.size())});
   } else {
     return ctx.error(ErrorKind::Unsupported, "needs one of value, value_float(s), value_int(s)");
@@ -216,17 +216,17 @@ Status prepare_constant(const InferContext& ctx, Prepared& out) {
   const ValueDesc& y = ctx.outputs[0];
   ConstantParams& p = out.record<ConstantParams>();
   p.elem = dtype_size(y.dtype);
-  if (const Attribute* a = find_attr(n, "value")) {
+  if (const Attribute* a = n.attr("value")) {
     if (a->t->nbytes != y.nbytes())
       return ctx.error(ErrorKind::Format, msg("tensor holds ", a->t->nbytes, " bytes, its shape needs ", y.nbytes()));
     p.bytes = a->t->bytes;
-  } else if (const Attribute* f = find_attr(n, "value_float")) {
+  } else if (const Attribute* f = n.attr("value_float")) {
     p.bytes = reinterpret_cast<const uint8_t*>(&f->f);
-  } else if (const Attribute* fs = find_attr(n, "value_floats")) {
+  } else if (const Attribute* fs = n.attr("value_floats")) {
     p.bytes = reinterpret_cast<const uint8_t*>(fs->floats.data());
-  } else if (const Attribute* i = find_attr(n, "value_int")) {
+  } else if (const Attribute* i = n.attr("value_int")) {
     p.bytes = reinterpret_cast<const uint8_t*>(&i->i);
-  } else if (const Attribute* is = find_attr(n, "value_ints")) {
+  } else if (const Attribute* is = n.attr("value_ints")) {
     p.bytes = reinterpret_cast<const uint8_t*>(is->ints.data());
   }
   out.work = y.numel();
@@ -286,7 +286,7 @@ Status expand_kernel(const KernelContext& k) {
 // ---- Transpose ----
 
 bool read_perm(const Node& node, size_t rank, int64_t perm[kMaxRank]) {
-  const Attribute* a = find_attr(node, "perm");
+  const Attribute* a = node.attr("perm");
   if (!a || a->ints.empty()) {
     for (size_t i = 0; i < rank; ++i) perm[i] = int64_t(rank - 1 - i);
     return true;

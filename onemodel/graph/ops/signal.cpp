@@ -17,7 +17,7 @@ namespace {
 // The f32 output of output_datatype (ONNX code; 1 is float, the default). Other dtypes are
 // refused: a Cast after the operator gives them.
 Status need_f32_output(const InferContext& ctx) {
-  const int64_t dt = attr_int(ctx.node, "output_datatype", 1);
+  const int64_t dt = ctx.node.attr_int("output_datatype", 1);
   if (dt != 1)
     return ctx.error(ErrorKind::Unsupported, msg("output_datatype ", dt, " is not supported (only 1, float); leave it at 1 and add a Cast ",
                                                  "after the node for another dtype"));
@@ -63,7 +63,7 @@ struct WindowParams {
 
 Status prepare_window(const InferContext& ctx, Prepared& out) {
   const int64_t size = ctx.outputs[0].shape[0];
-  const bool periodic = attr_int(ctx.node, "periodic", 1) != 0;
+  const bool periodic = ctx.node.attr_int("periodic", 1) != 0;
   const float n = periodic ? float(size) : float(size) - 1.0f;
   out.record<WindowParams>().increment = 6.28318530717958647692f / n;  // 2 pi rounded to float, then one division
   out.work = size;
@@ -200,7 +200,7 @@ void twiddles(int64_t n, double* tw) {
 }
 
 // Whether the node asks for a one-sided spectrum; the default differs (DFT 0, STFT 1).
-bool onesided_of(const Node& node, int64_t fallback) { return attr_int(node, "onesided", fallback) != 0; }
+bool onesided_of(const Node& node, int64_t fallback) { return node.attr_int("onesided", fallback) != 0; }
 
 // The complex (last dim 2) or real (last dim 1) f32 signal of input 0, rank >= min_rank. One rule
 // for DFT and STFT (ONNX defines onesided for real input only): a complex signal needs
@@ -213,7 +213,7 @@ Status need_signal(const InferContext& ctx, size_t min_rank, int64_t onesided_de
                                                    x ? msg(dtype_name(x->dtype), " ", shape_str(x->shape)) : std::string("nothing")));
   if (onesided_of(ctx.node, onesided_default) && x->shape.back() == 2)
     return ctx.error(ErrorKind::InvalidArgument,
-                     msg("onesided = 1", find_attr(ctx.node, "onesided") ? "" : " (the default)",
+                     msg("onesided = 1", ctx.node.attr("onesided") ? "" : " (the default)",
                          " needs a real signal (last dim 1): a complex signal's spectrum is not symmetric; set onesided = 0"));
   return Status::ok();
 }
@@ -225,7 +225,7 @@ struct DftPlan {
 Status dft_plan(const InferContext& ctx, DftPlan* p) {
   OM_TRY(need_signal(ctx, 3, 0));
   const std::vector<int64_t>& x = ctx.input(0)->shape;
-  const int64_t a = attr_int(ctx.node, "axis", 1);
+  const int64_t a = ctx.node.attr_int("axis", 1);
   const int64_t r = int64_t(x.size());
   // The transformed axis is a signal axis: not the batch axis 0, not the last (real/imaginary).
   if (!normalize_axis(a, r, &p->axis) || p->axis == 0 || p->axis == r - 1)
@@ -242,7 +242,7 @@ Status dft_plan(const InferContext& ctx, DftPlan* p) {
     return ctx.error(ErrorKind::ShapeMismatch, msg("the transform length is 0 (axis ", p->axis, " of ", shape_str(x),
                                                    "); give a dft_length >= 1 or a non-empty axis"));
   const bool onesided = onesided_of(ctx.node, 0);
-  if (onesided && attr_int(ctx.node, "inverse", 0) != 0)
+  if (onesided && ctx.node.attr_int("inverse", 0) != 0)
     return ctx.error(ErrorKind::Unsupported, "onesided = 1 with inverse = 1 is not supported: give the full spectrum");
   p->out_n = onesided ? p->n / 2 + 1 : p->n;
   return Status::ok();
@@ -282,7 +282,7 @@ Status prepare_dft(const InferContext& ctx, Prepared& out) {
   p.ch = x.back();
   for (int64_t d = 0; d < plan.axis; ++d) p.outer *= x[size_t(d)];
   for (size_t d = size_t(plan.axis) + 1; d + 1 < x.size(); ++d) p.inner *= x[d];
-  p.inverse = attr_int(ctx.node, "inverse", 0) != 0;
+  p.inverse = ctx.node.attr_int("inverse", 0) != 0;
   return Status::ok();
 }
 

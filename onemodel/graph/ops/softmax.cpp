@@ -18,7 +18,7 @@ namespace om::graph::ops {
 // (Flatten and Reshape alias, the Shape folds when planning: no copy is added).
 Status softmax_upgrade(UpgradeContext& ctx) {
   Node& node = ctx.node;
-  const int64_t axis = attr_int(node, "axis", 1);
+  const int64_t axis = node.attr_int("axis", 1);
   if (axis == -1) return Status::ok();
   if (node.inputs.empty() || node.outputs.empty()) return Status::ok();  // the Session reports it
   const std::string x = node.inputs[0], y = node.outputs[0];
@@ -95,8 +95,8 @@ Status infer_softmax(InferContext& ctx) {
   if (!x || x->dtype != DType::f32)
     return ctx.error(ErrorKind::DTypeMismatch, msg("input must be f32, got ", x ? dtype_name(x->dtype) : "nothing"));
   int64_t axis;
-  if (!normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(x->shape.size()), &axis))
-    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", -1), " is out of range for ", shape_str(x->shape)));
+  if (!normalize_axis(ctx.node.attr_int("axis", -1), int64_t(x->shape.size()), &axis))
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", ctx.node.attr_int("axis", -1), " is out of range for ", shape_str(x->shape)));
   ctx.set_output(0, DType::f32, x->shape);
   return Status::ok();
 }
@@ -111,7 +111,7 @@ struct SoftmaxParams {
 Status prepare_softmax(const InferContext& ctx, Prepared& out) {
   const ValueDesc& x = *ctx.input(0);
   int64_t& axis = out.record<SoftmaxParams>().axis;
-  normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(x.shape.size()), &axis);  // checked by infer
+  normalize_axis(ctx.node.attr_int("axis", -1), int64_t(x.shape.size()), &axis);  // checked by infer
   const int64_t n = x.shape[size_t(axis)];
   out.work = n == 0 ? 0 : x.numel() / n;
   return Status::ok();
@@ -132,8 +132,8 @@ Status infer_hardmax(InferContext& ctx) {
   const ValueDesc* x = ctx.input(0);
   if (x->dtype != DType::f32) return ctx.error(ErrorKind::DTypeMismatch, msg("input must be f32, got ", dtype_name(x->dtype)));
   int64_t axis = 0;
-  if (!normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(x->shape.size()), &axis))
-    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", attr_int(ctx.node, "axis", -1), " is out of range for ", shape_str(x->shape)));
+  if (!normalize_axis(ctx.node.attr_int("axis", -1), int64_t(x->shape.size()), &axis))
+    return ctx.error(ErrorKind::InvalidArgument, msg("axis ", ctx.node.attr_int("axis", -1), " is out of range for ", shape_str(x->shape)));
   ctx.set_output(0, DType::f32, x->shape);
   return Status::ok();
 }
@@ -147,7 +147,7 @@ struct HardmaxParams {
 Status prepare_hardmax(const InferContext& ctx, Prepared& out) {
   const std::vector<int64_t>& x = ctx.input(0)->shape;
   int64_t axis = 0;
-  normalize_axis(attr_int(ctx.node, "axis", -1), int64_t(x.size()), &axis);  // checked by infer
+  normalize_axis(ctx.node.attr_int("axis", -1), int64_t(x.size()), &axis);  // checked by infer
   HardmaxParams& p = out.record<HardmaxParams>();
   int64_t outer = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= x[size_t(i)];

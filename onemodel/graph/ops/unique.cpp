@@ -78,7 +78,7 @@ struct Layout {
 };
 
 bool layout_of(const Node& node, const int64_t* dims, size_t rank, Layout* l) {
-  const Attribute* a = find_attr(node, "axis");
+  const Attribute* a = node.attr("axis");
   l->has_axis = a != nullptr;
   if (!a) {
     l->n = 1;
@@ -110,7 +110,7 @@ Status infer_unique(InferContext& ctx) {
   Layout l;
   if (!layout_of(ctx.node, x->shape.data(), x->shape.size(), &l))
     return ctx.error(ErrorKind::InvalidArgument, msg("axis is out of range for ", shape_str(x->shape)));
-  const UniqueResult r = compute(x->data, x->dtype, l, attr_int(ctx.node, "sorted", 1) != 0);
+  const UniqueResult r = compute(x->data, x->dtype, l, ctx.node.attr_int("sorted", 1) != 0);
   const int64_t u = int64_t(r.first.size());
   std::vector<int64_t> yshape = l.has_axis ? x->shape : std::vector<int64_t>{u};
   if (l.has_axis) yshape[size_t(l.axis)] = u;
@@ -131,7 +131,7 @@ Status prepare_unique(const InferContext& ctx, Prepared& out) {
   const ValueDesc& x = *ctx.input(0);
   UniqueParams& p = out.record<UniqueParams>();
   layout_of(ctx.node, x.shape.data(), x.shape.size(), &p.layout);  // checked by infer
-  p.sorted = attr_int(ctx.node, "sorted", 1) != 0;
+  p.sorted = ctx.node.attr_int("sorted", 1) != 0;
   return Status::ok();
 }
 

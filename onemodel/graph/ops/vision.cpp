@@ -80,9 +80,9 @@ struct GridMode {
 
 // The modes from the attributes; the reason when one is unknown, else empty.
 std::string grid_mode_of(const Node& node, GridMode* m) {
-  const Attribute* mode = find_attr(node, "mode");
-  const Attribute* pad = find_attr(node, "padding_mode");
-  m->align = attr_int(node, "align_corners", 0) != 0;
+  const Attribute* mode = node.attr("mode");
+  const Attribute* pad = node.attr("padding_mode");
+  m->align = node.attr_int("align_corners", 0) != 0;
   if (!mode || mode->s == "bilinear" || mode->s == "linear") m->sample = Sample::Bilinear;
   else if (mode->s == "nearest") m->sample = Sample::Nearest;
   else if (mode->s == "bicubic" || mode->s == "cubic") m->sample = Sample::Bicubic;
@@ -195,14 +195,14 @@ Status infer_roi_align(InferContext& ctx) {
   if (r[1] != 4) return ctx.error(ErrorKind::ShapeMismatch, msg("rois must be [num_rois, 4], got ", shape_str(r)));
   if (!idx || (idx->dtype != DType::i64 && idx->dtype != DType::i32) || idx->shape != std::vector<int64_t>{r[0]})
     return ctx.error(ErrorKind::ShapeMismatch, msg("batch_indices must be i64 [", r[0], "]"));
-  const Attribute* mode = find_attr(ctx.node, "mode");
+  const Attribute* mode = ctx.node.attr("mode");
   if (mode && mode->s != "avg")
     return ctx.error(ErrorKind::Unsupported, msg("mode '", mode->s, "' is not supported; only avg (the default) is"));
-  const Attribute* ct = find_attr(ctx.node, "coordinate_transformation_mode");
+  const Attribute* ct = ctx.node.attr("coordinate_transformation_mode");
   if (ct && ct->s != "half_pixel" && ct->s != "output_half_pixel")
     return ctx.error(ErrorKind::InvalidArgument, msg("coordinate_transformation_mode '", ct->s, "' is not half_pixel or output_half_pixel"));
-  const int64_t oh = attr_int(ctx.node, "output_height", 1), ow = attr_int(ctx.node, "output_width", 1);
-  const int64_t ratio = attr_int(ctx.node, "sampling_ratio", 0);
+  const int64_t oh = ctx.node.attr_int("output_height", 1), ow = ctx.node.attr_int("output_width", 1);
+  const int64_t ratio = ctx.node.attr_int("sampling_ratio", 0);
   if (ratio < 0 || ratio > kMaxSamplingRatio)
     return ctx.error(ErrorKind::InvalidArgument, msg("sampling_ratio is ", ratio, "; it must be in [0, ", kMaxSamplingRatio,
                                                      "] (0: adaptive), points per bin and axis"));
@@ -238,11 +238,11 @@ struct RoiAlignParams {
 Status prepare_roi_align(const InferContext& ctx, Prepared& out) {
   const Node& node = ctx.node;
   RoiAlignParams& p = out.record<RoiAlignParams>();
-  p.OH = attr_int(node, "output_height", 1);
-  p.OW = attr_int(node, "output_width", 1);
-  p.ratio = attr_int(node, "sampling_ratio", 0);
-  p.scale = attr_float(node, "spatial_scale", 1.0f);
-  p.half_pixel = !attr_is(node, "coordinate_transformation_mode", "output_half_pixel");
+  p.OH = node.attr_int("output_height", 1);
+  p.OW = node.attr_int("output_width", 1);
+  p.ratio = node.attr_int("sampling_ratio", 0);
+  p.scale = node.attr_float("spatial_scale", 1.0f);
+  p.half_pixel = !node.attr_is("coordinate_transformation_mode", "output_half_pixel");
   out.work = ctx.outputs[0].shape[0] * ctx.outputs[0].shape[1];
   return Status::ok();
 }
@@ -379,7 +379,7 @@ Status infer_nms(InferContext& ctx) {
   if (b[2] != 4 || s[0] != b[0] || s[2] != b[1])
     return ctx.error(ErrorKind::ShapeMismatch, msg("boxes must be [batch, boxes, 4] and scores [batch, classes, boxes]; got ",
                                                    shape_str(b), " and ", shape_str(s)));
-  const int64_t center = attr_int(ctx.node, "center_point_box", 0);
+  const int64_t center = ctx.node.attr_int("center_point_box", 0);
   if (center != 0 && center != 1) return ctx.error(ErrorKind::InvalidArgument, msg("center_point_box must be 0 or 1, got ", center));
   NmsParams p;
   OM_TRY(nms_params(ctx, &p));
@@ -397,7 +397,7 @@ struct NmsRecord {
 };
 
 Status prepare_nms(const InferContext& ctx, Prepared& out) {
-  out.record<NmsRecord>().center = attr_int(ctx.node, "center_point_box", 0) == 1;
+  out.record<NmsRecord>().center = ctx.node.attr_int("center_point_box", 0) == 1;
   return Status::ok();
 }
 

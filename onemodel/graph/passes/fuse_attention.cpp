@@ -51,7 +51,7 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
   DefUse u(g);
   for (size_t si = 0; si < g.nodes.size(); ++si) {
     const Node& sm = g.nodes[si];
-    if (u.dropped(si) || !is(sm, "Softmax", 1) || attr_int(sm, "axis", -1) != -1) continue;
+    if (u.dropped(si) || !is(sm, "Softmax", 1) || sm.attr_int("axis", -1) != -1) continue;
     if (!u.single_internal_use(sm.outputs[0])) continue;
     const size_t pi = u.reader(sm.outputs[0]);
     const Node& pv = g.nodes[pi];
@@ -110,7 +110,7 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
     std::string k = kt;
     int64_t transpose_k = 0;
     if (const Node* t = step_back(kt); t && is(*t, "Transpose", 1)) {
-      const Attribute* perm = find_attr(*t, "perm");
+      const Attribute* perm = t->attr("perm");
       bool swap_last = perm && perm->ints.size() >= 2;
       if (swap_last) {
         const size_t r = perm->ints.size();
@@ -137,7 +137,7 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
     // Rank-4 Transposes feeding Q, K, V (the head split) are read through strides.
     for (auto [name, attr] : {std::pair<std::string*, const char*>{&q, "perm_q"}, {&k, "perm_k"}, {&v, "perm_v"}}) {
       const Node* t = step_back(*name);
-      const Attribute* perm = t && is(*t, "Transpose", 1) ? find_attr(*t, "perm") : nullptr;
+      const Attribute* perm = t && is(*t, "Transpose", 1) ? t->attr("perm") : nullptr;
       if (!perm || perm->ints.size() != 4) continue;
       fused.attributes.push_back(Attribute::of_ints(attr, perm->ints));
       absorbed.push_back(u.producer(*name));
@@ -150,7 +150,7 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
     if (u.single_internal_use(pv.outputs[0])) {
       const size_t ti = u.reader(pv.outputs[0]);
       const Node& t = g.nodes[ti];
-      const Attribute* perm = is(t, "Transpose", 1) ? find_attr(t, "perm") : nullptr;
+      const Attribute* perm = is(t, "Transpose", 1) ? t.attr("perm") : nullptr;
       if (perm && perm->ints.size() == 4 && perm->ints[3] == 3) {
         fused.attributes.push_back(Attribute::of_ints("perm_y", perm->ints));
         fused.outputs = {t.outputs[0]};
