@@ -30,29 +30,39 @@ Result<Tensor> channel_sum(const Tensor& g, int64_t N, int64_t M, int64_t P) {
   return out;
 }
 
-}  // namespace
-
-// y = conv(x, w) + b: dx = conv_transpose(g, w), dw = g x im2col(x), db = sum of g.
-Status grad_Conv2d(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
+// The backward both convolutions share, `f` being the forward geometry (x -> y). dx is the other
+// convolution's forward on g with the swapped geometry; dw is the weight gradient of whichever
+// of the two runs from the image side to the kernel side (x -> y for Conv2d, y -> x for
+// ConvTranspose2d); db is the sum of g.
+Status conv_backward(const BackwardRecord& r, const Tensor& g, const kernels::ConvGeom& f, bool transposed, std::vector<Tensor>* gin) {
   const Tensor& x = r.inputs[0];
   const Tensor& w = r.inputs[1];
-  const kernels::ConvGeom f = conv_geom(x.shape(), w.shape(), r.attrs_of<OpId::Conv2d>(), r.output_shape);
+  const kernels::ConvGeom c = swapped(f);
   const ArithmeticMode mode = current_arithmetic_mode();
   OM_ASSIGN_OR_RETURN(Tensor gd, detail::dense(g));
   if (x.requires_grad()) {
     OM_ASSIGN_OR_RETURN(Tensor wd, detail::dense(w));
     OM_ASSIGN_OR_RETURN(Tensor dx, detail::make_tensor(x.shape(), DType::f32));
-    const kernels::ConvGeom t = swapped(f);
-    std::vector<float> scratch(kernels::conv_transpose_scratch_floats(t));
-    kernels::f32_conv_transpose2d(t, detail::raw_as<float>(gd), detail::raw_as<float>(wd), nullptr, detail::raw_as<float>(dx),
-                                  scratch.data(), nullptr, mode);
+    if (transposed) {
+      std::vector<float> scratch(kernels::conv_scratch_floats(c));
+      kernels::f32_conv2d(c, detail::raw_as<float>(gd), detail::raw_as<float>(wd), nullptr, kernels::UnaryOp::Identity,
+                          detail::raw_as<float>(dx), scratch.data(), nullptr, mode);
+    } else {
+      std::vector<float> scratch(kernels::conv_transpose_scratch_floats(c));
+      kernels::f32_conv_transpose2d(c, detail::raw_as<float>(gd), detail::raw_as<float>(wd), nullptr, detail::raw_as<float>(dx),
+                                    scratch.data(), nullptr, mode);
+    }
     (*gin)[0] = dx;
   }
   if (w.requires_grad()) {
     OM_ASSIGN_OR_RETURN(Tensor xd, detail::dense(x));
     OM_ASSIGN_OR_RETURN(Tensor dw, detail::make_tensor(w.shape(), DType::f32));
-    std::vector<float> scratch(kernels::conv_weight_grad_scratch_floats(f));
-    kernels::f32_conv2d_weight_grad(f, detail::raw_as<float>(xd), detail::raw_as<float>(gd), detail::raw_as<float>(dw), scratch.data(), mode);
+    const kernels::ConvGeom& wg = transposed ? c : f;
+    const Tensor& image = transposed ? gd : xd;
+    const Tensor& response = transposed ? xd : gd;
+    std::vector<float> scratch(kernels::conv_weight_grad_scratch_floats(wg));
+    kernels::f32_conv2d_weight_grad(wg, detail::raw_as<float>(image), detail::raw_as<float>(response), detail::raw_as<float>(dw),
+                                    scratch.data(), mode);
     (*gin)[1] = dw;
   }
   if (r.inputs.size() > 2 && r.inputs[2].requires_grad()) {
@@ -61,34 +71,21 @@ Status grad_Conv2d(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>
   return Status::ok();
 }
 
+}  // namespace
+
+// y = conv(x, w) + b: dx = conv_transpose(g, w), dw = g x im2col(x), db = sum of g.
+Status grad_Conv2d(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
+  const Shape& x = r.inputs[0].shape();
+  const Shape& w = r.inputs[1].shape();
+  return conv_backward(r, g, conv_geom(x, w, r.attrs_of<OpId::Conv2d>(), r.output_shape), false, gin);
+}
+
 // y = conv_transpose(x, w) + b: dx = conv(g, w), dw = x x im2col(g) (the convolution g -> x's
 // weight gradient), db = sum of g.
 Status grad_ConvTranspose2d(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
-  const Tensor& x = r.inputs[0];
-  const Tensor& w = r.inputs[1];
-  const kernels::ConvGeom f = conv_geom(x.shape(), w.shape(), r.attrs_of<OpId::ConvTranspose2d>(), r.output_shape);
-  const kernels::ConvGeom c = swapped(f);  // the convolution from y's space to x's
-  const ArithmeticMode mode = current_arithmetic_mode();
-  OM_ASSIGN_OR_RETURN(Tensor gd, detail::dense(g));
-  if (x.requires_grad()) {
-    OM_ASSIGN_OR_RETURN(Tensor wd, detail::dense(w));
-    OM_ASSIGN_OR_RETURN(Tensor dx, detail::make_tensor(x.shape(), DType::f32));
-    std::vector<float> scratch(kernels::conv_scratch_floats(c));
-    kernels::f32_conv2d(c, detail::raw_as<float>(gd), detail::raw_as<float>(wd), nullptr, kernels::UnaryOp::Identity, detail::raw_as<float>(dx),
-                        scratch.data(), nullptr, mode);
-    (*gin)[0] = dx;
-  }
-  if (w.requires_grad()) {
-    OM_ASSIGN_OR_RETURN(Tensor xd, detail::dense(x));
-    OM_ASSIGN_OR_RETURN(Tensor dw, detail::make_tensor(w.shape(), DType::f32));
-    std::vector<float> scratch(kernels::conv_weight_grad_scratch_floats(c));
-    kernels::f32_conv2d_weight_grad(c, detail::raw_as<float>(gd), detail::raw_as<float>(xd), detail::raw_as<float>(dw), scratch.data(), mode);
-    (*gin)[1] = dw;
-  }
-  if (r.inputs.size() > 2 && r.inputs[2].requires_grad()) {
-    OM_ASSIGN_OR_RETURN((*gin)[2], channel_sum(gd, f.N, f.M, f.OH * f.OW));
-  }
-  return Status::ok();
+  const Shape& x = r.inputs[0].shape();
+  const Shape& w = r.inputs[1].shape();
+  return conv_backward(r, g, conv_geom(x, w, r.attrs_of<OpId::ConvTranspose2d>(), r.output_shape), true, gin);
 }
 
 // Each output's gradient goes to the element its forward picked (the first maximum).

@@ -43,6 +43,33 @@ Conv2dAttrs attrs_of(Size2d stride, Pad2d pad, Size2d dilation, int64_t groups, 
   return a;
 }
 
+// The dense operands, the output and the geometry both convolutions run on.
+struct ConvRun {
+  Tensor x, w, b, y;
+  kernels::ConvGeom g;
+  const float* bias() const { return b.defined() ? detail::raw_as<float>(b) : nullptr; }
+};
+
+Result<ConvRun> conv_run(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dAttrs& a, const Shape& y_shape, const char* call) {
+  ConvRun r;
+  OM_ASSIGN_OR_RETURN(r.x, detail::dense(x));
+  OM_ASSIGN_OR_RETURN(r.w, detail::dense(w));
+  if (b.defined()) {
+    OM_ASSIGN_OR_RETURN(r.b, detail::dense(b));
+  }
+  OM_ASSIGN_OR_RETURN(r.y, detail::make_tensor(y_shape, DType::f32, false, call));
+  r.g = conv_detail::conv_geom(x.shape(), w.shape(), a, y_shape);
+  return r;
+}
+
+// Records the user's tensors (not their dense copies); the bias only when given.
+template <OpId id>
+Status record_conv(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, const Conv2dAttrs& a) {
+  std::vector<Tensor> inputs{x, w};
+  if (b.defined()) inputs.push_back(b);
+  return record<id>(std::move(inputs), y, a);
+}
+
 }  // namespace
 
 Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor& b, Size2d stride, Pad2d pad, Size2d dilation, int64_t groups) {
@@ -67,21 +94,12 @@ Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor& b, Size2d 
   const Shape y_shape{x.shape()[0], M, OH, OW};
   OM_TRY(check_shape(call, y_shape));
   const Conv2dAttrs a = attrs_of(stride, pad, dilation, groups, 0);
-  OM_ASSIGN_OR_RETURN(Tensor xd, detail::dense(x));
-  OM_ASSIGN_OR_RETURN(Tensor wd, detail::dense(w));
-  Tensor bd;
-  if (b.defined()) {
-    OM_ASSIGN_OR_RETURN(bd, detail::dense(b));
-  }
-  OM_ASSIGN_OR_RETURN(Tensor y, detail::make_tensor(y_shape, DType::f32, false, call));
-  const kernels::ConvGeom g = conv_detail::conv_geom(x.shape(), w.shape(), a, y_shape);
-  std::vector<float> scratch(kernels::conv_scratch_floats(g));
-  kernels::f32_conv2d(g, detail::raw_as<float>(xd), detail::raw_as<float>(wd), bd.defined() ? detail::raw_as<float>(bd) : nullptr,
-                      kernels::UnaryOp::Identity, detail::raw_as<float>(y), scratch.data(), nullptr, current_arithmetic_mode());
-  std::vector<Tensor> inputs{x, w};
-  if (b.defined()) inputs.push_back(b);
-  OM_TRY(record<OpId::Conv2d>(std::move(inputs), y, a));
-  return y;
+  OM_ASSIGN_OR_RETURN(ConvRun r, conv_run(x, w, b, a, y_shape, call));
+  std::vector<float> scratch(kernels::conv_scratch_floats(r.g));
+  kernels::f32_conv2d(r.g, detail::raw_as<float>(r.x), detail::raw_as<float>(r.w), r.bias(), kernels::UnaryOp::Identity,
+                      detail::raw_as<float>(r.y), scratch.data(), nullptr, current_arithmetic_mode());
+  OM_TRY(record_conv<OpId::Conv2d>(x, w, b, r.y, a));
+  return r.y;
 }
 
 Result<Tensor> conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b, Size2d stride, Pad2d pad, Size2d output_padding,
@@ -118,21 +136,12 @@ Result<Tensor> conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& 
   const Shape y_shape{x.shape()[0], M, OH, OW};
   OM_TRY(check_shape(call, y_shape));
   const Conv2dAttrs a = attrs_of(stride, pad, dilation, groups, output_padding);
-  OM_ASSIGN_OR_RETURN(Tensor xd, detail::dense(x));
-  OM_ASSIGN_OR_RETURN(Tensor wd, detail::dense(w));
-  Tensor bd;
-  if (b.defined()) {
-    OM_ASSIGN_OR_RETURN(bd, detail::dense(b));
-  }
-  OM_ASSIGN_OR_RETURN(Tensor y, detail::make_tensor(y_shape, DType::f32, false, call));
-  const kernels::ConvGeom g = conv_detail::conv_geom(x.shape(), w.shape(), a, y_shape);
-  std::vector<float> scratch(kernels::conv_transpose_scratch_floats(g));
-  kernels::f32_conv_transpose2d(g, detail::raw_as<float>(xd), detail::raw_as<float>(wd), bd.defined() ? detail::raw_as<float>(bd) : nullptr,
-                                detail::raw_as<float>(y), scratch.data(), nullptr, current_arithmetic_mode());
-  std::vector<Tensor> inputs{x, w};
-  if (b.defined()) inputs.push_back(b);
-  OM_TRY(record<OpId::ConvTranspose2d>(std::move(inputs), y, a));
-  return y;
+  OM_ASSIGN_OR_RETURN(ConvRun r, conv_run(x, w, b, a, y_shape, call));
+  std::vector<float> scratch(kernels::conv_transpose_scratch_floats(r.g));
+  kernels::f32_conv_transpose2d(r.g, detail::raw_as<float>(r.x), detail::raw_as<float>(r.w), r.bias(), detail::raw_as<float>(r.y),
+                                scratch.data(), nullptr, current_arithmetic_mode());
+  OM_TRY(record_conv<OpId::ConvTranspose2d>(x, w, b, r.y, a));
+  return r.y;
 }
 
 }  // namespace ops

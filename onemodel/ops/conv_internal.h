@@ -1,64 +1,40 @@
 // Geometry shared by the eager convolutional operators and their gradients (internal): the
 // kernels' ConvGeom / ResizeGeom from the record's shapes and attribute structs.
 #pragma once
+#include <utility>
+
 #include "onemodel/kernels/conv.h"
 #include "onemodel/ops/op_attrs.h"
 
 namespace om::ops::conv_detail {
 
+// A sliding window over x [N, C, H, W] into y [N, M, OH, OW], as the convolutions and the pools
+// both describe it; the braces follow ConvGeom's field order.
+inline kernels::ConvGeom window_geom(const Shape& x, const Shape& y, int64_t M, int64_t group, int64_t kH, int64_t kW,
+                                     const std::array<int64_t, 2>& stride, const std::array<int64_t, 2>& dilation,
+                                     const std::array<int64_t, 4>& pads) {
+  return kernels::ConvGeom{x[0], x[1], x[2], x[3], M, y[2], y[3], group, kH, kW, stride[0], stride[1], dilation[0], dilation[1],
+                           pads[0], pads[1]};
+}
+
 // Conv2d: x [N, C, H, W], w [M, C/g, kH, kW], y [N, M, OH, OW]. ConvTranspose2d: w [C, M/g, kH, kW].
 inline kernels::ConvGeom conv_geom(const Shape& x, const Shape& w, const Conv2dAttrs& a, const Shape& y) {
-  kernels::ConvGeom g;
-  g.N = x[0];
-  g.C = x[1];
-  g.H = x[2];
-  g.W = x[3];
-  g.M = y[1];
-  g.OH = y[2];
-  g.OW = y[3];
-  g.group = a.groups;
-  g.kH = w[2];
-  g.kW = w[3];
-  g.sH = a.stride[0];
-  g.sW = a.stride[1];
-  g.dH = a.dilation[0];
-  g.dW = a.dilation[1];
-  g.pad_t = a.pads[0];
-  g.pad_l = a.pads[1];
-  return g;
+  return window_geom(x, y, y[1], a.groups, w[2], w[3], a.stride, a.dilation, a.pads);
 }
 
 // The convolution that maps y back to x (a transposed convolution's adjoint and the reverse):
 // input and output swapped, same kernel, strides, dilations, pads and groups.
 inline kernels::ConvGeom swapped(const kernels::ConvGeom& f) {
   kernels::ConvGeom g = f;
-  g.C = f.M;
-  g.H = f.OH;
-  g.W = f.OW;
-  g.M = f.C;
-  g.OH = f.H;
-  g.OW = f.W;
+  std::swap(g.C, g.M);
+  std::swap(g.H, g.OH);
+  std::swap(g.W, g.OW);
   return g;
 }
 
+// A pool keeps the channels (M = C) and has no groups.
 inline kernels::ConvGeom pool_geom(const Shape& x, const Pool2dAttrs& a, const Shape& y) {
-  kernels::ConvGeom g;
-  g.N = x[0];
-  g.C = x[1];
-  g.M = x[1];
-  g.H = x[2];
-  g.W = x[3];
-  g.OH = y[2];
-  g.OW = y[3];
-  g.kH = a.kernel[0];
-  g.kW = a.kernel[1];
-  g.sH = a.stride[0];
-  g.sW = a.stride[1];
-  g.dH = a.dilation[0];
-  g.dW = a.dilation[1];
-  g.pad_t = a.pads[0];
-  g.pad_l = a.pads[1];
-  return g;
+  return window_geom(x, y, x[1], 1, a.kernel[0], a.kernel[1], a.stride, a.dilation, a.pads);
 }
 
 // Nearest: asymmetric + floor; bilinear: half_pixel (PyTorch's align_corners=False, negative

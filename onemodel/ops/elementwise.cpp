@@ -12,6 +12,15 @@ namespace ops {
 
 Status check_input(const Tensor& x, const char* call) { return detail::check_live(x, call); }
 
+Status check_same_dtype(const Tensor& a, const Tensor& b, const char* call) {
+  OM_TRY(check_input(a, call));
+  OM_TRY(check_input(b, call));
+  if (a.dtype() != b.dtype())
+    return Status::error(ErrorKind::DTypeMismatch, msg(call, ": operands have dtypes ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()),
+                                                       "; cast one with .to(...)"));
+  return Status::ok();
+}
+
 Result<Shape> broadcast_shapes(const Shape& a, const Shape& b, const char* call) {
   const size_t r = std::max(a.size(), b.size());
   Shape out(r);
@@ -89,11 +98,7 @@ void binary_loop(kernels::BinaryOp op, const Tensor& a, const Tensor& b, const T
 
 Result<Tensor> binary(OpId id, kernels::BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* call = op_name(id);
-  OM_TRY(check_input(a, call));
-  OM_TRY(check_input(b, call));
-  if (a.dtype() != b.dtype())
-    return Status::error(ErrorKind::DTypeMismatch, msg(call, ": operands have dtypes ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()),
-                                                       "; cast one with .to(...)"));
+  OM_TRY(check_same_dtype(a, b, call));
   OM_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(a.shape(), b.shape(), call));
   OM_ASSIGN_OR_RETURN(Tensor da, detail::dense(a));
   OM_ASSIGN_OR_RETURN(Tensor db, detail::dense(b));

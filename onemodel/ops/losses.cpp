@@ -8,11 +8,11 @@
 #include "onemodel/core/mode.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/kernels/kernels.h"
+#include "onemodel/ops/ops.h"
 #include "onemodel/ops/record.h"
 
 namespace om {
 namespace ops {
-Result<Tensor> broadcast_dense(const Tensor& x, const Shape& shape);  // ops/math.cpp
 
 // Reduces per-element losses (float) as PyTorch does: None keeps them, Sum adds, Mean divides
 // the sum by the element count. Sums accumulate in double.
@@ -36,18 +36,10 @@ Status need(const Tensor& x, DType dtype, const char* call, const char* what) {
 }
 
 // prediction and target broadcast against each other (PyTorch allows it); both dense.
-struct Pair {
-  Tensor a, b;
-  Shape shape;
-};
-Result<Pair> pair(const Tensor& a, const Tensor& b, const char* call) {
+Result<BroadcastPair> pair(const Tensor& a, const Tensor& b, const char* call) {
   OM_TRY(need(a, DType::f32, call, "the prediction"));
   OM_TRY(need(b, DType::f32, call, "the target"));
-  Pair p;
-  OM_ASSIGN_OR_RETURN(p.shape, broadcast_shapes(a.shape(), b.shape(), call));
-  OM_ASSIGN_OR_RETURN(p.a, broadcast_dense(a, p.shape));
-  OM_ASSIGN_OR_RETURN(p.b, broadcast_dense(b, p.shape));
-  return p;
+  return broadcast_pair(a, b, call);
 }
 
 }  // namespace
@@ -123,7 +115,7 @@ Result<Tensor> cross_entropy(const Tensor& logits, const Tensor& target, const C
 
 Result<Tensor> mse_loss(const Tensor& a, const Tensor& b, Reduction reduction) {
   const char* call = "om::mse_loss";
-  OM_ASSIGN_OR_RETURN(Pair pr, pair(a, b, call));
+  OM_ASSIGN_OR_RETURN(BroadcastPair pr, pair(a, b, call));
   OM_ASSIGN_OR_RETURN(Tensor per, detail::make_tensor(pr.shape, DType::f32, false, call));
   const size_t n = size_t(per.numel());
   float* y = detail::raw_as<float>(per);
@@ -145,7 +137,7 @@ Result<Tensor> elementwise_loss(OpId op, const Tensor& a, const Tensor& b, Reduc
   const char* call = op_name(op);
   if (beta < 0) return Status::error(ErrorKind::InvalidArgument, msg(call, ": ", op == OpId::HuberLoss ? "delta " : "beta ", beta, " must not be negative"));
   if (op == OpId::HuberLoss && beta == 0) return Status::error(ErrorKind::InvalidArgument, msg(call, ": delta must be positive"));
-  OM_ASSIGN_OR_RETURN(Pair pr, pair(a, b, call));
+  OM_ASSIGN_OR_RETURN(BroadcastPair pr, pair(a, b, call));
   OM_ASSIGN_OR_RETURN(Tensor per, detail::make_tensor(pr.shape, DType::f32, false, call));
   const float* pa = detail::raw_as<float>(pr.a);
   const float* pb = detail::raw_as<float>(pr.b);

@@ -15,12 +15,19 @@
 namespace om {
 namespace ops {
 
-// `x` broadcast to `shape` as a dense tensor (no record).
 Result<Tensor> broadcast_dense(const Tensor& x, const Shape& shape) {
   detail::InternalNoGrad no_grad;
   if (x.shape() == shape) return detail::dense(x);
   OM_ASSIGN_OR_RETURN(Tensor e, ops::expand(x, shape));
   return detail::dense(e);
+}
+
+Result<BroadcastPair> broadcast_pair(const Tensor& a, const Tensor& b, const char* call) {
+  BroadcastPair p;
+  OM_ASSIGN_OR_RETURN(p.shape, broadcast_shapes(a.shape(), b.shape(), call));
+  OM_ASSIGN_OR_RETURN(p.a, broadcast_dense(a, p.shape));
+  OM_ASSIGN_OR_RETURN(p.b, broadcast_dense(b, p.shape));
+  return p;
 }
 
 namespace {
@@ -30,6 +37,20 @@ Status need_f32(const Tensor& x, const char* call) {
   if (x.dtype() != DType::f32)
     return Status::error(ErrorKind::DTypeMismatch, msg(call, ": expects f32, got ", x.to_string(), "; cast with .to(om::DType::f32)"));
   return Status::ok();
+}
+
+// pow, maximum and minimum: two f32 operands broadcast together, dense, and their f32 output.
+struct F32Binary {
+  BroadcastPair in;
+  Tensor out;
+};
+Result<F32Binary> f32_binary_operands(const Tensor& a, const Tensor& b, const char* call) {
+  OM_TRY(need_f32(a, call));
+  OM_TRY(need_f32(b, call));
+  F32Binary r;
+  OM_ASSIGN_OR_RETURN(r.in, broadcast_pair(a, b, call));
+  OM_ASSIGN_OR_RETURN(r.out, detail::make_tensor(r.in.shape, DType::f32, false, call));
+  return r;
 }
 
 Tensor scalar_like(const Tensor& a, double v) { return scalar_tensor(v, a.defined() ? a.dtype() : DType::f32); }
@@ -84,17 +105,11 @@ Result<Tensor> unary_math(int op_int, const Tensor& x) {
 }
 
 Result<Tensor> pow(const Tensor& a, const Tensor& b) {
-  const char* call = "om::pow";
-  OM_TRY(need_f32(a, call));
-  OM_TRY(need_f32(b, call));
-  OM_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(a.shape(), b.shape(), call));
-  OM_ASSIGN_OR_RETURN(Tensor da, broadcast_dense(a, shape));
-  OM_ASSIGN_OR_RETURN(Tensor db, broadcast_dense(b, shape));
-  OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(shape, DType::f32, false, call));
-  kernels::f32_binary(kernels::BinaryOp::Pow, detail::raw_as<float>(da), 1, detail::raw_as<float>(db), 1, detail::raw_as<float>(out),
-                      size_t(out.numel()));
-  OM_TRY(record<OpId::Pow>({a, b}, out));
-  return out;
+  OM_ASSIGN_OR_RETURN(F32Binary r, f32_binary_operands(a, b, "om::pow"));
+  kernels::f32_binary(kernels::BinaryOp::Pow, detail::raw_as<float>(r.in.a), 1, detail::raw_as<float>(r.in.b), 1,
+                      detail::raw_as<float>(r.out), size_t(r.out.numel()));
+  OM_TRY(record<OpId::Pow>({a, b}, r.out));
+  return r.out;
 }
 
 Result<Tensor> clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
@@ -107,7 +122,7 @@ Result<Tensor> clamp(const Tensor& x, std::optional<double> lo, std::optional<do
   const float* px = detail::raw_as<float>(dx);
   float* py = detail::raw_as<float>(out);
   const float l = lo ? float(*lo) : -INFINITY, h = hi ? float(*hi) : INFINITY;
-  // The graph's Clip computes exactly this (graph/ops/elementwise.cpp).
+  // The graph's Clip computes exactly this (graph/ops/activations.cpp).
   for (int64_t i = 0; i < x.numel(); ++i) {
     const float v = px[i] < l ? l : px[i];
     py[i] = v > h ? h : v;
@@ -119,15 +134,10 @@ Result<Tensor> clamp(const Tensor& x, std::optional<double> lo, std::optional<do
 Result<Tensor> compare(Compare c, const Tensor& a, const Tensor& b) {
   const OpId op = compare_op(c);
   const char* call = op_name(op);
-  OM_TRY(check_input(a, call));
-  OM_TRY(check_input(b, call));
-  if (a.dtype() != b.dtype())
-    return Status::error(ErrorKind::DTypeMismatch, msg(call, ": operands have dtypes ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()),
-                                                       "; cast one with .to(...)"));
-  OM_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(a.shape(), b.shape(), call));
-  OM_ASSIGN_OR_RETURN(Tensor da, broadcast_dense(a, shape));
-  OM_ASSIGN_OR_RETURN(Tensor db, broadcast_dense(b, shape));
-  OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(shape, DType::boolean, false, call));
+  OM_TRY(check_same_dtype(a, b, call));
+  OM_ASSIGN_OR_RETURN(BroadcastPair p, broadcast_pair(a, b, call));
+  const Tensor &da = p.a, &db = p.b;
+  OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(p.shape, DType::boolean, false, call));
   bool* y = detail::raw_as<bool>(out);
   const int64_t n = out.numel();
   switch (a.dtype()) {
@@ -170,21 +180,15 @@ Result<Tensor> where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 
 Result<Tensor> maximum(const Tensor& a, const Tensor& b, bool max) {
   const OpId op = max ? OpId::Maximum : OpId::Minimum;
-  const char* call = op_name(op);
-  OM_TRY(need_f32(a, call));
-  OM_TRY(need_f32(b, call));
-  OM_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(a.shape(), b.shape(), call));
-  OM_ASSIGN_OR_RETURN(Tensor da, broadcast_dense(a, shape));
-  OM_ASSIGN_OR_RETURN(Tensor db, broadcast_dense(b, shape));
-  OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(shape, DType::f32, false, call));
-  const float* pa = detail::raw_as<float>(da);
-  const float* pb = detail::raw_as<float>(db);
-  float* py = detail::raw_as<float>(out);
+  OM_ASSIGN_OR_RETURN(F32Binary r, f32_binary_operands(a, b, op_name(op)));
+  const float* pa = detail::raw_as<float>(r.in.a);
+  const float* pb = detail::raw_as<float>(r.in.b);
+  float* py = detail::raw_as<float>(r.out);
   // NaN propagates (PyTorch's maximum/minimum).
-  for (int64_t i = 0; i < out.numel(); ++i)
+  for (int64_t i = 0; i < r.out.numel(); ++i)
     py[i] = std::isnan(pa[i]) || std::isnan(pb[i]) ? NAN : max ? (pa[i] < pb[i] ? pb[i] : pa[i]) : (pb[i] < pa[i] ? pb[i] : pa[i]);
-  OM_TRY(record_op(op, {a, b}, out));
-  return out;
+  OM_TRY(record_op(op, {a, b}, r.out));
+  return r.out;
 }
 
 }  // namespace ops

@@ -98,6 +98,16 @@ Result<Shape> broadcast_shapes(const Shape& a, const Shape& b, const char* call)
 // Sums `x` down to `shape` (the reverse of broadcasting).
 Result<Tensor> sum_to(const Tensor& x, const Shape& shape);
 Status check_input(const Tensor& x, const char* call);
+// `x` broadcast to `shape` as a dense tensor (no record).
+Result<Tensor> broadcast_dense(const Tensor& x, const Shape& shape);
+// `a` and `b` broadcast against each other, both dense at their common shape (no record).
+struct BroadcastPair {
+  Tensor a, b;
+  Shape shape;
+};
+Result<BroadcastPair> broadcast_pair(const Tensor& a, const Tensor& b, const char* call);
+// Both operands live and of one dtype, as binary arithmetic and comparisons require.
+Status check_same_dtype(const Tensor& a, const Tensor& b, const char* call);
 }  // namespace ops
 
 }  // namespace om

@@ -28,19 +28,7 @@ void gemm(size_t M, size_t N, size_t K, const float* a, ptrdiff_t a_rs, ptrdiff_
       for (size_t i = 0; i < M; ++i) std::memset(c + i * ldc, 0, N * sizeof(float));
     return;
   }
-  kernels::GemmArgs g;
-  g.M = M;
-  g.N = N;
-  g.K = K;
-  g.a = a;
-  g.a_rs = a_rs;
-  g.a_cs = a_cs;
-  g.b = b;
-  g.b_rs = b_rs;
-  g.b_cs = b_cs;
-  g.c = c;
-  g.ldc = ldc;
-  g.accumulate = accumulate;
+  const kernels::GemmArgs g{M, N, K, a, a_rs, a_cs, b, b_rs, b_cs, c, ldc, accumulate};  // bias and activation: none
   kernels::f32_gemm(g, ArithmeticMode::Fast);
 }
 

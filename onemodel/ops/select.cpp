@@ -53,11 +53,20 @@ Status layout(const Tensor& x, bool all, int64_t* dim, bool keepdim, const char*
   return Status::ok();
 }
 
-// Index along the reduced extent of the first extreme element, for every output position.
-Result<Tensor> extreme_index(const Tensor& dx, const Layout& l, bool max, const char* call) {
-  OM_ASSIGN_OR_RETURN(Tensor idx, detail::make_tensor(l.out_shape, DType::i64, false, call));
-  const float* p = detail::raw_as<float>(dx);
-  int64_t* pi = detail::raw_as<int64_t>(idx);
+// What max/min and argmax/argmin both compute: the layout (normalising *dim), the dense input
+// and, for every output position, the index along the reduced extent of the first extreme element.
+struct Extremes {
+  Layout l;
+  Tensor dx, idx;
+};
+Result<Extremes> extremes(const Tensor& x, bool all, int64_t* dim, bool keepdim, bool max, const char* call) {
+  Extremes e;
+  OM_TRY(layout(x, all, dim, keepdim, call, &e.l));
+  const Layout& l = e.l;
+  OM_ASSIGN_OR_RETURN(e.dx, detail::dense(x));
+  OM_ASSIGN_OR_RETURN(e.idx, detail::make_tensor(l.out_shape, DType::i64, false, call));
+  const float* p = detail::raw_as<float>(e.dx);
+  int64_t* pi = detail::raw_as<int64_t>(e.idx);
   for (int64_t o = 0; o < l.outer; ++o)
     for (int64_t i = 0; i < l.inner; ++i) {
       const float* row = p + o * l.extent * l.inner + i;
@@ -66,7 +75,7 @@ Result<Tensor> extreme_index(const Tensor& dx, const Layout& l, bool max, const 
         if (before(row[a * l.inner], row[best * l.inner], max)) best = a;
       pi[o * l.inner + i] = best;
     }
-  return idx;
+  return e;
 }
 
 }  // namespace
@@ -74,18 +83,16 @@ Result<Tensor> extreme_index(const Tensor& dx, const Layout& l, bool max, const 
 Result<Tensor> reduce_extreme(const Tensor& x, bool all, int64_t dim, bool keepdim, bool max) {
   const OpId op = max ? OpId::MaxReduce : OpId::MinReduce;
   const char* call = op_name(op);
-  Layout l;
-  OM_TRY(layout(x, all, &dim, keepdim, call, &l));
-  OM_ASSIGN_OR_RETURN(Tensor dx, detail::dense(x));
-  OM_ASSIGN_OR_RETURN(Tensor idx, extreme_index(dx, l, max, call));
+  OM_ASSIGN_OR_RETURN(Extremes e, extremes(x, all, &dim, keepdim, max, call));
+  const Layout& l = e.l;
   OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(l.out_shape, DType::f32, false, call));
-  const float* p = detail::raw_as<float>(dx);
-  const int64_t* pi = detail::raw_as<int64_t>(idx);
+  const float* p = detail::raw_as<float>(e.dx);
+  const int64_t* pi = detail::raw_as<int64_t>(e.idx);
   float* py = detail::raw_as<float>(out);
   for (int64_t o = 0; o < l.outer; ++o)
     for (int64_t i = 0; i < l.inner; ++i) py[o * l.inner + i] = p[(o * l.extent + pi[o * l.inner + i]) * l.inner + i];
   // The gradient: to the index along a dim; spread evenly over ties for the whole tensor.
-  Tensor saved = all ? detail::make_view(out, out.shape(), out.strides(), 0) : idx;
+  Tensor saved = all ? detail::make_view(out, out.shape(), out.strides(), 0) : e.idx;
   OM_TRY(record_op(op, {x}, out, ReduceAttrs{all, all ? 0 : dim, keepdim}, saved));
   return out;
 }
@@ -93,12 +100,9 @@ Result<Tensor> reduce_extreme(const Tensor& x, bool all, int64_t dim, bool keepd
 Result<Tensor> arg_extreme(const Tensor& x, bool all, int64_t dim, bool keepdim, bool max) {
   const OpId op = max ? OpId::ArgMax : OpId::ArgMin;
   const char* call = op_name(op);
-  Layout l;
-  OM_TRY(layout(x, all, &dim, keepdim, call, &l));
-  OM_ASSIGN_OR_RETURN(Tensor dx, detail::dense(x));
-  OM_ASSIGN_OR_RETURN(Tensor idx, extreme_index(dx, l, max, call));
-  if (detail::trace_hook()) OM_TRY(record_op(op, {x}, idx, ReduceAttrs{all, all ? 0 : dim, keepdim}));
-  return idx;
+  OM_ASSIGN_OR_RETURN(Extremes e, extremes(x, all, &dim, keepdim, max, call));
+  if (detail::trace_hook()) OM_TRY(record_op(op, {x}, e.idx, ReduceAttrs{all, all ? 0 : dim, keepdim}));
+  return e.idx;
 }
 
 Result<std::pair<Tensor, Tensor>> topk(const Tensor& x, int64_t k, int64_t dim, bool largest) {

@@ -15,30 +15,17 @@
 #include "fuzz/session_harness.h"
 #include "onemodel/graph/op_registry.h"
 #include "onemodel/io/onnx.h"
+#include "runtime/runtime_helpers.h"
 
 namespace g = om::graph;
 using om::DType;
 
 namespace {
 
-g::ValueInfo vi(std::string name, DType dt, std::vector<g::Dim> dims) {
-  g::ValueInfo v;
-  v.name = std::move(name);
-  v.dtype = dt;
-  v.shape = std::move(dims);
-  return v;
-}
-g::Dim F(int64_t n) { return g::Dim::fixed(n); }
-g::Dim S(const char* s) { return g::Dim::symbol(s); }
-g::Node nd(std::string op, std::vector<std::string> ins, std::vector<std::string> outs, std::vector<g::Attribute> attrs = {}) {
-  g::Node n;
-  n.op_type = std::move(op);
-  n.name = n.op_type + "_" + outs[0];
-  n.inputs = std::move(ins);
-  n.outputs = std::move(outs);
-  n.attributes = std::move(attrs);
-  return n;
-}
+using rt::node;
+using rt::sym_value;
+using rt::value;
+
 g::TensorData ints(std::string name, std::vector<int64_t> v) {
   return g::TensorData::from_vector<int64_t>(std::move(name), {int64_t(v.size())}, v);
 }
@@ -48,83 +35,83 @@ std::vector<std::pair<std::string, g::Graph>> seeds() {
   auto add = [&](const char* name, g::Graph gr) { out.emplace_back(name, std::move(gr)); };
   {  // Reshape whose product wraps to the input's count.
     g::Graph gr;
-    gr.inputs = {vi("x", DType::f32, {F(4)})};
+    gr.inputs = {value("x", DType::f32, {4})};
     gr.initializers = {ints("s", {5, 3689348814741910324LL})};
-    gr.nodes = {nd("Reshape", {"x", "s"}, {"r"}), nd("ReduceSum", {"r"}, {"y"})};
-    gr.outputs = {vi("y", DType::f32, {})};
+    gr.nodes = {node("Reshape", {"x", "s"}, {"r"}), node("ReduceSum", {"r"}, {"y"})};
+    gr.outputs = {value("y", DType::f32, {})};
     gr.outputs[0].has_shape = false;
     add("reshape_wrap", gr);
   }
   {  // Expand to [2^32, 2^32], and to [-3] followed by Concat.
     g::Graph gr;
-    gr.inputs = {vi("x", DType::f32, {F(1)})};
+    gr.inputs = {value("x", DType::f32, {1})};
     gr.initializers = {ints("big", {int64_t(1) << 32, int64_t(1) << 32}), ints("neg", {-3})};
-    gr.nodes = {nd("Expand", {"x", "big"}, {"e"}), nd("Relu", {"e"}, {"y"})};
-    gr.outputs = {vi("y", DType::f32, {g::Dim{}, g::Dim{}})};
+    gr.nodes = {node("Expand", {"x", "big"}, {"e"}), node("Relu", {"e"}, {"y"})};
+    gr.outputs = {sym_value("y", DType::f32, {"", ""})};
     add("expand_huge", gr);
-    gr.nodes = {nd("Expand", {"x", "neg"}, {"e"}), nd("Concat", {"e", "x"}, {"y"}, {g::Attribute::of_int("axis", 0)})};
-    gr.outputs = {vi("y", DType::f32, {g::Dim{}})};
+    gr.nodes = {node("Expand", {"x", "neg"}, {"e"}), node("Concat", {"e", "x"}, {"y"}, {g::Attribute::of_int("axis", 0)})};
+    gr.outputs = {sym_value("y", DType::f32, {""})};
     add("expand_negative_concat", gr);
   }
   for (int64_t n : {2, 10}) {  // Slice with extreme steps, then Concat.
     g::Graph gr;
-    gr.inputs = {vi("x", DType::f32, {F(n)})};
+    gr.inputs = {value("x", DType::f32, {n})};
     gr.initializers = {ints("s0", {0}), ints("e0", {n}), ints("a", {0}), ints("pmax", {INT64_MAX}), ints("s1", {-1}),
                        ints("e1", {INT64_MIN}), ints("pmin", {INT64_MIN})};
-    gr.nodes = {nd("Slice", {"x", "s0", "e0", "a", "pmax"}, {"p"}), nd("Slice", {"x", "s1", "e1", "a", "pmin"}, {"q"}),
-                nd("Concat", {"p", "q", "x"}, {"y"}, {g::Attribute::of_int("axis", 0)})};
-    gr.outputs = {vi("y", DType::f32, {g::Dim{}})};
+    gr.nodes = {node("Slice", {"x", "s0", "e0", "a", "pmax"}, {"p"}), node("Slice", {"x", "s1", "e1", "a", "pmin"}, {"q"}),
+                node("Concat", {"p", "q", "x"}, {"y"}, {g::Attribute::of_int("axis", 0)})};
+    gr.outputs = {sym_value("y", DType::f32, {""})};
     add(n == 2 ? "slice_step_extremes_2" : "slice_step_extremes_10", gr);
   }
   for (DType dt : {DType::i64, DType::i32}) {  // INT_MIN / -1, by zero, wrap-around.
     g::Graph gr;
-    gr.inputs = {vi("b", dt, {S("n")})};
+    gr.inputs = {sym_value("b", dt, {"n"})};
     if (dt == DType::i64) gr.initializers = {ints("a", {INT64_MIN})};
     else gr.initializers = {g::TensorData::from_vector<int32_t>("a", {1}, {INT32_MIN})};
-    gr.nodes = {nd("Div", {"a", "b"}, {"d"}), nd("Mul", {"d", "a"}, {"m"}), nd("Neg", {"m"}, {"k"}), nd("Add", {"k", "a"}, {"y"})};
-    gr.outputs = {vi("y", dt, {S("n")})};
+    gr.nodes = {node("Div", {"a", "b"}, {"d"}), node("Mul", {"d", "a"}, {"m"}), node("Neg", {"m"}, {"k"}), node("Add", {"k", "a"}, {"y"})};
+    gr.outputs = {sym_value("y", dt, {"n"})};
     add(dt == DType::i64 ? "int64_min_div" : "int32_min_div", gr);
   }
   {  // A symbol repeated in one input and across inputs.
     g::Graph gr;
-    gr.inputs = {vi("x", DType::f32, {S("N"), S("N")}), vi("z", DType::f32, {S("N")})};
-    gr.nodes = {nd("Add", {"x", "z"}, {"y"})};
-    gr.outputs = {vi("y", DType::f32, {S("N"), S("N")})};
+    gr.inputs = {sym_value("x", DType::f32, {"N", "N"}), sym_value("z", DType::f32, {"N"})};
+    gr.nodes = {node("Add", {"x", "z"}, {"y"})};
+    gr.outputs = {sym_value("y", DType::f32, {"N", "N"})};
     add("repeated_symbol", gr);
   }
   {  // A huge declared input and a constant folded to [16384, 16384].
     g::Graph gr;
-    gr.inputs = {vi("x", DType::f32, {F(int64_t(1) << 62), F(4)})};
-    gr.nodes = {nd("ReduceSum", {"x"}, {"y"})};
-    gr.outputs = {vi("y", DType::f32, {})};
+    gr.inputs = {value("x", DType::f32, {int64_t(1) << 62, 4})};
+    gr.nodes = {node("ReduceSum", {"x"}, {"y"})};
+    gr.outputs = {value("y", DType::f32, {})};
     gr.outputs[0].has_shape = false;
     add("input_2p62", gr);
     g::Graph f;
-    f.inputs = {vi("x", DType::f32, {F(1)})};
+    f.inputs = {value("x", DType::f32, {1})};
     f.initializers = {g::TensorData::from_vector<float>("one", {1}, {1.0f}), ints("s", {16384, 16384})};
-    f.nodes = {nd("Expand", {"one", "s"}, {"e"}), nd("Add", {"e", "x"}, {"y"})};
-    f.outputs = {vi("y", DType::f32, {F(16384), F(16384)})};
+    f.nodes = {node("Expand", {"one", "s"}, {"e"}), node("Add", {"e", "x"}, {"y"})};
+    f.outputs = {value("y", DType::f32, {16384, 16384})};
     add("fold_expand_16384", f);
   }
   {  // An initializer-backed input, and MatMul+Add+Relu pairs (fusion) with a Transpose.
     g::Graph gr;
-    gr.inputs = {vi("x", DType::f32, {S("batch"), F(3)}), vi("w", DType::f32, {F(3), F(3)})};
+    gr.inputs = {sym_value("x", DType::f32, {"batch", "3"}), value("w", DType::f32, {3, 3})};
     gr.initializers = {g::TensorData::from_vector<float>("w", {3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1}),
                        g::TensorData::from_vector<float>("v", {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
                        g::TensorData::from_vector<float>("b", {3}, {1, -1, 0})};
-    gr.nodes = {nd("MatMul", {"x", "w"}, {"h"}), nd("Add", {"h", "b"}, {"a"}), nd("Relu", {"a"}, {"r"}),
-                nd("Transpose", {"v"}, {"vt"}, {g::Attribute::of_ints("perm", {1, 0})}), nd("MatMul", {"r", "vt"}, {"m"}),
-                nd("Add", {"m", "b"}, {"y"})};
-    gr.outputs = {vi("y", DType::f32, {S("batch"), F(3)})};
+    gr.nodes = {node("MatMul", {"x", "w"}, {"h"}), node("Add", {"h", "b"}, {"a"}), node("Relu", {"a"}, {"r"}),
+                node("Transpose", {"v"}, {"vt"}, {g::Attribute::of_ints("perm", {1, 0})}), node("MatMul", {"r", "vt"}, {"m"}),
+                node("Add", {"m", "b"}, {"y"})};
+    gr.outputs = {sym_value("y", DType::f32, {"batch", "3"})};
     add("overridable_and_fusion", gr);
   }
   {  // A Shape -> Gather -> Concat -> Reshape chain with a negative gather index.
     g::Graph gr;
-    gr.inputs = {vi("x", DType::f32, {S("n"), F(4)})};
+    gr.inputs = {sym_value("x", DType::f32, {"n", "4"})};
     gr.initializers = {ints("i", {-1}), ints("m1", {-1})};
-    gr.nodes = {nd("Shape", {"x"}, {"s"}), nd("Gather", {"s", "i"}, {"last"}), nd("Concat", {"m1", "last"}, {"t"}, {g::Attribute::of_int("axis", 0)}),
-                nd("Reshape", {"x", "t"}, {"y"})};
-    gr.outputs = {vi("y", DType::f32, {g::Dim{}, g::Dim{}})};
+    gr.nodes = {node("Shape", {"x"}, {"s"}), node("Gather", {"s", "i"}, {"last"}), node("Concat", {"m1", "last"}, {"t"}, {g::Attribute::of_int("axis", 0)}),
+                node("Reshape", {"x", "t"}, {"y"})};
+    gr.outputs = {sym_value("y", DType::f32, {"", ""})};
     add("shape_chain", gr);
   }
   // The operator families of the second wave: each model once crashed, hung, hit undefined
@@ -138,51 +125,51 @@ std::vector<std::pair<std::string, g::Graph>> seeds() {
     gr.initializers = std::move(consts);
     for (const std::string& o : n.outputs)
       if (!o.empty()) {
-        gr.outputs.push_back(vi(o, DType::f32, {}));
+        gr.outputs.push_back(value(o, DType::f32, {}));
         gr.outputs.back().has_shape = false;
       }
     gr.nodes = {std::move(n)};
     add(name, gr);
   };
   const float inf = INFINITY;
-  one("dynamic_quantize_inf", {}, {f32s("x", {4}, {-inf, 1, NAN, inf})}, nd("DynamicQuantizeLinear", {"x"}, {"y", "s", "z"}));
-  one("conv_group_overflow", {vi("x", DType::f32, {F(1), F(0), F(3), F(3)})}, {f32s("w", {1, 2, 1, 1}, {1, 1})},
-      nd("Conv", {"x", "w"}, {"y"}, {g::Attribute::of_int("group", int64_t(1) << 62)}));
-  one("conv_integer_group_overflow", {vi("x", DType::u8, {F(1), F(0), F(3), F(3)})},
+  one("dynamic_quantize_inf", {}, {f32s("x", {4}, {-inf, 1, NAN, inf})}, node("DynamicQuantizeLinear", {"x"}, {"y", "s", "z"}));
+  one("conv_group_overflow", {value("x", DType::f32, {1, 0, 3, 3})}, {f32s("w", {1, 2, 1, 1}, {1, 1})},
+      node("Conv", {"x", "w"}, {"y"}, {g::Attribute::of_int("group", int64_t(1) << 62)}));
+  one("conv_integer_group_overflow", {value("x", DType::u8, {1, 0, 3, 3})},
       {g::TensorData::from_vector<uint8_t>("w", {1, 2, 1, 1}, {1, 1})},
-      nd("ConvInteger", {"x", "w"}, {"y"}, {g::Attribute::of_int("group", int64_t(1) << 62)}));
-  one("roi_align_empty_plane", {vi("x", DType::f32, {F(1), F(1), F(0), F(4)})}, {f32s("rois", {1, 4}, {0, 0, 1, 1}), ints("b", {0})},
-      nd("RoiAlign", {"x", "rois", "b"}, {"y"}, {g::Attribute::of_int("output_height", 2), g::Attribute::of_int("output_width", 2)}));
-  one("roi_align_sampling_ratio_max", {vi("x", DType::f32, {F(1), F(1), F(2), F(2)})}, {f32s("rois", {1, 4}, {0, 0, 1, 1}), ints("b", {0})},
-      nd("RoiAlign", {"x", "rois", "b"}, {"y"}, {g::Attribute::of_int("sampling_ratio", INT64_MAX)}));
+      node("ConvInteger", {"x", "w"}, {"y"}, {g::Attribute::of_int("group", int64_t(1) << 62)}));
+  one("roi_align_empty_plane", {value("x", DType::f32, {1, 1, 0, 4})}, {f32s("rois", {1, 4}, {0, 0, 1, 1}), ints("b", {0})},
+      node("RoiAlign", {"x", "rois", "b"}, {"y"}, {g::Attribute::of_int("output_height", 2), g::Attribute::of_int("output_width", 2)}));
+  one("roi_align_sampling_ratio_max", {value("x", DType::f32, {1, 1, 2, 2})}, {f32s("rois", {1, 4}, {0, 0, 1, 1}), ints("b", {0})},
+      node("RoiAlign", {"x", "rois", "b"}, {"y"}, {g::Attribute::of_int("sampling_ratio", INT64_MAX)}));
   for (const char* mode : {"bilinear", "nearest", "bicubic"})
-    one((std::string("grid_sample_reflect_huge_") + mode).c_str(), {vi("x", DType::f32, {F(1), F(1), F(2), F(3)})},
+    one((std::string("grid_sample_reflect_huge_") + mode).c_str(), {value("x", DType::f32, {1, 1, 2, 3})},
         {f32s("grid", {1, 1, 3, 2}, {1e30f, -1e30f, 3e38f, 1e20f, -7e25f, 0.5f})},
-        nd("GridSample", {"x", "grid"}, {"y"}, {g::Attribute::of_string("mode", mode), g::Attribute::of_string("padding_mode", "reflection")}));
-  one("einsum_two_output_ellipses", {vi("a", DType::f32, {F(2), F(3), F(4)})}, {},
-      nd("Einsum", {"a"}, {"y"}, {g::Attribute::of_string("equation", "...i->......i")}));
-  one("eye_like_k_max", {vi("x", DType::f32, {F(3), F(4)})}, {}, nd("EyeLike", {"x"}, {"y"}, {g::Attribute::of_int("k", INT64_MAX)}));
+        node("GridSample", {"x", "grid"}, {"y"}, {g::Attribute::of_string("mode", mode), g::Attribute::of_string("padding_mode", "reflection")}));
+  one("einsum_two_output_ellipses", {value("a", DType::f32, {2, 3, 4})}, {},
+      node("Einsum", {"a"}, {"y"}, {g::Attribute::of_string("equation", "...i->......i")}));
+  one("eye_like_k_max", {value("x", DType::f32, {3, 4})}, {}, node("EyeLike", {"x"}, {"y"}, {g::Attribute::of_int("k", INT64_MAX)}));
   one("scatter_add_i64_wrap", {}, {ints("x", {INT64_MAX, 5}), ints("i", {0, 0}), ints("u", {1, 1})},
-      nd("ScatterElements", {"x", "i", "u"}, {"y"}, {g::Attribute::of_string("reduction", "add")}));
+      node("ScatterElements", {"x", "i", "u"}, {"y"}, {g::Attribute::of_string("reduction", "add")}));
   one("scatter_max_nan", {}, {f32s("x", {2}, {2, 5}), ints("i", {0, 0}), f32s("u", {2}, {NAN, 1})},
-      nd("ScatterElements", {"x", "i", "u"}, {"y"}, {g::Attribute::of_string("reduction", "max")}));
-  one("one_hot_depth_1e30", {vi("i", DType::f32, {F(3)})}, {f32s("d", {}, {1e30f}), f32s("v", {2}, {0, 1})}, nd("OneHot", {"i", "d", "v"}, {"y"}));
-  one("one_hot_nan_index", {}, {f32s("i", {3}, {0, NAN, inf}), f32s("d", {}, {3}), f32s("v", {2}, {0, 1})}, nd("OneHot", {"i", "d", "v"}, {"y"}));
+      node("ScatterElements", {"x", "i", "u"}, {"y"}, {g::Attribute::of_string("reduction", "max")}));
+  one("one_hot_depth_1e30", {value("i", DType::f32, {3})}, {f32s("d", {}, {1e30f}), f32s("v", {2}, {0, 1})}, node("OneHot", {"i", "d", "v"}, {"y"}));
+  one("one_hot_nan_index", {}, {f32s("i", {3}, {0, NAN, inf}), f32s("d", {}, {3}), f32s("v", {2}, {0, 1})}, node("OneHot", {"i", "d", "v"}, {"y"}));
   one("range_i64_extremes", {}, {g::TensorData::from_vector<int64_t>("s", {}, {INT64_MIN}), g::TensorData::from_vector<int64_t>("l", {}, {INT64_MAX}),
                                  g::TensorData::from_vector<int64_t>("d", {}, {int64_t(1) << 62})},
-      nd("Range", {"s", "l", "d"}, {"y"}));
+      node("Range", {"s", "l", "d"}, {"y"}));
   one("range_i32_extremes", {}, {g::TensorData::from_vector<int32_t>("s", {}, {INT32_MIN}), g::TensorData::from_vector<int32_t>("l", {}, {INT32_MAX}),
                                  g::TensorData::from_vector<int32_t>("d", {}, {int32_t(1) << 30})},
-      nd("Range", {"s", "l", "d"}, {"y"}));
-  one("split_unnamed_output", {vi("x", DType::f32, {F(2), F(4)})}, {ints("split", {1, 3})},
-      nd("Split", {"x", "split"}, {"", "y"}, {g::Attribute::of_int("axis", 1)}));
-  one("cast_to_2p32_plus_1", {vi("x", DType::f32, {F(2)})}, {}, nd("Cast", {"x"}, {"y"}, {g::Attribute::of_int("to", 4294967297LL)}));
-  one("unique_nan_signed_zero", {}, {f32s("x", {7}, {NAN, 1, NAN, 1, 2, -0.0f, 0})}, nd("Unique", {"x"}, {"y", "first", "inverse", "counts"}));
-  one("pow_i64_exact", {}, {ints("a", {INT64_MAX, -2, -1}), ints("b", {1, 63, -INT64_MAX})}, nd("Pow", {"a", "b"}, {"y"}));
-  one("stft_complex_default_onesided", {vi("x", DType::f32, {F(1), F(8), F(2)})},
-      {g::TensorData::from_vector<int64_t>("step", {}, {4}), f32s("w", {4}, {1, 1, 1, 1})}, nd("STFT", {"x", "step", "w"}, {"y"}));
+      node("Range", {"s", "l", "d"}, {"y"}));
+  one("split_unnamed_output", {value("x", DType::f32, {2, 4})}, {ints("split", {1, 3})},
+      node("Split", {"x", "split"}, {"", "y"}, {g::Attribute::of_int("axis", 1)}));
+  one("cast_to_2p32_plus_1", {value("x", DType::f32, {2})}, {}, node("Cast", {"x"}, {"y"}, {g::Attribute::of_int("to", 4294967297LL)}));
+  one("unique_nan_signed_zero", {}, {f32s("x", {7}, {NAN, 1, NAN, 1, 2, -0.0f, 0})}, node("Unique", {"x"}, {"y", "first", "inverse", "counts"}));
+  one("pow_i64_exact", {}, {ints("a", {INT64_MAX, -2, -1}), ints("b", {1, 63, -INT64_MAX})}, node("Pow", {"a", "b"}, {"y"}));
+  one("stft_complex_default_onesided", {value("x", DType::f32, {1, 8, 2})},
+      {g::TensorData::from_vector<int64_t>("step", {}, {4}), f32s("w", {4}, {1, 1, 1, 1})}, node("STFT", {"x", "step", "w"}, {"y"}));
   // Found by the generated hostile test (tests/runtime/test_hostile_generated.cpp) under UBSan.
-  one("pad_int64_min", {vi("x", DType::f32, {F(2), F(3)})}, {ints("pads", {INT64_MIN, 0, 0, 0})}, nd("Pad", {"x", "pads"}, {"y"}));
+  one("pad_int64_min", {value("x", DType::f32, {2, 3})}, {ints("pads", {INT64_MIN, 0, 0, 0})}, node("Pad", {"x", "pads"}, {"y"}));
   return out;
 }
 
