@@ -210,7 +210,11 @@ void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool 
   table().winograd_output(m, ms, n, bias, relu, top, bottom);
 }
 
-void f32_gemm(const GemmArgs& g, ArithmeticMode) {
+// The public products' common frame: empty products, K = 0 (C zeroed unless accumulating,
+// then the epilogue), the thread's workspace when none is given, and the epilogue as passes
+// when `compute` (gemm_compute or its prepacked form) did not apply it in the tiles.
+template <class Compute>
+void gemm_frame(const GemmArgs& g, Compute compute) {
   if (g.M == 0 || g.N == 0) return;
   const KernelTable& t = table();
   if (g.K == 0) {
@@ -218,9 +222,13 @@ void f32_gemm(const GemmArgs& g, ArithmeticMode) {
       for (size_t i = 0; i < g.M; ++i) std::memset(g.c + i * g.ldc, 0, g.N * sizeof(float));
   } else {
     float* ws = g.workspace ? g.workspace : thread_workspace(gemm_workspace_floats(g.M, g.N, g.K));
-    if (gemm_compute(g, t, ws)) return;
+    if (compute(t, ws)) return;
   }
   gemm_epilogue(g, t);
+}
+
+void f32_gemm(const GemmArgs& g, ArithmeticMode) {
+  gemm_frame(g, [&](const KernelTable& t, float* ws) { return gemm_compute(g, t, ws); });
 }
 
 void gemm_pack_a(const GemmArgs& g, float* packed) { gemm_pack_a_for(table(), g, packed); }
@@ -250,16 +258,7 @@ void gemm_pack_b(const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K, size_
 }
 
 void f32_gemm_prepacked(const GemmArgs& g, const float* packed, ArithmeticMode) {
-  if (g.M == 0 || g.N == 0) return;
-  const KernelTable& t = table();
-  if (g.K == 0) {
-    if (!g.accumulate)
-      for (size_t i = 0; i < g.M; ++i) std::memset(g.c + i * g.ldc, 0, g.N * sizeof(float));
-  } else {
-    float* ws = g.workspace ? g.workspace : thread_workspace(gemm_workspace_floats(g.M, g.N, g.K));
-    if (gemm_compute_prepacked(g, t, packed, ws)) return;
-  }
-  gemm_epilogue(g, t);
+  gemm_frame(g, [&](const KernelTable& t, float* ws) { return gemm_compute_prepacked(g, t, packed, ws); });
 }
 
 void f16_to_f32(const uint16_t* x, float* y, size_t n) { table().f16_to_f32(x, y, n); }

@@ -77,4 +77,21 @@ void softmax_row(const float* x, float* y, size_t n, bool log, float m) {
   }
 }
 
+// An ISA's Fast-mode rows: each row's maximum by `max`; a row whose maximum is NaN or infinite
+// takes `exact_rows` (its NaN results are the same). always_inline: compiled in each ISA folder.
+template <class V, class Io, class MaxFn, class ExactRowsFn>
+__attribute__((always_inline)) inline void softmax_rows(const float* x, float* y, size_t rows, size_t n, bool log,
+                                                        MaxFn max, ExactRowsFn exact_rows) {
+  for (size_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    const float m = max(xr, n);
+    if (m - m == 0.0f) {
+      softmax_row<V, Io>(xr, yr, n, log, m);
+    } else {
+      exact_rows(xr, yr, 1, n, log);
+    }
+  }
+}
+
 }  // namespace om::kernels::fast

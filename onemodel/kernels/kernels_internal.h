@@ -53,6 +53,33 @@ struct RowsB {
   const float* row(size_t k) const { return rows[k] + off; }
 };
 
+// A partial MR x NR tile runs through a full-size local tile, so a micro-kernel's loop and
+// stores are the same for every tile: C's valid part is copied in (zeros elsewhere) and back
+// out by done(). A full tile is computed straight in C. always_inline: every ISA folder
+// compiles it with its own flags.
+template <size_t MR, size_t NR>
+struct StagedTile {
+  alignas(32) float local[MR * NR];
+  float* c;
+  size_t ldc, mr, nr;
+  bool full;
+  float* cc;  // where the kernel loads and stores the tile, ldcc apart
+  size_t ldcc;
+  __attribute__((always_inline)) StagedTile(float* c_, size_t ldc_, size_t mr_, size_t nr_, bool load_c)
+      : c(c_), ldc(ldc_), mr(mr_), nr(nr_), full(mr_ == MR && nr_ == NR), cc(c_), ldcc(ldc_) {
+    if (full) return;
+    cc = local;
+    ldcc = NR;
+    for (size_t i = 0; i < MR; ++i)
+      for (size_t j = 0; j < NR; ++j) local[i * NR + j] = (load_c && i < mr && j < nr) ? c[i * ldc + j] : 0.0f;
+  }
+  __attribute__((always_inline)) void done() const {
+    if (!full)
+      for (size_t i = 0; i < mr; ++i)
+        for (size_t j = 0; j < nr; ++j) c[i * ldc + j] = local[i * NR + j];
+  }
+};
+
 // Packs one MR-row panel of a row-major A (unit column stride): rows [0, rows) of
 // src[i*a_rs + k], k < kc, to dst[k*MR + i], zero rows from `rows` to MR. Optional (null: the
 // driver's generic loop); a copy, so it cannot change any result.
@@ -97,6 +124,37 @@ void f32_conv_pack_panels(const ConvImage& s, size_t k0, size_t kc, size_t j0, s
 void f32_conv_fill_padded(const ConvGeom& g, const float* plane, float* pad);
 void f32_winograd_input(const WinogradInput& in);
 void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom);
+
+// The declarations of one ISA's convolution entries (defined by OM_CONV_ENTRIES, conv_entries.h),
+// for the file that builds the ISA's table.
+#define OM_CONV_ENTRY_DECLS(isa)                                                                          \
+  void f32_conv_pack_panels__##isa(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, \
+                                   float* dst);                                                           \
+  void f32_conv_fill_padded__##isa(const ConvGeom& g, const float* plane, float* pad);                    \
+  void f32_winograd_input__##isa(const WinogradInput& in);                                                \
+  void f32_winograd_output__##isa(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, \
+                                  float* bottom)
+
+// One ISA's packed-panel and rows-in-place GEMM entries (f32_gemm_<tile>__<isa>,
+// f32_gemm_rows_<tile>__<isa>) from its tile template tile_fn<B>(kc, a, B, c, ldc, mr, nr, load_c,
+// ep): both read B through the same tile code, so their chains are the same. The declarations
+// (with the small-M kernel's) are for the file that builds the table.
+#define OM_GEMM_ENTRY_DECLS(tile, isa)                                                                    \
+  void f32_gemm_##tile##__##isa(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,  \
+                                size_t nr, bool load_c, const TileEpilogue* ep);                         \
+  void f32_gemm_rows_##tile##__##isa(size_t kc, const float* a, const float* const* rows, ptrdiff_t off,    \
+                                     float* c, size_t ldc, size_t mr, bool load_c, const TileEpilogue* ep); \
+  void f32_gemm_small__##isa(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs, const float* b, \
+                             ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n, bool load_c)
+#define OM_GEMM_TILE_ENTRIES(tile, isa, tile_fn, NR)                                                      \
+  void f32_gemm_##tile##__##isa(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,  \
+                                size_t nr, bool load_c, const TileEpilogue* ep) {                        \
+    tile_fn(kc, a, PanelB{b, NR}, c, ldc, mr, nr, load_c, ep);                                            \
+  }                                                                                                       \
+  void f32_gemm_rows_##tile##__##isa(size_t kc, const float* a, const float* const* rows, ptrdiff_t off,    \
+                                     float* c, size_t ldc, size_t mr, bool load_c, const TileEpilogue* ep) { \
+    tile_fn(kc, a, RowsB{rows, off}, c, ldc, mr, NR, load_c, ep);                                         \
+  }
 
 // A table slot that must be given: it has no default, so an aggregate initialiser that leaves
 // it out does not compile ("by declaration, never by omission"). It calls like the function

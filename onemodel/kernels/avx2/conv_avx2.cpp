@@ -1,18 +1,10 @@
 // The convolution's copies (conv_panels.h) and Winograd transforms (winograd_transforms.h)
 // compiled for AVX2: 256-bit moves and vectors. The transforms take eight tiles at a time
 // (sixteen would spill the sums out of the 16 registers).
-#include "onemodel/kernels/conv_panels.h"
-#include "onemodel/kernels/winograd_transforms.h"
+#include "onemodel/kernels/conv_entries.h"
 
 namespace om::kernels::avx2 {
 
-void f32_conv_pack_panels__avx2(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
-  panels::pack(s, k0, kc, j0, nc, nr, dst);
-}
-void f32_conv_fill_padded__avx2(const ConvGeom& g, const float* plane, float* pad) { panels::fill_padded(g, plane, pad); }
-void f32_winograd_input__avx2(const WinogradInput& in) { winograd::block_in<false>(in); }
-void f32_winograd_output__avx2(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom) {
-  winograd::output_transform<false>(m, ms, n, bias, relu, top, bottom);
-}
+OM_CONV_ENTRIES(avx2, false)
 
 }  // namespace om::kernels::avx2

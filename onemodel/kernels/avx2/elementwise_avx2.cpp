@@ -198,22 +198,10 @@ struct Io {
 };
 
 void f32_softmax_rows__avx2(const float* x, float* y, size_t rows, size_t n, bool log) {
-  for (size_t r = 0; r < rows; ++r)
-    exact::softmax_row<Lanes, Io, Math>(x + r * n, y + r * n, n, log, f32_max__avx2(x + r * n, n), f32_sum_exact__avx2);
+  exact::softmax_rows<Lanes, Io, Math>(x, y, rows, n, log, f32_max__avx2, f32_sum_exact__avx2);
 }
-
-// A row whose maximum is NaN or infinite takes the exact kernel (its NaN results are the same).
 void f32_softmax_rows_fast__avx2(const float* x, float* y, size_t rows, size_t n, bool log) {
-  for (size_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * n;
-    float* yr = y + r * n;
-    const float m = f32_max__avx2(xr, n);
-    if (m - m == 0.0f) {
-      fast::softmax_row<Lanes, Io>(xr, yr, n, log, m);
-    } else {
-      f32_softmax_rows__avx2(xr, yr, 1, n, log);
-    }
-  }
+  fast::softmax_rows<Lanes, Io>(x, y, rows, n, log, f32_max__avx2, f32_softmax_rows__avx2);
 }
 
 void f16_to_f32__avx2(const uint16_t* x, float* y, size_t n) {
@@ -233,19 +221,10 @@ void f32_to_f16__avx2(const float* x, uint16_t* y, size_t n) {
 
 }  // namespace
 
-void f32_gemm_6x16__avx2(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr,
-                         size_t nr, bool load_c, const TileEpilogue* ep);
-void f32_gemm_rows_6x16__avx2(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
-                              size_t mr, bool load_c, const TileEpilogue* ep);
-void f32_gemm_small__avx2(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs,
-                          const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
-                          bool load_c);
+OM_GEMM_ENTRY_DECLS(6x16, avx2);
 void pack_a_6__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst);
 void f32_depthwise_plane__avx2(const DepthwisePlane& p);
-void f32_conv_pack_panels__avx2(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst);
-void f32_conv_fill_padded__avx2(const ConvGeom& g, const float* plane, float* pad);
-void f32_winograd_input__avx2(const WinogradInput& in);
-void f32_winograd_output__avx2(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom);
+OM_CONV_ENTRY_DECLS(avx2);
 
 }  // namespace om::kernels::avx2
 

@@ -72,16 +72,10 @@ inline void tile_6x16(size_t kc, const float* a, B b, float* c, size_t ldc, size
     }
   }
   // Other partial tiles run through a full-size local tile so the loop below is the same for all.
-  alignas(32) float local[kMR * kNR];
-  const bool full = mr == kMR && nr == kNR;
-  float* cc = c;
-  size_t ldcc = ldc;
-  if (!full) {
-    cc = local;
-    ldcc = kNR;
-    for (size_t i = 0; i < kMR; ++i)
-      for (size_t j = 0; j < kNR; ++j) local[i * kNR + j] = (load_c && i < mr && j < nr) ? c[i * ldc + j] : 0.0f;
-  }
+  StagedTile<kMR, kNR> t(c, ldc, mr, nr, load_c);
+  float* cc = t.cc;
+  const size_t ldcc = t.ldcc;
+  const bool full = t.full;
   __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
   if (load_c || !full) {
     c00 = _mm256_loadu_ps(cc + 0 * ldcc), c01 = _mm256_loadu_ps(cc + 0 * ldcc + 8);
@@ -125,20 +119,11 @@ inline void tile_6x16(size_t kc, const float* a, B b, float* c, size_t ldc, size
   _mm256_storeu_ps(cc + 3 * ldcc, c30), _mm256_storeu_ps(cc + 3 * ldcc + 8, c31);
   _mm256_storeu_ps(cc + 4 * ldcc, c40), _mm256_storeu_ps(cc + 4 * ldcc + 8, c41);
   _mm256_storeu_ps(cc + 5 * ldcc, c50), _mm256_storeu_ps(cc + 5 * ldcc + 8, c51);
-  if (!full)
-    for (size_t i = 0; i < mr; ++i)
-      for (size_t j = 0; j < nr; ++j) c[i * ldc + j] = local[i * kNR + j];
+  t.done();
 }
 }  // namespace
 
-void f32_gemm_6x16__avx2(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr, size_t nr,
-                         bool load_c, const TileEpilogue* ep) {
-  tile_6x16(kc, a, PanelB{b, kNR}, c, ldc, mr, nr, load_c, ep);
-}
-void f32_gemm_rows_6x16__avx2(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
-                              size_t mr, bool load_c, const TileEpilogue* ep) {
-  tile_6x16(kc, a, RowsB{rows, off}, c, ldc, mr, kNR, load_c, ep);
-}
+OM_GEMM_TILE_ENTRIES(6x16, avx2, tile_6x16, kNR)
 
 namespace {
 struct Avx2Ops {

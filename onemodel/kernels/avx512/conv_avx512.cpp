@@ -1,18 +1,10 @@
 // The convolution's copies (conv_panels.h) and Winograd transforms (winograd_transforms.h)
 // compiled for AVX-512: 512-bit moves, and the transforms sixteen tiles at a time (the 32
 // registers hold the 16 sums of 16 lanes).
-#include "onemodel/kernels/conv_panels.h"
-#include "onemodel/kernels/winograd_transforms.h"
+#include "onemodel/kernels/conv_entries.h"
 
 namespace om::kernels::avx512 {
 
-void f32_conv_pack_panels__avx512(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
-  panels::pack(s, k0, kc, j0, nc, nr, dst);
-}
-void f32_conv_fill_padded__avx512(const ConvGeom& g, const float* plane, float* pad) { panels::fill_padded(g, plane, pad); }
-void f32_winograd_input__avx512(const WinogradInput& in) { winograd::block_in<true>(in); }
-void f32_winograd_output__avx512(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom) {
-  winograd::output_transform<true>(m, ms, n, bias, relu, top, bottom);
-}
+OM_CONV_ENTRIES(avx512, true)
 
 }  // namespace om::kernels::avx512

@@ -189,16 +189,7 @@ float max_fast(const float* x, size_t n) {
 // A row whose maximum is NaN or infinite takes the exact kernel (its NaN results are the same).
 void f32_softmax_rows_fast__avx512(const float* x, float* y, size_t rows, size_t n, bool log,
                                    void (*exact_rows)(const float*, float*, size_t, size_t, bool)) {
-  for (size_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * n;
-    float* yr = y + r * n;
-    const float m = max_fast(xr, n);
-    if (m - m == 0.0f) {
-      fast::softmax_row<Lanes16, Io16>(xr, yr, n, log, m);
-    } else {
-      exact_rows(xr, yr, 1, n, log);
-    }
-  }
+  fast::softmax_rows<Lanes16, Io16>(x, y, rows, n, log, max_fast, exact_rows);
 }
 
 }  // namespace om::kernels::avx512
@@ -208,10 +199,7 @@ void pack_a_12__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, f
 }
 
 namespace om::kernels::avx512 {
-void f32_conv_pack_panels__avx512(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst);
-void f32_conv_fill_padded__avx512(const ConvGeom& g, const float* plane, float* pad);
-void f32_winograd_input__avx512(const WinogradInput& in);
-void f32_winograd_output__avx512(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom);
+OM_CONV_ENTRY_DECLS(avx512);
 }
 
 namespace om::kernels {

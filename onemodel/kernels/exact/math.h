@@ -11,6 +11,18 @@
 
 namespace om::kernels::exact {
 
+// A float's bit pattern and back (the scalar lanes' casts and elem::bits / from_bits).
+inline uint32_t float_bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return u;
+}
+inline float bits_float(uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
 struct ScalarLanes {
   using F = float;
   using I = int32_t;
@@ -28,16 +40,8 @@ struct ScalarLanes {
   static F select(M m, F a, F b) { return m ? a : b; }
   static F maxgt(F a, F b) { return a > b ? a : b; }
   static F mingt(F a, F b) { return a < b ? a : b; }
-  static I as_int(F a) {
-    int32_t i;
-    std::memcpy(&i, &a, 4);
-    return i;
-  }
-  static F as_float(I i) {
-    float a;
-    std::memcpy(&a, &i, 4);
-    return a;
-  }
+  static I as_int(F a) { return int32_t(float_bits(a)); }
+  static F as_float(I i) { return bits_float(uint32_t(i)); }
   static F abs(F a) { return as_float(as_int(a) & 0x7fffffff); }
   static F neg(F a) { return as_float(as_int(a) ^ int32_t(0x80000000u)); }
   static F neg_abs(F a) { return as_float(as_int(a) | int32_t(0x80000000u)); }

@@ -32,4 +32,11 @@ void softmax_row(const float* x, float* y, size_t n, bool log, float m, SumFn su
   }
 }
 
+// An ISA's exact rows: softmax_row on each row with the row maximum `max` gives.
+template <class V, class Io, class MathV, class MaxFn, class SumFn>
+__attribute__((always_inline)) inline void softmax_rows(const float* x, float* y, size_t rows, size_t n, bool log,
+                                                        MaxFn max, SumFn sum) {
+  for (size_t r = 0; r < rows; ++r) softmax_row<V, Io, MathV>(x + r * n, y + r * n, n, log, max(x + r * n, n), sum);
+}
+
 }  // namespace om::kernels::exact

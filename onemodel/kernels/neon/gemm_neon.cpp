@@ -22,16 +22,10 @@ inline float32x4_t relu(float32x4_t x) { return vbslq_f32(vcltq_f32(x, vdupq_n_f
 template <class B>
 inline void tile_8x8(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, size_t nr, bool load_c,
                      const TileEpilogue* ep) {
-  float local[kMR * kNR];
-  const bool full = mr == kMR && nr == kNR;
-  float* cc = c;
-  size_t ldcc = ldc;
-  if (!full) {
-    cc = local;
-    ldcc = kNR;
-    for (size_t i = 0; i < kMR; ++i)
-      for (size_t j = 0; j < kNR; ++j) local[i * kNR + j] = (load_c && i < mr && j < nr) ? c[i * ldc + j] : 0.0f;
-  }
+  StagedTile<kMR, kNR> t(c, ldc, mr, nr, load_c);
+  float* cc = t.cc;
+  const size_t ldcc = t.ldcc;
+  const bool full = t.full;
   float32x4_t acc[kMR][2];
   for (size_t i = 0; i < kMR; ++i) {
     if (load_c || !full) {
@@ -73,20 +67,11 @@ inline void tile_8x8(size_t kc, const float* a, B b, float* c, size_t ldc, size_
     vst1q_f32(cc + i * ldcc, acc[i][0]);
     vst1q_f32(cc + i * ldcc + 4, acc[i][1]);
   }
-  if (!full)
-    for (size_t i = 0; i < mr; ++i)
-      for (size_t j = 0; j < nr; ++j) c[i * ldc + j] = local[i * kNR + j];
+  t.done();
 }
 }  // namespace
 
-void f32_gemm_8x8__neon(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr, size_t nr,
-                        bool load_c, const TileEpilogue* ep) {
-  tile_8x8(kc, a, PanelB{b, kNR}, c, ldc, mr, nr, load_c, ep);
-}
-void f32_gemm_rows_8x8__neon(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
-                             size_t mr, bool load_c, const TileEpilogue* ep) {
-  tile_8x8(kc, a, RowsB{rows, off}, c, ldc, mr, kNR, load_c, ep);
-}
+OM_GEMM_TILE_ENTRIES(8x8, neon, tile_8x8, kNR)
 
 namespace {
 struct NeonOps {

@@ -10,16 +10,8 @@
 
 namespace om::kernels::elem {
 
-inline uint32_t bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u;
-}
-inline float from_bits(uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, 4);
-  return x;
-}
+inline uint32_t bits(float x) { return exact::float_bits(x); }
+inline float from_bits(uint32_t u) { return exact::bits_float(u); }
 inline bool is_nan(float x) { return x != x; }
 
 // max/min: NaN when `a` is NaN, otherwise a > b ? a : b (what one compare+select does on every

@@ -4,11 +4,10 @@
 #include <cstring>
 
 #include "onemodel/kernels/kernels_internal.h"
-#include "onemodel/kernels/conv_panels.h"
+#include "onemodel/kernels/conv_entries.h"
 #include "onemodel/kernels/depthwise_plane.h"
 #include "onemodel/kernels/small_gemm.h"
 #include "onemodel/kernels/scalar/elementwise.h"
-#include "onemodel/kernels/winograd_transforms.h"
 
 namespace om::kernels {
 namespace elem {
@@ -155,14 +154,7 @@ void tile_4x4(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, s
       c[i * ldc + j] = v;
     }
 }
-void f32_gemm_4x4__scalar(size_t kc, const float* a, const float* b, float* c, size_t ldc, size_t mr, size_t nr,
-                          bool load_c, const TileEpilogue* ep) {
-  tile_4x4(kc, a, PanelB{b, kNR}, c, ldc, mr, nr, load_c, ep);
-}
-void f32_gemm_rows_4x4__scalar(size_t kc, const float* a, const float* const* rows, ptrdiff_t off, float* c, size_t ldc,
-                               size_t mr, bool load_c, const TileEpilogue* ep) {
-  tile_4x4(kc, a, RowsB{rows, off}, c, ldc, mr, kNR, load_c, ep);
-}
+OM_GEMM_TILE_ENTRIES(4x4, scalar, tile_4x4, kNR)
 
 struct ScalarOps {
   using V = float;
@@ -188,14 +180,7 @@ void f32_depthwise_plane__scalar(const DepthwisePlane& p) { dw::plane<ScalarOps>
 
 // The convolution's copies and Winograd transforms (conv_panels.h, winograd_transforms.h) with the
 // baseline flags and the transforms' eight-tile form: the bits every ISA's entries give.
-void f32_conv_pack_panels__scalar(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
-  panels::pack(s, k0, kc, j0, nc, nr, dst);
-}
-void f32_conv_fill_padded__scalar(const ConvGeom& g, const float* plane, float* pad) { panels::fill_padded(g, plane, pad); }
-void f32_winograd_input__scalar(const WinogradInput& in) { winograd::block_in<false>(in); }
-void f32_winograd_output__scalar(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom) {
-  winograd::output_transform<false>(m, ms, n, bias, relu, top, bottom);
-}
+OM_CONV_ENTRIES(scalar, false)
 
 void f16_to_f32__scalar(const uint16_t* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = elem::f16_to_f32(x[i]);
