@@ -52,42 +52,32 @@ Status infer_gelu(InferContext& ctx) {
   return infer_f32_unary(ctx);
 }
 
-// The record of the parametric maps, filled by each one's prepare: LeakyRelu, Elu, Celu and
+// The record of the parametric maps, filled by prepare_activation: LeakyRelu, Elu, Celu and
 // ThresholdedRelu (alpha), Selu (alpha; gamma in beta), HardSigmoid (alpha, beta), Shrink
 // (bias in alpha, lambd in beta). Work: elements.
 struct ActivationParams {
   float alpha = 0.0f, beta = 0.0f;
 };
 
-Status prepare_leaky_relu(const InferContext& ctx, Prepared& out) {
-  out.record<ActivationParams>().alpha = ctx.node.attr_float("alpha", 0.01f);
-  out.work = ctx.outputs[0].numel();
-  return Status::ok();
-}
-// Elu, Celu and ThresholdedRelu: alpha, default 1.
-Status prepare_alpha(const InferContext& ctx, Prepared& out) {
-  out.record<ActivationParams>().alpha = ctx.node.attr_float("alpha", 1.0f);
-  out.work = ctx.outputs[0].numel();
-  return Status::ok();
-}
-Status prepare_selu(const InferContext& ctx, Prepared& out) {
+// Which attributes fill alpha and beta, with their ONNX defaults (a null name: the field is
+// unused). One prepare step serves every parametric map; each map binds its entry.
+struct ActivationAttrs {
+  const char* alpha;
+  float alpha_default;
+  const char* beta;
+  float beta_default;
+};
+constexpr ActivationAttrs kReadLeakyRelu{"alpha", 0.01f, nullptr, 0.0f};
+constexpr ActivationAttrs kReadAlpha{"alpha", 1.0f, nullptr, 0.0f};  // Elu, Celu, ThresholdedRelu
+constexpr ActivationAttrs kReadSelu{"alpha", 1.67326319217681884765625f, "gamma", 1.05070102214813232421875f};
+constexpr ActivationAttrs kReadHardSigmoid{"alpha", 0.2f, "beta", 0.5f};
+constexpr ActivationAttrs kReadShrink{"bias", 0.0f, "lambd", 0.5f};
+
+template <const ActivationAttrs& A>
+Status prepare_activation(const InferContext& ctx, Prepared& out) {
   ActivationParams& p = out.record<ActivationParams>();
-  p.alpha = ctx.node.attr_float("alpha", 1.67326319217681884765625f);
-  p.beta = ctx.node.attr_float("gamma", 1.05070102214813232421875f);
-  out.work = ctx.outputs[0].numel();
-  return Status::ok();
-}
-Status prepare_hard_sigmoid(const InferContext& ctx, Prepared& out) {
-  ActivationParams& p = out.record<ActivationParams>();
-  p.alpha = ctx.node.attr_float("alpha", 0.2f);
-  p.beta = ctx.node.attr_float("beta", 0.5f);
-  out.work = ctx.outputs[0].numel();
-  return Status::ok();
-}
-Status prepare_shrink(const InferContext& ctx, Prepared& out) {
-  ActivationParams& p = out.record<ActivationParams>();
-  p.alpha = ctx.node.attr_float("bias", 0.0f);
-  p.beta = ctx.node.attr_float("lambd", 0.5f);
+  p.alpha = ctx.node.attr_float(A.alpha, A.alpha_default);
+  if constexpr (A.beta != nullptr) p.beta = ctx.node.attr_float(A.beta, A.beta_default);
   out.work = ctx.outputs[0].numel();
   return Status::ok();
 }
@@ -190,23 +180,23 @@ constexpr OpDef kOps[] = {
     op("Gelu").since_opset(20).inputs(1).attributes(kGeluAttrs).shapes(infer_gelu).prepared(prepare_gelu).kernel(gelu_kernel)
         .doc("f32, approximate none|tanh"),
     op("LeakyRelu").upgrades_from(6).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32_unary)
-        .prepared(prepare_leaky_relu).kernel(leaky_relu_kernel).doc("f32, alpha"),
+        .prepared(prepare_activation<kReadLeakyRelu>).kernel(leaky_relu_kernel).doc("f32, alpha"),
     op("Clip").upgrades_from(6).attr_became_input("min", 1, 11).attr_became_input("max", 2, 11).inputs(1, 3).shapes(infer_clip)
         .prepared(prepare_elements).kernel(clip_kernel).doc("f32 i64 i32 i8 u8, optional scalar min/max inputs"),
     op("PRelu").upgrades_from(7).inputs(2).shapes(infer_prelu).prepared(prepare_broadcast).kernel(prelu_kernel).doc("f32, slope broadcast to X"),
-    f32_unary_op("Elu", elu_kernel, "f32, alpha; library exp").attributes(kAlphaAttrs).prepared(prepare_alpha),
-    f32_unary_op("Selu", selu_kernel, "f32, alpha, gamma; library exp").attributes(kSeluAttrs).prepared(prepare_selu),
+    f32_unary_op("Elu", elu_kernel, "f32, alpha; library exp").attributes(kAlphaAttrs).prepared(prepare_activation<kReadAlpha>),
+    f32_unary_op("Selu", selu_kernel, "f32, alpha, gamma; library exp").attributes(kSeluAttrs).prepared(prepare_activation<kReadSelu>),
     f32_unary_op("Softplus", softplus_kernel, "f32; library exp and log").upgrades_from(1),
     f32_unary_op("Softsign", softsign_kernel, "f32").upgrades_from(1),
-    f32_unary_op("HardSigmoid", hard_sigmoid_kernel, "f32, alpha, beta").attributes(kHardSigmoidAttrs).prepared(prepare_hard_sigmoid),
+    f32_unary_op("HardSigmoid", hard_sigmoid_kernel, "f32, alpha, beta").attributes(kHardSigmoidAttrs).prepared(prepare_activation<kReadHardSigmoid>),
     op("HardSwish").since_opset(14).inputs(1).shapes(infer_f32_unary).prepared(prepare_elements).kernel(hard_swish_kernel).doc("f32"),
     op("ThresholdedRelu").upgrades_from(10).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32_unary)
-        .prepared(prepare_alpha).kernel(thresholded_relu_kernel)
+        .prepared(prepare_activation<kReadAlpha>).kernel(thresholded_relu_kernel)
         .doc("f32, alpha"),
     op("Shrink").upgrades_from(9).inputs(1).attributes(kShrinkAttrs).shapes(infer_f32_unary)
-        .prepared(prepare_shrink).kernel(shrink_kernel).doc("f32, bias, lambd"),
+        .prepared(prepare_activation<kReadShrink>).kernel(shrink_kernel).doc("f32, bias, lambd"),
     op("Celu").since_opset(12).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32_unary)
-        .prepared(prepare_alpha).kernel(celu_kernel).doc("f32, alpha; library exp"),
+        .prepared(prepare_activation<kReadAlpha>).kernel(celu_kernel).doc("f32, alpha; library exp"),
 };
 
 }  // namespace

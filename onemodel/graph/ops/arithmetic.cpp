@@ -238,11 +238,7 @@ struct ModParams {
 };
 
 Status prepare_mod(const InferContext& ctx, Prepared& out) {
-  ModParams& p = out.record<ModParams>();
-  const ValueDesc* operands[2] = {ctx.input(0), ctx.input(1)};
-  p.it.init(ctx.outputs[0].shape, operands, 2);
-  p.fmod = ctx.node.attr_int("fmod", 0) != 0;
-  out.work = p.it.size();
+  broadcast_record<ModParams>(ctx, out).fmod = ctx.node.attr_int("fmod", 0) != 0;
   return Status::ok();
 }
 
@@ -414,14 +410,11 @@ constexpr OpDef libm(const char* type, KernelFn k, int oldest) {
 }
 
 constexpr OpDef kOps[] = {
-    op("Add").upgrades_from(7).inputs(2).shapes(infer_arith)
-        .prepared(prepare_broadcast).kernel(arith_kernel<BinaryOp::Add>).doc("f32 i64 i32 i8 u8, broadcasting"),
-    op("Sub").upgrades_from(7).inputs(2).shapes(infer_arith)
-        .prepared(prepare_broadcast).kernel(arith_kernel<BinaryOp::Sub>).doc("f32 i64 i32 i8 u8, broadcasting"),
-    op("Mul").upgrades_from(7).inputs(2).shapes(infer_arith)
-        .prepared(prepare_broadcast).kernel(arith_kernel<BinaryOp::Mul>).doc("f32 i64 i32 i8 u8, broadcasting"),
-    op("Div").upgrades_from(7).inputs(2).shapes(infer_arith).prepared(prepare_broadcast).kernel(arith_kernel<BinaryOp::Div>)
-        .doc("f32 i64 i32 i8 u8, broadcasting; integer division truncates, by zero is an error"),
+    broadcast_op("Add", 7, infer_arith, arith_kernel<BinaryOp::Add>, "f32 i64 i32 i8 u8, broadcasting"),
+    broadcast_op("Sub", 7, infer_arith, arith_kernel<BinaryOp::Sub>, "f32 i64 i32 i8 u8, broadcasting"),
+    broadcast_op("Mul", 7, infer_arith, arith_kernel<BinaryOp::Mul>, "f32 i64 i32 i8 u8, broadcasting"),
+    broadcast_op("Div", 7, infer_arith, arith_kernel<BinaryOp::Div>,
+                 "f32 i64 i32 i8 u8, broadcasting; integer division truncates, by zero is an error"),
     op("Pow").upgrades_from(7).inputs(2).shapes(infer_pow).prepared(prepare_broadcast).fast_only(pow_kernel)
         .doc("f32 i64 i32 base, f32 f64 i64 i32 i16 i8 u64 u32 u16 u8 exponent, broadcasting; result has the base's dtype; integer base and exponent: exact, wrapping, a negative exponent gives 1 (base 1), +-1 (base -1) or 0; fast only"),
     op("Neg").upgrades_from(6).inputs(1).shapes(infer_neg).prepared(prepare_elements).kernel(neg_kernel).doc("f32 i64 i32"),

@@ -239,23 +239,25 @@ Status attention_kernel(const KernelContext& k) {
       {
         const int64_t i0 = (u % ap.blocks) * kRows;
         const int64_t rq = std::min(kRows, L - i0);
+        // The scores of these rows against keys [j0, j0 + kc): Q K^T into sblk (rows kc apart).
+        // K is stored [S, D] (transpose_k) or [D, S]; either way B is its logical K^T block.
+        const MatRef q_rows{qb + i0 * qv.strides[2], qv.strides[2], qv.strides[3]};
+        auto scores = [&](int64_t j0, int64_t kc) {
+          const MatRef kt = p.tk ? MatRef{kb + j0 * kv.strides[2], kv.strides[3], kv.strides[2]}
+                                 : MatRef{kb + j0 * kv.strides[3], kv.strides[2], kv.strides[3]};
+          kernels::f32_gemm(gemm_args(size_t(rq), size_t(kc), size_t(D), q_rows, kt, sblk, size_t(kc), ws), k.mode);
+        };
+        // probs[rq, kc] (rows kc apart) times V's rows [j0, j0 + kc) into c, or added to it.
+        auto times_v = [&](const float* probs, int64_t j0, int64_t kc, float* c, size_t ldc, bool accumulate) {
+          kernels::GemmArgs pv = gemm_args(size_t(rq), size_t(Dv), size_t(kc), MatRef{probs, kc, 1},
+                                           MatRef{vb + j0 * vv.strides[2], vv.strides[2], vv.strides[3]}, c, ldc, ws);
+          pv.accumulate = accumulate;
+          kernels::f32_gemm(pv, k.mode);
+        };
         if (S <= kCols) {
           // All keys fit one block: the scores of these rows are small, so the plain softmax
           // rows kernel runs on them and the product is written straight into the output.
-          kernels::GemmArgs g;
-          g.M = size_t(rq);
-          g.N = size_t(S);
-          g.K = size_t(D);
-          g.a = qb + i0 * qv.strides[2];
-          g.a_rs = qv.strides[2];
-          g.a_cs = qv.strides[3];
-          g.b = kb;
-          g.b_rs = p.tk ? kv.strides[3] : kv.strides[2];
-          g.b_cs = p.tk ? kv.strides[2] : kv.strides[3];
-          g.c = sblk;
-          g.ldc = size_t(S);
-          g.workspace = ws;
-          kernels::f32_gemm(g, k.mode);
+          scores(0, S);
           kernels::f32_binary(kernels::BinaryOp::Mul, sblk, 1, &scale, 0, sblk, size_t(rq * S));
           if (mb) {
             if (ms[3] == 1 && ms[2] == S) {
@@ -267,20 +269,7 @@ Status attention_kernel(const KernelContext& k) {
             }
           }
           kernels::f32_softmax_rows(sblk, pblk, size_t(rq), size_t(S), false, k.mode);
-          kernels::GemmArgs pv;
-          pv.M = size_t(rq);
-          pv.N = size_t(Dv);
-          pv.K = size_t(S);
-          pv.a = pblk;
-          pv.a_rs = S;
-          pv.a_cs = 1;
-          pv.b = vb;
-          pv.b_rs = vv.strides[2];
-          pv.b_cs = vv.strides[3];
-          pv.c = yb + i0 * ys[2];
-          pv.ldc = size_t(ys[2]);
-          pv.workspace = ws;
-          kernels::f32_gemm(pv, k.mode);
+          times_v(pblk, 0, S, yb + i0 * ys[2], size_t(ys[2]), false);
           continue;  // the next work unit
         }
         for (int64_t i = 0; i < rq; ++i) {
@@ -290,26 +279,7 @@ Status attention_kernel(const KernelContext& k) {
         std::fill(acc, acc + rq * Dv, 0.0f);
         for (int64_t j0 = 0; j0 < S; j0 += kCols) {
           const int64_t kc = std::min(kCols, S - j0);
-          kernels::GemmArgs g;
-          g.M = size_t(rq);
-          g.N = size_t(kc);
-          g.K = size_t(D);
-          g.a = qb + i0 * qv.strides[2];
-          g.a_rs = qv.strides[2];
-          g.a_cs = qv.strides[3];
-          if (p.tk) {  // logical K [S, D]: B[d, j] = K[j0 + j, d]
-            g.b = kb + j0 * kv.strides[2];
-            g.b_rs = kv.strides[3];
-            g.b_cs = kv.strides[2];
-          } else {  // logical K^T [D, S]
-            g.b = kb + j0 * kv.strides[3];
-            g.b_rs = kv.strides[2];
-            g.b_cs = kv.strides[3];
-          }
-          g.c = sblk;
-          g.ldc = size_t(kc);
-          g.workspace = ws;
-          kernels::f32_gemm(g, k.mode);
+          scores(j0, kc);
           for (int64_t i = 0; i < rq; ++i) {
             float* row = sblk + i * kc;
             kernels::f32_binary(kernels::BinaryOp::Mul, row, 1, &scale, 0, row, size_t(kc));
@@ -330,21 +300,7 @@ Status attention_kernel(const KernelContext& k) {
             if (factor != 1.0f) kernels::f32_binary(kernels::BinaryOp::Mul, acc + i * Dv, 1, &factor, 0, acc + i * Dv, size_t(Dv));
             mrow[i] = m_new;
           }
-          kernels::GemmArgs pv;
-          pv.M = size_t(rq);
-          pv.N = size_t(Dv);
-          pv.K = size_t(kc);
-          pv.a = sblk;
-          pv.a_rs = kc;
-          pv.a_cs = 1;
-          pv.b = vb + j0 * vv.strides[2];
-          pv.b_rs = vv.strides[2];
-          pv.b_cs = vv.strides[3];
-          pv.c = acc;
-          pv.ldc = size_t(Dv);
-          pv.accumulate = true;
-          pv.workspace = ws;
-          kernels::f32_gemm(pv, k.mode);
+          times_v(sblk, j0, kc, acc, size_t(Dv), true);
         }
         for (int64_t i = 0; i < rq; ++i) {
           const float inv = 1.0f / lrow[i];

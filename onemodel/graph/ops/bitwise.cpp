@@ -45,11 +45,7 @@ struct BitShiftParams {
 };
 
 Status prepare_bitshift(const InferContext& ctx, Prepared& out) {
-  BitShiftParams& p = out.record<BitShiftParams>();
-  const ValueDesc* operands[2] = {ctx.input(0), ctx.input(1)};
-  p.it.init(ctx.outputs[0].shape, operands, 2);
-  p.left = ctx.node.attr_is("direction", "LEFT");
-  out.work = p.it.size();
+  broadcast_record<BitShiftParams>(ctx, out).left = ctx.node.attr_is("direction", "LEFT");
   return Status::ok();
 }
 
@@ -78,9 +74,9 @@ Status bitshift_kernel(const KernelContext& k) {
 constexpr AttrSpec kBitShiftAttrs[] = {{"direction", AttrKind::String}};
 
 constexpr OpDef kOps[] = {
-    op("And").upgrades_from(7).inputs(2).shapes(infer_logic).prepared(prepare_broadcast).kernel(logic_kernel<Logic::And>).doc("bool, broadcasting"),
-    op("Or").upgrades_from(7).inputs(2).shapes(infer_logic).prepared(prepare_broadcast).kernel(logic_kernel<Logic::Or>).doc("bool, broadcasting"),
-    op("Xor").upgrades_from(7).inputs(2).shapes(infer_logic).prepared(prepare_broadcast).kernel(logic_kernel<Logic::Xor>).doc("bool, broadcasting"),
+    broadcast_op("And", 7, infer_logic, logic_kernel<Logic::And>, "bool, broadcasting"),
+    broadcast_op("Or", 7, infer_logic, logic_kernel<Logic::Or>, "bool, broadcasting"),
+    broadcast_op("Xor", 7, infer_logic, logic_kernel<Logic::Xor>, "bool, broadcasting"),
     op("Not").upgrades_from(1).inputs(1).shapes(infer_not).prepared(prepare_elements).kernel(not_kernel).doc("bool"),
     op("BitShift").upgrades_from(11).inputs(2).attributes(kBitShiftAttrs).shapes(infer_bitshift).prepared(prepare_bitshift).kernel(bitshift_kernel)
         .doc("u8 u16 u32 u64, direction LEFT|RIGHT, broadcasting; shifts by the bit width or more give 0"),

@@ -113,18 +113,13 @@ Status isinf_kernel(const KernelContext& k) {
 constexpr AttrSpec kIsInfAttrs[] = {{"detect_negative", AttrKind::Int}, {"detect_positive", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("Equal").upgrades_from(7).inputs(2).shapes(infer_compare)
-        .prepared(prepare_broadcast).kernel(compare_kernel<Cmp::Eq>).doc("f32 i64 i32 bool -> bool"),
-    op("Less").upgrades_from(7).inputs(2).shapes(infer_compare)
-        .prepared(prepare_broadcast).kernel(compare_kernel<Cmp::Lt>).doc("f32 i64 i32 bool -> bool"),
-    op("Greater").upgrades_from(7).inputs(2).shapes(infer_compare)
-        .prepared(prepare_broadcast).kernel(compare_kernel<Cmp::Gt>).doc("f32 i64 i32 bool -> bool"),
+    broadcast_op("Equal", 7, infer_compare, compare_kernel<Cmp::Eq>, "f32 i64 i32 bool -> bool"),
+    broadcast_op("Less", 7, infer_compare, compare_kernel<Cmp::Lt>, "f32 i64 i32 bool -> bool"),
+    broadcast_op("Greater", 7, infer_compare, compare_kernel<Cmp::Gt>, "f32 i64 i32 bool -> bool"),
     op("Where").upgrades_from(9).inputs(3).shapes(infer_where)
         .prepared(prepare_broadcast).kernel(where_kernel).doc("any dtype, three-way broadcasting"),
-    op("GreaterOrEqual").upgrades_from(12).inputs(2).shapes(infer_compare_ordered).prepared(prepare_broadcast).kernel(compare_kernel<Cmp::Ge>)
-        .doc("f32 i64 i32 i8 u8 bool -> bool, broadcasting"),
-    op("LessOrEqual").upgrades_from(12).inputs(2).shapes(infer_compare_ordered).prepared(prepare_broadcast).kernel(compare_kernel<Cmp::Le>)
-        .doc("f32 i64 i32 i8 u8 bool -> bool, broadcasting"),
+    broadcast_op("GreaterOrEqual", 12, infer_compare_ordered, compare_kernel<Cmp::Ge>, "f32 i64 i32 i8 u8 bool -> bool, broadcasting"),
+    broadcast_op("LessOrEqual", 12, infer_compare_ordered, compare_kernel<Cmp::Le>, "f32 i64 i32 i8 u8 bool -> bool, broadcasting"),
     op("IsNaN").upgrades_from(9).inputs(1).shapes(infer_is).prepared(prepare_elements).kernel(isnan_kernel).doc("f32 -> bool"),
     op("IsInf").upgrades_from(10).inputs(1).attributes(kIsInfAttrs).shapes(infer_is).prepared(prepare_isinf).kernel(isinf_kernel)
         .doc("f32 -> bool, detect_negative, detect_positive"),

@@ -171,14 +171,6 @@ std::string geom_error_text(const Node& node, const char* reason, const std::vec
 
 namespace {
 
-Status require_f32_input(const InferContext& ctx, size_t i) {
-  const ValueDesc* v = ctx.input(i);
-  if (!v) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
-  if (v->dtype != DType::f32)
-    return ctx.error(ErrorKind::DTypeMismatch, msg("input ", i, " ('", ctx.node.inputs[i], "') must be f32, got ", dtype_name(v->dtype)));
-  return Status::ok();
-}
-
 Status infer_conv_like(InferContext& ctx, GeomKind kind) {
   OM_TRY(require_f32_input(ctx, 0));
   OM_TRY(require_f32_input(ctx, 1));

@@ -51,13 +51,11 @@ struct GatherParams {
 Status prepare_gather(const InferContext& ctx, Prepared& out) {
   const ValueDesc& x = *ctx.input(0);
   GatherParams& p = out.record<GatherParams>();
-  normalize_axis(ctx.node.attr_int("axis", 0), int64_t(x.shape.size()), &p.axis);  // checked by infer
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < p.axis; ++i) outer *= x.shape[size_t(i)];
-  for (size_t i = size_t(p.axis) + 1; i < x.shape.size(); ++i) inner *= x.shape[i];
-  p.d = x.shape[size_t(p.axis)];
-  p.row = inner * int64_t(dtype_size(x.dtype));
-  out.work = outer * ctx.input(1)->numel();
+  p.axis = checked_axis(ctx, 0, int64_t(x.shape.size()));
+  const AxisSplit s = split_at_axis(x.shape, p.axis);
+  p.d = s.size;
+  p.row = s.inner * int64_t(dtype_size(x.dtype));
+  out.work = s.outer * ctx.input(1)->numel();
   return Status::ok();
 }
 

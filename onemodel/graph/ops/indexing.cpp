@@ -150,12 +150,10 @@ struct ConcatParams {
 Status prepare_concat(const InferContext& ctx, Prepared& out) {
   const ValueDesc& y = ctx.outputs[0];
   ConcatParams& p = out.record<ConcatParams>();
-  normalize_axis(ctx.node.attr_int("axis", 0), int64_t(y.shape.size()), &p.axis);  // checked by infer
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < p.axis; ++i) outer *= y.shape[size_t(i)];
-  for (size_t i = size_t(p.axis) + 1; i < y.shape.size(); ++i) inner *= y.shape[i];
-  p.inner = inner * int64_t(dtype_size(y.dtype));
-  out.work = y.numel() == 0 ? 0 : outer;
+  p.axis = checked_axis(ctx, 0, int64_t(y.shape.size()));
+  const AxisSplit s = split_at_axis(y.shape, p.axis);
+  p.inner = s.inner * int64_t(dtype_size(y.dtype));
+  out.work = y.numel() == 0 ? 0 : s.outer;
   return Status::ok();
 }
 
@@ -278,13 +276,13 @@ struct OneHotParams {
 };
 
 Status prepare_one_hot(const InferContext& ctx, Prepared& out) {
-  const std::vector<int64_t>& is = ctx.input(0)->shape;
-  int64_t axis = 0;
-  normalize_axis(ctx.node.attr_int("axis", -1), int64_t(is.size()) + 1, &axis);  // checked by infer
+  // The output is the indices' shape with the depth inserted at the axis.
+  const std::vector<int64_t>& ys = ctx.outputs[0].shape;
+  const AxisSplit s = split_at_axis(ys, checked_axis(ctx, -1, int64_t(ys.size())));
   OneHotParams& p = out.record<OneHotParams>();
-  p.depth = ctx.outputs[0].shape[size_t(axis)];
-  p.inner = dims_product(is.data(), size_t(axis), is.size());
-  out.work = p.inner == 0 ? 0 : dims_product(is.data(), 0, size_t(axis)) * p.depth;
+  p.depth = s.size;
+  p.inner = s.inner;
+  out.work = p.inner == 0 ? 0 : s.outer * p.depth;
   return Status::ok();
 }
 

@@ -131,12 +131,10 @@ struct SplitParams {
 Status prepare_split(const InferContext& ctx, Prepared& out) {
   const ValueDesc& x = *ctx.input(0);
   SplitParams& p = out.record<SplitParams>();
-  normalize_axis(ctx.node.attr_int("axis", 0), int64_t(x.shape.size()), &p.axis);  // checked by infer
-  int64_t outer = 1;
-  p.inner = int64_t(dtype_size(x.dtype));
-  for (int64_t i = 0; i < p.axis; ++i) outer *= x.shape[size_t(i)];
-  for (size_t i = size_t(p.axis) + 1; i < x.shape.size(); ++i) p.inner *= x.shape[i];
-  out.work = x.numel() == 0 ? 0 : outer;
+  p.axis = checked_axis(ctx, 0, int64_t(x.shape.size()));
+  const AxisSplit s = split_at_axis(x.shape, p.axis);
+  p.inner = int64_t(dtype_size(x.dtype)) * s.inner;
+  out.work = x.numel() == 0 ? 0 : s.outer;
   return Status::ok();
 }
 

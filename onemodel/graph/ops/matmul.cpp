@@ -38,17 +38,9 @@ namespace {
 
 using kernels::UnaryOp;
 
-Status require_f32(const InferContext& ctx, size_t i) {
-  const ValueDesc* v = ctx.input(i);
-  if (!v) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
-  if (v->dtype != DType::f32)
-    return ctx.error(ErrorKind::DTypeMismatch, msg("input ", i, " ('", ctx.node.inputs[i], "') must be f32, got ", dtype_name(v->dtype)));
-  return Status::ok();
-}
-
 Status infer_matmul(InferContext& ctx) {
-  OM_TRY(require_f32(ctx, 0));
-  OM_TRY(require_f32(ctx, 1));
+  OM_TRY(require_f32_input(ctx, 0));
+  OM_TRY(require_f32_input(ctx, 1));
   MatMulDims d;
   std::vector<int64_t> out;
   OM_TRY(matmul_dims(ctx, ctx.input(0)->shape, ctx.input(1)->shape, &d, &out));
@@ -77,8 +69,8 @@ void run_gemm(const KernelContext& k, const kernels::GemmArgs& g) {
 // ---- Gemm ----
 
 Status infer_gemm(InferContext& ctx) {
-  OM_TRY(require_f32(ctx, 0));
-  OM_TRY(require_f32(ctx, 1));
+  OM_TRY(require_f32_input(ctx, 0));
+  OM_TRY(require_f32_input(ctx, 1));
   const auto& a = ctx.input(0)->shape;
   const auto& b = ctx.input(1)->shape;
   if (a.size() != 2 || b.size() != 2)
@@ -88,7 +80,7 @@ Status infer_gemm(InferContext& ctx) {
   const int64_t Kb = tb ? b[1] : b[0], N = tb ? b[0] : b[1];
   if (K != Kb) return ctx.error(ErrorKind::ShapeMismatch, msg("inner sizes differ: ", K, " vs ", Kb, " (A ", shape_str(a), ", B ", shape_str(b), ")"));
   if (const ValueDesc* c = ctx.input(2)) {
-    OM_TRY(require_f32(ctx, 2));
+    OM_TRY(require_f32_input(ctx, 2));
     std::vector<int64_t> mn{M, N}, out;
     OM_TRY(broadcast_shapes(ctx, {&mn, &c->shape}, &out));
     if (out != mn) return ctx.error(ErrorKind::ShapeMismatch, msg("C ", shape_str(c->shape), " does not broadcast to [", M, ", ", N, "]"));
@@ -207,8 +199,8 @@ std::vector<int64_t> permuted(const std::vector<int64_t>& shape, const std::vect
 
 // The logical operands and product (before perm_y and the residual).
 Status fused_shapes(const InferContext& ctx, MatMulDims* d, std::vector<int64_t>* product_shape) {
-  OM_TRY(require_f32(ctx, 0));
-  OM_TRY(require_f32(ctx, 1));
+  OM_TRY(require_f32_input(ctx, 0));
+  OM_TRY(require_f32_input(ctx, 1));
   OM_TRY(check_perm(ctx, "perm_a", ctx.input(0)->shape.size()));
   OM_TRY(check_perm(ctx, "perm_b", ctx.input(1)->shape.size()));
   const auto a = permuted(ctx.input(0)->shape, perm_of(ctx.node, "perm_a"));
@@ -221,7 +213,7 @@ Status infer_fused(InferContext& ctx) {
   std::vector<int64_t> y;
   OM_TRY(fused_shapes(ctx, &d, &y));
   if (const ValueDesc* bias = ctx.input(2)) {
-    OM_TRY(require_f32(ctx, 2));
+    OM_TRY(require_f32_input(ctx, 2));
     if (bias->shape.size() != 1 || bias->shape[0] != d.N)
       return ctx.error(ErrorKind::ShapeMismatch, msg("bias must be [", d.N, "], got ", shape_str(bias->shape)));
   }
@@ -234,7 +226,7 @@ Status infer_fused(InferContext& ctx) {
   }
   ctx.set_output(0, DType::f32, y);
   if (const ValueDesc* r = ctx.input(3)) {
-    OM_TRY(require_f32(ctx, 3));
+    OM_TRY(require_f32_input(ctx, 3));
     std::vector<int64_t> out;
     OM_TRY(broadcast_shapes(ctx, {&ctx.outputs[0].shape, &r->shape}, &out));
     ctx.outputs[0].shape = out;  // the residual may broadcast the product to a larger shape

@@ -81,9 +81,7 @@ struct LayerNormParams {
 Status prepare_layer_norm(const InferContext& ctx, Prepared& out) {
   const ValueDesc& x = *ctx.input(0);
   LayerNormParams& p = out.record<LayerNormParams>();
-  int64_t axis = 0;
-  normalize_axis(ctx.node.attr_int("axis", -1), int64_t(x.shape.size()), &axis);  // checked by infer
-  split_rows(x.shape.data(), x.shape.size(), axis, &p.rows, &p.n);
+  split_rows(x.shape.data(), x.shape.size(), checked_axis(ctx, -1, int64_t(x.shape.size())), &p.rows, &p.n);
   p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
   out.work = p.n == 0 ? 0 : p.rows;
   return Status::ok();

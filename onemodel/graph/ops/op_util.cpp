@@ -105,6 +105,14 @@ Status prepare_elements(const InferContext& ctx, Prepared& out) {
   return Status::ok();
 }
 
+Status require_f32_input(const InferContext& ctx, size_t i) {
+  const ValueDesc* v = ctx.input(i);
+  if (!v) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
+  if (v->dtype != DType::f32)
+    return ctx.error(ErrorKind::DTypeMismatch, msg("input ", i, " ('", ctx.node.inputs[i], "') must be f32, got ", dtype_name(v->dtype)));
+  return Status::ok();
+}
+
 Status require_dtype(const InferContext& ctx, size_t i, std::initializer_list<DType> allowed) {
   const ValueDesc* v = ctx.input(i);
   if (!v) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));

@@ -42,6 +42,27 @@ inline int64_t dims_product(const int64_t* d, size_t from, size_t to) {
   return n;
 }
 
+// A shape around one axis as [outer, size, inner]: the product of the axes before it, its extent
+// and the product of the axes after it. The per-axis ops (softmax, gather, concat, split,
+// one-hot, scans) run outer * inner lines of `size` elements.
+struct AxisSplit {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+inline AxisSplit split_at_axis(const int64_t* dims, size_t rank, size_t axis) {
+  return {dims_product(dims, 0, axis), dims[axis], dims_product(dims, axis + 1, rank)};
+}
+inline AxisSplit split_at_axis(const std::vector<int64_t>& shape, int64_t axis) {
+  return split_at_axis(shape.data(), shape.size(), size_t(axis));
+}
+
+// The node's axis attribute (default `fallback`) normalized against `rank`, for a prepare
+// step: its infer step refused an axis out of range, so no error is possible here.
+inline int64_t checked_axis(const InferContext& ctx, int64_t fallback, int64_t rank) {
+  int64_t axis = 0;
+  normalize_axis(ctx.node.attr_int("axis", fallback), rank, &axis);
+  return axis;
+}
+
 // numpy broadcasting of two or more shapes.
 Status broadcast_shapes(const InferContext& ctx, const std::vector<const std::vector<int64_t>*>& shapes,
                         std::vector<int64_t>* out);
@@ -171,6 +192,18 @@ struct BroadcastParams {
 };
 Status prepare_broadcast(const InferContext& ctx, Prepared& out);
 
+// The record P of a two-operand broadcasting op with parameters (Mod's fmod, BitShift's
+// direction): its first member `it` is set to the output's iterator over inputs 0 and 1, and the
+// work to the output elements; the caller fills the rest.
+template <typename P>
+P& broadcast_record(const InferContext& ctx, Prepared& out) {
+  P& p = out.record<P>();
+  const ValueDesc* operands[2] = {ctx.input(0), ctx.input(1)};
+  p.it.init(ctx.outputs[0].shape, operands, 2);
+  out.work = p.it.size();
+  return p;
+}
+
 // binary_loop over the kernel's range [k.begin, k.end) with its BroadcastParams record.
 template <typename T, typename R, typename F>
 void binary_range(const KernelContext& k, F f) {
@@ -187,6 +220,8 @@ Status prepare_elements(const InferContext& ctx, Prepared& out);
 // Input i is present and has one of the `allowed` dtypes, or an error naming the input, its
 // dtype and the dtypes supported.
 Status require_dtype(const InferContext& ctx, size_t i, std::initializer_list<DType> allowed);
+// Input i is present and f32 (the matrix and convolution families), or an error naming it.
+Status require_f32_input(const InferContext& ctx, size_t i);
 // Two operands of one dtype among `allowed`, broadcast; the output has that dtype, or bool.
 Status infer_same_binary(InferContext& ctx, std::initializer_list<DType> allowed, bool bool_out);
 // One f32 operand; the output is f32 of its shape.
@@ -218,6 +253,12 @@ constexpr OpDef f32_unary_op(const char* type, KernelFn k, const char* notes) {
   return op(type).upgrades_from(6).inputs(1).shapes(infer_f32_unary).prepared(prepare_elements).kernel(k).doc(notes);
 }
 
+// The table entry of a two-operand broadcasting op with no attributes (Add, Equal, And...):
+// its dtype rule in `infer`, the output's iterator as its record.
+constexpr OpDef broadcast_op(const char* type, int since, InferFn infer, KernelFn k, const char* notes) {
+  return op(type).upgrades_from(since).inputs(2).shapes(infer).prepared(prepare_broadcast).kernel(k).doc(notes);
+}
+
 // y = f(...f(f(x0, x1), x2)..., xn) over output elements [begin, end) of the broadcast of every
 // input, combined in input order (the variadic Sum, Mean, Max, Min): input 0 is broadcast into
 // y, then each further input is folded into it element by element. One input gives a copy.
@@ -244,6 +285,31 @@ void fold_inputs(const KernelContext& k, int64_t begin, int64_t end, F f) {
 // The whole output.
 template <typename T, typename F>
 void fold_inputs(const KernelContext& k, F f) { fold_inputs<T>(k, 0, k.out(0).numel, f); }
+
+// A strided f32 GEMM operand: element (i, j) at p[i * rs + j * cs].
+struct MatRef {
+  const float* p;
+  ptrdiff_t rs, cs;
+};
+// The arguments of C[M, N] = A[M, K] B[K, N] (C's rows ldc apart) with f32_gemm's workspace: the
+// setup the attention and recurrent kernels share. Accumulation, bias and activation stay at
+// their defaults for the caller to set.
+inline kernels::GemmArgs gemm_args(size_t M, size_t N, size_t K, MatRef a, MatRef b, float* c, size_t ldc, float* workspace) {
+  kernels::GemmArgs g;
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.a = a.p;
+  g.a_rs = a.rs;
+  g.a_cs = a.cs;
+  g.b = b.p;
+  g.b_rs = b.rs;
+  g.b_cs = b.cs;
+  g.c = c;
+  g.ldc = ldc;
+  g.workspace = workspace;
+  return g;
+}
 
 using om::contiguous_strides;  // core/shape.h
 

@@ -311,11 +311,9 @@ struct CumSumParams {
 };
 
 int64_t lines_of(const int64_t* dims, size_t rank, int64_t axis, int64_t* inner) {
-  int64_t outer = 1;
-  *inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= dims[i];
-  for (size_t i = size_t(axis) + 1; i < rank; ++i) *inner *= dims[i];
-  return outer * *inner;
+  const AxisSplit s = split_at_axis(dims, rank, size_t(axis));
+  *inner = s.inner;
+  return s.outer * s.inner;
 }
 
 Status prepare_cumsum(const InferContext& ctx, Prepared& out) {

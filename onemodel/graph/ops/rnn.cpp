@@ -6,7 +6,7 @@
 //   - the input projection of every time step is one GEMM, X [rows, I] x W^T -> proj, each
 //     element the fma chain over k = 0..I-1;
 //   - per step the recurrent GEMM continues that same chain over k = 0..H-1 (accumulate = true,
-//     on R pre-packed once per session by the plan for one direction, else packed once per run
+//     on R pre-packed once per session by the plan for one direction, else packed by each call
 //     in scratch): pre = chain(x, W) then chain(h, R);
 //   - then the bias, (Wb + Rb) rounded once, is added, then the library sigmoid / tanh;
 //   - LSTM: c = f*c' + i*g (two products, one sum), h = o * tanh(c);
@@ -195,35 +195,36 @@ struct Step {
   float* at(size_t off) const { return base + off; }
 };
 
-// proj[row] = X[row] x W_d^T, rows in X's order (chain over I from 0).
-void input_projection(const Step& st, int64_t dir, float* proj) {
+// proj[row] = X[row] x W_d^T for the rows of items [b0, b1), rows in X's order. Each element is
+// the fma chain over I from 0 whatever rows one GEMM covers, so the whole batch stays one GEMM
+// over all T*B rows and a sub-range takes its contiguous rows: per time step t*B+b0..t*B+b1
+// (seq-major), or b0*T..b1*T at once (batch-major).
+void input_projection(const Step& st, int64_t dir, float* proj, int64_t b0, int64_t b1) {
   const KernelContext& k = *st.k;
   const Dims& d = st.d;
   const int64_t GH = d.G * d.H;
-  kernels::GemmArgs g;
-  g.M = size_t(d.T * d.B);
-  g.N = size_t(GH);
-  g.K = size_t(d.I);
-  g.a = k.in(kX).as<const float>();
-  g.a_rs = d.I;
-  g.a_cs = 1;
-  g.b = k.in(kW).as<const float>() + dir * GH * d.I;
-  g.b_rs = 1;
-  g.b_cs = d.I;
-  g.c = proj;
-  g.ldc = size_t(GH);
-  g.workspace = st.at(st.s.work);
-  if (g.M == 0 || g.K == 0) {
-    std::memset(proj, 0, size_t(d.T * d.B * GH) * sizeof(float));
-    return;
-  }
-  kernels::f32_gemm(g, k.mode);
+  const float* X = k.in(kX).as<const float>();
+  const MatRef w{k.in(kW).as<const float>() + dir * GH * d.I, 1, d.I};
+  auto rows = [&](int64_t r0, int64_t n) {  // rows [r0, r0 + n) of X and proj
+    if (n == 0) return;
+    if (d.I == 0) {
+      std::memset(proj + r0 * GH, 0, size_t(n * GH) * sizeof(float));
+      return;
+    }
+    kernels::f32_gemm(gemm_args(size_t(n), size_t(GH), size_t(d.I), MatRef{X + r0 * d.I, d.I, 1}, w, proj + r0 * GH, size_t(GH),
+                                st.at(st.s.work)),
+                      k.mode);
+  };
+  if (b0 == 0 && b1 == d.B) rows(0, d.T * d.B);
+  else if (d.batch_major) rows(b0 * d.T, (b1 - b0) * d.T);
+  else
+    for (int64_t t = 0; t < d.T; ++t) rows(t * d.B + b0, b1 - b0);
 }
 
-// c[B, N] (+)= h[B, H] x packed (chain continued when accumulate).
-void recurrent(const Step& st, const float* h, const float* packed, size_t N, float* c, size_t ldc, bool accumulate) {
+// c[M, N] (+)= h[M, H] x packed (chain continued when accumulate), M the call's batch items.
+void recurrent(const Step& st, size_t M, const float* h, const float* packed, size_t N, float* c, size_t ldc, bool accumulate) {
   kernels::GemmArgs g;
-  g.M = size_t(st.d.B);
+  g.M = M;
   g.N = N;
   g.K = size_t(st.d.H);
   g.a = h;
@@ -237,7 +238,9 @@ void recurrent(const Step& st, const float* h, const float* packed, size_t N, fl
   kernels::f32_gemm_prepacked(g, packed, st.k->mode);
 }
 
-Status run_direction(const Step& st, int64_t dir, bool reverse) {
+// One direction for batch items [b0, b1): their rows of every scratch buffer (indexed by the
+// item, as proj by X's row), their Y, Y_h and Y_c.
+Status run_direction(const Step& st, int64_t dir, bool reverse, int64_t b0, int64_t b1) {
   const KernelContext& k = *st.k;
   const Dims& d = st.d;
   const int64_t T = d.T, B = d.B, H = d.H, G = d.G, GH = G * H, D = d.D;
@@ -251,7 +254,7 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
   const int32_t* lens = k.has_input(kSeq) ? k.in(kSeq).as<const int32_t>() : nullptr;
   const float* peep = st.cell == Cell::Lstm && k.has_input(kP) ? k.in(kP).as<const float>() + dir * 3 * H : nullptr;
 
-  input_projection(st, dir, proj);
+  input_projection(st, dir, proj, b0, b1);
   // Bias: (Wb + Rb) per gate, one rounding; GRU with linear_before_reset keeps Wbh and Rbh apart.
   const float* bb = k.has_input(kB) ? k.in(kB).as<const float>() + dir * 2 * GH : nullptr;
   for (int64_t j = 0; j < GH; ++j) {
@@ -260,13 +263,13 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
     bias[GH + j] = bb && apart ? bb[GH + j] : 0.0f;
   }
   // R_d^T as the recurrent GEMM's right operand, [H, G*H] with B[k, n] = R[n, k]: packed once per
-  // session by the plan (one direction), else packed here once per run.
+  // session by the plan (one direction), else packed here by every call (the same bits).
   const float* R = k.in(kR).as<const float>() + dir * GH * H;
   const float* pr = k.packed_b && D == 1 ? k.packed_b : st.at(st.s.packed_r);
   if (H > 0 && pr != k.packed_b) kernels::gemm_pack_b(R, 1, H, size_t(H), size_t(GH), st.at(st.s.packed_r));
   // Initial states.
   auto state_off = [&](int64_t b) { return d.batch_major ? (b * D + dir) * H : (dir * B + b) * H; };
-  for (int64_t b = 0; b < B; ++b) {
+  for (int64_t b = b0; b < b1; ++b) {
     if (k.has_input(kH0)) std::memcpy(h + b * H, k.in(kH0).as<const float>() + state_off(b), size_t(H) * sizeof(float));
     else std::memset(h + b * H, 0, size_t(H) * sizeof(float));
     if (st.cell == Cell::Lstm) {
@@ -280,7 +283,7 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
 
   for (int64_t s = 0; s < T; ++s) {
     // Gather this step's projection rows (each sequence has its own time index when reversed).
-    for (int64_t b = 0; b < B; ++b) {
+    for (int64_t b = b0; b < b1; ++b) {
       const int64_t len = len_of(b);
       if (s >= len) {
         std::memset(gates + b * GH, 0, size_t(GH) * sizeof(float));
@@ -293,15 +296,15 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
     // GRU: the h gate's recurrent chain starts from +0 (linear_before_reset = 1: it is kept apart
     // and multiplied by r; = 0: this column block is discarded and recomputed from r * h below).
     if (st.cell == Cell::Gru)
-      for (int64_t b = 0; b < B; ++b) {
+      for (int64_t b = b0; b < b1; ++b) {
         float* gr = gates + b * GH;
         std::memcpy(aux + b * H, gr + 2 * H, size_t(H) * sizeof(float));  // the h gate's input projection
         std::memset(gr + 2 * H, 0, size_t(H) * sizeof(float));
       }
-    if (H > 0) recurrent(st, h, pr, size_t(GH), gates, size_t(GH), true);
+    if (H > 0) recurrent(st, size_t(b1 - b0), h + b0 * H, pr, size_t(GH), gates + b0 * GH, size_t(GH), true);
     // Bias after the chains; GRU h gate: aux = its input chain (+ Wbh), gates[2H..3H) = its
     // recurrent chain (+ Rbh).
-    for (int64_t b = 0; b < B; ++b) {
+    for (int64_t b = b0; b < b1; ++b) {
       float* gr = gates + b * GH;
       if (st.cell != Cell::Gru) {
         for (int64_t j = 0; j < GH; ++j) gr[j] = gr[j] + bias[j];
@@ -312,23 +315,13 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
       if (!st.lbr)  // the h gate's chain continues over r * h
         for (int64_t j = 0; j < H; ++j) rh[b * H + j] = gr[H + j] * h[b * H + j];
     }
-    if (st.cell == Cell::Gru && !st.lbr && H > 0 && B > 0) {
-      kernels::GemmArgs g;
-      g.M = size_t(B);
-      g.N = size_t(H);
-      g.K = size_t(H);
-      g.a = rh;
-      g.a_rs = H;
-      g.b = R + 2 * H * H;
-      g.b_rs = 1;
-      g.b_cs = H;
-      g.c = aux;
-      g.ldc = size_t(H);
+    if (st.cell == Cell::Gru && !st.lbr && H > 0 && b1 > b0) {
+      kernels::GemmArgs g = gemm_args(size_t(b1 - b0), size_t(H), size_t(H), MatRef{rh + b0 * H, H, 1}, MatRef{R + 2 * H * H, 1, H},
+                                      aux + b0 * H, size_t(H), st.at(st.s.work));
       g.accumulate = true;
-      g.workspace = st.at(st.s.work);
       kernels::f32_gemm(g, k.mode);
     }
-    for (int64_t b = 0; b < B; ++b) {
+    for (int64_t b = b0; b < b1; ++b) {
       const int64_t len = len_of(b);
       if (s >= len) continue;  // the state holds; Y stays 0 there
       const int64_t t = reverse ? len - 1 - s : s;
@@ -386,7 +379,7 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
   for (size_t o = 1; o < k.num_outputs; ++o) {
     float* out = k.out(o).as<float>();
     const float* src = o == 1 ? h : c;
-    for (int64_t b = 0; b < B; ++b) {
+    for (int64_t b = b0; b < b1; ++b) {
       // A sequence of length 0 has final states 0, not its initial states (as ONNX Runtime does).
       if (len_of(b) == 0) std::memset(out + state_off(b), 0, size_t(H) * sizeof(float));
       else std::memcpy(out + state_off(b), src + b * H, size_t(H) * sizeof(float));
@@ -396,9 +389,11 @@ Status run_direction(const Step& st, int64_t dir, bool reverse) {
 }
 
 // The recurrent operators' record: the sizes, layout and direction, GRU's linear_before_reset.
-// One work unit: the batch items' sequences are independent, but every item's GEMMs share the
-// scratch's GEMM workspace and the R packed once per run, so a range of items would write what
-// another range reads.
+// Work unit: the batch item (both directions of it). Items' sequences are independent and every
+// GEMM gives an element the same chain whatever rows it covers, so any range of items computes
+// the same bits. Ranges share the scratch (GEMM workspace, packed R, bias), as the convolutions'
+// images share theirs: calls run one after another, and per-thread scratch is the multi-core
+// work's to add.
 struct RnnParams {
   Dims d;
   bool lbr = false;
@@ -409,6 +404,7 @@ Status prepare_rnn(const InferContext& ctx, Prepared& out) {
   RnnParams& p = out.record<RnnParams>();
   OM_TRY(rnn_dims(ctx, C, &p.d));
   p.lbr = C == Cell::Gru && ctx.node.attr_int("linear_before_reset", 0) != 0;
+  out.work = p.d.B;
   return Status::ok();
 }
 
@@ -422,19 +418,27 @@ Status rnn_kernel(const KernelContext& k) {
   st.d = p.d;
   st.s = scratch_layout(st.d);
   st.base = static_cast<float*>(k.scratch);
+  const int64_t b0 = k.begin, b1 = k.end;
   if (k.has_input(kSeq)) {
     const int32_t* lens = k.in(kSeq).as<const int32_t>();
     for (int64_t b = 0; b < st.d.B; ++b)
       if (lens[b] < 0 || lens[b] > st.d.T)
         return k.error(ErrorKind::InvalidArgument, msg("sequence_lens[", b, "] = ", lens[b], " is outside [0, ", st.d.T,
                                                        "] (the sequence length of X)"));
-    if (k.num_outputs > 0) std::memset(k.out(0).data, 0, size_t(st.d.T * st.d.B * st.d.D * st.d.H) * sizeof(float));
+    if (k.num_outputs > 0) {  // Y past a sequence's end stays 0: this range's items only
+      const Dims& d = st.d;
+      float* Y = k.out(0).as<float>();
+      if (d.batch_major)
+        std::memset(Y + b0 * d.T * d.D * d.H, 0, size_t((b1 - b0) * d.T * d.D * d.H) * sizeof(float));
+      else
+        for (int64_t t = 0; t < d.T * d.D; ++t) std::memset(Y + (t * d.B + b0) * d.H, 0, size_t((b1 - b0) * d.H) * sizeof(float));
+    }
   }
   if (st.d.D == 2) {
-    OM_TRY(run_direction(st, 0, false));
-    return run_direction(st, 1, true);
+    OM_TRY(run_direction(st, 0, false, b0, b1));
+    return run_direction(st, 1, true, b0, b1);
   }
-  return run_direction(st, 0, st.d.reverse);
+  return run_direction(st, 0, st.d.reverse, b0, b1);
 }
 
 // The plan packs R (one direction) as the recurrent GEMM's right-hand operand: B[k, n] = R[0, n, k].

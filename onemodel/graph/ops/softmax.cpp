@@ -110,8 +110,7 @@ struct SoftmaxParams {
 
 Status prepare_softmax(const InferContext& ctx, Prepared& out) {
   const ValueDesc& x = *ctx.input(0);
-  int64_t& axis = out.record<SoftmaxParams>().axis;
-  normalize_axis(ctx.node.attr_int("axis", -1), int64_t(x.shape.size()), &axis);  // checked by infer
+  const int64_t axis = out.record<SoftmaxParams>().axis = checked_axis(ctx, -1, int64_t(x.shape.size()));
   const int64_t n = x.shape[size_t(axis)];
   out.work = n == 0 ? 0 : x.numel() / n;
   return Status::ok();
@@ -146,14 +145,11 @@ struct HardmaxParams {
 
 Status prepare_hardmax(const InferContext& ctx, Prepared& out) {
   const std::vector<int64_t>& x = ctx.input(0)->shape;
-  int64_t axis = 0;
-  normalize_axis(ctx.node.attr_int("axis", -1), int64_t(x.size()), &axis);  // checked by infer
+  const AxisSplit s = split_at_axis(x, checked_axis(ctx, -1, int64_t(x.size())));
   HardmaxParams& p = out.record<HardmaxParams>();
-  int64_t outer = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x[size_t(i)];
-  for (size_t i = size_t(axis) + 1; i < x.size(); ++i) p.inner *= x[i];
-  p.n = x[size_t(axis)];
-  out.work = outer * p.inner;
+  p.n = s.size;
+  p.inner = s.inner;
+  out.work = s.outer * p.inner;
   return Status::ok();
 }
 

@@ -48,14 +48,13 @@ bool scalar_mul(const Graph& g, const DefUse& u, const std::string& v, std::stri
 }  // namespace
 
 Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
-  DefUse u(g);
-  for (size_t si = 0; si < g.nodes.size(); ++si) {
+  return rewrite_scan(g, changes, [&g](DefUse& u, size_t si) -> size_t {
     const Node& sm = g.nodes[si];
-    if (u.dropped(si) || !is(sm, "Softmax", 1) || sm.attr_int("axis", -1) != -1) continue;
-    if (!u.single_internal_use(sm.outputs[0])) continue;
+    if (!is(sm, "Softmax", 1) || sm.attr_int("axis", -1) != -1) return 0;
+    if (!u.single_internal_use(sm.outputs[0])) return 0;
     const size_t pi = u.reader(sm.outputs[0]);
     const Node& pv = g.nodes[pi];
-    if (!is(pv, "MatMul", 2) || pv.inputs[0] != sm.outputs[0] || pv.inputs[1] == sm.outputs[0]) continue;
+    if (!is(pv, "MatMul", 2) || pv.inputs[0] != sm.outputs[0] || pv.inputs[1] == sm.outputs[0]) return 0;
     std::vector<size_t> absorbed = {si};
     // Softmax input: [Add(., mask)] over [Mul(., c)] over MatMul.
     std::string x = sm.inputs[0], mask;
@@ -64,7 +63,7 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
       return u.producer_node(v);
     };
     const Node* n = step_back(x);
-    if (!n) continue;
+    if (!n) return 0;
     float scale = 1.0f;
     auto matmul_below = [&](const std::string& v) {
       const Node* p = step_back(v);
@@ -81,7 +80,7 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
     if (is(*n, "Add", 2) && n->inputs[0] != n->inputs[1]) {
       const size_t ai = u.producer(x);
       const int side = matmul_below(n->inputs[0]) ? 0 : matmul_below(n->inputs[1]) ? 1 : -1;
-      if (side < 0) continue;
+      if (side < 0) return 0;
       mask = n->inputs[size_t(1 - side)];
       x = n->inputs[size_t(side)];
       absorbed.push_back(ai);
@@ -97,7 +96,7 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
       }
     }
     const Node* qk = step_back(x);
-    if (!qk || !is(*qk, "MatMul", 2) || qk->inputs[0] == qk->inputs[1]) continue;
+    if (!qk || !is(*qk, "MatMul", 2) || qk->inputs[0] == qk->inputs[1]) return 0;
     absorbed.push_back(u.producer(x));
     std::string q = qk->inputs[0], kt = qk->inputs[1];
     {
@@ -124,10 +123,10 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
       }
     }
     // Without the Transpose the ranks are unknown here (a 1-D operand would not fit the kernel).
-    if (!transpose_k) continue;
+    if (!transpose_k) return 0;
     bool clash = false;
     for (size_t a : absorbed) clash = clash || a > pi;
-    if (clash) continue;
+    if (clash) return 0;
     Node fused;
     fused.op_type = "Attention";
     fused.domain = kOnemodelDomain;
@@ -159,10 +158,8 @@ Status fuse_attention(Graph& g, ArithmeticMode, size_t* changes) {
     }
     for (size_t a : absorbed) u.drop(a);
     u.replace(pi, std::move(fused));
-    ++*changes;
-  }
-  u.finish();
-  return Status::ok();
+    return 1;
+  });
 }
 
 namespace {

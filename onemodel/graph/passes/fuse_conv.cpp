@@ -45,18 +45,17 @@ bool constant_batch_norm(const DefUse& u, const Node& bn, const std::string& in,
 }  // namespace
 
 Status fold_conv_batchnorm(Graph& g, ArithmeticMode, size_t* changes) {
-  DefUse u(g);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (u.dropped(i) || !is_conv(g.nodes[i])) continue;
+  return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
+    if (!is_conv(g.nodes[i])) return 0;
     const Node& conv = g.nodes[i];
     const TensorData* w = conv.inputs.size() >= 2 ? f32_constant(u, conv.inputs[1]) : nullptr;
-    if (!w || w->dims.size() < 3 || !u.single_internal_use(conv.outputs[0])) continue;
+    if (!w || w->dims.size() < 3 || !u.single_internal_use(conv.outputs[0])) return 0;
     const int64_t M = w->dims[0];
     const TensorData* b = conv.inputs.size() >= 3 && !conv.inputs[2].empty() ? f32_constant(u, conv.inputs[2]) : nullptr;
-    if (conv.inputs.size() >= 3 && !conv.inputs[2].empty() && (!b || b->numel() != M)) continue;
+    if (conv.inputs.size() >= 3 && !conv.inputs[2].empty() && (!b || b->numel() != M)) return 0;
     const size_t bi = u.reader(conv.outputs[0]);
     const Node& bn = g.nodes[bi];
-    if (!constant_batch_norm(u, bn, conv.outputs[0], M)) continue;
+    if (!constant_batch_norm(u, bn, conv.outputs[0], M)) return 0;
     const TensorData* st[4];
     for (int k = 0; k < 4; ++k) st[k] = f32_constant(u, bn.inputs[size_t(k) + 1]);
     const float eps = bn.attr_float("epsilon", 1e-5f);
@@ -76,19 +75,16 @@ Status fold_conv_batchnorm(Graph& g, ArithmeticMode, size_t* changes) {
     fused.outputs = {bn.outputs[0]};
     u.drop(bi);
     u.replace(i, std::move(fused));
-    ++*changes;
-  }
-  u.finish();
-  return Status::ok();
+    return 1;
+  });
 }
 
 Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
-  DefUse u(g);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (u.dropped(i) || !is_conv(g.nodes[i])) continue;
+  return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
+    if (!is_conv(g.nodes[i])) return 0;
     const Node& conv = g.nodes[i];
     const TensorData* w = conv.inputs.size() >= 2 ? f32_constant(u, conv.inputs[1]) : nullptr;
-    if (!w || w->dims.size() < 3) continue;
+    if (!w || w->dims.size() < 3) return 0;
     const int64_t M = w->dims[0];
     const bool has_bias = conv.inputs.size() >= 3 && !conv.inputs[2].empty();
     std::vector<std::string> inputs(conv.inputs.begin(), conv.inputs.begin() + (has_bias ? 3 : 2));
@@ -144,7 +140,7 @@ Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
         fused_any = true;
       }
     }
-    if (!fused_any) continue;
+    if (!fused_any) return 0;
     Node fused = conv;
     fused.op_type = "FusedConv";
     fused.domain = kOnemodelDomain;
@@ -153,10 +149,8 @@ Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
     fused.attributes.push_back(Attribute::of_string("activation", act));
     if (norm) fused.attributes.push_back(Attribute::of_float("epsilon", eps));
     u.replace(i, std::move(fused));
-    ++*changes;
-  }
-  u.finish();
-  return Status::ok();
+    return 1;
+  });
 }
 
 }  // namespace om::graph::passes

@@ -65,19 +65,17 @@ size_t added_to(const Graph& g, const DefUse& u, size_t i, const std::string** o
 // the rewrites the former restart-after-every-rewrite loop made, in linear time.
 
 Status fuse_matmul_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
-  DefUse u(g);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (u.dropped(i)) continue;
+  return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
     const Node& mm = g.nodes[i];
     const int64_t N = weight_cols(u, mm);
-    if (N < 0) continue;
+    if (N < 0) return 0;
     const std::string* other_in = nullptr;
     const size_t ai = added_to(g, u, i, &other_in);
-    if (ai == DefUse::kNone) continue;
+    if (ai == DefUse::kNone) return 0;
     const Node& add = g.nodes[ai];
     const std::string& other = *other_in;
     const TensorData* bias = u.constant(other);
-    if (!bias || bias->dtype != DType::f32 || bias->dims.size() != 1 || bias->dims[0] != N) continue;
+    if (!bias || bias->dtype != DType::f32 || bias->dims.size() != 1 || bias->dims[0] != N) return 0;
     Node fused;
     fused.op_type = "FusedMatMul";
     fused.domain = kOnemodelDomain;
@@ -97,27 +95,23 @@ Status fuse_matmul_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
     fused.outputs = {out};
     fused.attributes.push_back(Attribute::of_string("activation", act));
     u.replace(i, std::move(fused));
-    ++*changes;
-  }
-  u.finish();
-  return Status::ok();
+    return 1;
+  });
 }
 
 Status fuse_matmul_residual(Graph& g, ArithmeticMode, size_t* changes) {
-  DefUse u(g);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (u.dropped(i)) continue;
+  return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
     const Node& mm = g.nodes[i];
-    if (!residual_candidate(u, mm)) continue;
+    if (!residual_candidate(u, mm)) return 0;
     const std::string* other_in = nullptr;
     const size_t ai = added_to(g, u, i, &other_in);
-    if (ai == DefUse::kNone) continue;
+    if (ai == DefUse::kNone) return 0;
     const Node& add = g.nodes[ai];
     const std::string& other = *other_in;
-    if (u.initializer(other)) continue;  // constants are the epilogue pass's business
+    if (u.initializer(other)) return 0;  // constants are the epilogue pass's business
     // The residual must be defined before the MatMul, where the fused node will stand.
     const size_t def = u.producer(other);
-    if (def == DefUse::kNone ? !u.is_input(other) : def >= i) continue;
+    if (def == DefUse::kNone ? !u.is_input(other) : def >= i) return 0;
     Node fused = mm;  // a FusedMatMul keeps its bias and activation (added after them)
     fused.op_type = "FusedMatMul";
     fused.domain = kOnemodelDomain;
@@ -125,10 +119,8 @@ Status fuse_matmul_residual(Graph& g, ArithmeticMode, size_t* changes) {
     fused.outputs = {add.outputs[0]};
     u.drop(ai);
     u.replace(i, std::move(fused));
-    ++*changes;
-  }
-  u.finish();
-  return Status::ok();
+    return 1;
+  });
 }
 
 }  // namespace om::graph::passes

@@ -52,9 +52,8 @@ void to_fused(Node& n) {
 // later nodes see the rewritten graph: a chain of Transposes composes in one pass, and a
 // MatMul takes both operand perms and perm_y in one visit. Linear in the graph.
 Status fold_transposes_into_matmul(Graph& g, ArithmeticMode, size_t* changes) {
-  DefUse u(g);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (u.dropped(i)) continue;
+  return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
+    size_t made = 0;
     Node& n = g.nodes[i];
     // Transpose(Transpose(v, p1), p2) = Transpose(v, p1[p2[i]]).
     if (const std::vector<int64_t>* p2 = transpose_perm(n)) {
@@ -67,11 +66,11 @@ Status fold_transposes_into_matmul(Graph& g, ArithmeticMode, size_t* changes) {
         u.set_input(i, 0, t0->inputs[0]);
         for (auto& a : n.attributes)
           if (a.name == "perm") a.ints = q;
-        ++*changes;
+        ++made;
       }
-      continue;
+      return made;
     }
-    if (!is_matmul(n)) continue;
+    if (!is_matmul(n)) return made;
     // Operands.
     for (size_t j = 0; j < 2; ++j) {
       const char* attr = j == 0 ? "perm_a" : "perm_b";
@@ -84,48 +83,42 @@ Status fold_transposes_into_matmul(Graph& g, ArithmeticMode, size_t* changes) {
       u.drop(u.producer(n.inputs[j]));
       u.set_input(i, j, t->inputs[0]);
       n.attributes.push_back(Attribute::of_ints(attr, *p));
-      ++*changes;
+      ++made;
     }
     // The product's Transpose, when the last axis stays last.
-    if (has_attr(n, "perm_y") || has_residual(n) || !u.single_internal_use(n.outputs[0])) continue;
+    if (has_attr(n, "perm_y") || has_residual(n) || !u.single_internal_use(n.outputs[0])) return made;
     const size_t ri = u.reader(n.outputs[0]);
     const std::vector<int64_t>* p = transpose_perm(g.nodes[ri]);
-    if (!p || p->size() > kMaxRank || p->back() != int64_t(p->size() - 1)) continue;
+    if (!p || p->size() > kMaxRank || p->back() != int64_t(p->size() - 1)) return made;
     to_fused(n);
     u.drop(ri);
     u.set_output(i, 0, g.nodes[ri].outputs[0]);
     n.attributes.push_back(Attribute::of_ints("perm_y", *p));
-    ++*changes;
-  }
-  u.finish();
-  return Status::ok();
+    return made + 1;
+  });
 }
 
 // One scan (a rewrite changes node i and drops a later Mul; nothing an earlier node matches
 // changes), the dropped nodes removed at the end: linear in the graph.
 Status fold_matmul_scale(Graph& g, ArithmeticMode, size_t* changes) {
-  DefUse u(g);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (u.dropped(i)) continue;
+  return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
     Node& n = g.nodes[i];
-    if (!is_matmul(n) || has_residual(n) || has_attr(n, "alpha") || !u.single_internal_use(n.outputs[0])) continue;
+    if (!is_matmul(n) || has_residual(n) || has_attr(n, "alpha") || !u.single_internal_use(n.outputs[0])) return 0;
     const size_t mi = u.reader(n.outputs[0]);
     const Node& mul = g.nodes[mi];
     if (mul.op_type != "Mul" || !default_domain(mul) || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||
         mul.inputs[0] == mul.inputs[1])
-      continue;
+      return 0;
     const std::string& other = mul.inputs[0] == n.outputs[0] ? mul.inputs[1] : mul.inputs[0];
     const TensorData* s = u.constant(other);
     // Rank 0 or [1] only: a higher-rank scalar would raise the product's rank.
-    if (!s || s->dtype != DType::f32 || s->numel() != 1 || s->dims.size() > 1 || s->nbytes < sizeof(float)) continue;
+    if (!s || s->dtype != DType::f32 || s->numel() != 1 || s->dims.size() > 1 || s->nbytes < sizeof(float)) return 0;
     to_fused(n);
     u.drop(mi);
     u.set_output(i, 0, mul.outputs[0]);
     n.attributes.push_back(Attribute::of_float("alpha", s->data<float>()[0]));
-    ++*changes;
-  }
-  u.finish();
-  return Status::ok();
+    return 1;
+  });
 }
 
 }  // namespace om::graph::passes

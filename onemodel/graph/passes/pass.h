@@ -100,6 +100,19 @@ class DefUse {
   std::vector<size_t> anchor_;             // per inserted node, the node it follows
 };
 
+// The one scan of a rewriting pass: a DefUse view of g, then rewrite(u, i) for each node not
+// dropped, in node order (nodes inserted on the way included), each call returning how many
+// rewrites it made at node i (added to *changes); then finish(). The fusion passes' rewrites
+// touch node i and later nodes only, so no earlier match changes and one scan suffices.
+template <typename Rewrite>
+Status rewrite_scan(Graph& g, size_t* changes, Rewrite rewrite) {
+  DefUse u(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!u.dropped(i)) *changes += rewrite(u, i);
+  u.finish();
+  return Status::ok();
+}
+
 // The individual passes (for tests).
 Status remove_identities(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fold_constants(Graph& g, ArithmeticMode mode, size_t* changes);  // no byte limit
