@@ -4,6 +4,8 @@
 // an example in op_examples.h fails this test (docs/adding-an-operator.md).
 #include <doctest/doctest.h>
 
+#include <atomic>
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -61,6 +63,8 @@ TEST_CASE("every registry operator reads from a one-node ONNX model and runs in 
   CHECK(walked == examples().size());  // no example left for an operator that is gone
 }
 
+extern std::atomic<size_t> g_allocations;  // test_session.cpp's operator new counts every allocation
+
 // A kernel cannot reach its node: KernelContext has no member that leads there, so reading an
 // attribute or comparing an op type while running does not compile.
 template <typename T, typename = void>
@@ -73,8 +77,9 @@ TEST_CASE("kernels cannot reach the node: KernelContext has no node member") {
   CHECK(reaches_node<g::InferContext>::value);  // the detector works: infer and prepare see the node
 }
 
-// Kernels read their prepared record, never the node, and run any sub-range of their work:
-// every operator's one-node plan is built and run whole; then a plan built and run with every
+// Kernels read their prepared record, never the node, run any sub-range of their work and
+// allocate nothing: every operator's one-node plan is built and run whole (and again, counting
+// allocations); then a plan built and run with every
 // kernel's work cut in three (plan-time evaluation included) must give the same bits, and again
 // after every node's op type, name and attributes are erased from the graph it was built from.
 // (KernelContext has no node to read; this proves the plan keeps none either.)
@@ -107,6 +112,11 @@ TEST_CASE("every kernel runs any split of its work from its prepared record, wit
       auto whole = om::runtime::build_plan(cg.value(), mode, dims, fed, true, {}, &data);
       REQUIRE_MESSAGE(whole.is_ok(), whole.status().message());
       const std::vector<uint8_t> before = run_plan(*whole.value());
+      // Once planned, running allocates nothing (the test program counts every operator new).
+      const size_t allocations = g_allocations.load();
+      const om::Status again = om::runtime::execute_plan(*whole.value(), mode, data.data());
+      CHECK(g_allocations.load() - allocations == 0);
+      CHECK(again.is_ok());
       g::set_work_split_for_testing(3);
       auto split = om::runtime::build_plan(cg.value(), mode, dims, fed, true, {}, &data);
       REQUIRE_MESSAGE(split.is_ok(), split.status().message());

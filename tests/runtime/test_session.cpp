@@ -18,7 +18,8 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
-static std::atomic<size_t> g_allocations{0};
+// Every operator new of the test program counts here (test_op_registry.cpp reads it too).
+std::atomic<size_t> g_allocations{0};
 void* operator new(size_t n) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
