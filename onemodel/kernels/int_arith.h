@@ -1,5 +1,5 @@
 // Integer Add/Sub/Mul/Neg/Div, defined once for the eager ops (onemodel/ops/elementwise.cpp)
-// and the graph kernels (onemodel/graph/ops/elementwise.cpp), so both layers give the same bits.
+// and the graph kernels (onemodel/graph/ops/arithmetic.cpp), so both layers give the same bits.
 //
 // Add, Sub, Mul and Neg wrap around modulo 2^bits (two's complement), as ONNX Runtime does; they
 // are computed in the unsigned type of the same width, so overflow is never undefined
