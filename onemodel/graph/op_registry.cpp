@@ -145,6 +145,11 @@ Status prepare_node(const InferContext& ctx, const OpDef& op, Prepared* out) {
   if (!op.prepare) return Status::ok();
   OM_TRY(op.prepare(ctx, *out));
   if (out->work < 0) return ctx.error(ErrorKind::Internal, msg("prepare gave a negative work size ", out->work));
+  // Outputs without elements leave nothing to compute, whatever the work the record describes
+  // (an empty tensor may have huge dims beside its zero).
+  bool empty = !ctx.outputs.empty();
+  for (const ValueDesc& o : ctx.outputs) empty = empty && o.numel() == 0;
+  if (empty) out->work = 0;
   return Status::ok();
 }
 

@@ -93,7 +93,7 @@ Status prepare_loss(const InferContext& ctx, Prepared& out) {
   const Attribute* ii = ctx.node.attr("ignore_index");
   p.has_ii = ii != nullptr;
   p.ii = ii ? ii->i : 0;
-  for (size_t d = 2; d < x.size(); ++d) p.inner *= x[d];
+  for (size_t d = 2; d < x.size(); ++d) p.inner = count_mul(p.inner, x[d]);
   if (p.red == Reduction::None) out.work = Sce ? x[0] : ctx.input(1)->numel();
   return Status::ok();
 }

@@ -55,7 +55,7 @@ size_t gemm_scratch_floats(size_t M, size_t N, size_t K) { return kernels::gemm_
 
 int64_t product(const int64_t* d, size_t n) {
   int64_t p = 1;
-  for (size_t i = 0; i < n; ++i) p *= d[i];
+  for (size_t i = 0; i < n; ++i) p = count_mul(p, d[i]);
   return p;
 }
 
@@ -285,7 +285,7 @@ View view_of(const std::vector<int64_t>& shape, const std::vector<int64_t>* perm
   int64_t cs[kMaxRank], s = 1;
   for (size_t i = v.rank; i-- > 0;) {
     cs[i] = s;
-    s *= shape[i];
+    s = count_mul(s, shape[i]);
   }
   for (size_t i = 0; i < v.rank; ++i) {
     const size_t src = perm ? size_t((*perm)[i]) : i;

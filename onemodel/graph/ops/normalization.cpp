@@ -249,7 +249,7 @@ Status prepare_instance_norm(const InferContext& ctx, Prepared& out) {
   const auto& s = ctx.input(0)->shape;
   InstanceNormParams& p = out.record<InstanceNormParams>();
   p.C = s[1];
-  for (size_t i = 2; i < s.size(); ++i) p.spatial *= s[i];
+  for (size_t i = 2; i < s.size(); ++i) p.spatial = count_mul(p.spatial, s[i]);
   p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
   out.work = s[0] * s[1];
   return Status::ok();
@@ -314,7 +314,7 @@ Status prepare_lrn(const InferContext& ctx, Prepared& out) {
   p.size = ctx.node.attr_int("size", 1);
   p.C = x.shape[1];
   p.inner = 1;
-  for (size_t i = 2; i < x.shape.size(); ++i) p.inner *= x.shape[i];
+  for (size_t i = 2; i < x.shape.size(); ++i) p.inner = count_mul(p.inner, x.shape[i]);
   out.work = x.shape[0] * p.C;
   return Status::ok();
 }
@@ -390,11 +390,11 @@ Status prepare_mvn(const InferContext& ctx, Prepared& out) {
     if (mask[i]) {
       p.red_dims[p.num_reduced] = dims[i];
       p.red_strides[p.num_reduced++] = strides[i];
-      p.count *= dims[i];
+      p.count = count_mul(p.count, dims[i]);
     } else {
       p.kept_dims[p.num_kept] = dims[i];
       p.kept_strides[p.num_kept++] = strides[i];
-      groups *= dims[i];
+      groups = count_mul(groups, dims[i]);
     }
   }
   out.work = p.count == 0 ? 0 : groups;

@@ -35,10 +35,20 @@ inline int64_t read_int(const void* data, DType dt, int64_t i) {
   return dt == DType::i64 ? static_cast<const int64_t*>(data)[i] : static_cast<const int32_t*>(data)[i];
 }
 
-// The product of d[from, to): the element count of those axes.
+// a * b for element counts of part of a shape: 0 when either is 0, else the product saturated
+// just above kMaxNumel. An empty tensor may have huge dims beside its zero (inference checks the
+// total, not each partial product), so a partial count must not overflow; a saturated one only
+// arises next to a zero, where the work it belongs to is empty.
+inline int64_t count_mul(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  int64_t r = 0;
+  return checked_mul(a, b, &r) ? r : kMaxNumel + 1;
+}
+
+// The product of d[from, to): the element count of those axes (count_mul's rule).
 inline int64_t dims_product(const int64_t* d, size_t from, size_t to) {
   int64_t n = 1;
-  for (size_t i = from; i < to; ++i) n *= d[i];
+  for (size_t i = from; i < to; ++i) n = count_mul(n, d[i]);
   return n;
 }
 

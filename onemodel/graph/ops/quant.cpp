@@ -154,7 +154,7 @@ Status prepare_axis(const InferContext& ctx, Prepared& out) {
     return Status::ok();
   }
   p.channels = x[size_t(axis)];
-  for (size_t d = size_t(axis) + 1; d < x.size(); ++d) p.inner *= x[d];
+  for (size_t d = size_t(axis) + 1; d < x.size(); ++d) p.inner = count_mul(p.inner, x[d]);
   out.work = p.inner == 0 ? 0 : numel / p.inner;
   return Status::ok();
 }

@@ -117,9 +117,9 @@ Status prepare_reduce(const InferContext& ctx, Prepared& out) {
     }
   }
   for (size_t i = 0; i < rank; ++i) {
-    if (mask[i]) n *= dims[i];
-    else if (first_red >= 0 && int(i) > last_red) inner *= dims[i];
-    else outer *= dims[i];
+    if (mask[i]) n = count_mul(n, dims[i]);
+    else if (first_red >= 0 && int(i) > last_red) inner = count_mul(inner, dims[i]);
+    else outer = count_mul(outer, dims[i]);
   }
   if (!contiguous) {
     size_t np = 0;
@@ -129,13 +129,13 @@ Status prepare_reduce(const InferContext& ctx, Prepared& out) {
     p.rank = rank;
     for (size_t i = 0; i < rank; ++i) p.dims[i] = dims[i];
     outer = 1;
-    for (size_t i = 0; i < rank; ++i) if (!mask[i]) outer *= dims[i];
+    for (size_t i = 0; i < rank; ++i) if (!mask[i]) outer = count_mul(outer, dims[i]);
     inner = 1;
   }
   p.outer = outer;
   p.n = n;
   p.inner = inner;
-  out.work = outer * inner;
+  out.work = count_mul(outer, inner);
   return Status::ok();
 }
 

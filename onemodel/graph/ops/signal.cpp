@@ -280,8 +280,8 @@ Status prepare_dft(const InferContext& ctx, Prepared& out) {
   p.out_n = plan.out_n;
   p.nin = x[size_t(plan.axis)];
   p.ch = x.back();
-  for (int64_t d = 0; d < plan.axis; ++d) p.outer *= x[size_t(d)];
-  for (size_t d = size_t(plan.axis) + 1; d + 1 < x.size(); ++d) p.inner *= x[d];
+  for (int64_t d = 0; d < plan.axis; ++d) p.outer = count_mul(p.outer, x[size_t(d)]);
+  for (size_t d = size_t(plan.axis) + 1; d + 1 < x.size(); ++d) p.inner = count_mul(p.inner, x[d]);
   p.inverse = ctx.node.attr_int("inverse", 0) != 0;
   return Status::ok();
 }

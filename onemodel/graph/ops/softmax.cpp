@@ -55,8 +55,8 @@ Status softmax_upgrade(UpgradeContext& ctx) {
 void softmax_along_axis_rows(const float* x, const int64_t* dims, size_t rank, int64_t axis, bool log, float* y, void* scratch,
                              ArithmeticMode mode, int64_t row_begin, int64_t row_end) {
   int64_t numel = 1, after = 1;
-  for (size_t i = 0; i < rank; ++i) numel *= dims[i];
-  for (size_t i = size_t(axis) + 1; i < rank; ++i) after *= dims[i];
+  for (size_t i = 0; i < rank; ++i) numel = count_mul(numel, dims[i]);
+  for (size_t i = size_t(axis) + 1; i < rank; ++i) after = count_mul(after, dims[i]);
   const int64_t n = dims[axis];
   if (numel == 0 || row_begin >= row_end) return;
   if (after == 1) {
@@ -81,7 +81,7 @@ void softmax_along_axis_rows(const float* x, const int64_t* dims, size_t rank, i
 void softmax_along_axis(const float* x, const int64_t* dims, size_t rank, int64_t axis, bool log, float* y, void* scratch,
                         ArithmeticMode mode) {
   int64_t numel = 1;
-  for (size_t i = 0; i < rank; ++i) numel *= dims[i];
+  for (size_t i = 0; i < rank; ++i) numel = count_mul(numel, dims[i]);
   if (numel == 0) return;
   softmax_along_axis_rows(x, dims, rank, axis, log, y, scratch, mode, 0, numel / dims[axis]);
 }

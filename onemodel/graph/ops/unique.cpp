@@ -82,13 +82,13 @@ bool layout_of(const Node& node, const int64_t* dims, size_t rank, Layout* l) {
   l->has_axis = a != nullptr;
   if (!a) {
     l->n = 1;
-    for (size_t i = 0; i < rank; ++i) l->n *= dims[i];
+    for (size_t i = 0; i < rank; ++i) l->n = count_mul(l->n, dims[i]);
     return true;
   }
   if (!normalize_axis(a->i, int64_t(rank), &l->axis)) return false;
-  for (int64_t i = 0; i < l->axis; ++i) l->outer *= dims[i];
+  for (int64_t i = 0; i < l->axis; ++i) l->outer = count_mul(l->outer, dims[i]);
   l->n = dims[l->axis];
-  for (size_t i = size_t(l->axis) + 1; i < rank; ++i) l->inner *= dims[i];
+  for (size_t i = size_t(l->axis) + 1; i < rank; ++i) l->inner = count_mul(l->inner, dims[i]);
   return true;
 }
 
