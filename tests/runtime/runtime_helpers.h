@@ -70,7 +70,8 @@ inline g::Node node(std::string op, std::vector<std::string> ins, std::vector<st
   return n;
 }
 
-inline std::vector<Out> run(om::Session& s, const std::vector<Feed>& feeds) {
+// The feeds as the Session's input views (pointing into the feeds).
+inline std::vector<om::TensorView> views(const std::vector<Feed>& feeds) {
   std::vector<om::TensorView> in(feeds.size());
   for (size_t i = 0; i < feeds.size(); ++i) {
     in[i].name = feeds[i].name.c_str();
@@ -79,6 +80,11 @@ inline std::vector<Out> run(om::Session& s, const std::vector<Feed>& feeds) {
     in[i].rank = feeds[i].dims.size();
     in[i].data = const_cast<uint8_t*>(feeds[i].bytes.data());
   }
+  return in;
+}
+
+inline std::vector<Out> run(om::Session& s, const std::vector<Feed>& feeds) {
+  std::vector<om::TensorView> in = views(feeds);
   std::vector<om::TensorView> out(s.output_names().size());
   s.run(in.data(), in.size(), out.data(), out.size());
   std::vector<Out> res;

@@ -98,17 +98,6 @@ uint64_t hash_outputs(const std::vector<Out>& outs) {
   return h;
 }
 
-std::vector<om::TensorView> views(const std::vector<Feed>& feeds) {
-  std::vector<om::TensorView> in(feeds.size());
-  for (size_t i = 0; i < feeds.size(); ++i) {
-    in[i].name = feeds[i].name.c_str();
-    in[i].dtype = feeds[i].dtype;
-    in[i].dims = feeds[i].dims.data();
-    in[i].rank = feeds[i].dims.size();
-    in[i].data = const_cast<uint8_t*>(feeds[i].bytes.data());
-  }
-  return in;
-}
 
 }  // namespace
 

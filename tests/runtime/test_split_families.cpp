@@ -59,14 +59,7 @@ void check_splits(const g::Graph& gr, const std::vector<Input>& inputs, om::Arit
     feeds.push_back(std::move(f));
   }
   const std::vector<Out> whole = run(s, feeds);  // also splits in 2 and 3
-  std::vector<om::TensorView> in(feeds.size());
-  for (size_t i = 0; i < feeds.size(); ++i) {
-    in[i].name = feeds[i].name.c_str();
-    in[i].dtype = feeds[i].dtype;
-    in[i].dims = feeds[i].dims.data();
-    in[i].rank = feeds[i].dims.size();
-    in[i].data = feeds[i].bytes.data();
-  }
+  const std::vector<om::TensorView> in = views(feeds);
   for (int parts : {4, 5, 7, 64}) {
     CAPTURE(parts);
     std::vector<om::TensorView> out(whole.size());
