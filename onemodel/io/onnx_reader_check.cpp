@@ -281,9 +281,12 @@ Status check_and_normalise(Decoded& d) {
   std::vector<std::string> unsupported;
   std::unordered_set<std::string> seen;
   bool newer = false;  // some operator's form needs a newer opset than the model imports
+  std::vector<const OpDef*> ops;  // per file node: the one lookup by name
+  ops.reserve(g.nodes.size());
   for (const Node& n : g.nodes) {
     std::string label;
     const OpDef* op = graph::find_op(n.domain, n.op_type);
+    ops.push_back(op);
     if (!op) label = is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
     else if (is_default_domain(n.domain) && op->oldest_opset() > opset) {
       label = msg(n.op_type, " (needs opset ", op->oldest_opset(), ", the model imports ", opset, ")");
@@ -311,7 +314,7 @@ Status check_and_normalise(Decoded& d) {
   for (size_t i = 0, file_index = 0; i < g.nodes.size(); ++i, ++file_index) {
     Node& n = g.nodes[i];
     if (is_default_domain(n.domain)) n.domain.clear();
-    const OpDef* op = graph::find_op(n.domain, n.op_type);
+    const OpDef* op = ops[file_index];
     OM_TRY(check_attribute_types(*op, n).with_context(msg("om::onnx::read: graph.node[", file_index, "]")));
     if (!n.domain.empty()) continue;
     const std::string where = msg("om::onnx::read: graph.node[", file_index, "] (", node_label(n), ")");

@@ -36,7 +36,8 @@ Status try_infer_shapes(const graph::Graph& g, std::vector<graph::ValueInfo>* ou
         const size_t k = symbols.size();
         symbols[d.param] = k;
       }
-  OM_ASSIGN_OR_RETURN(runtime::CompiledGraph cg, runtime::compile_graph(g));
+  OM_ASSIGN_OR_RETURN(std::vector<const graph::OpDef*> ops, runtime::resolve_ops(g, ArithmeticMode::Fast));
+  OM_ASSIGN_OR_RETURN(runtime::CompiledGraph cg, runtime::compile_graph(g, std::move(ops)));
   std::unique_ptr<runtime::Plan> plans[2];
   for (int trial = 0; trial < 2; ++trial) {
     std::vector<std::vector<int64_t>> dims;

@@ -16,9 +16,42 @@ using graph::OpDef;
 using graph::TensorArg;
 using graph::ValueDesc;
 
-Result<CompiledGraph> compile_graph(const graph::Graph& g) {
+Result<std::vector<const OpDef*>> resolve_ops(const graph::Graph& g, ArithmeticMode mode) {
+  std::vector<const OpDef*> ops;
+  ops.reserve(g.nodes.size());
+  std::vector<std::string> unknown, inexact;
+  auto add_once = [](std::vector<std::string>& v, const graph::Node& n) {
+    std::string s = graph::is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
+    if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(std::move(s));
+  };
+  for (const auto& n : g.nodes) {
+    const OpDef* op = graph::find_op(n.domain, n.op_type);
+    ops.push_back(op);
+    if (!op) add_once(unknown, n);
+    else if (mode == ArithmeticMode::Exact && !op->exact) add_once(inexact, n);
+    // Graphs built in code skip the reader: the same attribute schema check here.
+    if (op) OM_TRY(graph::check_attributes(*op, n, ErrorKind::InvalidArgument));
+  }
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  if (!unknown.empty())
+    return Status::error(ErrorKind::Unsupported, msg("om::Session: unsupported operators: ", join(unknown),
+                                                     " (docs/operators.md lists the supported ones)"));
+  if (!inexact.empty())
+    return Status::error(ErrorKind::Unsupported, msg("om::Session: ArithmeticMode::Exact needs an exact kernel for every operator; "
+                                                     "these have none: ", join(inexact), ". Use ArithmeticMode::Fast or remove them"));
+  return ops;
+}
+
+Result<CompiledGraph> compile_graph(const graph::Graph& g, std::vector<const OpDef*> ops) {
+  if (ops.size() != g.nodes.size())
+    return Status::error(ErrorKind::Internal, msg("compile_graph: ", ops.size(), " resolved operators for ", g.nodes.size(), " nodes"));
   CompiledGraph cg;
   cg.graph = &g;
+  cg.ops = std::move(ops);
   auto id_of = [&](const std::string& name) {
     auto it = cg.ids.find(name);
     if (it != cg.ids.end()) return it->second;
@@ -28,9 +61,6 @@ Result<CompiledGraph> compile_graph(const graph::Graph& g) {
   for (const auto& t : g.initializers) id_of(t.name);
   for (const auto& v : g.inputs) cg.input_ids.push_back(id_of(v.name));
   for (const auto& n : g.nodes) {
-    const OpDef* op = graph::find_op(n.domain, n.op_type);
-    if (!op) return Status::error(ErrorKind::Unsupported, msg("operator ", n.op_type, " is not supported"));
-    cg.ops.push_back(op);
     std::vector<int> ins, outs;
     for (const auto& in : n.inputs) ins.push_back(in.empty() ? -1 : id_of(in));
     for (const auto& out : n.outputs) outs.push_back(out.empty() ? -1 : id_of(out));

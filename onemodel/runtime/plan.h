@@ -37,7 +37,13 @@ struct CompiledGraph {
   std::vector<char> value_input;
 };
 
-Result<CompiledGraph> compile_graph(const graph::Graph& g);
+// Each node's operator, looked up once per graph: the one place a session resolves operators
+// by name. Every unknown operator at once, every operator without an exact kernel when `mode`
+// is Exact, and each node's attributes against its schema are errors.
+Result<std::vector<const graph::OpDef*>> resolve_ops(const graph::Graph& g, ArithmeticMode mode);
+
+// Indexes g's values; `ops` is resolve_ops(g, ...), kept per node.
+Result<CompiledGraph> compile_graph(const graph::Graph& g, std::vector<const graph::OpDef*> ops);
 
 // Creation-time check: every operand that must be known when planning (OpDef::plan_time_inputs)
 // can be — it comes from initializers, value inputs, Shape-type nodes and nodes computed from

@@ -32,35 +32,6 @@ struct Session::Impl {
 
 namespace {
 
-Status validate_ops(const graph::Graph& g, ArithmeticMode mode) {
-  std::vector<std::string> unknown, inexact;
-  auto add_once = [](std::vector<std::string>& v, const std::string& s) {
-    for (const auto& x : v)
-      if (x == s) return;
-    v.push_back(s);
-  };
-  for (const auto& n : g.nodes) {
-    const graph::OpDef* op = graph::find_op(n.domain, n.op_type);
-    const std::string name = graph::is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
-    if (!op) add_once(unknown, name);
-    else if (mode == ArithmeticMode::Exact && !op->exact) add_once(inexact, name);
-    // Graphs built in code skip the reader: the same attribute schema check here.
-    if (op) OM_TRY(graph::check_attributes(*op, n, ErrorKind::InvalidArgument));
-  }
-  auto join = [](const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
-  };
-  if (!unknown.empty())
-    return Status::error(ErrorKind::Unsupported, msg("om::Session: unsupported operators: ", join(unknown),
-                                                     " (docs/operators.md lists the supported ones)"));
-  if (!inexact.empty())
-    return Status::error(ErrorKind::Unsupported, msg("om::Session: ArithmeticMode::Exact needs an exact kernel for every operator; "
-                                                     "these have none: ", join(inexact), ". Use ArithmeticMode::Fast or remove them"));
-  return Status::ok();
-}
-
 std::string dims_str(const graph::ValueInfo& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.shape.size(); ++i) {
@@ -125,7 +96,7 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
   impl->options = options;
   impl->graph = g;
   if (check == graph::GraphCheck::Verify) OM_TRY(graph::verify(impl->graph).with_context("om::Session"));
-  OM_TRY(validate_ops(impl->graph, options.mode));
+  OM_ASSIGN_OR_RETURN(std::vector<const graph::OpDef*> ops, runtime::resolve_ops(impl->graph, options.mode));
   for (const auto& v : impl->graph.inputs) {
     if (!v.has_shape)
       return Status::error(ErrorKind::Unsupported, msg("om::Session: graph input '", v.name, "' has no rank; give it a shape"));
@@ -136,9 +107,17 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
   if (options.optimize) {
     std::vector<graph::passes::PassRun> runs;
     OM_TRY(graph::passes::run_passes(impl->graph, options.mode, &runs, options.max_folded_bytes).with_context("om::Session"));
-    for (const auto& r : runs) impl->passes.push_back({r.name, r.rule == graph::passes::BitRule::Exact, r.changes});
+    size_t changes = 0;
+    for (const auto& r : runs) {
+      impl->passes.push_back({r.name, r.rule == graph::passes::BitRule::Exact, r.changes});
+      changes += r.changes;
+    }
+    // A rewritten graph is resolved again, once: its new nodes are checked like the model's.
+    if (changes) {
+      OM_ASSIGN_OR_RETURN(ops, runtime::resolve_ops(impl->graph, options.mode));
+    }
   }
-  OM_ASSIGN_OR_RETURN(impl->compiled, runtime::compile_graph(impl->graph));
+  OM_ASSIGN_OR_RETURN(impl->compiled, runtime::compile_graph(impl->graph, std::move(ops)));
   OM_TRY(runtime::check_plan_time_operands(impl->compiled).with_context("om::Session"));
   for (const auto& v : impl->graph.inputs) {
     const bool init = impl->graph.find_initializer(v.name) != nullptr;

@@ -94,7 +94,9 @@ TEST_CASE("every kernel runs any split of its work from its prepared record, wit
       if (mode == om::ArithmeticMode::Exact && !op->exact) continue;
       CAPTURE(int(mode));
       g::Graph gr = one_node_graph(*op, e);
-      auto cg = om::runtime::compile_graph(gr);
+      auto ops = om::runtime::resolve_ops(gr, mode);
+      REQUIRE(ops.is_ok());
+      auto cg = om::runtime::compile_graph(gr, std::move(ops).value());
       REQUIRE(cg.is_ok());
       std::vector<std::vector<int64_t>> dims;
       std::vector<void*> data;
