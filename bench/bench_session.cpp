@@ -1,9 +1,12 @@
-// Session (Fast and Exact, one thread) against ONNX Runtime (one thread, graph optimizations
+// Session (Fast and Exact, --threads N, default one) against ONNX Runtime (as many intra-op threads, graph optimizations
 // "all", same machine, same run) on an MLP, a self-attention block written from core ops, a
 // transformer encoder layer (nn::TransformerEncoderLayer, d 256, 4 heads, feed-forward 1024),
 // LSTM and GRU layers, and a ResNet-style and a MobileNet-style CNN (bench_cnn_models.h).
 //
-//   bench_session [repo-dir] [--seconds S] [--work DIR] [--no-ort] [--only TEXT] [--verbose]
+//   bench_session [repo-dir] [--seconds S] [--threads N] [--work DIR] [--no-ort] [--only TEXT] [--verbose]
+//
+// --threads N (default 1) runs both sides with N threads: SessionOptions::threads = N and ONNX
+// Runtime with N intra-op threads.
 //
 // repo-dir locates tools/trace_oracle/bench_ort.js (default: the checkout this file was compiled
 // from). The models are traced with symbolic axes and written, with .npy inputs and Session's
@@ -59,6 +62,7 @@ struct Options {
   std::string repo;
   std::string work;
   double seconds = 1.2;  // of timed runs per model, shape and side (after the warm-up)
+  int threads = 1;       // both sides'
   bool ort = true;
   std::string only;  // run only the model/shape labels containing this (for profiling)
   bool verbose = false;  // print each Fast session's graph after the passes
@@ -295,7 +299,9 @@ class OrtServer {
       dup2(from_child[1], 1);
       close(to_child[1]);
       close(from_child[0]);
-      execlp("node", "node", script.c_str(), o.work.c_str(), "--serve", "--rtol", "1e-4", static_cast<char*>(nullptr));
+      const std::string threads = std::to_string(o.threads);
+      execlp("node", "node", script.c_str(), o.work.c_str(), "--serve", "--rtol", "1e-4", "--threads", threads.c_str(),
+             static_cast<char*>(nullptr));
       std::fprintf(stderr, "bench_session: cannot run node: %s\n", std::strerror(errno));
       _exit(127);
     }
@@ -411,17 +417,19 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--seconds" && i + 1 < argc) o.seconds = std::atof(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc) o.threads = std::atoi(argv[++i]);
     else if (a == "--work" && i + 1 < argc) o.work = fs::absolute(argv[++i]).string();
     else if (a == "--no-ort") o.ort = false;
     else if (a == "--only" && i + 1 < argc) o.only = argv[++i];
     else if (a == "--verbose") o.verbose = true;
     else if (!a.empty() && a[0] != '-') o.repo = a;
     else {
-      std::fprintf(stderr, "usage: bench_session [repo-dir] [--seconds S] [--work DIR] [--no-ort] [--only TEXT] [--verbose]\n");
+      std::fprintf(stderr, "usage: bench_session [repo-dir] [--seconds S] [--threads N] [--work DIR] [--no-ort] [--only TEXT] [--verbose]\n");
       std::exit(2);
     }
   }
   if (!(o.seconds > 0)) o.seconds = 1.2;
+  if (o.threads < 1) o.threads = 1;
   return o;
 }
 
@@ -430,7 +438,8 @@ Options parse(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     const Options o = parse(argc, argv);
-    std::printf("bench_session: Session (1 thread) vs ONNX Runtime (1 thread), median latency per run\n");
+    std::printf("bench_session: Session (%d thread%s) vs ONNX Runtime (%d intra-op thread%s), median latency per run\n",
+                o.threads, o.threads == 1 ? "" : "s", o.threads, o.threads == 1 ? "" : "s");
     print_machine();
     std::printf("load average at start: %s\n", load_average().c_str());
     fs::remove_all(o.work);
@@ -456,6 +465,7 @@ int main(int argc, char** argv) {
       fs::create_directories(dir);
       m.traced.save_onnx((dir / "model.onnx").string());
       om::SessionOptions fast_opt, exact_opt;
+      fast_opt.threads = exact_opt.threads = o.threads;
       exact_opt.mode = om::ArithmeticMode::Exact;
       sessions.push_back(std::make_unique<om::Session>(m.traced, fast_opt));
       om::Session* fast = sessions.back().get();

@@ -7,6 +7,7 @@
 #include "onemodel/core/shape.h"
 #include "onemodel/core/storage.h"
 #include "onemodel/core/store.h"
+#include "onemodel/core/threads.h"
 #include "onemodel/core/tensor.h"
 #include "onemodel/core/print.h"
 #include "onemodel/ops/ops.h"

@@ -1,5 +1,6 @@
 #include "onemodel/graph/op_registry.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +9,7 @@
 
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/kernels/checked.h"
+#include "onemodel/kernels/thread_pool.h"
 
 namespace om::graph {
 
@@ -141,9 +143,18 @@ std::shared_ptr<void> aligned_buffer(size_t nbytes) {
 
 Status prepare_node(const InferContext& ctx, const OpDef& op, Prepared* out) {
   out->work = 1;
+  out->cost = 0;
   out->size = 0;
   if (!op.prepare) return Status::ok();
   OM_TRY(op.prepare(ctx, *out));
+  if (out->cost <= 0) {  // the elements read and written: what a memory-bound kernel costs
+    int64_t elements = 0;  // capped so no sum of counts (each just above kMaxNumel at most) overflows
+    auto add = [&](const ValueDesc& v) { elements = std::min(elements + ops::dims_product(v.shape.data(), 0, v.shape.size()), 4 * kMaxNumel); };
+    for (const ValueDesc* in : ctx.inputs)
+      if (in) add(*in);
+    for (const ValueDesc& o : ctx.outputs) add(o);
+    out->cost = elements;
+  }
   if (out->work < 0) return ctx.error(ErrorKind::Internal, msg("prepare gave a negative work size ", out->work));
   // Outputs without elements leave nothing to compute, whatever the work the record describes
   // (an empty tensor may have huge dims beside its zero).
@@ -159,19 +170,41 @@ std::atomic<int> g_split_parts{1};
 
 void set_work_split_for_testing(int parts) { g_split_parts.store(parts < 1 ? 1 : parts, std::memory_order_relaxed); }
 
-Status run_kernel(KernelFn fn, KernelContext& k, int64_t work) {
-  const int64_t parts = g_split_parts.load(std::memory_order_relaxed);
+Status run_kernel(KernelFn fn, KernelContext& k, int64_t work, int64_t cost) {
+  const int64_t split = g_split_parts.load(std::memory_order_relaxed);
   if (work <= 0) return Status::ok();  // nothing to compute (an empty output)
-  if (parts <= 1 || work < 2) {
+  if (split > 1 && work >= 2) {
+    for (int64_t p = 0; p < split; ++p) {
+      k.begin = work * p / split;
+      k.end = work * (p + 1) / split;
+      if (k.begin < k.end) OM_TRY(fn(k));
+    }
+    return Status::ok();
+  }
+  kernels::ThreadPool* pool = kernels::current_pool();
+  const size_t parts = kernels::parts_for(pool, work, cost);
+  if (parts <= 1 || (k.scratch_bytes > 0 && pool->slot_scratch_bytes() < k.scratch_bytes)) {
     k.begin = 0;
     k.end = work;
     return fn(k);
   }
-  for (int64_t p = 0; p < parts; ++p) {
-    k.begin = work * p / parts;
-    k.end = work * (p + 1) / parts;
-    if (k.begin < k.end) OM_TRY(fn(k));
-  }
+  struct Job {
+    KernelFn fn;
+    const KernelContext* k;
+    kernels::ThreadPool* pool;
+    int64_t work;
+    size_t parts;
+    Status status[kernels::ThreadPool::kMaxThreads];  // per part
+  } job{fn, &k, pool, work, parts, {}};
+  pool->run(parts, [](void* c, size_t part, size_t slot) {
+    Job& j = *static_cast<Job*>(c);
+    KernelContext kp = *j.k;
+    kp.begin = j.work * int64_t(part) / int64_t(j.parts);
+    kp.end = j.work * int64_t(part + 1) / int64_t(j.parts);
+    if (slot != 0 && kp.scratch_bytes > 0) kp.scratch = j.pool->slot_scratch(slot);
+    j.status[part] = j.fn(kp);
+  }, &job);
+  for (size_t p = 0; p < parts; ++p) OM_TRY(std::move(job.status[p]));
   return Status::ok();
 }
 
@@ -231,7 +264,7 @@ Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
   k.scratch_bytes = scratch_bytes;
   k.params_data = prepared.size ? prepared.bytes : nullptr;
   k.params_bytes = prepared.size;
-  return run_kernel(fn, k, prepared.work);
+  return run_kernel(fn, k, prepared.work, prepared.cost);
 }
 
 }  // namespace om::graph

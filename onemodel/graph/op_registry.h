@@ -79,6 +79,10 @@ struct TensorArg {
 constexpr size_t kMaxParamsBytes = 512;
 struct Prepared {
   int64_t work = 1;
+  // Estimated scalar operations of the whole work (multiply-adds for the products), which
+  // decides how many threads it is worth (kernels::parts_for). 0: prepare_node estimates the
+  // elements read and written.
+  int64_t cost = 0;
   size_t size = 0;  // bytes of the record; 0: the op keeps none
   alignas(64) unsigned char bytes[kMaxParamsBytes];
   // A value-initialised record of type T (zeroed, then default member initializers) to fill.
@@ -302,10 +306,13 @@ Status check_attributes(const OpDef& op, const Node& node, ErrorKind kind);
 // the checks every prepare result must pass.
 Status prepare_node(const InferContext& ctx, const OpDef& op, Prepared* out);
 
-// Runs a kernel over all of its `work` units (nothing when there are none): one call, or, after
-// set_work_split_for_testing(parts), `parts` calls over consecutive sub-ranges. Plans and
-// plan-time evaluation both run kernels through here.
-Status run_kernel(KernelFn fn, KernelContext& k, int64_t work);
+// Runs a kernel over all of its `work` units (nothing when there are none). On the current
+// thread pool (kernels::current_pool) the work is cut into kernels::parts_for(pool, work, cost)
+// consecutive sub-ranges run in parallel; a part on a worker gets that worker's scratch
+// (reserved by the plan: ThreadPool::reserve_scratch), and without enough of it the kernel runs
+// on this thread. After set_work_split_for_testing(parts), `parts` sub-ranges run one after the
+// other here instead. Plans and plan-time evaluation both run kernels through here.
+Status run_kernel(KernelFn fn, KernelContext& k, int64_t work, int64_t cost);
 
 // For the split test: from now on every kernel run by run_kernel is called over `parts`
 // consecutive sub-ranges of its work instead of once (1, the default: one call). Process-wide;

@@ -154,6 +154,7 @@ struct PendingStep {
   size_t scratch_bytes = 0;
   const float* packed_b = nullptr;
   int64_t work = 1;
+  int64_t cost = 0;
   size_t params_offset = 0, params_bytes = 0;  // in the records gathered while planning
 };
 
@@ -360,6 +361,7 @@ Status Planner::nodes() {
     graph::Prepared prepared;
     OM_TRY(graph::prepare_node(ctx, op, &prepared));
     st.work = prepared.work;
+    st.cost = prepared.cost;
     st.params_offset = records.size();
     st.params_bytes = prepared.size;
     records.insert(records.end(), prepared.bytes, prepared.bytes + (prepared.size + 63) / 64 * 64);
@@ -457,6 +459,8 @@ Status Planner::emit() {
   for (const PendingStep& st : pending) {
     Plan::Step s;
     s.work = st.work;
+    s.cost = st.cost;
+    plan->max_scratch_bytes = std::max(plan->max_scratch_bytes, st.scratch_bytes);
     s.params_offset = st.params_offset;
     s.params_bytes = st.params_bytes;
     s.node = st.node;
@@ -538,7 +542,7 @@ Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bo
     k.packed_b = s.packed_b;
     k.params_data = s.params_bytes ? records + s.params_offset : nullptr;
     k.params_bytes = s.params_bytes;
-    OM_TRY(graph::run_kernel(s.fn, k, s.work));
+    OM_TRY(graph::run_kernel(s.fn, k, s.work, s.cost));
     if (profile)
       plan.step_ns[i] += uint64_t(
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());

@@ -79,11 +79,15 @@ struct Plan {
     size_t scratch_bytes = 0;
     const float* packed_b = nullptr;  // owned by CompiledGraph::packed_b
     int64_t work = 1;                 // Prepared::work: the kernel runs [0, work)
+    int64_t cost = 0;                 // Prepared::cost: how many threads the work is worth
     size_t params_offset = 0, params_bytes = 0;  // the prepared record in Plan::params
   };
   std::shared_ptr<void> params;  // every step's prepared record, each 64-byte aligned
   std::vector<std::string> labels;  // per step: its node's label, for run-time errors
   std::vector<Step> steps;
+  // The largest step scratch: what each worker of a thread pool needs to run a part of any step
+  // (ThreadPool::reserve_scratch, when the plan is built).
+  size_t max_scratch_bytes = 0;
   std::vector<graph::TensorArg> args;  // step inputs and outputs, contiguous
   struct Patch {
     uint32_t arg;

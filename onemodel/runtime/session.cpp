@@ -20,6 +20,7 @@ struct Session::Impl {
   std::vector<std::string> overridable_names;  // initializer-backed graph inputs
   std::vector<char> overridable;               // per graph input: backed by an initializer
   std::mutex mu;                               // serialises runs (see session.h)
+  std::shared_ptr<ThreadPool> pool;            // null: single-threaded
   runtime::CompiledGraph compiled;
   std::vector<std::unique_ptr<runtime::Plan>> plans;  // least recently used first
   size_t plans_built = 0;                              // numbers the plans (PlanStats::plan_number)
@@ -92,8 +93,15 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
 Status Session::create(const graph::Graph& g, SessionOptions options, Session* out, graph::GraphCheck check) {
   if (options.max_cached_plans == 0)
     return Status::error(ErrorKind::InvalidArgument, "om::Session: SessionOptions::max_cached_plans must be at least 1 (the plan in use)");
+  if (options.threads < 0)
+    return Status::error(ErrorKind::InvalidArgument, msg("om::Session: SessionOptions::threads is ", options.threads,
+                                                         "; give 0 (every core), 1 (single-threaded) or a thread count"));
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  if (options.thread_pool) impl->pool = options.thread_pool;
+  else if (options.threads != 1 && (options.threads > 1 || kernels::hardware_threads() > 1))
+    impl->pool = std::make_shared<ThreadPool>(options.threads);
+  impl->options.thread_pool = impl->pool;
   impl->graph = g;
   if (check == graph::GraphCheck::Verify) OM_TRY(graph::verify(impl->graph).with_context("om::Session"));
   OM_ASSIGN_OR_RETURN(std::vector<const graph::OpDef*> ops, runtime::resolve_ops(impl->graph, options.mode));
@@ -339,6 +347,10 @@ static Result<runtime::Plan*> find_or_plan(Session::Impl& impl) {
     if (impl.last == impl.plans.front().get()) impl.last = nullptr;
     impl.plans.erase(impl.plans.begin());
   }
+  // Each worker's scratch for a part of any step, allocated with the plan (runs allocate nothing).
+  if (impl.pool && !impl.pool->reserve_scratch(built.value()->max_scratch_bytes))
+    return Status::error(ErrorKind::OutOfMemory, msg("om::Session: cannot allocate ", built.value()->max_scratch_bytes,
+                                                     " bytes of scratch per thread; lower SessionOptions::threads"));
   impl.plans.push_back(std::move(built).value());
   impl.plans.back()->number = ++impl.plans_built;
   if (impl.options.profile) impl.plans.back()->step_ns.assign(impl.plans.back()->steps.size(), 0);
@@ -368,6 +380,7 @@ Status Session::run_locked(const TensorView* inputs, size_t num_inputs, TensorVi
   if (num_outputs > 0 && !outputs)
     return Status::error(ErrorKind::InvalidArgument, "Session::run: the output TensorView array is null; pass one view per output");
   OM_TRY(bind_inputs(impl, inputs, num_inputs, true));
+  kernels::PoolScope threads(impl.pool.get());
   OM_ASSIGN_OR_RETURN(runtime::Plan* plan, find_or_plan(impl));
   impl.last = plan;
   OM_TRY(runtime::execute_plan(*plan, impl.options.mode, impl.input_data.data(), impl.options.profile));

@@ -30,10 +30,12 @@
 #include "onemodel/core/mode.h"
 #include "onemodel/core/status.h"
 #include "onemodel/graph/ir.h"
+#include "onemodel/kernels/thread_pool.h"
 
 namespace om {
 
 class TracedModel;  // onemodel/trace/traced_model.h
+using ThreadPool = kernels::ThreadPool;
 class Tensor;       // onemodel/core/tensor.h
 
 struct SessionOptions {
@@ -57,6 +59,14 @@ struct SessionOptions {
   // Time every kernel step of run() (two clock reads per step, nothing allocated while running);
   // Session::step_profile() reports the times. Off by default.
   bool profile = false;
+  // Threads one run() may use (docs/threads.md): 0 = every core this process may run on (the
+  // default, as ONNX Runtime's intra-op threads), 1 = none beside the caller's, n = n in all.
+  // The thread count never changes a bit of any output.
+  int threads = 0;
+  // A pool to share with other sessions (and the eager layer); when set, `threads` is ignored.
+  // A shared pool runs one caller's kernel at a time; another caller meanwhile runs its kernel
+  // on its own thread.
+  std::shared_ptr<ThreadPool> thread_pool = nullptr;
 };
 
 // A tensor handed across the run() boundary without copies or allocation.

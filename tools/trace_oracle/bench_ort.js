@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// Times ONNX Runtime (one intra-op and one inter-op thread, sequential execution, graph
-// optimizations "all") on the models bench/bench_session writes, and checks its outputs against
-// the ones stored there.
+// Times ONNX Runtime (--threads intra-op threads, default one, and one inter-op thread, sequential
+// execution, graph optimizations "all") on the models bench/bench_session writes, and checks its
+// outputs against the ones stored there.
 //
-//   node bench_ort.js <work-dir> [--seconds 0.6] [--rtol 1e-4] [--serve]
+//   node bench_ort.js <work-dir> [--seconds 0.6] [--rtol 1e-4] [--threads 1] [--serve]
 //
 // <work-dir>/<case>/model.onnx with input sets in <work-dir>/<case>/<set>/ (input_<name>.npy,
 // expected_<name>.npy; the oracle.js layout). Each model is loaded twice, with ONNX Runtime's
@@ -81,8 +81,8 @@ async function timeEntry(entry, seconds) {
 // memory patterns (label <case>/<set>@noarena). On a paravirtualized VM the default session's
 // latency can flip between two levels about 2x apart from one block of runs to the next, while
 // the arena-less one is stable; timing both lets the caller compare with ONNX Runtime's best.
-async function loadAll(dir, rtol) {
-  const base = { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' };
+async function loadAll(dir, rtol, threads) {
+  const base = { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' };
   const variants = [['', base], ['@noarena', Object.assign({}, base, { enableCpuMemArena: false, enableMemPattern: false })]];
   const entries = new Map();
   let failed = 0;
@@ -148,19 +148,20 @@ function serve(entries, state) {
 
 async function main() {
   const args = process.argv.slice(2);
-  let dir = null, seconds = 0.6, rtol = 1e-4, serving = false, bad = false;
+  let dir = null, seconds = 0.6, rtol = 1e-4, threads = 1, serving = false, bad = false;
   for (let i = 0; i < args.length; ++i) {
     if (args[i] === '--seconds') seconds = Number(args[++i]);
     else if (args[i] === '--rtol') rtol = Number(args[++i]);
+    else if (args[i] === '--threads') threads = Number(args[++i]);
     else if (args[i] === '--serve') serving = true;
     else if (!dir) dir = args[i];
     else bad = true;
   }
-  if (bad || !dir || !fs.existsSync(dir) || !(seconds > 0) || !Number.isFinite(rtol)) {
-    console.error('usage: node bench_ort.js <work-dir> [--seconds 0.6] [--rtol 1e-4] [--serve]');
+  if (bad || !dir || !fs.existsSync(dir) || !(seconds > 0) || !Number.isFinite(rtol) || !(threads >= 1)) {
+    console.error('usage: node bench_ort.js <work-dir> [--seconds 0.6] [--rtol 1e-4] [--threads 1] [--serve]');
     process.exit(2);
   }
-  const state = await loadAll(dir, rtol);
+  const state = await loadAll(dir, rtol, threads);
   console.log(`bench_ort: ${state.cases} model(s), ${state.entries.size} input set(s), ONNX Runtime ${ort.env.versions ? ort.env.versions.common : ''}, ${state.failed} failed`);
   if (serving) {
     console.log('ready');
