@@ -2,7 +2,9 @@
 # Cross-machine exactness check. Runs every test_* executable of an x86-64 build (native ISA and
 # with ONEMODEL_ISA=scalar) and of an AArch64 build (under qemu-aarch64), collects the lines
 #   EXACT_HASH <name> <isa> <hex>
-# they print, and fails if the hashes for one <name> differ between any two runs.
+# they print, and fails if the hashes for one <name> differ between any two runs. The x86-64 tests
+# that print hashes also run at 1, 3 and 8 threads with every kernel's work split over all of
+# them (ONEMODEL_NUM_THREADS, ONEMODEL_TEST_MIN_PART_COST=1): the thread count changes no bit.
 # Usage: tools/exactness.sh <x86-build-dir> <aarch64-build-dir>
 set -u
 if [ $# -ne 2 ]; then
@@ -35,6 +37,11 @@ for t in "$x86_dir"/test_*; do
   found=1
   (cd "$x86_dir" && run "x86-64" "./$(basename "$t")")
   (cd "$x86_dir" && ONEMODEL_ISA=scalar run "x86-64/forced" "./$(basename "$t")")
+  if grep -q EXACT_HASH "$t"; then
+    for n in 1 3 8; do
+      (cd "$x86_dir" && ONEMODEL_NUM_THREADS=$n ONEMODEL_TEST_MIN_PART_COST=1 run "x86-64/t$n" "./$(basename "$t")")
+    done
+  fi
 done
 for t in "$arm_dir"/test_*; do
   [ -x "$t" ] && [ -f "$t" ] || continue
@@ -50,7 +57,7 @@ if [ ! -s "$out" ]; then
   exit 1
 fi
 
-# Table: one row per (machine, isa, name), then a verdict per name.
+# Table: one row per (machine or thread count, isa, name), then a verdict per name.
 printf '%-14s %-10s %-28s %s\n' "machine" "isa" "name" "hash"
 sort -k2,2 -k1,1 -k3,3 -u "$out" | while read -r label name isa hex; do
   printf '%-14s %-10s %-28s %s\n' "$label" "$isa" "$name" "$hex"
@@ -68,8 +75,8 @@ for name in $(awk '{ print $2 }' "$out" | sort -u); do
   fi
 done
 machines=$(awk '{ print $1 }' "$out" | sort -u | wc -l)
-if [ "$machines" -lt 3 ]; then
-  echo "exactness: expected hashes from x86-64, x86-64/forced and aarch64 runs, got $machines" >&2
+if [ "$machines" -lt 6 ]; then
+  echo "exactness: expected hashes from x86-64 (at 1, 3, 8 threads too), x86-64/forced and aarch64 runs, got $machines" >&2
   status=1
 fi
 exit $status

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/thread_pool.h"
 #include "onemodel/kernels/scalar/elementwise.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -210,9 +211,36 @@ void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool 
   table().winograd_output(m, ms, n, bias, relu, top, bottom);
 }
 
+// A product's output columns split over the current thread pool: parts_for on its
+// multiply-adds (weighted an eighth of a memory-bound element: kMinPartCost then stands for about
+// 260K of them, tens of microseconds), at whole kGemmNRMultiple columns. compute(ws, cols) runs
+// one part; a worker's part gets the pool's scratch for it (reserved by a plan) or its thread's
+// buffer. Returns part 0's result (every part's is the same: it depends on the arguments only).
+template <class Compute>
+bool gemm_parallel(const GemmArgs& g, float* ws, Compute compute) {
+  ThreadPool* pool = current_pool();
+  const size_t units = (g.N + kGemmNRMultiple - 1) / kGemmNRMultiple;
+  const double macs = double(g.M) * double(g.N) * double(g.K) / 8;
+  const size_t parts = parts_for(pool, int64_t(units), macs > 1e18 ? int64_t(1e18) : int64_t(macs));
+  if (parts <= 1) return compute(ws, GemmColumns{});
+  const size_t need = gemm_workspace_floats(g.M, g.N, g.K);
+  bool tiles = false;
+  parallel_for(parts, [&](size_t part, size_t slot) {
+    const GemmColumns cols{units * part / parts * kGemmNRMultiple, units * (part + 1) / parts * kGemmNRMultiple};
+    float* w = ws;
+    if (slot != 0)
+      w = pool->slot_scratch_bytes() >= need * sizeof(float) ? static_cast<float*>(pool->slot_scratch(slot))
+                                                              : thread_workspace(need);
+    const bool r = compute(w, cols);
+    if (part == 0) tiles = r;
+  });
+  return tiles;
+}
+
 // The public products' common frame: empty products, K = 0 (C zeroed unless accumulating,
-// then the epilogue), the thread's workspace when none is given, and the epilogue as passes
-// when `compute` (gemm_compute or its prepacked form) did not apply it in the tiles.
+// then the epilogue), the thread's workspace when none is given, the columns split over the
+// thread pool, and the epilogue as passes when `compute` (gemm_compute or its prepacked form)
+// did not apply it in the tiles.
 template <class Compute>
 void gemm_frame(const GemmArgs& g, Compute compute) {
   if (g.M == 0 || g.N == 0) return;
@@ -222,13 +250,13 @@ void gemm_frame(const GemmArgs& g, Compute compute) {
       for (size_t i = 0; i < g.M; ++i) std::memset(g.c + i * g.ldc, 0, g.N * sizeof(float));
   } else {
     float* ws = g.workspace ? g.workspace : thread_workspace(gemm_workspace_floats(g.M, g.N, g.K));
-    if (compute(t, ws)) return;
+    if (gemm_parallel(g, ws, [&](float* w, GemmColumns cols) { return compute(t, w, cols); })) return;
   }
   gemm_epilogue(g, t);
 }
 
 void f32_gemm(const GemmArgs& g, ArithmeticMode) {
-  gemm_frame(g, [&](const KernelTable& t, float* ws) { return gemm_compute(g, t, ws); });
+  gemm_frame(g, [&](const KernelTable& t, float* ws, GemmColumns cols) { return gemm_compute(g, t, ws, cols); });
 }
 
 void gemm_pack_a(const GemmArgs& g, float* packed) { gemm_pack_a_for(table(), g, packed); }
@@ -239,7 +267,11 @@ bool gemm_image_rows(const GemmArgs& g, const float* const* rows, GemmPanelOffFn
   if (g.K == 0 || g.packed_a == nullptr || g.pack_b == nullptr || g.workspace == nullptr || other_epilogue ||
       !gemm_packed_a_matches(g.packed_a, t.gemm.mr, g.M, g.K))
     return false;
-  if (g.M > 0 && g.N > 0 && g.K > 0) gemm_rows_blocked(g, t.gemm, g.workspace, rows, panel_off, ctx);
+  if (g.M > 0 && g.N > 0 && g.K > 0)
+    gemm_parallel(g, g.workspace, [&](float* w, GemmColumns cols) {
+      gemm_rows_blocked(g, t.gemm, w, rows, panel_off, ctx, cols);
+      return true;
+    });
   return true;
 }
 
@@ -250,7 +282,10 @@ bool gemm_packed_a_fits(const float* packed, size_t M, size_t K) {
 void gemm_from_panels(const GemmArgs& g, const float* panels) {
   if (g.M == 0 || g.N == 0 || g.K == 0) return;
   const KernelTable& t = table();
-  gemm_blocked(g, t.gemm, g.workspace, panels, t.gemm.nr);
+  gemm_parallel(g, g.workspace, [&](float* w, GemmColumns cols) {
+    gemm_blocked(g, t.gemm, w, panels, t.gemm.nr, cols);
+    return true;
+  });
 }
 
 void gemm_pack_b(const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K, size_t N, float* packed) {
@@ -258,7 +293,9 @@ void gemm_pack_b(const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t K, size_
 }
 
 void f32_gemm_prepacked(const GemmArgs& g, const float* packed, ArithmeticMode) {
-  gemm_frame(g, [&](const KernelTable& t, float* ws) { return gemm_compute_prepacked(g, t, packed, ws); });
+  gemm_frame(g, [&](const KernelTable& t, float* ws, GemmColumns cols) {
+    return gemm_compute_prepacked(g, t, packed, ws, cols);
+  });
 }
 
 void f16_to_f32(const uint16_t* x, float* y, size_t n) { table().f16_to_f32(x, y, n); }

@@ -129,50 +129,56 @@ bool gemm_packed_a_matches(const float* packed, size_t mr, size_t M, size_t K) {
   return h.magic == kPackedAMagic && h.nr == mr && h.K == K && h.N == M;
 }
 
-// The blocks both drivers visit, in their order: f(j0, nc, k0, kc, load_c, last) per column
-// block [j0, j0 + nc) and K block [k0, k0 + kc); load_c continues the chains in C, last asks for
-// the tile epilogue (the last K block, when there is one).
+// The blocks both drivers visit, in their order, for the output columns [c0, c1) (c0 a multiple
+// of kGemmNRMultiple, so of every NR): f(j0, nc, w0, wn, k0, kc, load_c, last) per column block
+// [j0, j0 + nc) meeting the window, whose columns [j0 + w0, j0 + w0 + wn) are the window's, and
+// K block [k0, k0 + kc); load_c continues the chains in C, last asks for the tile epilogue (the
+// last K block, when there is one). Blocks stay at multiples of kGemmNC, as packed B lays them
+// out, whatever the window.
 template <class F>
-void for_each_block(const GemmArgs& g, F&& f) {
+void for_each_block(const GemmArgs& g, GemmColumns cols, F&& f) {
   const bool epilogue = gemm_tile_epilogue(g);
-  for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
+  const size_t c1 = std::min(cols.end, g.N);
+  for (size_t j0 = cols.begin / kGemmNC * kGemmNC; j0 < c1; j0 += kGemmNC) {
     const size_t nc = std::min(kGemmNC, g.N - j0);
+    const size_t w0 = std::max(cols.begin, j0) - j0, wn = std::min(c1, j0 + nc) - j0 - w0;
     for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {
       const size_t kc = std::min(kGemmKC, g.K - k0);
-      f(j0, nc, k0, kc, g.accumulate || k0 > 0, epilogue && k0 + kc == g.K);
+      f(j0, nc, w0, wn, k0, kc, g.accumulate || k0 > 0, epilogue && k0 + kc == g.K);
     }
   }
 }
 
 void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const float* packed_b,
-                  size_t packed_nr) {
+                  size_t packed_nr, GemmColumns cols) {
   const size_t MR = tile.mr, NR = tile.nr;
   float* bpack = ws + gemm_workspace_a_floats(g.M, g.K);
   const float* apack = nullptr;  // the caller's packed A, when it fits this tile
   if (g.packed_a != nullptr && gemm_packed_a_matches(g.packed_a, MR, g.M, g.K)) apack = g.packed_a + kPackedHeaderFloats;
   TileEpilogue ep{nullptr, g.activation == UnaryOp::Relu};
-  for_each_block(g, [&](size_t j0, size_t nc, size_t k0, size_t kc, bool load_c, bool last) {
-    const float* bpanels = bpack;
+  for_each_block(g, cols, [&](size_t j0, size_t nc, size_t w0, size_t wn, size_t k0, size_t kc, bool load_c, bool last) {
+    const float* bpanels = bpack;  // the window's first panel
     if (g.pack_b != nullptr) {
-      g.pack_b(g.pack_b_ctx, k0, kc, j0, nc, NR, bpack);
+      g.pack_b(g.pack_b_ctx, k0, kc, j0 + w0, wn, NR, bpack);
     } else if (packed_b == nullptr) {
-      pack_b(g.b, g.b_rs, g.b_cs, k0, kc, j0, nc, NR, bpack);
+      pack_b(g.b, g.b_rs, g.b_cs, k0, kc, j0 + w0, wn, NR, bpack);
     } else if (packed_nr == NR) {
-      bpanels = packed_b + packed_block_offset(g.K, j0, k0, nc, NR);
-    } else {
+      bpanels = packed_b + packed_block_offset(g.K, j0, k0, nc, NR) + w0 * kc;
+    } else {  // another ISA's panels: the whole block repacked (the workspace holds one)
       repack_b(packed_b + packed_block_offset(g.K, j0, k0, nc, packed_nr), packed_nr, kc, nc, NR, bpack);
+      bpanels = bpack + w0 * kc;
     }
     for (size_t i0 = 0; i0 < g.M; i0 += kGemmMC) {
       const size_t mc = std::min(kGemmMC, g.M - i0);
       const float* apanels = ws;
       if (apack != nullptr) apanels = apack + k0 * round_up(g.M, MR) + i0 * kc;
       else pack_a(g, i0, mc, k0, kc, tile, ws);
-      for (size_t jr = 0; jr < nc; jr += NR) {
-        const size_t nr = std::min(NR, nc - jr);
+      for (size_t jr = 0; jr < wn; jr += NR) {
+        const size_t nr = std::min(NR, wn - jr);
         const float* bp = bpanels + jr * kc;
         for (size_t ir = 0; ir < mc; ir += MR) {
           const size_t mr = std::min(MR, mc - ir);
-          float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
+          float* c = g.c + (i0 + ir) * g.ldc + j0 + w0 + jr;
           ep.row_bias = g.row_bias ? g.row_bias + i0 + ir : nullptr;
           tile.kernel(kc, apanels + ir * kc, bp, c, g.ldc, mr, nr, load_c, last ? &ep : nullptr);
         }
@@ -182,20 +188,20 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const floa
 }
 
 void gemm_rows_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const float* const* rows,
-                       GemmPanelOffFn panel_off, const void* ctx) {
+                       GemmPanelOffFn panel_off, const void* ctx, GemmColumns cols) {
   const size_t MR = tile.mr, NR = tile.nr, Mr = round_up(g.M, MR);
   const float* apack = g.packed_a + kPackedHeaderFloats;
   float* bpack = ws + gemm_workspace_a_floats(g.M, g.K);  // one panel, for the columns not read in place
   TileEpilogue ep{nullptr, g.activation == UnaryOp::Relu};
-  for_each_block(g, [&](size_t j0, size_t nc, size_t k0, size_t kc, bool load_c, bool last) {
-    for (size_t jr = 0; jr < nc; jr += NR) {
-      const size_t nr = std::min(NR, nc - jr);
-      const ptrdiff_t off = nr == NR ? panel_off(ctx, j0 + jr, NR) : -1;
-      if (off < 0) g.pack_b(g.pack_b_ctx, k0, kc, j0 + jr, nr, NR, bpack);
+  for_each_block(g, cols, [&](size_t j0, size_t, size_t w0, size_t wn, size_t k0, size_t kc, bool load_c, bool last) {
+    for (size_t jr = 0; jr < wn; jr += NR) {
+      const size_t nr = std::min(NR, wn - jr), j = j0 + w0 + jr;
+      const ptrdiff_t off = nr == NR ? panel_off(ctx, j, NR) : -1;
+      if (off < 0) g.pack_b(g.pack_b_ctx, k0, kc, j, nr, NR, bpack);
       for (size_t ir = 0; ir < g.M; ir += MR) {
         const size_t mr = std::min(MR, g.M - ir);
         const float* ap = apack + k0 * Mr + ir * kc;
-        float* c = g.c + ir * g.ldc + j0 + jr;
+        float* c = g.c + ir * g.ldc + j;
         ep.row_bias = g.row_bias ? g.row_bias + ir : nullptr;
         const TileEpilogue* e = last ? &ep : nullptr;
         if (off >= 0) tile.rows(kc, ap, rows + k0, off, c, g.ldc, mr, load_c, e);
@@ -205,17 +211,19 @@ void gemm_rows_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const
   });
 }
 
-bool gemm_compute(const GemmArgs& g, const KernelTable& t, float* ws) {
+bool gemm_compute(const GemmArgs& g, const KernelTable& t, float* ws, GemmColumns cols) {
   if (g.M <= kGemmSmallM && g.b_cs == 1 && g.pack_b == nullptr && t.gemm.small.fn != nullptr) {
     // B read in place: a plain row-major matrix is the panel form with panel_stride = NR.
-    t.gemm.small(g.K, g.M, g.a, g.a_rs, g.a_cs, g.b, g.b_rs, t.gemm.nr, g.c, g.ldc, g.N, g.accumulate);
+    const size_t c1 = std::min(cols.end, g.N);
+    t.gemm.small(g.K, g.M, g.a, g.a_rs, g.a_cs, g.b + cols.begin, g.b_rs, t.gemm.nr, g.c + cols.begin, g.ldc,
+                 c1 - cols.begin, g.accumulate);
     return false;
   }
-  gemm_blocked(g, t.gemm, ws);
+  gemm_blocked(g, t.gemm, ws, nullptr, 0, cols);
   return gemm_tile_epilogue(g);
 }
 
-bool gemm_compute_prepacked(const GemmArgs& g, const KernelTable& t, const float* packed, float* ws) {
+bool gemm_compute_prepacked(const GemmArgs& g, const KernelTable& t, const float* packed, float* ws, GemmColumns cols) {
   const PackedHeader h = header_of(packed);
   if (h.magic != kPackedMagic || h.K != g.K || h.N != g.N || h.nr == 0 || kGemmNRMultiple % h.nr != 0) {
     // A caller bug that would otherwise read out of bounds; kernels have no error channel.
@@ -228,18 +236,14 @@ bool gemm_compute_prepacked(const GemmArgs& g, const KernelTable& t, const float
   const float* data = packed + kPackedHeaderFloats;
   const size_t NR = t.gemm.nr;
   if (h.nr == NR && g.M <= kGemmSmallM && t.gemm.small.fn != nullptr) {
-    for (size_t j0 = 0; j0 < g.N; j0 += kGemmNC) {
-      const size_t nc = std::min(kGemmNC, g.N - j0);
-      for (size_t k0 = 0; k0 < g.K; k0 += kGemmKC) {
-        const size_t kc = std::min(kGemmKC, g.K - k0);
-        t.gemm.small(kc, g.M, g.a + ptrdiff_t(k0) * g.a_cs, g.a_rs, g.a_cs,
-                     data + packed_block_offset(g.K, j0, k0, nc, NR), ptrdiff_t(NR), kc * NR, g.c + j0,
-                     g.ldc, nc, g.accumulate || k0 > 0);
-      }
-    }
+    for_each_block(g, cols, [&](size_t j0, size_t nc, size_t w0, size_t wn, size_t k0, size_t kc, bool load_c, bool) {
+      t.gemm.small(kc, g.M, g.a + ptrdiff_t(k0) * g.a_cs, g.a_rs, g.a_cs,
+                   data + packed_block_offset(g.K, j0, k0, nc, NR) + w0 * kc, ptrdiff_t(NR), kc * NR, g.c + j0 + w0,
+                   g.ldc, wn, load_c);
+    });
     return false;
   }
-  gemm_blocked(g, t.gemm, ws, data, h.nr);
+  gemm_blocked(g, t.gemm, ws, data, h.nr, cols);
   return gemm_tile_epilogue(g);
 }
 

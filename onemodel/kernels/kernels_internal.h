@@ -230,6 +230,13 @@ constexpr size_t kGemmMRMultiple = 24;
 constexpr size_t kGemmNRMultiple = 32;
 static_assert(kGemmMC % kGemmMRMultiple == 0 && kGemmNC % kGemmNRMultiple == 0, "blocks hold whole tiles");
 
+// The output columns [begin, end) one part of a product computes (end is clamped to N); begin is
+// a multiple of kGemmNRMultiple. Any partition of the columns gives the bits of the whole: each
+// element's chain is the same, only which thread runs it changes (gemm_parallel).
+struct GemmColumns {
+  size_t begin = 0, end = SIZE_MAX;
+};
+
 // Floats of the workspace that hold packed A (packed B follows them).
 size_t gemm_workspace_a_floats(size_t M, size_t K);
 
@@ -237,7 +244,7 @@ size_t gemm_workspace_a_floats(size_t M, size_t K);
 // With `packed_b` (the data of a gemm_pack_b buffer, packed with panels of `packed_nr` columns)
 // B is taken from it: directly when packed_nr == tile.nr, else repacked block by block.
 void gemm_blocked(const GemmArgs& args, const GemmTile& tile, float* workspace,
-                  const float* packed_b = nullptr, size_t packed_nr = 0);
+                  const float* packed_b = nullptr, size_t packed_nr = 0, GemmColumns cols = {});
 
 // Whether the blocked drivers apply the epilogue (GemmArgs::row_bias, activation) in the
 // micro-kernels' registers: a row bias and/or Relu, no column bias, no other activation.
@@ -246,11 +253,11 @@ bool gemm_tile_epilogue(const GemmArgs& args);
 // The product on table t: the small-M kernel when it applies, else the blocked driver. True
 // when the epilogue was applied too (gemm_tile_epilogue and the blocked driver ran); else the
 // caller runs it over C. `workspace` holds gemm_workspace_floats(M, N, K).
-bool gemm_compute(const GemmArgs& args, const KernelTable& t, float* workspace);
+bool gemm_compute(const GemmArgs& args, const KernelTable& t, float* workspace, GemmColumns cols = {});
 // The same from a gemm_pack_b buffer (header included). Any layout mismatch with t (another
 // ISA's panels) is handled by repacking block by block into the workspace: same bits, slower.
 bool gemm_compute_prepacked(const GemmArgs& args, const KernelTable& t, const float* packed,
-                            float* workspace);
+                            float* workspace, GemmColumns cols = {});
 // Packs A for table t's tile into `packed` (header + panels; see GemmArgs::packed_a).
 void gemm_pack_a_for(const KernelTable& t, const GemmArgs& args, float* packed);
 // Packs B for table t's tile into `packed` (header + panels).
@@ -263,7 +270,7 @@ void gemm_pack_b_for(const KernelTable& t, const float* b, ptrdiff_t b_rs, ptrdi
 // every element's chain is the blocked driver's. Applies a tile epilogue (gemm_tile_epilogue).
 using GemmPanelOffFn = ptrdiff_t (*)(const void* ctx, size_t j, size_t nr);
 void gemm_rows_blocked(const GemmArgs& args, const GemmTile& tile, float* workspace, const float* const* rows,
-                       GemmPanelOffFn panel_off, const void* ctx);
+                       GemmPanelOffFn panel_off, const void* ctx, GemmColumns cols = {});
 // The same on the active table when args.packed_a fits it and any epilogue is a tile epilogue;
 // false (nothing computed) otherwise.
 bool gemm_image_rows(const GemmArgs& args, const float* const* rows, GemmPanelOffFn panel_off, const void* ctx);

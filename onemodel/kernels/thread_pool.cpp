@@ -179,6 +179,10 @@ void* ThreadPool::slot_scratch(size_t slot) const {
 }
 
 int hardware_threads() {
+  if (const char* env = std::getenv("ONEMODEL_NUM_THREADS")) {
+    const long n = std::strtol(env, nullptr, 10);
+    if (n > 0) return int(std::min<long>(n, ThreadPool::kMaxThreads));
+  }
 #if defined(__linux__)
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -253,9 +257,15 @@ PoolScope::~PoolScope() {
   t_scope_set = previous_set_;
 }
 
+namespace {
+std::atomic<int64_t> g_min_part_cost{kMinPartCost};
+}
+
+void set_min_part_cost_for_testing(int64_t cost) { g_min_part_cost.store(cost < 1 ? 1 : cost, std::memory_order_relaxed); }
+
 size_t parts_for(const ThreadPool* pool, int64_t units, int64_t cost) {
   if (pool == nullptr || units < 2 || pool->threads() < 2) return 1;
-  const int64_t by_cost = std::max<int64_t>(1, cost / kMinPartCost);
+  const int64_t by_cost = std::max<int64_t>(1, cost / g_min_part_cost.load(std::memory_order_relaxed));
   return size_t(std::min<int64_t>({int64_t(pool->threads()), units, by_cost}));
 }
 

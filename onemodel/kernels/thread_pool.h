@@ -53,7 +53,9 @@ class ThreadPool {
   std::unique_ptr<State> state_;
 };
 
-// Every core this process may run on (its CPU affinity), at least 1.
+// Every core this process may run on (its CPU affinity), at least 1: what a thread count of 0
+// means. The environment variable ONEMODEL_NUM_THREADS, when set to a positive count, replaces
+// it (as OMP_NUM_THREADS does for OpenMP programs; the exactness check runs the tests so).
 int hardware_threads();
 
 // The pool kernels called on this thread split over: the one a PoolScope set, else the eager
@@ -101,5 +103,8 @@ void parallel_for(size_t parts, F&& f) {
 // on one thread (the wake-up would cost more than it saves; docs/threads.md has the measurement).
 constexpr int64_t kMinPartCost = int64_t(1) << 15;
 size_t parts_for(const ThreadPool* pool, int64_t units, int64_t cost);
+// For the thread tests: the smallest part's cost instead of kMinPartCost (1: every work of two
+// or more units splits over every thread). Process-wide.
+void set_min_part_cost_for_testing(int64_t cost);
 
 }  // namespace om::kernels

@@ -18,6 +18,7 @@
 
 #include "onemodel/graph/op_registry.h"
 #include "onemodel/io/onnx.h"
+#include "onemodel/kernels/thread_pool.h"
 #include "onemodel/runtime/plan.h"
 #include "runtime/op_examples.h"
 #include "runtime/runtime_helpers.h"
@@ -119,6 +120,25 @@ TEST_CASE("every kernel runs any split of its work from its prepared record, wit
       const om::Status again = om::runtime::execute_plan(*whole.value(), mode, data.data());
       CHECK(g_allocations.load() - allocations == 0);
       CHECK(again.is_ok());
+      {
+        // On thread pools, with every work of two units or more split over all of their
+        // threads (the products' columns too): the same bits, and no allocation once planned.
+        om::kernels::set_min_part_cost_for_testing(1);
+        for (int threads : {2, 3, 8}) {
+          CAPTURE(threads);
+          om::kernels::ThreadPool pool(threads);
+          om::kernels::PoolScope scope(&pool);
+          auto par = om::runtime::build_plan(cg.value(), mode, dims, fed, true, {}, &data);
+          REQUIRE_MESSAGE(par.is_ok(), par.status().message());
+          REQUIRE(pool.reserve_scratch(par.value()->max_scratch_bytes));
+          CHECK(run_plan(*par.value()) == before);
+          REQUIRE(om::runtime::execute_plan(*par.value(), mode, data.data()).is_ok());  // the workers' first parts
+          const size_t planned = g_allocations.load();
+          CHECK(om::runtime::execute_plan(*par.value(), mode, data.data()).is_ok());
+          CHECK(g_allocations.load() - planned == 0);
+        }
+        om::kernels::set_min_part_cost_for_testing(om::kernels::kMinPartCost);
+      }
       g::set_work_split_for_testing(3);
       auto split = om::runtime::build_plan(cg.value(), mode, dims, fed, true, {}, &data);
       REQUIRE_MESSAGE(split.is_ok(), split.status().message());

@@ -1,0 +1,214 @@
+// Threads (docs/threads.md): the pool itself; every output the same bits at any thread count,
+// in Exact and in Fast; no allocation per run with threads; sessions sharing one pool and
+// several callers of one Session, from several threads at once (make tsan runs these too).
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "onemodel/kernels/thread_pool.h"
+#include "runtime_helpers.h"
+
+using namespace rt;
+using om::graph::Attribute;
+namespace k = om::kernels;
+
+extern std::atomic<size_t> g_allocations;  // test_session.cpp counts every operator new
+
+namespace {
+
+// Sets the smallest part's cost for the scope (1: every work of two units or more splits).
+struct MinPartCost {
+  explicit MinPartCost(int64_t c) { k::set_min_part_cost_for_testing(c); }
+  ~MinPartCost() { k::set_min_part_cost_for_testing(k::kMinPartCost); }
+};
+
+// Conv + Relu + MaxPool, then a product, LayerNormalization, Gelu and Softmax: the families
+// that split by images, planes, rows and product columns. x: [batch, 3, 16, 16].
+g::Graph net() {
+  g::Graph gr;
+  gr.inputs.push_back(sym_value("x", DType::f32, {"batch", "3", "16", "16"}));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("w", {16, 3, 3, 3}, random_floats(432, 1, -0.5f, 0.5f)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("b", {16}, random_floats(16, 2)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("w2", {16 * 7 * 7, 96}, random_floats(16 * 49 * 96, 3, -0.1f, 0.1f)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("gamma", {96}, random_floats(96, 4)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("beta", {96}, random_floats(96, 5)));
+  gr.initializers.push_back(g::TensorData::from_vector<int64_t>("flat", {2}, {-1, 16 * 7 * 7}));
+  gr.nodes.push_back(node("Conv", {"x", "w", "b"}, {"c"}, {Attribute::of_ints("kernel_shape", {3, 3})}));
+  gr.nodes.push_back(node("Relu", {"c"}, {"r"}));
+  gr.nodes.push_back(node("MaxPool", {"r"}, {"p"}, {Attribute::of_ints("kernel_shape", {2, 2}), Attribute::of_ints("strides", {2, 2})}));
+  gr.nodes.push_back(node("Reshape", {"p", "flat"}, {"f"}));
+  gr.nodes.push_back(node("MatMul", {"f", "w2"}, {"m"}));
+  gr.nodes.push_back(node("LayerNormalization", {"m", "gamma", "beta"}, {"n"}, {Attribute::of_int("axis", -1)}));
+  gr.nodes.push_back(node("Gelu", {"n"}, {"e"}));
+  gr.nodes.push_back(node("Softmax", {"e"}, {"y"}, {Attribute::of_int("axis", -1)}));
+  gr.outputs.push_back(value("y", DType::f32, {}));
+  return gr;
+}
+
+std::vector<Feed> feeds_for(int64_t batch, uint32_t seed) {
+  return {Feed::of("x", {batch, 3, 16, 16}, random_floats(size_t(batch) * 768, seed))};
+}
+
+// One run into a caller buffer (safe while other threads run the same Session).
+std::vector<float> run_into(om::Session& s, const std::vector<Feed>& feeds) {
+  std::vector<om::TensorView> in = views(feeds);
+  std::vector<float> y(size_t(feeds[0].dims[0]) * 96);
+  om::TensorView out;
+  out.data = y.data();
+  out.capacity = y.size() * sizeof(float);
+  s.run(in.data(), in.size(), &out, 1);
+  return y;
+}
+
+om::SessionOptions options(om::ArithmeticMode mode, int threads) {
+  om::SessionOptions o;
+  o.mode = mode;
+  o.threads = threads;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("thread pool: every part runs once, one part per slot at a time; nested work runs inline") {
+  k::ThreadPool pool(4);
+  CHECK(pool.threads() == 4);
+  CHECK(k::ThreadPool(1).threads() == 1);
+  CHECK(k::ThreadPool(0).threads() == k::hardware_threads());
+  for (size_t parts : {size_t(1), size_t(2), size_t(3), size_t(4), size_t(7), size_t(64), size_t(1000)}) {
+    CAPTURE(parts);
+    std::vector<std::atomic<int>> hits(parts);
+    std::atomic<int> busy[4] = {};
+    std::atomic<bool> overlap{false}, bad_slot{false}, nested_inline{true};
+    struct Ctx {
+      std::vector<std::atomic<int>>* hits;
+      std::atomic<int>* busy;
+      std::atomic<bool>*overlap, *bad_slot, *nested_inline;
+      k::ThreadPool* pool;
+    } ctx{&hits, busy, &overlap, &bad_slot, &nested_inline, &pool};
+    pool.run(parts, [](void* c, size_t part, size_t slot) {
+      Ctx& x = *static_cast<Ctx*>(c);
+      if (slot >= 4) { x.bad_slot->store(true); return; }
+      if (x.busy[slot].fetch_add(1) != 0) x.overlap->store(true);
+      (*x.hits)[part].fetch_add(1);
+      // Parallel work asked for inside a part runs on this thread.
+      k::PoolScope scope(x.pool);
+      if (k::current_pool() != nullptr || !k::in_parallel_part()) x.nested_inline->store(false);
+      size_t inner = 0;
+      k::parallel_for(3, [&](size_t, size_t s) { inner += s == 0 ? 1 : 100; });
+      if (inner != 3) x.nested_inline->store(false);
+      x.busy[slot].fetch_sub(1);
+    }, &ctx);
+    for (size_t p = 0; p < parts; ++p) CHECK(hits[p].load() == 1);
+    CHECK(!overlap.load());
+    CHECK(!bad_slot.load());
+    CHECK(nested_inline.load());
+  }
+  // Worker scratch: reserved once, 64-byte aligned, one block per worker, none for the caller.
+  REQUIRE(pool.reserve_scratch(1000));
+  CHECK(pool.slot_scratch_bytes() >= 1000);
+  CHECK(pool.slot_scratch(0) == nullptr);
+  for (size_t s = 1; s < 4; ++s) {
+    CHECK(pool.slot_scratch(s) != nullptr);
+    CHECK(reinterpret_cast<uintptr_t>(pool.slot_scratch(s)) % 64 == 0);
+  }
+  CHECK(pool.slot_scratch(1) != pool.slot_scratch(2));
+}
+
+TEST_CASE("thread pool: callers on several threads share one pool; a busy pool runs the caller's parts on its own thread") {
+  k::ThreadPool pool(3);
+  std::atomic<long> total{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t)
+    callers.emplace_back([&] {
+      for (int job = 0; job < 300; ++job)
+        pool.run(5, [](void* c, size_t part, size_t) { static_cast<std::atomic<long>*>(c)->fetch_add(long(part) + 1); }, &total);
+    });
+  for (std::thread& t : callers) t.join();
+  CHECK(total.load() == 4L * 300 * 15);
+}
+
+TEST_CASE("every output is the same bits at 1, 2, 3 and 8 threads, in Exact and in Fast") {
+  for (om::ArithmeticMode mode : {om::ArithmeticMode::Exact, om::ArithmeticMode::Fast}) {
+    CAPTURE(int(mode));
+    for (int64_t batch : {1, 5}) {
+      CAPTURE(batch);
+      const auto feeds = feeds_for(batch, 11);
+      om::Session one(net(), options(mode, 1));
+      const std::vector<float> ref = run_into(one, feeds);
+      for (int64_t min_cost : {k::kMinPartCost, int64_t(1)}) {
+        MinPartCost cost(min_cost);
+        for (int threads : {2, 3, 8}) {
+          CAPTURE(threads);
+          CAPTURE(min_cost);
+          om::Session s(net(), options(mode, threads));
+          CHECK(run_into(s, feeds) == ref);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("with threads a planned run allocates nothing") {
+  MinPartCost cost(1);  // every kernel splits, the products' columns too
+  for (om::ArithmeticMode mode : {om::ArithmeticMode::Exact, om::ArithmeticMode::Fast}) {
+    om::Session s(net(), options(mode, 2));
+    const auto feeds = feeds_for(3, 12);
+    std::vector<om::TensorView> in = views(feeds);
+    std::vector<float> y(3 * 96);
+    om::TensorView out;
+    out.data = y.data();
+    out.capacity = y.size() * sizeof(float);
+    s.run(in.data(), 1, &out, 1);  // plans (and reserves the workers' scratch)
+    s.run(in.data(), 1, &out, 1);  // the workers' first parts
+    const size_t before = g_allocations.load();
+    for (int i = 0; i < 5; ++i) s.run(in.data(), 1, &out, 1);
+    CHECK(g_allocations.load() - before == 0);
+  }
+}
+
+TEST_CASE("one Session run from four threads with different shapes gives the serial results") {
+  om::Session s(net(), options(om::ArithmeticMode::Exact, 2));
+  std::vector<std::vector<Feed>> feeds;
+  std::vector<std::vector<float>> expected;
+  for (int64_t b = 1; b <= 4; ++b) {
+    feeds.push_back(feeds_for(b, uint32_t(20 + b)));
+    expected.push_back(run_into(s, feeds.back()));
+  }
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t)
+    callers.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        const size_t c = size_t(t + i) % feeds.size();
+        if (run_into(s, feeds[c]) != expected[c]) wrong.fetch_add(1);
+      }
+    });
+  for (std::thread& t : callers) t.join();
+  CHECK(wrong.load() == 0);
+}
+
+TEST_CASE("sessions sharing one pool run from two threads at once") {
+  auto pool = std::make_shared<om::ThreadPool>(2);
+  om::SessionOptions o = options(om::ArithmeticMode::Exact, 1);
+  o.thread_pool = pool;
+  om::Session a(net(), o), b(net(), o);
+  CHECK(a.options().thread_pool == pool);
+  const auto fa = feeds_for(2, 31), fb = feeds_for(3, 32);
+  om::Session serial(net(), options(om::ArithmeticMode::Exact, 1));
+  const auto ra = run_into(serial, fa), rb = run_into(serial, fb);
+  std::atomic<int> wrong{0};
+  std::thread ta([&] {
+    for (int i = 0; i < 40; ++i) wrong += run_into(a, fa) != ra;
+  });
+  std::thread tb([&] {
+    for (int i = 0; i < 40; ++i) wrong += run_into(b, fb) != rb;
+  });
+  ta.join();
+  tb.join();
+  CHECK(wrong.load() == 0);
+  om::SessionOptions bad;
+  bad.threads = -2;
+  CHECK_THROWS_WITH_AS(om::Session(net(), bad), doctest::Contains("SessionOptions::threads is -2"), om::Error);
+}
