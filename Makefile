@@ -3,7 +3,7 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all bootstrap configure build test demo bench cross-test sanitize sanitize-ci fuzz install install-no-exceptions install-aarch64 size no-exceptions clean
+.PHONY: all bootstrap configure build test demo bench cross-test sanitize sanitize-ci tsan fuzz install install-no-exceptions install-aarch64 size no-exceptions clean
 
 all: build
 
@@ -54,11 +54,21 @@ sanitize: bootstrap
 # hostile and per-family operator tests of tests/runtime, the registry walk, the Session fuzz
 # seeds and dictionary, and the eager operator tests. The rest of the suite (training, tracing,
 # I/O, tools) stays in `make sanitize`. About 11 minutes on 2 cores from an empty build-sanitize.
-SANITIZE_CI_RUNTIME = *test_hostile*,*test_op_registry*,*_ops.cpp,*test_wide_dtypes*
+SANITIZE_CI_RUNTIME = *test_hostile*,*test_op_registry*,*_ops.cpp,*test_wide_dtypes*,*test_threads*
 sanitize-ci: bootstrap
 	@cmake -S . -B build-sanitize $(SANITIZE_CMAKE) >/dev/null
 	@cmake --build build-sanitize -j $(JOBS) --target test_runtime test_io test_ops
 	@cd build-sanitize && export UBSAN_OPTIONS=print_stacktrace=1 && ./test_runtime -sf='$(SANITIZE_CI_RUNTIME)' && ./test_io -sf='*test_fuzz_session*' && ./test_ops
+
+# The thread tests under ThreadSanitizer: the pool, several callers of one Session, sessions
+# sharing a pool, eager training on the pool (tests/runtime/test_threads.cpp,
+# tests/autograd/test_grad_threads.cpp).
+TSAN_CMAKE = -DCMAKE_BUILD_TYPE=Debug -DONEMODEL_BUILD_BENCH=OFF -DONEMODEL_BUILD_EXAMPLES=OFF \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=thread -O1" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread"
+tsan: bootstrap
+	@cmake -S . -B build-tsan $(TSAN_CMAKE) >/dev/null
+	@cmake --build build-tsan -j $(JOBS) --target test_runtime test_autograd
+	@cd build-tsan && export TSAN_OPTIONS=halt_on_error=1 && ./test_runtime -sf='*test_threads*' && ./test_autograd -sf='*test_grad_threads*'
 
 fuzz: bootstrap
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DONEMODEL_FUZZ=ON -DONEMODEL_BUILD_TESTS=OFF \
@@ -100,4 +110,4 @@ install-aarch64:
 	@cmake --install build-install-aarch64 $(if $(PREFIX),--prefix $(PREFIX),)
 
 clean:
-	rm -rf build build-aarch64 build-sanitize build-fuzz build-noexc build-install build-install-noexc build-install-aarch64 build-size-aarch64
+	rm -rf build build-aarch64 build-sanitize build-tsan build-fuzz build-noexc build-install build-install-noexc build-install-aarch64 build-size-aarch64

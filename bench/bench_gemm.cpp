@@ -1,9 +1,12 @@
-// Single-thread f32 GEMM throughput of every ISA this machine runs, as GFLOP/s and as fractions of
+// f32 GEMM throughput (one thread, or --threads N splitting the output columns) of every ISA this machine runs, as GFLOP/s and as fractions of
 // the 256-bit and 512-bit FMA peaks (x86; the NEON peak on AArch64), both measured in the same run
 // by loops of independent vector FMAs. Square sizes 64..1024 with B as given and pre-packed
 // (gemm_pack_b once, f32_gemm_prepacked timed), then the MLP layer shapes M = 1 and M = 32 with
 // K = N = 512. Exact mode is timed: fast mode runs the same kernels (GEMM is exact in both).
-// Usage: bench_gemm [min_seconds_per_point]
+// With --threads N > 1 it also prints what handing a job to the pool costs: a job of empty parts
+// while the workers still poll (back to back) and after they went to sleep.
+// Usage: bench_gemm [min_seconds_per_point] [--threads N]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdint>
@@ -13,6 +16,8 @@
 
 #include "fma_peak.h"
 #include "onemodel/kernels/kernels.h"
+#include "onemodel/kernels/thread_pool.h"
+#include <thread>
 
 using namespace om::kernels;
 using Clock = std::chrono::steady_clock;
@@ -55,6 +60,20 @@ double gemm_gflops(size_t M, size_t N, size_t K, bool prepacked, double min_seco
   return 2.0 * double(M) * double(N) * double(K) / best * 1e-9;
 }
 
+// Median microseconds of one pool job of `threads` empty parts: back to back, or each after the
+// workers slept (a pause well past ThreadPool::kSpinMicros).
+double job_micros(ThreadPool& pool, bool asleep) {
+  std::vector<double> t;
+  for (int i = 0; i < (asleep ? 200 : 20000); ++i) {
+    if (asleep) std::this_thread::sleep_for(std::chrono::microseconds(20 * ThreadPool::kSpinMicros));
+    const auto t0 = Clock::now();
+    pool.run(size_t(pool.threads()), [](void*, size_t, size_t) {}, nullptr);
+    t.push_back(seconds_since(t0) * 1e6);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 std::string pct(double x, double peak) {
   if (peak <= 0) return "-";
   char buf[32];
@@ -65,10 +84,24 @@ std::string pct(double x, double peak) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double min_seconds = argc > 1 ? std::atof(argv[1]) : 0.3;
+  double min_seconds = 0.3;
+  int threads = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
+    else min_seconds = std::atof(argv[i]);
+  }
+  set_default_threads(threads);  // the pool eager kernels (and so these products) split over
   const Isa native = active_isa();
-  const bench::Peaks peaks = bench::fma_peaks();
-  std::printf("one thread, best of runs, exact mode; native isa: %s\n", isa_name(native));
+  bench::Peaks peaks = bench::fma_peaks();
+  std::printf("%d thread%s, best of runs, exact mode; native isa: %s\n", threads, threads == 1 ? "" : "s", isa_name(native));
+  if (threads > 1) {
+    peaks.p256 *= threads;  // one core's peak, measured by one thread, times the threads
+    peaks.p512 *= threads;
+    std::printf("peaks below: one core's, times %d\n", threads);
+    ThreadPool pool(threads);
+    std::printf("pool job of %d empty parts: %.1f us back to back, %.1f us after the workers slept (medians)\n", threads,
+                job_micros(pool, false), job_micros(pool, true));
+  }
 #if defined(__aarch64__)
   std::printf("FMA peak (128-bit NEON): %.1f GFLOP/s\n", peaks.p256);
 #else

@@ -112,10 +112,20 @@ TEST_CASE("onemodel info, run, convert, bench and dot on a traced MLP") {
     CHECK(r.code == 0);
     CHECK(contains(r.out, hash_line));
   }
+  // any thread count: the same bits
+  for (const char* threads : {"1", "3"}) {
+    r = tool("run " + f.p("mlp.om") + " --input features=" + f.p("x.npy") + " --mode exact --threads " + threads + " --out " + f.p("out3"));
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, hash_line));
+  }
+  r = tool("run " + f.p("mlp.om") + " --input features=" + f.p("x.npy") + " --threads -1");
+  CHECK(r.code != 0);
+  CHECK(contains(r.out, "--threads is a thread count"));
 
-  r = tool("bench " + f.p("mlp.om") + " --shape features=16,4 --runs 50");
+  r = tool("bench " + f.p("mlp.om") + " --shape features=16,4 --runs 50 --threads 2");
   INFO(r.out);
   CHECK(r.code == 0);
+  CHECK(contains(r.out, "Fast mode, 2 threads"));
   CHECK(contains(r.out, "features=f32[16,4]"));
   CHECK(contains(r.out, "p50"));
   CHECK(contains(r.out, "p99"));

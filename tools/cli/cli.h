@@ -30,6 +30,8 @@ Args parse(int argc, char** argv, const std::vector<std::string>& with_value, co
 // naming the two that work.
 om::graph::Graph load_graph(const std::string& path, std::string* format = nullptr);
 om::ArithmeticMode parse_mode(const std::string& text, const std::string& command);
+// --threads N: SessionOptions::threads (0 = every core, the default).
+int parse_threads(const std::string& text, const std::string& command);
 
 std::string dims_str(const om::graph::ValueInfo& v);  // [batch,4], ? for unknown axes
 std::string human_bytes(uint64_t bytes);

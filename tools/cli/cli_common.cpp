@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "cli.h"
@@ -79,6 +80,14 @@ om::ArithmeticMode parse_mode(const std::string& text, const std::string& comman
   if (text == "fast" || text.empty()) return om::ArithmeticMode::Fast;
   if (text == "exact") return om::ArithmeticMode::Exact;
   throw UsageError{"--mode is 'fast' or 'exact', got '" + text + "' (onemodel " + command + ")"};
+}
+
+int parse_threads(const std::string& text, const std::string& command) {
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end || v < 0 || v > 64)
+    throw UsageError{"--threads is a thread count from 0 (every core) to 64, got '" + text + "' (onemodel " + command + ")"};
+  return int(v);
 }
 
 std::string dims_str(const om::graph::ValueInfo& v) {

@@ -11,14 +11,15 @@
 namespace cli {
 namespace {
 const char* kHelp =
-    "usage: onemodel bench MODEL [--shape NAME=D0,D1,...] [--mode fast|exact] [--runs N] [--warmup N] [--profile]\n"
+    "usage: onemodel bench MODEL [--shape NAME=D0,D1,...] [--mode fast|exact] [--runs N] [--warmup N]\n"
+    "                      [--threads N] [--profile]\n"
     "\n"
     "Times Session::run on inputs of the given shapes (symbolic axes default to 1; --shape sets\n"
     "an input's full shape) filled with uniform random values (integer inputs: zeros). Prints\n"
     "the p50, p90 and p99 latency, the plan's activation arena against its lower bound, and the\n"
     "heap allocations per run (counted by the tool's operator new; 0 once planned), and what creating\n"
     "the session and its first run (which plans for the shapes) took. Defaults:\n"
-    "--runs 200 --warmup 10. --profile also times every kernel step (SessionOptions::profile) and\n"
+    "--runs 200 --warmup 10 --threads 0 (SessionOptions::threads: 0 = every core). --profile also times every kernel step (SessionOptions::profile) and\n"
     "prints each step's mean time per run and its share, in run order.\n";
 
 std::vector<int64_t> parse_dims(const std::string& text, const std::string& spec) {
@@ -43,7 +44,7 @@ int positive(const std::string& text, const char* option) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args a = parse(argc, argv, {"shape", "mode", "runs", "warmup"}, {"help", "profile"}, "bench");
+  Args a = parse(argc, argv, {"shape", "mode", "runs", "warmup", "threads"}, {"help", "profile"}, "bench");
   if (a.has("help")) return std::fputs(kHelp, stdout), 0;
   if (a.positional.size() != 1) throw UsageError{"expected one MODEL (.om or .onnx)"};
   const int runs = positive(a.get("runs", "200"), "--runs");
@@ -51,9 +52,11 @@ int cmd_bench(int argc, char** argv) {
   om::SessionOptions options;
   options.mode = parse_mode(a.get("mode", "fast"), "bench");
   options.profile = a.has("profile");
+  options.threads = parse_threads(a.get("threads", "0"), "bench");
   const om::graph::Graph g = load_graph(a.positional[0]);
   const auto created0 = std::chrono::steady_clock::now();
   om::Session session(g, options);
+  const int threads_used = session.options().thread_pool ? session.options().thread_pool->threads() : 1;
   const double create_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created0).count();
 
   std::map<std::string, std::vector<int64_t>> shapes;
@@ -115,7 +118,8 @@ int cmd_bench(int argc, char** argv) {
   std::sort(micros.begin(), micros.end());
   auto pct = [&](double p) { return micros[std::min(micros.size() - 1, size_t(p * double(micros.size())))]; };
   const om::PlanStats st = session.last_plan_stats();
-  std::printf("model: %s, %s mode, inputs %s\n", a.positional[0].c_str(), options.mode == om::ArithmeticMode::Exact ? "Exact" : "Fast",
+  std::printf("model: %s, %s mode, %d thread%s, inputs %s\n", a.positional[0].c_str(),
+              options.mode == om::ArithmeticMode::Exact ? "Exact" : "Fast", threads_used, threads_used == 1 ? "" : "s",
               signature.c_str());
   std::printf("session creation: %.2f ms; first run (planning included): %.2f ms\n", create_ms, first_ms);
   std::printf("latency: p50 %.1f us  p90 %.1f us  p99 %.1f us  (%d runs after %d warm-up)\n", pct(0.50), pct(0.90), pct(0.99), runs, warmup);

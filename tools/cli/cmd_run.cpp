@@ -10,21 +10,24 @@
 namespace cli {
 namespace {
 const char* kHelp =
-    "usage: onemodel run MODEL --input NAME=FILE.npy [--input ...] [--mode fast|exact] [--out DIR]\n"
+    "usage: onemodel run MODEL --input NAME=FILE.npy [--input ...] [--mode fast|exact] [--threads N]\n"
+    "                    [--out DIR]\n"
     "\n"
     "Runs MODEL once in a Session (Fast by default; --mode exact for the bit-exact kernels,\n"
     "docs/exactness.md). Each input comes from a .npy file (a model with one input also takes\n"
     "--input FILE.npy). Every output is written to DIR/<output name>.npy (DIR defaults to the\n"
     "current directory) and listed with its FNV-1a 64-bit hash; the last line hashes all\n"
-    "outputs in order, so Exact runs can be compared across machines.\n";
+    "outputs in order, so Exact runs can be compared across machines. --threads N sets\n"
+    "SessionOptions::threads (0 = every core, the default); no thread count changes a bit.\n";
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
-  Args a = parse(argc, argv, {"input", "mode", "out"}, {"help"}, "run");
+  Args a = parse(argc, argv, {"input", "mode", "out", "threads"}, {"help"}, "run");
   if (a.has("help")) return std::fputs(kHelp, stdout), 0;
   if (a.positional.size() != 1) throw UsageError{"expected one MODEL (.om or .onnx)"};
   om::SessionOptions options;
   options.mode = parse_mode(a.get("mode", "fast"), "run");
+  options.threads = parse_threads(a.get("threads", "0"), "run");
   om::Session session(load_graph(a.positional[0]), options);
   const std::vector<std::string> names = session.input_names();
 
