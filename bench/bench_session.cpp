@@ -3,10 +3,11 @@
 // transformer encoder layer (nn::TransformerEncoderLayer, d 256, 4 heads, feed-forward 1024),
 // LSTM and GRU layers, and a ResNet-style and a MobileNet-style CNN (bench_cnn_models.h).
 //
-//   bench_session [repo-dir] [--seconds S] [--threads N] [--work DIR] [--no-ort] [--only TEXT] [--verbose]
+//   bench_session [repo-dir] [--seconds S] [--threads N] [--callers N] [--work DIR] [--no-ort] [--only TEXT] [--verbose]
 //
 // --threads N (default 1) runs both sides with N threads: SessionOptions::threads = N and ONNX
-// Runtime with N intra-op threads.
+// Runtime with N intra-op threads. --callers N (N > 1) adds the throughput of N threads calling
+// run() on one Session against one caller's (print_callers).
 //
 // repo-dir locates tools/trace_oracle/bench_ort.js (default: the checkout this file was compiled
 // from). The models are traced with symbolic axes and written, with .npy inputs and Session's
@@ -32,6 +33,7 @@
 #include "bench_cnn_models.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -42,6 +44,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <sys/wait.h>
@@ -63,6 +66,7 @@ struct Options {
   std::string work;
   double seconds = 1.2;  // of timed runs per model, shape and side (after the warm-up)
   int threads = 1;       // both sides'
+  int callers = 1;       // > 1: also the throughput of that many concurrent callers of one Session
   bool ort = true;
   std::string only;  // run only the model/shape labels containing this (for profiling)
   bool verbose = false;  // print each Fast session's graph after the passes
@@ -409,6 +413,43 @@ std::string load_average() {
   return s.substr(0, s.find(' ', s.find(' ', s.find(' ') + 1) + 1));
 }
 
+// --callers N: the throughput of N threads calling run() on one Fast Session at once against one
+// caller's, per model and shape (runs per second, each side for `seconds`, rounds interleaved;
+// the best of three rounds each). The sessions have SessionOptions::threads = --threads.
+template <class Cases>
+void print_callers(const Cases& cases, const Options& o) {
+  std::printf("\n%d callers on one Session (%d thread%s each run) against one caller: throughput ratio\n\n", o.callers, o.threads,
+              o.threads == 1 ? "" : "s");
+  std::printf("| model | input | 1 caller runs/s | %d callers runs/s | ratio |\n|---|---|---|---|---|\n", o.callers);
+  auto throughput = [&](om::Session& s, const om::TensorView& in, int callers) {
+    std::atomic<long> runs{0};
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> threads;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int t = 0; t < callers; ++t)
+      threads.emplace_back([&] {
+        std::vector<om::TensorView> out(s.output_names().size());
+        while (!stop.load(std::memory_order_relaxed)) {
+          s.run(&in, 1, out.data(), out.size());
+          runs.fetch_add(1, std::memory_order_relaxed);
+        }
+      });
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds / 3));
+    stop = true;
+    for (std::thread& t : threads) t.join();
+    return double(runs.load()) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  for (const auto& c : cases) {
+    throughput(*c.fast, c.in, o.callers);  // the extra callers' contexts, made once
+    double one = 0, many = 0;
+    for (int round = 0; round < 3; ++round) {
+      one = std::max(one, throughput(*c.fast, c.in, 1));
+      many = std::max(many, throughput(*c.fast, c.in, o.callers));
+    }
+    std::printf("| %s | %s | %.0f | %.0f | %.2f |\n", c.row.model.c_str(), c.row.dims.c_str(), one, many, many / one);
+  }
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   o.repo = fs::path(OM_BENCH_SOURCE_FILE).parent_path().parent_path().string();
@@ -418,13 +459,14 @@ Options parse(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--seconds" && i + 1 < argc) o.seconds = std::atof(argv[++i]);
     else if (a == "--threads" && i + 1 < argc) o.threads = std::atoi(argv[++i]);
+    else if (a == "--callers" && i + 1 < argc) o.callers = std::atoi(argv[++i]);
     else if (a == "--work" && i + 1 < argc) o.work = fs::absolute(argv[++i]).string();
     else if (a == "--no-ort") o.ort = false;
     else if (a == "--only" && i + 1 < argc) o.only = argv[++i];
     else if (a == "--verbose") o.verbose = true;
     else if (!a.empty() && a[0] != '-') o.repo = a;
     else {
-      std::fprintf(stderr, "usage: bench_session [repo-dir] [--seconds S] [--threads N] [--work DIR] [--no-ort] [--only TEXT] [--verbose]\n");
+      std::fprintf(stderr, "usage: bench_session [repo-dir] [--seconds S] [--threads N] [--callers N] [--work DIR] [--no-ort] [--only TEXT] [--verbose]\n");
       std::exit(2);
     }
   }
@@ -623,6 +665,7 @@ int main(int argc, char** argv) {
     std::printf("  %-60s %s\n", "Exact <= 2x Fast:", verdict(true, exact_ok));
     std::printf("  %-60s %s\n", "arena <= 1.1x live-bytes lower bound (Fast, Exact):", verdict(true, arena_ok));
     std::printf("outputs: Exact vs Fast and ONNX Runtime vs Session Fast within 1e-4 scaled: %s\n", ok ? "yes" : "NO");
+    if (o.callers > 1) print_callers(cases, o);
     return ok ? 0 : 1;
   } catch (const om::Error& e) {
     std::fprintf(stderr, "bench_session failed: %s\n", e.what());

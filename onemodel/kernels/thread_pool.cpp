@@ -160,8 +160,9 @@ void ThreadPool::run(size_t parts, PartFn fn, void* ctx) {
 }
 
 bool ThreadPool::reserve_scratch(size_t bytes) {
-  if (bytes <= scratch_bytes_ || threads_ == 1) return true;
+  if (bytes <= slot_scratch_bytes() || threads_ == 1) return true;
   std::lock_guard<std::mutex> job(state_->job_mu);
+  if (bytes <= slot_scratch_bytes()) return true;  // another plan reserved enough meanwhile
   const size_t size = (bytes + 63) / 64 * 64;
   std::vector<std::unique_ptr<void, FreeDeleter>> fresh;
   fresh.resize(size_t(threads_));
@@ -170,7 +171,7 @@ bool ThreadPool::reserve_scratch(size_t bytes) {
     if (!fresh[size_t(s)]) return false;
   }
   state_->scratch.swap(fresh);
-  scratch_bytes_ = size;
+  scratch_bytes_.store(size, std::memory_order_release);
   return true;
 }
 

@@ -11,6 +11,7 @@
 // sharing it, two threads of one session) runs its parts itself, on its own thread. A part that
 // asks for parallel work again runs it inline (no nesting).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -43,13 +44,13 @@ class ThreadPool {
   // Worker slot `slot`'s scratch (64-byte aligned) and its size; slot 0 (the caller) has none:
   // the caller passes its own.
   void* slot_scratch(size_t slot) const;
-  size_t slot_scratch_bytes() const { return scratch_bytes_; }
+  size_t slot_scratch_bytes() const { return scratch_bytes_.load(std::memory_order_acquire); }
 
   struct State;  // internal
 
  private:
   int threads_ = 1;
-  size_t scratch_bytes_ = 0;
+  std::atomic<size_t> scratch_bytes_{0};  // read before a job by callers of a shared pool
   std::unique_ptr<State> state_;
 };
 

@@ -523,8 +523,28 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
   return std::move(p.plan);
 }
 
-Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bool profile) {
-  for (const Plan::Patch& p : plan.patches) plan.args[p.arg].data = address_of_empty(input_data[p.input]);
+const void* ExecContext::rebase(const Plan& plan, const void* p) const {
+  const char* base = static_cast<const char*>(plan.arena.get());
+  const char* q = static_cast<const char*>(p);
+  if (shift == 0 || q == nullptr || q < base || q >= base + plan.arena_bytes) return p;
+  return q + shift;
+}
+
+Result<std::unique_ptr<ExecContext>> make_context(const Plan& plan) {
+  auto ctx = std::make_unique<ExecContext>();
+  ctx->arena = graph::aligned_buffer(plan.arena_bytes);
+  if (!ctx->arena)
+    return Status::error(ErrorKind::OutOfMemory, msg("plan: cannot allocate a second activation arena of ", plan.arena_bytes,
+                                                     " bytes for a concurrent run"));
+  ctx->shift = static_cast<char*>(ctx->arena.get()) - static_cast<char*>(plan.arena.get());
+  ctx->args = plan.args;
+  for (graph::TensorArg& a : ctx->args) a.data = const_cast<void*>(ctx->rebase(plan, a.data));
+  return ctx;
+}
+
+Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bool profile, ExecContext* ctx) {
+  graph::TensorArg* args = ctx ? ctx->args.data() : plan.args.data();
+  for (const Plan::Patch& p : plan.patches) args[p.arg].data = address_of_empty(input_data[p.input]);
   if (profile) ++plan.profiled_runs;
   const unsigned char* records = static_cast<const unsigned char*>(plan.params.get());
   for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -533,11 +553,11 @@ Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bo
     graph::KernelContext k;
     k.label = plan.labels[i].c_str();
     k.mode = mode;
-    k.inputs = plan.args.data() + s.in_begin;
+    k.inputs = args + s.in_begin;
     k.num_inputs = s.num_in;
-    k.outputs = plan.args.data() + s.out_begin;
+    k.outputs = args + s.out_begin;
     k.num_outputs = s.num_out;
-    k.scratch = s.scratch;
+    k.scratch = ctx ? const_cast<void*>(ctx->rebase(plan, s.scratch)) : s.scratch;
     k.scratch_bytes = s.scratch_bytes;
     k.packed_b = s.packed_b;
     k.params_data = s.params_bytes ? records + s.params_offset : nullptr;

@@ -122,8 +122,24 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
                                          bool prepack = false, const PlanLimits& limits = {},
                                          const std::vector<void*>* input_data = nullptr);
 
+// What one run of a plan writes: an activation arena and the step arguments pointing into it.
+// Several contexts of one plan run at once (concurrent callers of one Session) sharing the
+// plan's steps, records and packed weights. The plan's own arena and args are its first context
+// (`shift` 0); make_context builds another: a new arena, and the plan's args with every pointer
+// into the plan's arena moved by the same offset.
+struct ExecContext {
+  std::shared_ptr<void> arena;  // null: the plan's own
+  ptrdiff_t shift = 0;          // this arena minus the plan's, in bytes
+  std::vector<graph::TensorArg> args;
+  // A pointer of the plan (a step's scratch, an output) as this context sees it.
+  const void* rebase(const Plan& plan, const void* p) const;
+};
+Result<std::unique_ptr<ExecContext>> make_context(const Plan& plan);
+
 // Runs every step; input_data[i] is session input i's buffer. With `profile`, each step's time is
-// added to plan.step_ns (which must then hold one entry per step).
-Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bool profile = false);
+// added to plan.step_ns (which must then hold one entry per step). With `ctx`, into that context
+// (the outputs are ctx->rebase(plan, Plan::Output::data)); without, into the plan's own arena.
+Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bool profile = false,
+                    ExecContext* ctx = nullptr);
 
 }  // namespace om::runtime

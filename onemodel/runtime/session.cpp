@@ -2,6 +2,7 @@
 #include "onemodel/trace/traced_model.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 
 #include "onemodel/core/shape.h"
@@ -12,6 +13,26 @@
 
 namespace om {
 
+namespace {
+
+// One caller's per-run arrays, sized when the caller slot is made, so running allocates nothing.
+struct Caller {
+  explicit Caller(size_t inputs) : ordered(inputs, nullptr), input_data(inputs, nullptr), fed(inputs, 0) {}
+  std::vector<const TensorView*> ordered;
+  std::vector<void*> input_data;
+  std::vector<char> fed;  // per graph input: given by this run
+};
+
+// A plan and the execution contexts of the runs using it at once: context 0 is the plan's own
+// arena (a null entry), the others are made when a concurrent run first needs one, and kept.
+struct PlanEntry {
+  std::unique_ptr<runtime::Plan> plan;
+  std::vector<std::unique_ptr<runtime::ExecContext>> contexts;
+  std::vector<size_t> idle;  // contexts no run holds
+};
+
+}  // namespace
+
 struct Session::Impl {
   SessionOptions options;
   graph::Graph graph;
@@ -19,17 +40,69 @@ struct Session::Impl {
   std::vector<std::string> input_names, output_names;
   std::vector<std::string> overridable_names;  // initializer-backed graph inputs
   std::vector<char> overridable;               // per graph input: backed by an initializer
-  std::mutex mu;                               // serialises runs (see session.h)
-  std::shared_ptr<ThreadPool> pool;            // null: single-threaded
+  // Guards the plans, their contexts, the caller slots and `last`; held while planning, never
+  // while a run executes (unless profiling: the step times are shared).
+  std::mutex mu;
+  std::condition_variable caller_free;
+  std::shared_ptr<ThreadPool> pool;  // null: single-threaded
   runtime::CompiledGraph compiled;
-  std::vector<std::unique_ptr<runtime::Plan>> plans;  // least recently used first
-  size_t plans_built = 0;                              // numbers the plans (PlanStats::plan_number)
-  runtime::Plan* last = nullptr;
-  // Per-run scratch sized at creation, so running needs no allocation.
-  std::vector<const TensorView*> ordered;
-  std::vector<void*> input_data;
-  std::vector<char> fed;  // per graph input: given by this run
+  std::vector<std::shared_ptr<PlanEntry>> plans;  // least recently used first; a run holds its own
+  size_t plans_built = 0;                         // numbers the plans (PlanStats::plan_number)
+  std::shared_ptr<PlanEntry> last;
+  std::vector<std::unique_ptr<Caller>> callers;  // at most options.max_concurrent_runs
+  std::vector<Caller*> idle_callers;
 };
+
+namespace {
+
+// A caller slot for one run: a free one, a new one while fewer than max_concurrent_runs exist,
+// else the next one freed.
+class CallerLease {
+ public:
+  explicit CallerLease(Session::Impl& impl) : impl_(impl) {
+    std::unique_lock<std::mutex> lock(impl.mu);
+    impl.caller_free.wait(lock, [&] { return !impl.idle_callers.empty() || impl.callers.size() < impl.options.max_concurrent_runs; });
+    if (impl.idle_callers.empty()) {
+      impl.callers.push_back(std::make_unique<Caller>(impl.graph.inputs.size()));
+      impl.idle_callers.reserve(impl.callers.size());  // releasing never allocates
+      caller_ = impl.callers.back().get();
+    } else {
+      caller_ = impl.idle_callers.back();
+      impl.idle_callers.pop_back();
+    }
+  }
+  ~CallerLease() {
+    {
+      std::lock_guard<std::mutex> lock(impl_.mu);
+      impl_.idle_callers.push_back(caller_);
+    }
+    impl_.caller_free.notify_one();
+  }
+  CallerLease(const CallerLease&) = delete;
+  CallerLease& operator=(const CallerLease&) = delete;
+  Caller& operator*() const { return *caller_; }
+  Caller* operator->() const { return caller_; }
+
+ private:
+  Session::Impl& impl_;
+  Caller* caller_ = nullptr;
+};
+
+// An execution context of `entry` for one run (the caller holds impl.mu): a free one, else a new
+// one (the first concurrent run of this plan allocates its arena).
+Result<size_t> acquire_context(PlanEntry& entry) {
+  if (!entry.idle.empty()) {
+    const size_t c = entry.idle.back();
+    entry.idle.pop_back();
+    return c;
+  }
+  OM_ASSIGN_OR_RETURN(std::unique_ptr<runtime::ExecContext> ctx, runtime::make_context(*entry.plan));
+  entry.contexts.push_back(std::move(ctx));
+  entry.idle.reserve(entry.contexts.size());
+  return entry.contexts.size() - 1;
+}
+
+}  // namespace
 
 namespace {
 
@@ -44,19 +117,20 @@ std::string dims_str(const graph::ValueInfo& v) {
 
 }  // namespace
 
-static Result<runtime::Plan*> find_or_plan(Session::Impl& impl);
+static Result<std::shared_ptr<PlanEntry>> find_or_plan(Session::Impl& impl, const Caller& caller);
 
 // A graph whose run-time inputs all have static shapes (and none decides shapes by its values)
 // has exactly one signature: it is planned at creation, so shape and dtype errors the graph
 // already shows are reported by the constructor, not by the first run; the plan is cached.
 static Status plan_static_signature(Session::Impl& impl) {
   const graph::Graph& g = impl.graph;
+  Caller& c = *impl.callers[0];
   std::vector<TensorView> views(g.inputs.size());
   std::vector<std::vector<int64_t>> dims(g.inputs.size());
   for (size_t j = 0; j < g.inputs.size(); ++j) {
-    impl.ordered[j] = nullptr;
-    impl.fed[j] = 0;
-    impl.input_data[j] = nullptr;
+    c.ordered[j] = nullptr;
+    c.fed[j] = 0;
+    c.input_data[j] = nullptr;
     if (impl.overridable[j]) continue;
     if (impl.compiled.value_input[j]) return Status::ok();
     for (const graph::Dim& d : g.inputs[j].shape) {
@@ -66,11 +140,12 @@ static Status plan_static_signature(Session::Impl& impl) {
     views[j].dtype = g.inputs[j].dtype;
     views[j].dims = dims[j].data();
     views[j].rank = dims[j].size();
-    impl.ordered[j] = &views[j];
-    impl.fed[j] = 1;
+    c.ordered[j] = &views[j];
+    c.fed[j] = 1;
   }
-  Result<runtime::Plan*> r = find_or_plan(impl);
-  for (auto& p : impl.ordered) p = nullptr;
+  std::lock_guard<std::mutex> lock(impl.mu);
+  Result<std::shared_ptr<PlanEntry>> r = find_or_plan(impl, c);
+  for (auto& p : c.ordered) p = nullptr;
   return r.status();
 }
 
@@ -91,6 +166,8 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
 }
 
 Status Session::create(const graph::Graph& g, SessionOptions options, Session* out, graph::GraphCheck check) {
+  if (options.max_concurrent_runs == 0)
+    return Status::error(ErrorKind::InvalidArgument, "om::Session: SessionOptions::max_concurrent_runs must be at least 1");
   if (options.max_cached_plans == 0)
     return Status::error(ErrorKind::InvalidArgument, "om::Session: SessionOptions::max_cached_plans must be at least 1 (the plan in use)");
   if (options.threads < 0)
@@ -133,9 +210,8 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
     (init ? impl->overridable_names : impl->input_names).push_back(v.name);
   }
   for (const auto& v : impl->graph.outputs) impl->output_names.push_back(v.name);
-  impl->ordered.resize(impl->graph.inputs.size());
-  impl->input_data.resize(impl->graph.inputs.size());
-  impl->fed.resize(impl->graph.inputs.size());
+  impl->callers.push_back(std::make_unique<Caller>(impl->graph.inputs.size()));
+  impl->idle_callers.push_back(impl->callers[0].get());
   OM_TRY(plan_static_signature(*impl));
   out->impl_ = std::move(impl);
   return Status::ok();
@@ -156,7 +232,6 @@ std::vector<std::string> Session::input_names() const { return impl_ ? impl_->in
 std::vector<std::string> Session::overridable_input_names() const {
   return impl_ ? impl_->overridable_names : std::vector<std::string>{};
 }
-std::mutex* Session::run_mutex() const { return impl_ ? &impl_->mu : nullptr; }
 std::vector<std::string> Session::output_names() const { return impl_ ? impl_->output_names : std::vector<std::string>{}; }
 const graph::Graph& Session::graph() const {
   static const graph::Graph empty;
@@ -181,7 +256,7 @@ PlanStats Session::last_plan_stats() const {
   if (!impl_) return s;
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (!impl_->last) return s;
-  const runtime::Plan& p = *impl_->last;
+  const runtime::Plan& p = *impl_->last->plan;
   s.arena_bytes = p.arena_bytes;
   s.lower_bound_bytes = p.lower_bound_bytes;
   s.steps = p.steps.size();
@@ -197,7 +272,7 @@ std::vector<StepProfile> Session::step_profile() const {
   if (!impl_) return out;
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (!impl_->last || !impl_->options.profile) return out;
-  const runtime::Plan& p = *impl_->last;
+  const runtime::Plan& p = *impl_->last->plan;
   for (size_t i = 0; i < p.steps.size() && i < p.step_ns.size(); ++i) {
     StepProfile s;
     const graph::Node& n = impl_->graph.nodes[p.steps[i].node];
@@ -212,7 +287,7 @@ std::vector<StepProfile> Session::step_profile() const {
 
 // Orders the caller's inputs as the graph's and checks them against the declared inputs.
 // Touches no heap unless it fails.
-static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t n, bool need_data) {
+static Status bind_inputs(const Session::Impl& impl, Caller& c, const TensorView* inputs, size_t n, bool need_data) {
   const graph::Graph& g = impl.graph;
   int64_t numel_unused = 0;
   const size_t expected = impl.input_names.size();
@@ -229,7 +304,7 @@ static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t 
   }
   if (n > 0 && !inputs)
     return Status::error(ErrorKind::InvalidArgument, msg("Session::run: ", n, " inputs announced but the TensorView array is null"));
-  for (auto& p : impl.ordered) p = nullptr;
+  for (auto& p : c.ordered) p = nullptr;
   size_t pos = 0;
   for (size_t i = 0; i < n; ++i) {
     const TensorView& t = inputs[i];
@@ -255,14 +330,14 @@ static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t 
                                                              impl.overridable_names.size(), " of them) must be given by name"));
     }
     ++pos;
-    if (impl.ordered[slot])
+    if (c.ordered[slot])
       return Status::error(ErrorKind::InvalidArgument, msg("Session::run: input '", g.inputs[slot].name, "' is given twice"));
-    impl.ordered[slot] = &t;
+    c.ordered[slot] = &t;
   }
   for (size_t j = 0; j < g.inputs.size(); ++j) {
     const graph::ValueInfo& vi = g.inputs[j];
-    const TensorView* t = impl.ordered[j];
-    impl.fed[j] = t != nullptr;
+    const TensorView* t = c.ordered[j];
+    c.fed[j] = t != nullptr;
     if (!t && impl.overridable[j]) continue;  // the initializer's value
     if (!t) return Status::error(ErrorKind::InvalidArgument, msg("Session::run: input '", vi.name, "' was not given"));
     if (t->rank > 0 && !t->dims)
@@ -294,31 +369,32 @@ static Status bind_inputs(Session::Impl& impl, const TensorView* inputs, size_t 
                                    "); a symbol names one size"));
       for (size_t k = 0; k < j; ++k) {
         const graph::ValueInfo& other = g.inputs[k];
-        if (!impl.ordered[k]) continue;
+        if (!c.ordered[k]) continue;
         for (size_t e = 0; e < other.shape.size(); ++e)
-          if (other.shape[e].param == vi.shape[d].param && impl.ordered[k]->dims[e] != t->dims[d])
+          if (other.shape[e].param == vi.shape[d].param && c.ordered[k]->dims[e] != t->dims[d])
             return Status::error(ErrorKind::ShapeMismatch,
-                                 msg("Session::run: axis '", vi.shape[d].param, "' is ", impl.ordered[k]->dims[e], " in input '", other.name,
+                                 msg("Session::run: axis '", vi.shape[d].param, "' is ", c.ordered[k]->dims[e], " in input '", other.name,
                                      "' but ", t->dims[d], " in input '", vi.name, "'"));
       }
     }
     if (need_data && !t->data && t->numel() > 0)
       return Status::error(ErrorKind::InvalidArgument, msg("Session::run: input '", vi.name, "' has no data"));
-    impl.input_data[j] = t->data;
+    c.input_data[j] = t->data;
   }
   return Status::ok();
 }
 
-static Result<runtime::Plan*> find_or_plan(Session::Impl& impl) {
+// The caller holds impl.mu.
+static Result<std::shared_ptr<PlanEntry>> find_or_plan(Session::Impl& impl, const Caller& caller) {
   const graph::Graph& g = impl.graph;
   for (size_t pi = 0; pi < impl.plans.size(); ++pi) {
-    runtime::Plan& p = *impl.plans[pi];
+    const runtime::Plan& p = *impl.plans[pi]->plan;
     bool match = true;
     for (size_t j = 0; match && j < g.inputs.size(); ++j) {
-      match = p.fed[j] == impl.fed[j];
-      if (!match || !impl.ordered[j]) continue;
+      match = p.fed[j] == caller.fed[j];
+      if (!match || !caller.ordered[j]) continue;
       const std::vector<int64_t>& s = p.signature[j];
-      const TensorView& t = *impl.ordered[j];
+      const TensorView& t = *caller.ordered[j];
       match = s.size() == t.rank && (t.rank == 0 || std::memcmp(s.data(), t.dims, t.rank * sizeof(int64_t)) == 0);
       // A value input's values are the rest of the key (no allocation: compared in place).
       if (match && j < p.input_values.size() && p.input_values[j] && p.input_value_bytes[j] > 0)
@@ -327,51 +403,56 @@ static Result<runtime::Plan*> find_or_plan(Session::Impl& impl) {
     if (!match) continue;
     // Least recently used last out: move the hit to the back (a rotation, no allocation).
     std::rotate(impl.plans.begin() + std::ptrdiff_t(pi), impl.plans.begin() + std::ptrdiff_t(pi) + 1, impl.plans.end());
-    return impl.plans.back().get();
+    return impl.plans.back();
   }
   std::vector<std::vector<int64_t>> dims(g.inputs.size());
   for (size_t j = 0; j < g.inputs.size(); ++j)
-    if (impl.ordered[j]) dims[j].assign(impl.ordered[j]->dims, impl.ordered[j]->dims + impl.ordered[j]->rank);
+    if (caller.ordered[j]) dims[j].assign(caller.ordered[j]->dims, caller.ordered[j]->dims + caller.ordered[j]->rank);
   runtime::PlanLimits limits;
   limits.max_arena_bytes = impl.options.max_arena_bytes;
   limits.max_folded_bytes = impl.options.max_folded_bytes;
-  auto built = runtime::build_plan(impl.compiled, impl.options.mode, dims, impl.fed, impl.options.prepack_weights, limits,
-                                   &impl.input_data);
+  auto built = runtime::build_plan(impl.compiled, impl.options.mode, dims, caller.fed, impl.options.prepack_weights, limits,
+                                   &caller.input_data);
   if (!built.is_ok()) {
     std::string sig;
     for (size_t j = 0; j < g.inputs.size(); ++j)
-      if (impl.ordered[j]) sig += (sig.empty() ? "" : ", ") + g.inputs[j].name + "=" + om::shape_str(dims[j]);
+      if (caller.ordered[j]) sig += (sig.empty() ? "" : ", ") + g.inputs[j].name + "=" + om::shape_str(dims[j]);
     return built.status().with_context(msg("om::Session: planning for input shapes ", sig));
   }
   if (impl.plans.size() >= impl.options.max_cached_plans) {
-    if (impl.last == impl.plans.front().get()) impl.last = nullptr;
-    impl.plans.erase(impl.plans.begin());
+    if (impl.last == impl.plans.front()) impl.last = nullptr;
+    impl.plans.erase(impl.plans.begin());  // a run still using it holds it
   }
   // Each worker's scratch for a part of any step, allocated with the plan (runs allocate nothing).
   if (impl.pool && !impl.pool->reserve_scratch(built.value()->max_scratch_bytes))
     return Status::error(ErrorKind::OutOfMemory, msg("om::Session: cannot allocate ", built.value()->max_scratch_bytes,
                                                      " bytes of scratch per thread; lower SessionOptions::threads"));
-  impl.plans.push_back(std::move(built).value());
-  impl.plans.back()->number = ++impl.plans_built;
-  if (impl.options.profile) impl.plans.back()->step_ns.assign(impl.plans.back()->steps.size(), 0);
-  return impl.plans.back().get();
+  auto entry = std::make_shared<PlanEntry>();
+  entry->plan = std::move(built).value();
+  entry->plan->number = ++impl.plans_built;
+  if (impl.options.profile) entry->plan->step_ns.assign(entry->plan->steps.size(), 0);
+  entry->contexts.emplace_back();  // context 0: the plan's own arena
+  entry->idle.reserve(1);
+  entry->idle.push_back(0);
+  impl.plans.push_back(entry);
+  return entry;
 }
 
 Status Session::try_prepare(const TensorView* inputs, size_t num_inputs) {
   if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::prepare: the session is empty (default-constructed or moved from)");
+  CallerLease caller(*impl_);
+  OM_TRY(bind_inputs(*impl_, *caller, inputs, num_inputs, false));
   std::lock_guard<std::mutex> lock(impl_->mu);
-  OM_TRY(bind_inputs(*impl_, inputs, num_inputs, false));
-  OM_ASSIGN_OR_RETURN(impl_->last, find_or_plan(*impl_));
+  OM_ASSIGN_OR_RETURN(impl_->last, find_or_plan(*impl_, *caller));
   return Status::ok();
 }
 
 Status Session::try_run(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs) {
-  if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::run: the session is empty (default-constructed or moved from)");
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return run_locked(inputs, num_inputs, outputs, num_outputs);
+  return run_with(inputs, num_inputs, outputs, num_outputs, nullptr, nullptr);
 }
 
-Status Session::run_locked(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs) {
+Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs, OutputSink sink,
+                         void* sink_ctx) {
   if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::run: the session is empty (default-constructed or moved from)");
   Impl& impl = *impl_;
   if (num_outputs != impl.output_names.size())
@@ -379,15 +460,38 @@ Status Session::run_locked(const TensorView* inputs, size_t num_inputs, TensorVi
                                                          impl.output_names.size()));
   if (num_outputs > 0 && !outputs)
     return Status::error(ErrorKind::InvalidArgument, "Session::run: the output TensorView array is null; pass one view per output");
-  OM_TRY(bind_inputs(impl, inputs, num_inputs, true));
+  CallerLease caller(impl);
+  OM_TRY(bind_inputs(impl, *caller, inputs, num_inputs, true));
   kernels::PoolScope threads(impl.pool.get());
-  OM_ASSIGN_OR_RETURN(runtime::Plan* plan, find_or_plan(impl));
-  impl.last = plan;
-  OM_TRY(runtime::execute_plan(*plan, impl.options.mode, impl.input_data.data(), impl.options.profile));
+  std::shared_ptr<PlanEntry> entry;
+  size_t context = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl.mu);
+    OM_ASSIGN_OR_RETURN(entry, find_or_plan(impl, *caller));
+    impl.last = entry;
+    OM_ASSIGN_OR_RETURN(context, acquire_context(*entry));
+  }
+  struct ContextLease {  // back to the plan's idle contexts, whatever happens below
+    Impl& impl;
+    PlanEntry& entry;
+    size_t context;
+    ~ContextLease() {
+      std::lock_guard<std::mutex> lock(impl.mu);
+      entry.idle.push_back(context);
+    }
+  } lease{impl, *entry, context};
+  runtime::Plan& plan = *entry->plan;
+  runtime::ExecContext* ctx = entry->contexts[context].get();  // null: the plan's own arena
+  if (impl.options.profile) {
+    std::lock_guard<std::mutex> lock(impl.mu);  // the step times are the plan's
+    OM_TRY(runtime::execute_plan(plan, impl.options.mode, caller->input_data.data(), true, ctx));
+  } else {
+    OM_TRY(runtime::execute_plan(plan, impl.options.mode, caller->input_data.data(), false, ctx));
+  }
   for (size_t i = 0; i < num_outputs; ++i) {
-    const runtime::Plan::Output& o = plan->outputs[i];
+    const runtime::Plan::Output& o = plan.outputs[i];
     TensorView& t = outputs[i];
-    const void* src = o.input >= 0 ? impl.input_data[size_t(o.input)] : o.data;
+    const void* src = o.input >= 0 ? caller->input_data[size_t(o.input)] : ctx ? ctx->rebase(plan, o.data) : o.data;
     t.name = impl.output_names[i].c_str();
     t.dtype = o.desc->dtype;
     t.dims = o.desc->shape.data();
@@ -403,6 +507,7 @@ Status Session::run_locked(const TensorView* inputs, size_t num_inputs, TensorVi
       t.capacity = 0;
     }
   }
+  if (sink) sink(sink_ctx, outputs, num_outputs);  // before the context is free for another run
   return Status::ok();
 }
 

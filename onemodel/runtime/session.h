@@ -8,11 +8,12 @@
 // cached, and every later run with that signature performs no heap allocation.
 //
 // Threads: run(), prepare() and the stats calls may be called from several threads on one
-// Session; they are serialised by a mutex held for the whole call (runs share the plan's
-// arena), so concurrent runs are correct but not parallel — use one Session per thread for
-// parallel inference. An output returned as a view into the session (capacity == 0) is valid
-// only until the next run by any thread: with several threads, pass output buffers
-// (capacity > 0) or use the Tensor overload, which copy inside the lock. docs/memory.md.
+// Session. Runs execute in parallel, up to SessionOptions::max_concurrent_runs, each in an
+// execution context of its own (arena and per-run arrays) sharing the graph, the plans and the
+// packed weights; within a run, kernels split over SessionOptions::threads (docs/threads.md).
+// An output returned as a view into the session (capacity == 0) is valid only until the next run
+// by any thread: with several threads, pass output buffers (capacity > 0) or use the Tensor
+// overload, which copy before the run's context is released. docs/memory.md.
 //
 // Limits (SessionOptions): planned activation bytes, bytes of constants folded at creation and
 // when planning, and cached plans are bounded, with defaults a device can live with; a model
@@ -63,6 +64,10 @@ struct SessionOptions {
   // default, as ONNX Runtime's intra-op threads), 1 = none beside the caller's, n = n in all.
   // The thread count never changes a bit of any output.
   int threads = 0;
+  // Runs of this Session executing at once, from several threads (>= 1). The first run of a plan
+  // uses the plan's arena; each further concurrent one gets an arena of its own, allocated when
+  // first needed and kept with the plan. Callers beyond the bound wait for a run to finish.
+  size_t max_concurrent_runs = 4;
   // A pool to share with other sessions (and the eager layer); when set, `threads` is ignored.
   // A shared pool runs one caller's kernel at a time; another caller meanwhile runs its kernel
   // on its own thread.
@@ -166,9 +171,11 @@ class Session {
   struct Impl;
 
  private:
-  // try_run's body; the caller holds the session's run mutex.
-  Status run_locked(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs);
-  std::mutex* run_mutex() const;
+  // try_run's body; `sink` (when given) sees the outputs before the run's arena is free for
+  // another run (the Tensor overload copies them there).
+  using OutputSink = void (*)(void* ctx, const TensorView* outputs, size_t num_outputs);
+  Status run_with(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs, OutputSink sink,
+                  void* sink_ctx);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -63,17 +63,18 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
   }
   std::vector<TensorView> out(output_names().size());
   std::vector<Tensor> result;
-  // Copy the outputs out before another thread's run can overwrite the arena.
-  std::unique_lock<std::mutex> lock;
-  if (std::mutex* m = run_mutex()) lock = std::unique_lock<std::mutex>(*m);
-  check(run_locked(in.data(), in.size(), out.data(), out.size()));
-  for (const TensorView& v : out) {
-    const bool is_bool = v.dtype == DType::boolean;
-    Tensor t = empty(Shape(v.dims, v.dims + v.rank), is_bool ? DType::u8 : v.dtype);
-    const size_t bytes = size_t(v.numel()) * dtype_size(v.dtype);
-    if (bytes) std::memcpy(raw_mut(t), v.data, bytes);
-    result.push_back(is_bool ? t.to(DType::boolean) : t);
-  }
+  // Copied out before the run's arena is free for another thread's run.
+  check(run_with(in.data(), in.size(), out.data(), out.size(), [](void* ctx, const TensorView* views, size_t n) {
+    auto& res = *static_cast<std::vector<Tensor>*>(ctx);
+    for (size_t i = 0; i < n; ++i) {
+      const TensorView& v = views[i];
+      const bool is_bool = v.dtype == DType::boolean;
+      Tensor t = empty(Shape(v.dims, v.dims + v.rank), is_bool ? DType::u8 : v.dtype);
+      const size_t bytes = size_t(v.numel()) * dtype_size(v.dtype);
+      if (bytes) std::memcpy(raw_mut(t), v.data, bytes);
+      res.push_back(is_bool ? t.to(DType::boolean) : t);
+    }
+  }, &result));
   return result;
 }
 

@@ -168,24 +168,67 @@ TEST_CASE("with threads a planned run allocates nothing") {
   }
 }
 
+// Several callers run one Session at once, each in an execution context of its own; with
+// max_concurrent_runs = 1 they take turns. Either way every result is the serial one, and once
+// the contexts exist concurrent runs allocate nothing.
 TEST_CASE("one Session run from four threads with different shapes gives the serial results") {
-  om::Session s(net(), options(om::ArithmeticMode::Exact, 2));
-  std::vector<std::vector<Feed>> feeds;
-  std::vector<std::vector<float>> expected;
-  for (int64_t b = 1; b <= 4; ++b) {
-    feeds.push_back(feeds_for(b, uint32_t(20 + b)));
-    expected.push_back(run_into(s, feeds.back()));
+  for (size_t bound : {size_t(4), size_t(1)}) {
+    CAPTURE(bound);
+    om::SessionOptions o = options(om::ArithmeticMode::Exact, 2);
+    o.max_concurrent_runs = bound;
+    om::Session s(net(), o);
+    std::vector<std::vector<Feed>> feeds;
+    std::vector<std::vector<float>> expected;
+    for (int64_t b = 1; b <= 4; ++b) {
+      feeds.push_back(feeds_for(b, uint32_t(20 + b)));
+      expected.push_back(run_into(s, feeds.back()));
+    }
+    std::atomic<int> wrong{0};
+    auto hammer = [&](int rounds) {
+      std::vector<std::thread> callers;
+      for (int t = 0; t < 4; ++t)
+        callers.emplace_back([&, t] {
+          for (int i = 0; i < rounds; ++i) {
+            const size_t c = size_t(t + i) % feeds.size();
+            if (run_into(s, feeds[c]) != expected[c]) wrong.fetch_add(1);
+          }
+        });
+      for (std::thread& t : callers) t.join();
+    };
+    hammer(25);
+    CHECK(wrong.load() == 0);
   }
+}
+
+TEST_CASE("two callers of one Session run in parallel without allocating once their contexts exist") {
+  om::Session s(net(), options(om::ArithmeticMode::Fast, 1));
+  const auto feeds = feeds_for(2, 40);
+  const std::vector<float> expected = run_into(s, feeds);
+  std::vector<om::TensorView> in = views(feeds);
   std::atomic<int> wrong{0};
-  std::vector<std::thread> callers;
-  for (int t = 0; t < 4; ++t)
-    callers.emplace_back([&, t] {
-      for (int i = 0; i < 25; ++i) {
-        const size_t c = size_t(t + i) % feeds.size();
-        if (run_into(s, feeds[c]) != expected[c]) wrong.fetch_add(1);
-      }
-    });
-  for (std::thread& t : callers) t.join();
+  auto two_callers = [&](int rounds) {
+    std::vector<std::thread> callers;
+    for (int t = 0; t < 2; ++t)
+      callers.emplace_back([&] {
+        std::vector<float> y(2 * 96);
+        om::TensorView out;
+        out.data = y.data();
+        out.capacity = y.size() * sizeof(float);
+        for (int i = 0; i < rounds; ++i) {
+          s.run(in.data(), 1, &out, 1);
+          if (y != expected) wrong.fetch_add(1);
+        }
+      });
+    for (std::thread& t : callers) t.join();
+  };
+  two_callers(20);  // the second caller slot and context are made here
+  // What starting the two threads allocates by itself, then the same with 20 runs each: equal.
+  size_t before = g_allocations.load();
+  two_callers(0);
+  const size_t harness = g_allocations.load() - before;
+  before = g_allocations.load();
+  two_callers(20);
+  CHECK(g_allocations.load() - before == harness);
   CHECK(wrong.load() == 0);
 }
 
