@@ -530,8 +530,12 @@ const void* ExecContext::rebase(const Plan& plan, const void* p) const {
   return q + shift;
 }
 
-Result<std::unique_ptr<ExecContext>> make_context(const Plan& plan) {
+Result<std::unique_ptr<ExecContext>> make_context(const Plan& plan, bool own_arena) {
   auto ctx = std::make_unique<ExecContext>();
+  if (!own_arena) {
+    ctx->args = plan.args;
+    return ctx;
+  }
   ctx->arena = graph::aligned_buffer(plan.arena_bytes);
   if (!ctx->arena)
     return Status::error(ErrorKind::OutOfMemory, msg("plan: cannot allocate a second activation arena of ", plan.arena_bytes,

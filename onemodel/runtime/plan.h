@@ -122,11 +122,12 @@ Result<std::unique_ptr<Plan>> build_plan(CompiledGraph& cg, ArithmeticMode mode,
                                          bool prepack = false, const PlanLimits& limits = {},
                                          const std::vector<void*>* input_data = nullptr);
 
-// What one run of a plan writes: an activation arena and the step arguments pointing into it.
-// Several contexts of one plan run at once (concurrent callers of one Session) sharing the
-// plan's steps, records and packed weights. The plan's own arena and args are its first context
-// (`shift` 0); make_context builds another: a new arena, and the plan's args with every pointer
-// into the plan's arena moved by the same offset.
+// What one run of a plan writes: an activation arena and the step arguments pointing into it
+// (with the caller's input buffers patched in). Several contexts of one plan run at once
+// (concurrent callers of one Session) sharing the plan's steps, records and packed weights; the
+// plan's own args are then only the template each context copies. make_context(plan, false) is
+// the plan's own arena (`shift` 0) with args of its own; make_context(plan, true) a new arena,
+// the plan's args with every pointer into the plan's arena moved by the same offset.
 struct ExecContext {
   std::shared_ptr<void> arena;  // null: the plan's own
   ptrdiff_t shift = 0;          // this arena minus the plan's, in bytes
@@ -134,7 +135,7 @@ struct ExecContext {
   // A pointer of the plan (a step's scratch, an output) as this context sees it.
   const void* rebase(const Plan& plan, const void* p) const;
 };
-Result<std::unique_ptr<ExecContext>> make_context(const Plan& plan);
+Result<std::unique_ptr<ExecContext>> make_context(const Plan& plan, bool own_arena);
 
 // Runs every step; input_data[i] is session input i's buffer. With `profile`, each step's time is
 // added to plan.step_ns (which must then hold one entry per step). With `ctx`, into that context

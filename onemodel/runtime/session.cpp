@@ -24,7 +24,8 @@ struct Caller {
 };
 
 // A plan and the execution contexts of the runs using it at once: context 0 is the plan's own
-// arena (a null entry), the others are made when a concurrent run first needs one, and kept.
+// arena, the others are made when a concurrent run first needs one, and kept. No run writes the
+// plan's args: each context patches its own copy.
 struct PlanEntry {
   std::unique_ptr<runtime::Plan> plan;
   std::vector<std::unique_ptr<runtime::ExecContext>> contexts;
@@ -96,7 +97,7 @@ Result<size_t> acquire_context(PlanEntry& entry) {
     entry.idle.pop_back();
     return c;
   }
-  OM_ASSIGN_OR_RETURN(std::unique_ptr<runtime::ExecContext> ctx, runtime::make_context(*entry.plan));
+  OM_ASSIGN_OR_RETURN(std::unique_ptr<runtime::ExecContext> ctx, runtime::make_context(*entry.plan, true));
   entry.contexts.push_back(std::move(ctx));
   entry.idle.reserve(entry.contexts.size());
   return entry.contexts.size() - 1;
@@ -431,7 +432,8 @@ static Result<std::shared_ptr<PlanEntry>> find_or_plan(Session::Impl& impl, cons
   entry->plan = std::move(built).value();
   entry->plan->number = ++impl.plans_built;
   if (impl.options.profile) entry->plan->step_ns.assign(entry->plan->steps.size(), 0);
-  entry->contexts.emplace_back();  // context 0: the plan's own arena
+  OM_ASSIGN_OR_RETURN(std::unique_ptr<runtime::ExecContext> own, runtime::make_context(*entry->plan, false));
+  entry->contexts.push_back(std::move(own));  // context 0: the plan's own arena
   entry->idle.reserve(1);
   entry->idle.push_back(0);
   impl.plans.push_back(entry);
@@ -465,11 +467,13 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
   kernels::PoolScope threads(impl.pool.get());
   std::shared_ptr<PlanEntry> entry;
   size_t context = 0;
+  runtime::ExecContext* ctx = nullptr;  // stays put when another run adds a context
   {
     std::lock_guard<std::mutex> lock(impl.mu);
     OM_ASSIGN_OR_RETURN(entry, find_or_plan(impl, *caller));
     impl.last = entry;
     OM_ASSIGN_OR_RETURN(context, acquire_context(*entry));
+    ctx = entry->contexts[context].get();
   }
   struct ContextLease {  // back to the plan's idle contexts, whatever happens below
     Impl& impl;
@@ -481,7 +485,6 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
     }
   } lease{impl, *entry, context};
   runtime::Plan& plan = *entry->plan;
-  runtime::ExecContext* ctx = entry->contexts[context].get();  // null: the plan's own arena
   if (impl.options.profile) {
     std::lock_guard<std::mutex> lock(impl.mu);  // the step times are the plan's
     OM_TRY(runtime::execute_plan(plan, impl.options.mode, caller->input_data.data(), true, ctx));
@@ -491,7 +494,7 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
   for (size_t i = 0; i < num_outputs; ++i) {
     const runtime::Plan::Output& o = plan.outputs[i];
     TensorView& t = outputs[i];
-    const void* src = o.input >= 0 ? caller->input_data[size_t(o.input)] : ctx ? ctx->rebase(plan, o.data) : o.data;
+    const void* src = o.input >= 0 ? caller->input_data[size_t(o.input)] : ctx->rebase(plan, o.data);
     t.name = impl.output_names[i].c_str();
     t.dtype = o.desc->dtype;
     t.dims = o.desc->shape.data();

@@ -208,6 +208,8 @@ Status prepare_attention(const InferContext& ctx, Prepared& out) {
   }
   a.blocks = (a.p.L + kRows - 1) / kRows;
   out.work = a.p.lead[0] * a.p.lead[1] * a.blocks;
+  // Q K^T and P V: L x S x (D + Dv) multiply-adds per (batch, head).
+  out.cost = product_cost(count_mul(a.p.lead[0], a.p.lead[1]), count_mul(a.p.L, a.p.S), a.p.D + a.p.Dv);
   return Status::ok();
 }
 

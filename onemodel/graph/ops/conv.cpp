@@ -266,7 +266,12 @@ Status prepare_conv(const InferContext& ctx, Prepared& out) {
   conv_activation(ctx.node, &p.act);
   p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
   p.algo = kernels::conv_algorithm(p.g, ctx.mode, ctx.input(3) != nullptr);
-  out.work = p.g.N;
+  // Work units: images; a depthwise convolution's channels are independent too, so its unit is
+  // one (image, channel) plane (a batch-1 depthwise layer splits over threads by channels).
+  const bool planes = kind == GeomKind::Conv && p.algo == kernels::ConvAlgo::Depthwise;
+  out.work = planes ? count_mul(p.g.N, p.g.C) : p.g.N;
+  out.cost = product_cost(count_mul(p.g.N, p.g.M), count_mul(p.g.OH, p.g.OW),
+                          count_mul(p.g.C / std::max<int64_t>(p.g.group, 1), count_mul(p.g.kH, p.g.kW)));
   return Status::ok();
 }
 
@@ -287,10 +292,30 @@ Status conv_kernel(const KernelContext& k) {
   if (has_norm)
     norm = {k.in(3).as<const float>(), k.in(4).as<const float>(), k.in(5).as<const float>(), k.in(6).as<const float>(), p.epsilon};
   const float* x = k.in(0).as<const float>();
+  const float* w = k.in(1).as<const float>();
   float* y = k.out(0).as<float>();
-  const kernels::ConvGeom g = image_range(p.g, k.begin, k.end, &x, &y);
-  kernels::f32_conv2d_with(p.algo, g, x, k.in(1).as<const float>(), bias, p.act, y, static_cast<float*>(k.scratch), k.packed_b,
-                           k.mode, has_norm ? &norm : nullptr);
+  float* scratch = static_cast<float*>(k.scratch);
+  if (p.algo != kernels::ConvAlgo::Depthwise) {  // units are images
+    const kernels::ConvGeom g = image_range(p.g, k.begin, k.end, &x, &y);
+    kernels::f32_conv2d_with(p.algo, g, x, w, bias, p.act, y, scratch, k.packed_b, k.mode, has_norm ? &norm : nullptr);
+    return Status::ok();
+  }
+  // Planes [begin, end) of a depthwise convolution, as runs of channels within one image: each
+  // run is the depthwise convolution of those channels (their weights, biases and statistics).
+  const int64_t C = p.g.C, mult = p.g.M / C, kk = p.g.kH * p.g.kW;
+  for (int64_t u = k.begin; u < k.end;) {
+    const int64_t n = u / C, c0 = u % C, c1 = std::min(C, c0 + (k.end - u));
+    kernels::ConvGeom g = p.g;
+    g.N = 1;
+    g.C = g.group = c1 - c0;
+    g.M = g.C * mult;
+    const int64_t m0 = c0 * mult;
+    kernels::ConvNorm part = norm;
+    if (has_norm) part = {norm.scale + m0, norm.bias + m0, norm.mean + m0, norm.var + m0, norm.eps};
+    kernels::f32_conv2d_with(p.algo, g, x + (n * C + c0) * p.g.H * p.g.W, w + m0 * kk, bias ? bias + m0 : nullptr, p.act,
+                             y + (n * p.g.M + m0) * p.g.OH * p.g.OW, scratch, k.packed_b, k.mode, has_norm ? &part : nullptr);
+    u += c1 - c0;
+  }
   return Status::ok();
 }
 

@@ -110,6 +110,8 @@ Status prepare_gemm(const InferContext& ctx, Prepared& out) {
   p.alpha = ctx.node.attr_float("alpha", 1.0f);
   p.beta = ctx.node.attr_float("beta", 1.0f);
   out.work = ctx.outputs[0].shape[0];
+  const ValueDesc& A = *ctx.input(0);
+  out.cost = product_cost(out.work, ctx.outputs[0].shape[1], p.trans_a ? A.shape[0] : A.shape[1]);
   return Status::ok();
 }
 
@@ -360,6 +362,7 @@ Status prepare_product(const InferContext& ctx, Prepared& out) {
   for (size_t i = 0; i < obr; ++i) p.batches *= p.odims[i];
   const int64_t rows = p.batches * M;
   out.work = rows;
+  out.cost = product_cost(rows, N, p.K);
   if (!residual) return Status::ok();
 
   // Fast mode starts each chain from R when R has the product's shape (no activation or scale in

@@ -1,5 +1,6 @@
 // Shared helpers of the graph operator families (internal to onemodel/graph).
 #pragma once
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -44,6 +45,10 @@ inline int64_t count_mul(int64_t a, int64_t b) {
   int64_t r = 0;
   return checked_mul(a, b, &r) ? r : kMaxNumel + 1;
 }
+
+// Prepared::cost of a product of m x n outputs over k: its multiply-adds, an eighth of an
+// element each (kernels::parts_for's unit; at least 1).
+inline int64_t product_cost(int64_t m, int64_t n, int64_t k) { return std::max<int64_t>(count_mul(count_mul(m, n), k) / 8, 1); }
 
 // The product of d[from, to): the element count of those axes (count_mul's rule).
 inline int64_t dims_product(const int64_t* d, size_t from, size_t to) {

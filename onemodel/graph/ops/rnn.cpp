@@ -391,9 +391,8 @@ Status run_direction(const Step& st, int64_t dir, bool reverse, int64_t b0, int6
 // The recurrent operators' record: the sizes, layout and direction, GRU's linear_before_reset.
 // Work unit: the batch item (both directions of it). Items' sequences are independent and every
 // GEMM gives an element the same chain whatever rows it covers, so any range of items computes
-// the same bits. Ranges share the scratch (GEMM workspace, packed R, bias), as the convolutions'
-// images share theirs: calls run one after another, and per-thread scratch is the multi-core
-// work's to add.
+// the same bits. Each range computes its own bias, packed R and projections in its scratch (on a
+// thread pool every worker has a copy of its own).
 struct RnnParams {
   Dims d;
   bool lbr = false;
@@ -405,6 +404,8 @@ Status prepare_rnn(const InferContext& ctx, Prepared& out) {
   OM_TRY(rnn_dims(ctx, C, &p.d));
   p.lbr = C == Cell::Gru && ctx.node.attr_int("linear_before_reset", 0) != 0;
   out.work = p.d.B;
+  // The input and recurrent products of every step and direction.
+  out.cost = product_cost(count_mul(count_mul(p.d.T, p.d.B), p.d.D), count_mul(p.d.G, p.d.H), p.d.I + p.d.H);
   return Status::ok();
 }
 
