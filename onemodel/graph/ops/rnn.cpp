@@ -154,7 +154,7 @@ Status infer_rnn(InferContext& ctx) {
 
 // Scratch regions, in floats, each rounded up to 16 floats (64 bytes).
 struct Scratch {
-  size_t proj = 0, gates = 0, aux = 0, rh = 0, h = 0, c = 0, bias = 0, packed_r = 0, work = 0, total = 0;
+  size_t proj = 0, gates = 0, aux = 0, rh = 0, h = 0, c = 0, bias = 0, packed_r = 0, packed_w = 0, work = 0, total = 0;
 };
 
 size_t round16(size_t n) { return (n + 15) / 16 * 16; }
@@ -172,6 +172,7 @@ Scratch scratch_layout(const Dims& d) {
   s.c = take(B * H);
   s.bias = take(2 * G * H);
   s.packed_r = take(kernels::gemm_packed_b_floats(H, G * H));  // used when the plan did not pack R
+  s.packed_w = take(kernels::gemm_packed_b_floats(I, G * H));  // a part of the batch, seq-major: W packed once
   const size_t rows = std::max<size_t>(T * B, B);
   s.work = take(kernels::gemm_workspace_floats(rows + 8, G * H + 16, std::max(I, H)));
   s.total = at;
@@ -217,8 +218,20 @@ void input_projection(const Step& st, int64_t dir, float* proj, int64_t b0, int6
   };
   if (b0 == 0 && b1 == d.B) rows(0, d.T * d.B);
   else if (d.batch_major) rows(b0 * d.T, (b1 - b0) * d.T);
-  else
+  else if (d.I == 0 || b1 == b0)
     for (int64_t t = 0; t < d.T; ++t) rows(t * d.B + b0, b1 - b0);
+  else {
+    // One GEMM per time step over this part's items: W packed once for all of them (the same
+    // bits as packing it per product).
+    float* packed = st.at(st.s.packed_w);
+    kernels::gemm_pack_b(w.p, w.rs, w.cs, size_t(d.I), size_t(GH), packed);
+    for (int64_t t = 0; t < d.T; ++t) {
+      const int64_t r0 = t * d.B + b0;
+      kernels::f32_gemm_prepacked(gemm_args(size_t(b1 - b0), size_t(GH), size_t(d.I), MatRef{X + r0 * d.I, d.I, 1}, w,
+                                            proj + r0 * GH, size_t(GH), st.at(st.s.work)),
+                                  packed, k.mode);
+    }
+  }
 }
 
 // c[M, N] (+)= h[M, H] x packed (chain continued when accumulate), M the call's batch items.
