@@ -18,6 +18,7 @@
 
 #include "onemodel/kernels/conv.h"
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/thread_pool.h"
 #include "onemodel/kernels/winograd_transforms.h"
 
 namespace om::kernels {
@@ -257,26 +258,36 @@ bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const
   const size_t ustride = position_floats(g.M, g.C);
   for (int xi = 0; xi < kPositions; ++xi)
     if (!gemm_packed_a_fits(u + size_t(xi) * ustride, size_t(g.M), size_t(g.C))) return false;  // another ISA's tile
-  const Scratch s = layout(g, scratch);
-  std::memset(s.plane, 0, s.plane_floats * sizeof(float));  // the padding stays 0 (fill_rows)
   const size_t NR = gemm_active_nr();
-  const int64_t total = g.N * tile_rows(g) * tile_cols(g), tb = block_tiles(g);
-  GemmArgs a;
-  a.M = size_t(g.M);
-  a.K = size_t(g.C);
-  a.workspace = s.ws;
-  for (int64_t t0 = 0; t0 < total; t0 += tb) {
-    const int64_t t1 = std::min(total, t0 + tb);
-    transform_block(g, x, t0, t1, s, NR);
-    a.N = size_t(t1 - t0);
-    a.ldc = size_t(t1 - t0);
-    for (int xi = 0; xi < kPositions; ++xi) {
-      a.packed_a = u + size_t(xi) * ustride;
-      a.c = s.m + size_t(xi) * s.m_stride;
-      gemm_from_panels(a, s.v + size_t(xi) * s.v_stride);
+  const int64_t total = g.N * tile_rows(g) * tile_cols(g), tb = block_tiles(g), blocks = (total + tb - 1) / tb;
+  // Blocks of tiles are independent (each writes its own outputs from its own scratch), so they
+  // split over the thread pool: a worker's part uses the pool's scratch for it, reserved by the
+  // plan (without enough of it, one part). Every output's chain is the same either way.
+  ThreadPool* pool = current_pool();
+  const size_t need = conv_winograd_scratch_floats(g) * sizeof(float);
+  const int64_t cost = int64_t(std::min<double>(1e18, double(total) * double(g.M) * double(g.C) * kPositions / 8));
+  const size_t parts = pool && pool->slot_scratch_bytes() >= need ? parts_for(pool, blocks, cost) : 1;
+  parallel_for(parts, [&](size_t part, size_t slot) {
+    const Scratch s = layout(g, slot == 0 ? scratch : static_cast<float*>(pool->slot_scratch(slot)));
+    std::memset(s.plane, 0, s.plane_floats * sizeof(float));  // the padding stays 0 (fill_rows)
+    GemmArgs a;
+    a.M = size_t(g.M);
+    a.K = size_t(g.C);
+    a.workspace = s.ws;
+    const int64_t b0 = blocks * int64_t(part) / int64_t(parts), b1 = blocks * int64_t(part + 1) / int64_t(parts);
+    for (int64_t t0 = b0 * tb; t0 < std::min(total, b1 * tb); t0 += tb) {
+      const int64_t t1 = std::min(total, t0 + tb);
+      transform_block(g, x, t0, t1, s, NR);
+      a.N = size_t(t1 - t0);
+      a.ldc = size_t(t1 - t0);
+      for (int xi = 0; xi < kPositions; ++xi) {
+        a.packed_a = u + size_t(xi) * ustride;
+        a.c = s.m + size_t(xi) * s.m_stride;
+        gemm_from_panels(a, s.v + size_t(xi) * s.v_stride);
+      }
+      untransform_block(g, t0, t1, s, bias, act, y);
     }
-    untransform_block(g, t0, t1, s, bias, act, y);
-  }
+  });
   return true;
 }
 
