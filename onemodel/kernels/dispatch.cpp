@@ -1,5 +1,6 @@
 // ISA selection (once, at first use) and the public entry points, which forward to the
 // selected kernel table.
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -145,12 +146,32 @@ bool force_isa(Isa isa) {
   return true;
 }
 
-void f32_binary(BinaryOp op, const float* a, size_t a_step, const float* b, size_t b_step,
-                float* y, size_t n) {
-  table().binary(op, a, a_step, b, b_step, y, n);
+// A long elementwise map split over the current thread pool in runs of whole 64-element blocks
+// (kernels::parts_for on the elements read and written): every element's result is the same
+// whichever run computes it (the split tests run every elementwise kernel over arbitrary
+// sub-ranges). This is what spreads the eager layer's elementwise ops over its threads; inside a
+// part of a graph kernel it runs inline.
+template <class F>
+void split_elements(size_t n, size_t operands, F&& f) {
+  ThreadPool* pool = n >= 128 ? current_pool() : nullptr;
+  const size_t blocks = (n + 63) / 64;
+  const double cost = double(n) * double(operands);
+  const size_t parts = parts_for(pool, int64_t(blocks), cost > 1e18 ? int64_t(1e18) : int64_t(cost));
+  if (parts <= 1) return f(size_t(0), n);
+  parallel_for(parts, [&](size_t p, size_t) {
+    const size_t begin = blocks * p / parts * 64, end = std::min(n, blocks * (p + 1) / parts * 64);
+    if (begin < end) f(begin, end - begin);
+  });
 }
 
-void f32_unary(UnaryOp op, const float* x, float* y, size_t n) { table().unary(op, x, y, n); }
+void f32_binary(BinaryOp op, const float* a, size_t a_step, const float* b, size_t b_step,
+                float* y, size_t n) {
+  split_elements(n, 3, [&](size_t i, size_t m) { table().binary(op, a + i * a_step, a_step, b + i * b_step, b_step, y + i, m); });
+}
+
+void f32_unary(UnaryOp op, const float* x, float* y, size_t n) {
+  split_elements(n, 2, [&](size_t i, size_t m) { table().unary(op, x + i, y + i, m); });
+}
 
 float exp_f32(float x) { return exact::exp(x); }
 float log_f32(float x) { return exact::log(x); }
