@@ -103,10 +103,6 @@ Result<size_t> acquire_context(PlanEntry& entry) {
   return entry.contexts.size() - 1;
 }
 
-}  // namespace
-
-namespace {
-
 std::string dims_str(const graph::ValueInfo& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.shape.size(); ++i) {
@@ -190,6 +186,9 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
       return Status::error(ErrorKind::Unsupported, msg("om::Session: graph input '", v.name, "' has rank ", v.shape.size(),
                                                        ", above the supported ", graph::kMaxRank));
   }
+  // Kernels run at creation (constant folding, the static signature's plan) use the session's
+  // threads, never the eager layer's pool: threads = 1 stays single-threaded from the start.
+  kernels::PoolScope threads(impl->pool.get());
   if (options.optimize) {
     std::vector<graph::passes::PassRun> runs;
     OM_TRY(graph::passes::run_passes(impl->graph, options.mode, &runs, options.max_folded_bytes).with_context("om::Session"));
@@ -444,6 +443,7 @@ Status Session::try_prepare(const TensorView* inputs, size_t num_inputs) {
   if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::prepare: the session is empty (default-constructed or moved from)");
   CallerLease caller(*impl_);
   OM_TRY(bind_inputs(*impl_, *caller, inputs, num_inputs, false));
+  kernels::PoolScope threads(impl_->pool.get());  // plan-time evaluation on the session's threads
   std::lock_guard<std::mutex> lock(impl_->mu);
   OM_ASSIGN_OR_RETURN(impl_->last, find_or_plan(*impl_, *caller));
   return Status::ok();
