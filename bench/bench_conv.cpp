@@ -10,6 +10,7 @@
 
 #include "fma_peak.h"
 #include "onemodel/kernels/kernels.h"
+#include "bench_values.h"
 
 #include <algorithm>
 #include <chrono>
@@ -28,16 +29,6 @@ using Clock = std::chrono::steady_clock;
 namespace g = om::graph;
 
 
-std::vector<float> values(size_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  uint32_t x = seed * 2654435761u + 1;
-  for (float& f : v) {
-    x = x * 1664525u + 1013904223u;
-    f = float(x >> 8) / float(1 << 24) - 0.5f;
-  }
-  return v;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -50,8 +41,8 @@ int main(int argc, char** argv) {
   x.name = "x";
   for (int64_t d : {int64_t(1), C, H, W}) x.shape.push_back(g::Dim::fixed(d));
   gr.inputs = {x};
-  gr.initializers = {g::TensorData::from_vector("w", {M, C, 3, 3}, values(size_t(M * C * 9), 1)),
-                     g::TensorData::from_vector("b", {M}, values(size_t(M), 2))};
+  gr.initializers = {g::TensorData::from_vector("w", {M, C, 3, 3}, bench::values(size_t(M * C * 9), 1)),
+                     g::TensorData::from_vector("b", {M}, bench::values(size_t(M), 2))};
   g::Node n;
   n.op_type = "Conv";
   n.name = "conv";
@@ -63,7 +54,7 @@ int main(int argc, char** argv) {
   y.name = "y";
   gr.outputs = {y};
   const double flops = 2.0 * double(M * C * 9 * H * W);
-  std::vector<float> input = values(size_t(C * H * W), 3);
+  std::vector<float> input = bench::values(size_t(C * H * W), 3);
   std::vector<int64_t> dims{1, C, H, W};
 
   std::printf("bench_conv: 3x3 conv, %lld -> %lld channels, %lldx%lld, batch 1, pads 1 (%.1f MFLOP per run)\n", (long long)C,

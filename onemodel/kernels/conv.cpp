@@ -18,6 +18,7 @@
 #include "onemodel/kernels/checked.h"
 #include "onemodel/kernels/conv_panels.h"
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/pool_window.h"
 
 namespace om::kernels {
 namespace {
@@ -501,64 +502,33 @@ void f32_conv2d_weight_grad(const ConvGeom& g, const float* x, const float* dy, 
 }
 
 void f32_max_pool2d(const ConvGeom& g, const float* x, float* y, int64_t* argmax) {
+  if (!argmax) return f32_pool_window(g, PoolWindow{}, x, y);
   const int64_t P = g.OH * g.OW, HW = g.H * g.W;
-  for (int64_t nc = 0; nc < g.N * g.C; ++nc) {
-    const float* plane = x + nc * HW;
+  for (int64_t nc = 0; nc < g.N * g.C; ++nc)
     for (int64_t oh = 0; oh < g.OH; ++oh)
       for (int64_t ow = 0; ow < g.OW; ++ow) {
-        float m = -std::numeric_limits<float>::infinity();
-        int64_t at = -1;
-        for (int64_t kh = 0; kh < g.kH; ++kh) {
-          const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
-          if (ih < 0 || ih >= g.H) continue;
-          for (int64_t kw = 0; kw < g.kW; ++kw) {
-            const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
-            if (iw < 0 || iw >= g.W) continue;
-            const float v = plane[ih * g.W + iw];
-            if (at < 0 || v > m || (v != v && m == m)) {
-              m = v;
-              at = ih * g.W + iw;
-            }
-          }
-        }
-        y[nc * P + oh * g.OW + ow] = m;
-        if (argmax) argmax[nc * P + oh * g.OW + ow] = at;
+        const int64_t o = nc * P + oh * g.OW + ow;
+        y[o] = pool::max_at(g, x + nc * HW, oh, ow, argmax + o);
       }
+}
+
+int64_t avg_pool_axis_count(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad_begin, int64_t pad_end,
+                            bool count_include_pad, int64_t o) {
+  int64_t c = 0;
+  for (int64_t t = 0; t < k; ++t) {
+    const int64_t i = o * s - pad_begin + t * d;
+    c += count_include_pad ? (i < in + pad_end) : (i >= 0 && i < in);
   }
+  return c;
 }
 
 int64_t avg_pool_count(const ConvGeom& g, int64_t pad_b, int64_t pad_r, bool count_include_pad, int64_t oh, int64_t ow) {
-  int64_t ch = 0, cw = 0;
-  for (int64_t kh = 0; kh < g.kH; ++kh) {
-    const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
-    ch += count_include_pad ? (ih < g.H + pad_b) : (ih >= 0 && ih < g.H);
-  }
-  for (int64_t kw = 0; kw < g.kW; ++kw) {
-    const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
-    cw += count_include_pad ? (iw < g.W + pad_r) : (iw >= 0 && iw < g.W);
-  }
-  return ch * cw;
+  return avg_pool_axis_count(g.H, g.kH, g.sH, g.dH, g.pad_t, pad_b, count_include_pad, oh) *
+         avg_pool_axis_count(g.W, g.kW, g.sW, g.dW, g.pad_l, pad_r, count_include_pad, ow);
 }
 
 void f32_avg_pool2d(const ConvGeom& g, int64_t pad_b, int64_t pad_r, bool count_include_pad, const float* x, float* y) {
-  const int64_t P = g.OH * g.OW, HW = g.H * g.W;
-  for (int64_t nc = 0; nc < g.N * g.C; ++nc) {
-    const float* plane = x + nc * HW;
-    for (int64_t oh = 0; oh < g.OH; ++oh)
-      for (int64_t ow = 0; ow < g.OW; ++ow) {
-        float s = 0.0f;
-        for (int64_t kh = 0; kh < g.kH; ++kh) {
-          const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
-          if (ih < 0 || ih >= g.H) continue;
-          for (int64_t kw = 0; kw < g.kW; ++kw) {
-            const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
-            if (iw >= 0 && iw < g.W) s = s + plane[ih * g.W + iw];
-          }
-        }
-        const int64_t cnt = avg_pool_count(g, pad_b, pad_r, count_include_pad, oh, ow);
-        y[nc * P + oh * g.OW + ow] = cnt > 0 ? s / float(cnt) : 0.0f;
-      }
-  }
+  f32_pool_window(g, PoolWindow{false, pad_b, pad_r, count_include_pad}, x, y);
 }
 
 void f32_batch_norm_inference(const float* x, const float* scale, const float* bias, const float* mean, const float* var,

@@ -116,10 +116,22 @@ void f32_conv2d_weight_grad(const ConvGeom& g, const float* x, const float* dy, 
 // Pools over [N, C, H, W] -> [N, C, OH, OW] (g.M == g.C, group ignored). Max: NaN propagates,
 // windows without an input element give -inf. Average: the window's elements summed in (kh, kw)
 // order then divided by the count (the in-input elements, or, with count_include_pad, the
-// elements inside the padded input: pad_b / pad_r are the end pads). Same bits in both modes.
+// elements inside the padded input: pad_b / pad_r are the end pads). Same bits in both modes and
+// on every ISA (pool_window.h: the interior of each row runs vectorised, the same steps per
+// output); with `argmax` (the tap each maximum came from) the element loop runs throughout.
 void f32_max_pool2d(const ConvGeom& g, const float* x, float* y, int64_t* argmax);
 void f32_avg_pool2d(const ConvGeom& g, int64_t pad_b, int64_t pad_r, bool count_include_pad, const float* x, float* y);
-// The element count of output (oh, ow)'s window for avg_pool2d.
+// What a pool applies over its window: max, or the average with its end pads and count rule.
+struct PoolWindow {
+  bool max = true;
+  int64_t pad_b = 0, pad_r = 0;
+  bool count_include_pad = false;
+};
+// The element count of output (oh, ow)'s window for avg_pool2d: the product of the counts along
+// each axis (avg_pool_axis_count: output o's taps inside [0, in), or with count_include_pad
+// inside [-pad_begin, in + pad_end)).
+int64_t avg_pool_axis_count(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad_begin, int64_t pad_end,
+                            bool count_include_pad, int64_t o);
 int64_t avg_pool_count(const ConvGeom& g, int64_t pad_b, int64_t pad_r, bool count_include_pad, int64_t oh, int64_t ow);
 
 // Inference batch normalisation of [N, C, inner]: y = (x - mean[c]) * s[c] + bias[c] with

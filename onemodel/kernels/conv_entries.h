@@ -1,6 +1,7 @@
 // One ISA's convolution entries (f32_conv_pack_panels__<isa>, f32_conv_fill_padded__<isa>,
 // f32_winograd_input__<isa>, f32_winograd_output__<isa>): the copies of conv_panels.h and the
-// transforms of winograd_transforms.h compiled with the including file's flags. `wide` selects
+// transforms of winograd_transforms.h compiled with the including file's flags. (The pools'
+// entry, f32_pool_window__<isa>, needs the ISA's vector Ops: its GEMM file defines it.) `wide` selects
 // the transforms' sixteen-tile form (only where 32 registers hold its sums). The helpers they
 // call are always_inline, so each ISA's entries hold their own code.
 #pragma once

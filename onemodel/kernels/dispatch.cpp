@@ -227,6 +227,7 @@ void f32_conv_pack_panels(const ConvImage& s, size_t k0, size_t kc, size_t j0, s
   table().conv_pack_panels(s, k0, kc, j0, nc, nr, dst);
 }
 void f32_conv_fill_padded(const ConvGeom& g, const float* plane, float* pad) { table().conv_fill_padded(g, plane, pad); }
+void f32_pool_window(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) { table().pool_window(g, w, x, y); }
 void f32_winograd_input(const WinogradInput& in) { table().winograd_input(in); }
 void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom) {
   table().winograd_output(m, ms, n, bias, relu, top, bottom);

@@ -116,12 +116,17 @@ struct WinogradInput;
 using ConvPackPanelsKernel = void (*)(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr,
                                       float* dst);
 using ConvFillPaddedKernel = void (*)(const ConvGeom& g, const float* plane, float* pad);
+// A window pool (MaxPool or AveragePool) over g.N * g.C planes (pool_window.h): the reference's
+// steps per output, so every ISA's entry gives the scalar one's bits.
+struct PoolWindow;
+using PoolWindowKernel = void (*)(const ConvGeom& g, const PoolWindow& w, const float* x, float* y);
 using WinogradInputKernel = void (*)(const WinogradInput& in);
 using WinogradOutputKernel = void (*)(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top,
                                       float* bottom);
 // Run the active table's kernels (for conv.cpp and conv_winograd.cpp, which do not see the table).
 void f32_conv_pack_panels(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst);
 void f32_conv_fill_padded(const ConvGeom& g, const float* plane, float* pad);
+void f32_pool_window(const ConvGeom& g, const PoolWindow& w, const float* x, float* y);
 void f32_winograd_input(const WinogradInput& in);
 void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom);
 
@@ -131,6 +136,7 @@ void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool 
   void f32_conv_pack_panels__##isa(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, \
                                    float* dst);                                                           \
   void f32_conv_fill_padded__##isa(const ConvGeom& g, const float* plane, float* pad);                    \
+  void f32_pool_window__##isa(const ConvGeom& g, const PoolWindow& w, const float* x, float* y);          \
   void f32_winograd_input__##isa(const WinogradInput& in);                                                \
   void f32_winograd_output__##isa(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, \
                                   float* bottom)
@@ -194,6 +200,7 @@ struct KernelTable {
   Required<DepthwisePlaneKernel> depthwise_plane;
   Required<ConvPackPanelsKernel> conv_pack_panels;
   Required<ConvFillPaddedKernel> conv_fill_padded;
+  Required<PoolWindowKernel> pool_window;
   Required<WinogradInputKernel> winograd_input;
   Required<WinogradOutputKernel> winograd_output;
 };
@@ -208,9 +215,9 @@ inline bool table_complete(const KernelTable& t) {
   return t.binary.fn && t.unary.fn && t.sum_exact.fn && t.sum_fast.fn && t.reduce_sum_inner.fn && t.max.fn &&
          t.softmax_rows.fn && t.softmax_rows_fast.fn && t.gemm.mr && t.gemm.nr && t.gemm.kernel.fn && t.gemm.small.fn &&
          t.f16_to_f32.fn && t.f32_to_f16.fn && t.depthwise_plane.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn &&
-         t.winograd_input.fn && t.winograd_output.fn;
+         t.pool_window.fn && t.winograd_input.fn && t.winograd_output.fn;
 }
-static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 5,
+static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 6,
               "KernelTable gained a slot: add it to table_complete");
 
 // Defined only where the build compiles the ISA (x86-64: AVX2 and AVX-512; AArch64: NEON).

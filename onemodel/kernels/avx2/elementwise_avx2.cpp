@@ -247,6 +247,7 @@ constexpr KernelTable kAvx2Table = {
     avx2::f32_depthwise_plane__avx2,
     avx2::f32_conv_pack_panels__avx2,
     avx2::f32_conv_fill_padded__avx2,
+    avx2::f32_pool_window__avx2,
     avx2::f32_winograd_input__avx2,
     avx2::f32_winograd_output__avx2,
 };

@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "onemodel/kernels/depthwise_plane.h"
+#include "onemodel/kernels/pool_window.h"
 #include "onemodel/kernels/small_gemm.h"
 
 namespace om::kernels::avx2 {
@@ -141,6 +142,25 @@ struct Avx2Ops {
   static V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static V relu(V a) { return avx2::relu(a); }
+  static V div(V a, V b) { return _mm256_div_ps(a, b); }
+  // pool_window.h's selection: v where v > m, or v is NaN and m is not.
+  static V pick(V v, V m) {
+    const __m256 take = _mm256_or_ps(_mm256_cmp_ps(v, m, _CMP_GT_OQ),
+                                     _mm256_and_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q), _mm256_cmp_ps(m, m, _CMP_ORD_Q)));
+    return _mm256_blendv_ps(m, v, take);
+  }
+  static V max(V v, V m) { return _mm256_max_ps(v, m); }  // v > m ? v : m
+  static bool any_nan(V v) { return _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0; }
+  static V even(V lo, V hi) {
+    // lanes 0 2 | 8 10 | 4 6 | 12 14 per 128-bit half, then the 64-bit pairs put in order
+    const __m256 e = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+  }
+  static V load_even(const float* p) { return even(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)); }
+  static V load_even_n(const float* p, size_t n) {
+    const size_t f = 2 * n - 1;
+    return even(load_n(p, f < 8 ? f : 8), f > 8 ? load_n(p + 8, f - 8) : zero());
+  }
 };
 }  // namespace
 
@@ -223,5 +243,8 @@ void pack_a_12__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, f
 }
 
 void f32_depthwise_plane__avx2(const DepthwisePlane& p) { dw::plane<Avx2Ops>(p); }
+void f32_pool_window__avx2(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) {
+  pool::window<Avx2Ops>(g, w, x, y);
+}
 
 }  // namespace om::kernels::avx2

@@ -11,6 +11,7 @@
 #include "onemodel/kernels/fast_softmax.h"
 #include "onemodel/kernels/kernels_internal.h"
 #include "onemodel/kernels/depthwise_plane.h"
+#include "onemodel/kernels/pool_window.h"
 #include "onemodel/kernels/small_gemm.h"
 
 namespace om::kernels::avx512 {
@@ -115,6 +116,23 @@ struct Avx512Ops {
   static V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V relu(V a) { return avx512::relu(a); }
+  static V div(V a, V b) { return _mm512_div_ps(a, b); }
+  // pool_window.h's selection: v where v > m, or v is NaN and m is not.
+  static V pick(V v, V m) {
+    const __mmask16 take = _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ) |
+                           (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(m, m, _CMP_ORD_Q));
+    return _mm512_mask_blend_ps(take, m, v);
+  }
+  static V max(V v, V m) { return _mm512_max_ps(v, m); }  // v > m ? v : m
+  static bool any_nan(V v) { return _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0; }
+  static V even(V lo, V hi) {
+    return _mm512_permutex2var_ps(lo, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), hi);
+  }
+  static V load_even(const float* p) { return even(_mm512_loadu_ps(p), _mm512_loadu_ps(p + 16)); }
+  static V load_even_n(const float* p, size_t n) {
+    const size_t f = 2 * n - 1;
+    return even(load_n(p, f < 16 ? f : 16), f > 16 ? load_n(p + 16, f - 16) : zero());
+  }
 };
 
 // 32 ZMM registers: one row takes 8 vectors (128 columns), two to four rows 4 vectors each.
@@ -186,6 +204,11 @@ float max_fast(const float* x, size_t n) {
 
 }  // namespace
 
+// The pools (pool_window.h) on 16 lanes.
+void f32_pool_window__avx512(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) {
+  pool::window<Avx512Ops>(g, w, x, y);
+}
+
 // A row whose maximum is NaN or infinite takes the exact kernel (its NaN results are the same).
 void f32_softmax_rows_fast__avx512(const float* x, float* y, size_t rows, size_t n, bool log,
                                    void (*exact_rows)(const float*, float*, size_t, size_t, bool)) {
@@ -220,6 +243,7 @@ const KernelTable& avx512_table() {
     k.depthwise_plane = avx512::f32_depthwise_plane__avx512;
     k.conv_pack_panels = avx512::f32_conv_pack_panels__avx512;
     k.conv_fill_padded = avx512::f32_conv_fill_padded__avx512;
+    k.pool_window = avx512::f32_pool_window__avx512;
     k.winograd_input = avx512::f32_winograd_input__avx512;
     k.winograd_output = avx512::f32_winograd_output__avx512;
     return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it

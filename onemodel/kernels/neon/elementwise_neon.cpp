@@ -194,6 +194,7 @@ constexpr KernelTable kNeonTable = {
     neon::f32_depthwise_plane__neon,
     neon::f32_conv_pack_panels__neon,
     neon::f32_conv_fill_padded__neon,
+    neon::f32_pool_window__neon,
     neon::f32_winograd_input__neon,
     neon::f32_winograd_output__neon,
 };

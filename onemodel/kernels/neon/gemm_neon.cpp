@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "onemodel/kernels/depthwise_plane.h"
+#include "onemodel/kernels/pool_window.h"
 #include "onemodel/kernels/small_gemm.h"
 
 namespace om::kernels::neon {
@@ -94,6 +95,22 @@ struct NeonOps {
   static V fma(V a, V b, V acc) { return vfmaq_f32(acc, a, b); }
   static V add(V a, V b) { return vaddq_f32(a, b); }
   static V relu(V a) { return neon::relu(a); }
+  static V div(V a, V b) { return vdivq_f32(a, b); }
+  // pool_window.h's selection: v where v > m, or v is NaN and m is not.
+  static V pick(V v, V m) {
+    const uint32x4_t v_ok = vceqq_f32(v, v), m_ok = vceqq_f32(m, m);
+    const uint32x4_t take = vorrq_u32(vcgtq_f32(v, m), vbicq_u32(m_ok, v_ok));
+    return vbslq_f32(take, v, m);
+  }
+  // v > m ? v : m (vmaxq_f32 would return +0 for max(-0, +0) and propagate NaN: not the same bits)
+  static V max(V v, V m) { return vbslq_f32(vcgtq_f32(v, m), v, m); }
+  static bool any_nan(V v) { return vminvq_u32(vceqq_f32(v, v)) == 0; }
+  static V load_even(const float* p) { return vld2q_f32(p).val[0]; }
+  static V load_even_n(const float* p, size_t n) {
+    float t[8] = {};
+    std::memcpy(t, p, (2 * n - 1) * sizeof(float));
+    return vld2q_f32(t).val[0];
+  }
 };
 }  // namespace
 
@@ -105,5 +122,8 @@ void f32_gemm_small__neon(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, p
 }
 
 void f32_depthwise_plane__neon(const DepthwisePlane& p) { dw::plane<NeonOps>(p); }
+void f32_pool_window__neon(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) {
+  pool::window<NeonOps>(g, w, x, y);
+}
 
 }  // namespace om::kernels::neon

@@ -6,6 +6,7 @@
 #include "onemodel/kernels/kernels_internal.h"
 #include "onemodel/kernels/conv_entries.h"
 #include "onemodel/kernels/depthwise_plane.h"
+#include "onemodel/kernels/pool_window.h"
 #include "onemodel/kernels/small_gemm.h"
 #include "onemodel/kernels/scalar/elementwise.h"
 
@@ -168,6 +169,12 @@ struct ScalarOps {
   static float fma(float a, float b, float acc) { return std::fma(a, b, acc); }
   static float add(float a, float b) { return a + b; }
   static float relu(float a) { return kernels::relu(a); }
+  static float div(float a, float b) { return a / b; }
+  static float pick(float v, float m) { return pool::pick(v, m); }
+  static float max(float v, float m) { return v > m ? v : m; }
+  static bool any_nan(float v) { return v != v; }
+  static float load_even(const float* p) { return *p; }
+  static float load_even_n(const float* p, size_t) { return *p; }
 };
 void f32_gemm_small__scalar(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                             const float* b, ptrdiff_t b_rs, size_t ps, float* c, size_t ldc, size_t n,
@@ -177,6 +184,10 @@ void f32_gemm_small__scalar(size_t kc, size_t m, const float* a, ptrdiff_t a_rs,
 
 // The reference every ISA's depthwise plane kernel matches bit for bit.
 void f32_depthwise_plane__scalar(const DepthwisePlane& p) { dw::plane<ScalarOps>(p); }
+// The pools' reference table entry: one lane, the element loop's steps.
+void f32_pool_window__scalar(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) {
+  pool::window<ScalarOps>(g, w, x, y);
+}
 
 // The convolution's copies and Winograd transforms (conv_panels.h, winograd_transforms.h) with the
 // baseline flags and the transforms' eight-tile form: the bits every ISA's entries give.
@@ -207,6 +218,7 @@ constexpr KernelTable kScalarTable = {
     f32_depthwise_plane__scalar,
     f32_conv_pack_panels__scalar,
     f32_conv_fill_padded__scalar,
+    f32_pool_window__scalar,
     f32_winograd_input__scalar,
     f32_winograd_output__scalar,
 };

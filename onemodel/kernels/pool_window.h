@@ -1,0 +1,306 @@
+// The window pools (MaxPool, AveragePool over one 2-D plane; PoolWindowKernel in
+// kernels_internal.h) written once: the reference element loop, and the row driver each ISA's
+// file instantiates with its vector Ops and flags: small_gemm.h's interface plus pick(v, m) (the
+// selection below), max(v, m) (v > m ? v : m), add(a, b) (one rounding), div, load_even(p) (lanes
+// p[0], p[2], ... from 2L floats) and load_even_n(p, n) (the first n of them, reading 2n - 1
+// floats), and any_nan(v) (some lane is NaN). The scalar table's one-lane instantiation is the
+// reference table.
+//
+// One output is the reference's walk over its window's in-bounds taps in (kh, kw) order:
+//   max: the first tap's value, then per tap m = pick(v, m) (v > m, or v is the first NaN);
+//   average: s = +0, then s = s + v per tap (one rounding each), then s / count.
+// The driver splits each output row into the border columns (some tap outside the row: the
+// element loop) and the interior (every kw tap inside), where lanes along the row run the same
+// steps. Each output's steps, their order and their operands are the element loop's, so every
+// ISA gives the reference's bits (NaN propagation included). Everything is always_inline: each
+// ISA file holds its own copy (no out-of-line symbol shared across flags).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "onemodel/kernels/conv.h"
+
+namespace om::kernels::pool {
+
+// v replaces m when larger, or when v is the first NaN (a NaN m stays): bitwise forms, so the
+// compiler turns the loops below into compares and a blend.
+__attribute__((always_inline)) inline float pick(float v, float m) {
+  const bool take = (v > m) | ((v != v) & (m == m));
+  return take ? v : m;
+}
+
+// The in-bounds taps [kh_lo, kh_hi) of output row oh (ih grows with kh, so they are one run).
+struct TapRows {
+  int64_t lo = 0, hi = 0;
+};
+__attribute__((always_inline)) inline TapRows tap_rows(const ConvGeom& g, int64_t oh) {
+  TapRows r{0, g.kH};
+  const int64_t top = oh * g.sH - g.pad_t;
+  while (r.lo < r.hi && top + r.lo * g.dH < 0) ++r.lo;
+  while (r.hi > r.lo && top + (r.hi - 1) * g.dH >= g.H) --r.hi;
+  return r;
+}
+
+// Output (oh, ow) of a max pool on one plane, and the row-major plane offset of the tap it took
+// (-1 for a window without an in-bounds tap, whose value is -inf).
+__attribute__((always_inline)) inline float max_at(const ConvGeom& g, const float* plane, int64_t oh, int64_t ow, int64_t* at_out) {
+  float m = -std::numeric_limits<float>::infinity();
+  int64_t at = -1;
+  for (int64_t kh = 0; kh < g.kH; ++kh) {
+    const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
+    if (ih < 0 || ih >= g.H) continue;
+    for (int64_t kw = 0; kw < g.kW; ++kw) {
+      const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
+      if (iw < 0 || iw >= g.W) continue;
+      const float v = plane[ih * g.W + iw];
+      if (at < 0 || v > m || (v != v && m == m)) {  // pick(v, m) takes v
+        m = v;
+        at = ih * g.W + iw;
+      }
+    }
+  }
+  if (at_out) *at_out = at;
+  return m;
+}
+
+// Output (oh, ow) of an average pool on one plane: the window's in-bounds sum over its count.
+__attribute__((always_inline)) inline float avg_at(const ConvGeom& g, const PoolWindow& w, const float* plane, int64_t oh, int64_t ow) {
+  float s = 0.0f;
+  for (int64_t kh = 0; kh < g.kH; ++kh) {
+    const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
+    if (ih < 0 || ih >= g.H) continue;
+    for (int64_t kw = 0; kw < g.kW; ++kw) {
+      const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
+      if (iw >= 0 && iw < g.W) s = s + plane[ih * g.W + iw];
+    }
+  }
+  const int64_t cnt = avg_pool_count(g, w.pad_b, w.pad_r, w.count_include_pad, oh, ow);
+  return cnt > 0 ? s / float(cnt) : 0.0f;
+}
+
+// The interior span y[0, n) of one output row: tap (r.lo + t, kw)'s input for output i is
+// src[t * dH * W + kw * dW + i * sW], src pointing at the span's first window's first in-bounds
+// row and first column. Lanes are outputs; each keeps its value in a register over all taps.
+// SW > 0 fixes the stride at compile time: stride 1 loads L inputs, stride 2 loads 2L and keeps
+// the even ones (Ops::load_even), for the first `wide` outputs (whose 2L reads stay inside the
+// row); the rest and other strides gather their inputs into a lane buffer.
+// How a vector of outputs loads its inputs: whole vectors (stride 1: L floats; stride 2: 2L,
+// the even ones kept), masked to `cnt` lanes (strides 1 and 2: reads stay inside the window's
+// inputs), or gathered lane by lane (other strides).
+enum class Load { Whole, Masked, Gather };
+
+template <class Ops, int SW, Load How>
+__attribute__((always_inline)) inline typename Ops::V load_taps(const float* p, int64_t s, int64_t cnt) {
+  constexpr int64_t L = int64_t(Ops::L);
+  if (How == Load::Whole) return SW == 1 ? Ops::load(p) : Ops::load_even(p);
+  if (How == Load::Masked) return SW == 1 ? Ops::load_n(p, size_t(cnt)) : Ops::load_even_n(p, size_t(cnt));
+  alignas(64) float lane[L];
+  for (int64_t j = 0; j < L; ++j) lane[j] = j < cnt ? p[j * s] : 0.0f;
+  return Ops::load(lane);
+}
+
+// The inputs of one output row's in-bounds tap rows: `rows` of them, `step` floats apart.
+struct TapGrid {
+  int64_t rows, step;
+};
+
+// One vector of outputs: `cnt` lanes whose window inputs start at p0 (tap (r.lo, 0)), stride s.
+// Max runs Ops::max (v > m ? v : m, which is pick for numbers) with a sum of the same inputs
+// beside it, which is NaN when an input is (or infinities cancel); such a vector runs again with
+// pick, so a NaN costs nothing until it appears. KW > 0 fixes the window's width at compile time
+// (the tap loop unrolls). The average divides by `div` (per-lane counts) when given.
+template <class Ops, bool Max, int SW, int KW, Load How>
+__attribute__((always_inline)) inline typename Ops::V lanes(const ConvGeom& g, TapGrid r, const float* p0, int64_t s,
+                                                            int64_t cnt, const float* div) {
+  using V = typename Ops::V;
+  const int64_t kW = KW > 0 ? KW : g.kW;
+  V acc = Ops::zero(), sum = Ops::zero();  // acc from +0: the average's start
+  for (int64_t t = 0; t < r.rows; ++t) {
+    const float* q = p0 + t * r.step;
+    for (int64_t kw = 0; kw < kW; ++kw) {
+      const V v = load_taps<Ops, SW, How>(q + kw * g.dW, s, cnt);
+      if (Max) {
+        sum = Ops::add(sum, v);
+        acc = t == 0 && kw == 0 ? v : Ops::max(v, acc);
+      } else {
+        acc = Ops::add(acc, v);
+      }
+    }
+  }
+  if (!Max) {
+    if (div) acc = Ops::div(acc, How == Load::Whole ? Ops::load(div) : Ops::load_n(div, size_t(cnt)));
+    return acc;
+  }
+  if (!Ops::any_nan(sum)) return acc;
+  for (int64_t t = 0; t < r.rows; ++t)
+    for (int64_t kw = 0; kw < kW; ++kw) {
+      const V v = load_taps<Ops, SW, How>(p0 + t * r.step + kw * g.dW, s, cnt);
+      acc = t == 0 && kw == 0 ? v : Ops::pick(v, acc);
+    }
+  return acc;
+}
+
+// U whole vectors side by side (outputs i, i + L, ...): independent chains, so the latency of
+// one vector's max or add chain hides behind the others'. Each lane's steps are lanes()'s.
+template <class Ops, bool Max, int SW, int KW, int U>
+__attribute__((always_inline)) inline void whole_block(const ConvGeom& g, TapGrid r, const float* p0, const float* div,
+                                                       float* y) {
+  using V = typename Ops::V;
+  constexpr int64_t L = int64_t(Ops::L), S = SW;
+  const int64_t kW = KW > 0 ? KW : g.kW;
+  V acc[U], sum[U];
+  _Pragma("GCC unroll 8") for (int u = 0; u < U; ++u) acc[u] = sum[u] = Ops::zero();
+  for (int64_t t = 0; t < r.rows; ++t) {
+    const float* q = p0 + t * r.step;
+    for (int64_t kw = 0; kw < kW; ++kw) {
+      _Pragma("GCC unroll 8") for (int u = 0; u < U; ++u) {
+        const float* p = q + kw * g.dW + u * L * S;
+        const V v = SW == 1 ? Ops::load(p) : Ops::load_even(p);
+        if (Max) {
+          sum[u] = Ops::add(sum[u], v);
+          acc[u] = t == 0 && kw == 0 ? v : Ops::max(v, acc[u]);
+        } else {
+          acc[u] = Ops::add(acc[u], v);
+        }
+      }
+    }
+  }
+  _Pragma("GCC unroll 8") for (int u = 0; u < U; ++u) {
+    if (Max && Ops::any_nan(sum[u])) acc[u] = lanes<Ops, Max, SW, KW, Load::Whole>(g, r, p0 + u * L * S, S, L, nullptr);
+    if (!Max && div) acc[u] = Ops::div(acc[u], Ops::load(div + u * L));
+    Ops::store(y + u * L, acc[u]);
+  }
+}
+
+// Outputs y[0, n): output i's tap (t, kw) input is src[t * r.step + kw * dW + i * sW]. The first
+// `wide` outputs may read 2L floats from their first tap on (stride 2's whole loads). `div`
+// (average only, nullable): output i's count at div[i].
+template <class Ops, bool Max, int SW, int KW>
+__attribute__((always_inline)) inline void span(const ConvGeom& g, TapGrid r, const float* src, int64_t n, int64_t wide,
+                                                const float* div, float* y) {
+  constexpr int64_t L = int64_t(Ops::L);
+  const int64_t s = SW > 0 ? SW : g.sW;
+  const int64_t whole = SW == 1 ? n / L * L : SW == 2 ? std::min(n, wide) / L * L : 0;
+  constexpr int U = L > 1 ? 4 : 1;
+  int64_t i = 0;
+  if (SW == 1 || SW == 2) {
+    for (; i + U * L <= whole; i += U * L) whole_block<Ops, Max, SW, KW, U>(g, r, src + i * s, div ? div + i : nullptr, y + i);
+    for (; i < whole; i += L) whole_block<Ops, Max, SW, KW, 1>(g, r, src + i * s, div ? div + i : nullptr, y + i);
+  }
+  for (; i < n; i += L) {
+    const int64_t cnt = std::min(L, n - i);
+    const float* d = div ? div + i : nullptr;
+    const auto acc = SW > 0 ? lanes<Ops, Max, SW, KW, Load::Masked>(g, r, src + i * s, s, cnt, d)
+                            : lanes<Ops, Max, SW, KW, Load::Gather>(g, r, src + i * s, s, cnt, d);
+    if (cnt == L) Ops::store(y + i, acc);
+    else Ops::store_n(y + i, acc, size_t(cnt));
+  }
+}
+
+template <class Ops, bool Max, int SW>
+__attribute__((always_inline)) inline void span_kw(const ConvGeom& g, TapGrid r, const float* src, int64_t n, int64_t wide,
+                                                   const float* div, float* y) {
+  if (g.kW == 2) span<Ops, Max, SW, 2>(g, r, src, n, wide, div, y);
+  else if (g.kW == 3) span<Ops, Max, SW, 3>(g, r, src, n, wide, div, y);
+  else span<Ops, Max, SW, 0>(g, r, src, n, wide, div, y);
+}
+
+template <class Ops, bool Max>
+__attribute__((always_inline)) inline void span_any(const ConvGeom& g, TapGrid r, const float* src, int64_t n, int64_t wide,
+                                                    const float* div, float* y) {
+  if (g.sW == 1) span_kw<Ops, Max, 1>(g, r, src, n, n, div, y);
+  else if (g.sW == 2) span_kw<Ops, Max, 2>(g, r, src, n, wide, div, y);
+  else span<Ops, Max, 0, 0>(g, r, src, n, 0, div, y);
+}
+
+// Rows with border columns (a tap left or right of the input) run on padded lines when they fit
+// this many floats of stack: the row's in-bounds tap rows copied between pads of -inf (max:
+// neither max nor pick takes it over a value, and an all-pad window is the element loop's -inf)
+// or +0 (average: the sum starts at +0 and is never -0, so adding +0 changes no bit). Then every
+// output of the row runs in lanes. The one-lane (scalar) form keeps the element loop for the
+// borders instead: no stack buffer where stacks are small.
+constexpr int64_t kPoolLineFloats = 6144;
+
+// The planes of x [N*C, H, W] into y [N*C, OH, OW] (g.N * g.C planes).
+template <class Ops, bool Max>
+__attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) {
+  constexpr int64_t L = int64_t(Ops::L);
+  const int64_t HW = g.H * g.W, P = g.OH * g.OW;
+  // Interior columns [c0, c1): ow * sW - pad_l >= 0 and ow * sW - pad_l + (kW - 1) * dW < W.
+  const int64_t c0 = std::min(g.OW, (g.pad_l + g.sW - 1) / g.sW);
+  const int64_t last = g.W - 1 - (g.kW - 1) * g.dW + g.pad_l;  // the largest ow * sW allowed
+  const int64_t c1 = last < 0 ? c0 : std::max(c0, std::min(g.OW, last / g.sW + 1));
+  // Stride 2: the interior outputs whose 2L-float reads (one past their last tap) stay in the row.
+  const int64_t wide = last - 1 < 0 ? 0 : std::max(int64_t(0), std::min(c1, (last - 1) / 2 + 1) - c0);
+  // A padded line holds columns -pad_l .. the last one any output reads, plus 2L floats of slack.
+  const int64_t line = std::max(g.pad_l + g.W, (g.OW - 1) * g.sW + (g.kW - 1) * g.dW + 1) + 2 * L;
+  const bool use_lines = L > 1 && (c0 > 0 || c1 < g.OW) && line * g.kH <= kPoolLineFloats;
+  alignas(64) float lines[L > 1 ? kPoolLineFloats : 1];
+  // The average's counts per output column of the current row: ch(oh) * cw(ow) (avg_pool_count),
+  // exact in float (far below 2^24) and so the bits of float(ch * cw).
+  alignas(64) float counts[L > 1 ? kPoolLineFloats / 2 : 1], cols[L > 1 ? kPoolLineFloats / 2 : 1];
+  const bool use_counts = !Max && L > 1 && g.OW <= kPoolLineFloats / 2;
+  bool empty_col = false;  // a column window without a counted element (all pad)
+  if (use_counts)
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      cols[ow] = float(avg_pool_axis_count(g.W, g.kW, g.sW, g.dW, g.pad_l, w.pad_r, w.count_include_pad, ow));
+      empty_col |= cols[ow] == 0.0f;
+    }
+  const float pad = Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  for (int64_t nc = 0; nc < g.N * g.C; ++nc) {
+    const float* plane = x + nc * HW;
+    float* out = y + nc * P;
+    for (int64_t oh = 0; oh < g.OH; ++oh) {
+      float* row = out + oh * g.OW;
+      const TapRows r = tap_rows(g, oh);
+      const float* first_row = plane + (oh * g.sH - g.pad_t + r.lo * g.dH) * g.W;
+      const TapGrid grid{r.hi - r.lo, g.dH * g.W};
+      if (r.lo < r.hi && use_lines) {
+        for (int64_t t = 0; t < grid.rows; ++t) {
+          float* l = lines + t * line;
+          const float* in = first_row + t * grid.step;
+          std::fill(l, l + g.pad_l, pad);
+          std::copy(in, in + g.W, l + g.pad_l);
+          std::fill(l + g.pad_l + g.W, l + line, pad);
+        }
+        const bool divide = use_counts && !empty_col;
+        if (divide) {
+          const float ch = float(avg_pool_axis_count(g.H, g.kH, g.sH, g.dH, g.pad_t, w.pad_b, w.count_include_pad, oh));
+          for (int64_t ow = 0; ow < g.OW; ++ow) counts[ow] = ch * cols[ow];
+        }
+        span_any<Ops, Max>(g, TapGrid{grid.rows, line}, lines, g.OW, g.OW, divide ? counts : nullptr, row);
+        if (!Max && !divide)
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            const int64_t cnt = avg_pool_count(g, w.pad_b, w.pad_r, w.count_include_pad, oh, ow);
+            row[ow] = cnt > 0 ? row[ow] / float(cnt) : 0.0f;
+          }
+        continue;
+      }
+      const bool inner = r.lo < r.hi && c1 > c0;
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        if (inner && ow == c0) ow = c1;
+        if (ow >= g.OW) break;
+        row[ow] = Max ? max_at(g, plane, oh, ow, nullptr) : avg_at(g, w, plane, oh, ow);
+      }
+      if (!inner) continue;
+      const int64_t n = c1 - c0;
+      float* dst = row + c0;
+      if (use_counts)  // every interior output has the same count
+        std::fill(counts, counts + n, float(avg_pool_count(g, w.pad_b, w.pad_r, w.count_include_pad, oh, c0)));
+      span_any<Ops, Max>(g, grid, first_row + (c0 * g.sW - g.pad_l), n, wide, use_counts ? counts : nullptr, dst);
+      if (!Max && !use_counts) {
+        const float cnt = float(avg_pool_count(g, w.pad_b, w.pad_r, w.count_include_pad, oh, c0));
+        for (int64_t i = 0; i < n; ++i) dst[i] = dst[i] / cnt;
+      }
+    }
+  }
+}
+
+template <class Ops>
+__attribute__((always_inline)) inline void window(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) {
+  if (w.max) planes<Ops, true>(g, w, x, y);
+  else planes<Ops, false>(g, w, x, y);
+}
+
+}  // namespace om::kernels::pool

@@ -1,0 +1,144 @@
+// The window pools (conv.h f32_max_pool2d / f32_avg_pool2d, pool_window.h) against a plain
+// element loop written here, bit for bit, on every ISA this machine runs: geometries sweep row
+// lengths around every vector width (tails), strides 1 to 3 (the compile-time forms and the
+// general one), dilations, pads up to the kernel size (windows with no input element), end pads
+// for ceil_mode, count_include_pad; the inputs hold NaNs, infinities and signed zeros.
+#include <doctest/doctest.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/kernel_test_util.h"
+#include "onemodel/kernels/conv.h"
+
+using namespace om::kernels;
+using namespace om::kernels::test;
+
+namespace {
+
+struct PoolCase {
+  ConvGeom g;
+  int64_t pad_b, pad_r;
+};
+
+// The reference: each output's window walked in (kh, kw) order over its in-bounds taps.
+// Max: the first tap, then a larger value or the first NaN replaces it (-inf when empty).
+// Average: +0, plus each tap, over the count (0 when empty).
+std::vector<float> reference(const PoolCase& c, const std::vector<float>& x, bool max, bool include_pad) {
+  const ConvGeom& g = c.g;
+  std::vector<float> y(size_t(g.N * g.C * g.OH * g.OW));
+  size_t o = 0;
+  for (int64_t p = 0; p < g.N * g.C; ++p)
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        float m = -std::numeric_limits<float>::infinity(), s = 0.0f;
+        bool any = false;
+        int64_t ch = 0, cw = 0;
+        for (int64_t kh = 0; kh < g.kH; ++kh) {
+          const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
+          ch += include_pad ? (ih < g.H + c.pad_b) : (ih >= 0 && ih < g.H);
+          for (int64_t kw = 0; kw < g.kW; ++kw) {
+            const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
+            if (kh == 0) cw += include_pad ? (iw < g.W + c.pad_r) : (iw >= 0 && iw < g.W);
+            if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+            const float v = x[size_t((p * g.H + ih) * g.W + iw)];
+            if (!any || v > m || (std::isnan(v) && !std::isnan(m))) m = v;
+            s = s + v;
+            any = true;
+          }
+        }
+        const int64_t cnt = ch * cw;
+        y[o++] = max ? m : (cnt > 0 ? s / float(cnt) : 0.0f);
+      }
+  return y;
+}
+
+std::vector<PoolCase> cases() {
+  std::vector<PoolCase> out;
+  std::mt19937 rng(23);
+  auto pick = [&](int64_t lo, int64_t hi) { return lo + int64_t(rng() % uint32_t(hi - lo + 1)); };
+  for (int i = 0; i < 400; ++i) {
+    PoolCase c;
+    ConvGeom& g = c.g;
+    g.N = pick(1, 2);
+    g.C = g.M = pick(1, 3);
+    g.kH = pick(1, 4);
+    g.kW = pick(1, 4);
+    g.sH = pick(1, 3);
+    g.sW = i % 4 == 0 ? 1 : i % 4 == 1 ? 2 : pick(1, 3);
+    g.dH = pick(1, 2);
+    g.dW = i % 5 == 0 ? 2 : 1;
+    g.H = pick(1, 12);
+    g.W = i < 40 ? pick(30, 70) : pick(1, 40);  // rows around 16, 32 and 64 lanes of output
+    g.pad_t = pick(0, g.kH);
+    g.pad_l = pick(0, g.kW);
+    c.pad_b = pick(0, g.kH);
+    c.pad_r = pick(0, g.kW);
+    const bool ceil = rng() % 2 == 0;
+    g.OH = conv_out_extent(g.H, g.kH, g.sH, g.dH, g.pad_t, c.pad_b, ceil);
+    g.OW = conv_out_extent(g.W, g.kW, g.sW, g.dW, g.pad_l, c.pad_r, ceil);
+    if (g.OH <= 0 || g.OW <= 0) continue;
+    out.push_back(c);
+  }
+  // The shapes real models pool with: 2x2 stride 2 and 3x3 stride 2 pad 1 on wide planes.
+  for (int64_t k : {2, 3}) {
+    PoolCase c;
+    ConvGeom& g = c.g;
+    g.C = g.M = 2;
+    g.H = 9;
+    g.W = 67;
+    g.kH = g.kW = k;
+    g.sH = g.sW = 2;
+    g.pad_t = g.pad_l = c.pad_b = c.pad_r = k - 2;
+    g.OH = conv_out_extent(g.H, k, 2, 1, g.pad_t, c.pad_b, false);
+    g.OW = conv_out_extent(g.W, k, 2, 1, g.pad_l, c.pad_r, false);
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("f32_max_pool2d / f32_avg_pool2d: the element loop's bits on every ISA, NaNs and empty windows included") {
+  const Isa native = native_isa();
+  const std::vector<PoolCase> all = cases();
+  REQUIRE(all.size() > 300);
+  uint64_t hash = kFnvOffset;
+  for (Isa isa : available_isas()) {
+    IsaScope scope(isa);
+    uint64_t h = kFnvOffset;
+    for (size_t ci = 0; ci < all.size(); ++ci) {
+      const PoolCase& c = all[ci];
+      const ConvGeom& g = c.g;
+      const auto x = awkward_values(size_t(g.N * g.C * g.H * g.W), uint32_t(ci * 7 + 1), 3.0f, true);
+      const size_t n = size_t(g.N * g.C * g.OH * g.OW);
+      for (int form = 0; form < 3; ++form) {
+        const bool max = form == 0, include_pad = form == 2;
+        const auto want = reference(c, x, max, include_pad);
+        std::vector<float> y(n, 12345.0f);
+        if (max) f32_max_pool2d(g, x.data(), y.data(), nullptr);
+        else f32_avg_pool2d(g, c.pad_b, c.pad_r, include_pad, x.data(), y.data());
+        const size_t at = first_mismatch(y.data(), want.data(), n);
+        INFO("isa " << isa_name(isa) << " case " << ci << ": " << g.H << "x" << g.W << " k " << g.kH << "x" << g.kW << " s "
+                    << g.sH << "," << g.sW << " d " << g.dH << "," << g.dW << " pads " << g.pad_t << "," << g.pad_l << ","
+                    << c.pad_b << "," << c.pad_r << " form " << form << " output " << at);
+        CHECK(at == n);
+        h = fnv1a(h, y.data(), n);
+      }
+      // The argmax form takes the element loop throughout: the same maxima.
+      std::vector<float> y(n), ym(n);
+      std::vector<int64_t> idx(n);
+      f32_max_pool2d(g, x.data(), y.data(), idx.data());
+      f32_max_pool2d(g, x.data(), ym.data(), nullptr);
+      CHECK(first_mismatch(y.data(), ym.data(), n) == n);
+    }
+    if (isa == Isa::Scalar) hash = h;
+    CHECK(h == hash);
+    if (isa == native) std::printf("EXACT_HASH pool2d %s %016" PRIx64 "\n", isa_name(isa), h);
+  }
+  std::fflush(stdout);
+}
