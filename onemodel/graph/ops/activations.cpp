@@ -133,12 +133,14 @@ Status softplus_kernel(const KernelContext& k) {
   });
 }
 Status softsign_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return v / (1.0f + std::fabs(v)); }); }
+// max(0, min(1, u)) as selects (the map vectorises): NaN gives 1 (fmin(1, NaN) is 1), -0 gives +0.
+inline float clamp01(float u) { return u < 1.0f ? (u > 0.0f ? u : 0.0f) : 1.0f; }
 Status hard_sigmoid_kernel(const KernelContext& k) {
   const float alpha = k.params<ActivationParams>().alpha, beta = k.params<ActivationParams>().beta;
-  return map_f32(k, [alpha, beta](float v) { return std::fmax(0.0f, std::fmin(1.0f, alpha * v + beta)); });
+  return map_f32(k, [alpha, beta](float v) { return clamp01(alpha * v + beta); });
 }
 Status hard_swish_kernel(const KernelContext& k) {
-  return map_f32(k, [](float v) { return v * std::fmax(0.0f, std::fmin(1.0f, v * (1.0f / 6.0f) + 0.5f)); });
+  return map_f32(k, [](float v) { return v * clamp01(v * (1.0f / 6.0f) + 0.5f); });
 }
 Status thresholded_relu_kernel(const KernelContext& k) {
   const float alpha = k.params<ActivationParams>().alpha;

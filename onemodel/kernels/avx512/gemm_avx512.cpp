@@ -123,7 +123,8 @@ struct Avx512Ops {
                            (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(m, m, _CMP_ORD_Q));
     return _mm512_mask_blend_ps(take, m, v);
   }
-  static V max(V v, V m) { return _mm512_max_ps(v, m); }  // v > m ? v : m
+  // v > m ? v : m (the zero-masked form: GCC 12 warns falsely on the unmasked one)
+  static V max(V v, V m) { return _mm512_maskz_max_ps(__mmask16(0xffff), v, m); }
   static bool any_nan(V v) { return _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0; }
   static V even(V lo, V hi) {
     return _mm512_permutex2var_ps(lo, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), hi);
