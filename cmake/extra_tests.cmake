@@ -37,3 +37,4 @@ endif()
 
 # The fuzz corpus is replayed by test_io ("fuzz corpus replay"), which reads every file of
 # fuzz/corpus/onnx through the reader.
+

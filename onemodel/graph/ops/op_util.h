@@ -301,6 +301,9 @@ void fold_inputs(const KernelContext& k, int64_t begin, int64_t end, F f) {
       } else if (sx == 1) {  // same-shape runs: unit strides, so the loop vectorises
 #pragma GCC ivdep
         for (int64_t i = 0; i < n; ++i) py[i] = f(py[i], px[i]);
+      } else if (sx == 0) {  // one value against a run (a scalar or per-channel operand)
+        const T c = px[0];
+        for (int64_t i = 0; i < n; ++i) py[i] = f(py[i], c);
       } else {
         for (int64_t i = 0; i < n; ++i) py[i] = f(py[i], px[i * sx]);
       }
