@@ -120,15 +120,6 @@ std::vector<float> run_once(om::Session& s, const om::TensorView& in, om::PlanSt
   return std::vector<float>(p, p + out.numel());
 }
 
-// max |a - b| / max(1, max |a|), the oracle's measure.
-double scaled_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double m = 0, scale = 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    m = std::max(m, double(std::fabs(a[i] - b[i])));
-    scale = std::max(scale, double(std::fabs(a[i])));
-  }
-  return a.size() == b.size() ? m / scale : INFINITY;
-}
 
 
 std::string dims_text(const om::Tensor& t) {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -55,6 +56,19 @@ inline double time_session(om::Session& s, const om::TensorView* in, size_t n_in
 }
 inline double time_session(om::Session& s, const om::TensorView& in, double seconds) { return time_session(s, &in, 1, seconds); }
 
+
+// max |a - b| / max(1, max |a|) over the finite a, the oracle's measure (bench_ort.js maxRel):
+// infinite when the sizes differ or a difference is NaN.
+inline double scaled_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double m = 0, scale = 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double d = std::fabs(double(a[i]) - double(b[i]));
+    m = std::isnan(d) ? INFINITY : std::max(m, d);
+    if (std::isfinite(a[i])) scale = std::max(scale, double(std::fabs(a[i])));
+  }
+  return m / scale;
+}
 
 inline void write_npy(const fs::path& file, const std::string& name, const std::vector<int64_t>& dims, const float* data) {
   int64_t n = 1;

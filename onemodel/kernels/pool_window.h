@@ -42,24 +42,32 @@ __attribute__((always_inline)) inline TapRows tap_rows(const ConvGeom& g, int64_
   return r;
 }
 
-// Output (oh, ow) of a max pool on one plane, and the row-major plane offset of the tap it took
-// (-1 for a window without an in-bounds tap, whose value is -inf).
-__attribute__((always_inline)) inline float max_at(const ConvGeom& g, const float* plane, int64_t oh, int64_t ow, int64_t* at_out) {
-  float m = -std::numeric_limits<float>::infinity();
-  int64_t at = -1;
+// f(offset) for each in-bounds tap of output (oh, ow)'s window in (kh, kw) order, the offset
+// row-major in the plane.
+template <class F>
+__attribute__((always_inline)) inline void for_each_tap(const ConvGeom& g, int64_t oh, int64_t ow, F f) {
   for (int64_t kh = 0; kh < g.kH; ++kh) {
     const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
     if (ih < 0 || ih >= g.H) continue;
     for (int64_t kw = 0; kw < g.kW; ++kw) {
       const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
-      if (iw < 0 || iw >= g.W) continue;
-      const float v = plane[ih * g.W + iw];
-      if (at < 0 || v > m || (v != v && m == m)) {  // pick(v, m) takes v
-        m = v;
-        at = ih * g.W + iw;
-      }
+      if (iw >= 0 && iw < g.W) f(ih * g.W + iw);
     }
   }
+}
+
+// Output (oh, ow) of a max pool on one plane, and the row-major plane offset of the tap it took
+// (-1 for a window without an in-bounds tap, whose value is -inf).
+__attribute__((always_inline)) inline float max_at(const ConvGeom& g, const float* plane, int64_t oh, int64_t ow, int64_t* at_out) {
+  float m = -std::numeric_limits<float>::infinity();
+  int64_t at = -1;
+  for_each_tap(g, oh, ow, [&](int64_t o) {
+    const float v = plane[o];
+    if (at < 0 || v > m || (v != v && m == m)) {  // the first tap, or pick(v, m) takes v
+      m = v;
+      at = o;
+    }
+  });
   if (at_out) *at_out = at;
   return m;
 }
@@ -67,24 +75,11 @@ __attribute__((always_inline)) inline float max_at(const ConvGeom& g, const floa
 // Output (oh, ow) of an average pool on one plane: the window's in-bounds sum over its count.
 __attribute__((always_inline)) inline float avg_at(const ConvGeom& g, const PoolWindow& w, const float* plane, int64_t oh, int64_t ow) {
   float s = 0.0f;
-  for (int64_t kh = 0; kh < g.kH; ++kh) {
-    const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
-    if (ih < 0 || ih >= g.H) continue;
-    for (int64_t kw = 0; kw < g.kW; ++kw) {
-      const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
-      if (iw >= 0 && iw < g.W) s = s + plane[ih * g.W + iw];
-    }
-  }
+  for_each_tap(g, oh, ow, [&](int64_t o) { s = s + plane[o]; });
   const int64_t cnt = avg_pool_count(g, w.pad_b, w.pad_r, w.count_include_pad, oh, ow);
   return cnt > 0 ? s / float(cnt) : 0.0f;
 }
 
-// The interior span y[0, n) of one output row: tap (r.lo + t, kw)'s input for output i is
-// src[t * dH * W + kw * dW + i * sW], src pointing at the span's first window's first in-bounds
-// row and first column. Lanes are outputs; each keeps its value in a register over all taps.
-// SW > 0 fixes the stride at compile time: stride 1 loads L inputs, stride 2 loads 2L and keeps
-// the even ones (Ops::load_even), for the first `wide` outputs (whose 2L reads stay inside the
-// row); the rest and other strides gather their inputs into a lane buffer.
 // How a vector of outputs loads its inputs: whole vectors (stride 1: L floats; stride 2: 2L,
 // the even ones kept), masked to `cnt` lanes (strides 1 and 2: reads stay inside the window's
 // inputs), or gathered lane by lane (other strides).
