@@ -24,10 +24,15 @@ run() {
   shift
   local log
   # Test failures are reported by the test runs themselves; here only the hashes matter, so the
-  # exit status is noted but does not stop the comparison.
-  log=$("$@" 2>/dev/null)
+  # exit status does not stop the comparison. A failing run names its configuration and prints
+  # its failing checks, so an intermittent failure can be told from a real one.
+  log=$("$@" 2>&1)
   local rc=$?
-  [ $rc -ne 0 ] && echo "note: '$*' exited with $rc" >&2
+  if [ $rc -ne 0 ]; then
+    echo "note: '$*' exited with $rc (run $label, ONEMODEL_ISA=${ONEMODEL_ISA:-native}," \
+      "ONEMODEL_NUM_THREADS=${ONEMODEL_NUM_THREADS:-default}); its failures:" >&2
+    printf '%s\n' "$log" | grep -E -A6 'ERROR|FATAL|TEST CASE|Status:|test cases:' | head -60 >&2
+  fi
   printf '%s\n' "$log" | awk -v l="$label" '$1 == "EXACT_HASH" && NF >= 4 { print l, $2, $3, $4 }' >>"$out"
 }
 
