@@ -210,10 +210,12 @@ struct PackableB {
   // Set by the plan before the hook runs: its arithmetic mode (a layout may be Fast-only).
   ArithmeticMode mode = ArithmeticMode::Fast;
   // An op-specific layout instead of gemm_pack_b's: when `pack` is set, the plan allocates
-  // `floats` floats and calls pack(params, w, dst); K and N then only need to be nonzero. Conv
-  // packs its weights as the GEMM's left operand, or their Winograd transform (kernels/conv.h).
+  // `floats` floats and calls pack(params, w, dst) with the initializer's bytes (f32, or the
+  // integers of the quantized products); K and N then only need to be nonzero. Conv packs its
+  // weights as the GEMM's left operand, or their Winograd transform (kernels/conv.h); the
+  // integer products pack theirs as kernels/q8_gemm.h's operands.
   size_t floats = 0;
-  void (*pack)(const int64_t* params, const float* w, float* dst) = nullptr;
+  void (*pack)(const int64_t* params, const void* w, float* dst) = nullptr;
   int64_t params[4] = {};
 };
 

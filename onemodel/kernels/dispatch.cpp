@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/q8_gemm.h"
 #include "onemodel/kernels/thread_pool.h"
 #include "onemodel/kernels/scalar/elementwise.h"
 
@@ -69,6 +70,20 @@ bool cpu_has_avx512f() {
 }
 #endif
 
+#if defined(ONEMODEL_HAVE_AVX512)
+// AVX512_VNNI: CPUID leaf 7 ECX bit 11, on top of AVX-512F.
+bool detect_avx512_vnni() {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (!cpu_has_avx512f()) return false;
+  unsigned a, b, c, d;
+  __cpuid_count(7, 0, a, b, c, d);
+  return c & (1u << 11);
+#else
+  return false;
+#endif
+}
+#endif
+
 const KernelTable* table_for(Isa isa) {
   switch (isa) {
     case Isa::Scalar: return &scalar_table();
@@ -126,6 +141,20 @@ float* thread_workspace(size_t floats) {
 }  // namespace
 
 Isa active_isa() { return table().isa; }
+
+bool cpu_has_avx512_vnni() {
+#if defined(ONEMODEL_HAVE_AVX512)
+  static const bool yes = detect_avx512_vnni();
+  return yes;
+#else
+  return false;
+#endif
+}
+
+void q8_dot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+            int32_t* c, size_t ldc) {
+  table().q8_dot(a, lda, rows, b, ps, groups, panels, c, ldc);
+}
 
 const char* isa_name(Isa isa) {
   switch (isa) {

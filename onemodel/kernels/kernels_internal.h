@@ -182,6 +182,15 @@ struct GemmTile {
   GemmPackA pack_a;  // optional: kGenericPackA = the driver's generic loop
 };
 
+// The raw integer product (q8_gemm.h's q8_dot); q8_dot__scalar is the reference every ISA's
+// entry equals.
+using Q8DotKernel = void (*)(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t panel_stride,
+                             size_t groups, size_t panels, int32_t* c, size_t ldc);
+void q8_dot__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t panel_stride, size_t groups,
+                    size_t panels, int32_t* c, size_t ldc);
+// Whether this CPU runs AVX-512 VNNI (the AVX-512 table's integer product needs it).
+bool cpu_has_avx512_vnni();
+
 struct KernelTable {
   Isa isa;
   Required<void (*)(BinaryOp, const float*, size_t, const float*, size_t, float*, size_t)> binary;
@@ -203,6 +212,7 @@ struct KernelTable {
   Required<PoolWindowKernel> pool_window;
   Required<WinogradInputKernel> winograd_input;
   Required<WinogradOutputKernel> winograd_output;
+  Required<Q8DotKernel> q8_dot;
 };
 
 // Every slot of every ISA's table is filled: a kernel of the ISA or, by declaration, the scalar
@@ -215,9 +225,9 @@ inline bool table_complete(const KernelTable& t) {
   return t.binary.fn && t.unary.fn && t.sum_exact.fn && t.sum_fast.fn && t.reduce_sum_inner.fn && t.max.fn &&
          t.softmax_rows.fn && t.softmax_rows_fast.fn && t.gemm.mr && t.gemm.nr && t.gemm.kernel.fn && t.gemm.small.fn &&
          t.f16_to_f32.fn && t.f32_to_f16.fn && t.depthwise_plane.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn &&
-         t.pool_window.fn && t.winograd_input.fn && t.winograd_output.fn;
+         t.pool_window.fn && t.winograd_input.fn && t.winograd_output.fn && t.q8_dot.fn;
 }
-static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 6,
+static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 7,
               "KernelTable gained a slot: add it to table_complete");
 
 // Defined only where the build compiles the ISA (x86-64: AVX2 and AVX-512; AArch64: NEON).

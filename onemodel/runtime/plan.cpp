@@ -170,13 +170,14 @@ const float* packed_operand(CompiledGraph& cg, size_t ni, const std::vector<cons
   pb.mode = mode;
   if (!graph::packable_b(*cg.ops[ni], node, in_desc, &pb) || pb.K == 0 || pb.N == 0) return nullptr;
   const graph::TensorData* w = cg.graph->find_initializer(node.inputs[pb.input]);
-  if (!w || !w->bytes || w->dtype != DType::f32) return nullptr;  // plan-time values differ per plan
+  if (!w || !w->bytes) return nullptr;  // plan-time values differ per plan
+  if (w->dtype != (pb.pack ? in_desc[pb.input]->dtype : DType::f32)) return nullptr;
   for (const auto& in : cg.graph->inputs)
     if (in.name == w->name) return nullptr;  // overridable by the caller
   const size_t floats = pb.pack ? pb.floats : kernels::gemm_packed_b_floats(pb.K, pb.N);
   std::shared_ptr<void> buf = graph::aligned_buffer(floats * sizeof(float));
   if (!buf) return nullptr;
-  if (pb.pack) pb.pack(pb.params, w->data<float>(), static_cast<float*>(buf.get()));
+  if (pb.pack) pb.pack(pb.params, w->bytes, static_cast<float*>(buf.get()));
   else kernels::gemm_pack_b(w->data<float>(), pb.rs, pb.cs, pb.K, pb.N, static_cast<float*>(buf.get()));
   cg.packed_b[ni] = std::static_pointer_cast<const float>(std::shared_ptr<void>(buf, static_cast<float*>(buf.get())));
   return cg.packed_b[ni].get();

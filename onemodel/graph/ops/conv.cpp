@@ -329,12 +329,12 @@ Status conv_transpose_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-void pack_conv_weights(const int64_t* params, const float* w, float* dst) {
+void pack_conv_weights(const int64_t* params, const void* w, float* dst) {
   kernels::ConvWeightPack p;
   p.M = params[0];
   p.K = params[1];
   p.winograd = params[2] != 0;
-  kernels::conv_pack_weights(p, w, dst);
+  kernels::conv_pack_weights(p, static_cast<const float*>(w), dst);
 }
 
 // Conv's weights (group 1) as the GEMM's packed left operand, or in Fast plans their Winograd

@@ -11,6 +11,7 @@
 #include "onemodel/graph/ops/conv_geom.h"
 #include "onemodel/graph/ops/matmul_dims.h"
 #include "onemodel/graph/ops/op_util.h"
+#include "onemodel/kernels/q8_gemm.h"
 
 namespace om::graph::ops {
 namespace {
@@ -236,6 +237,63 @@ Status dynamic_quantize_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+// ---- the integer products on kernels/q8_gemm.h ----
+//
+// Both products run as A'[rows, K] x B'[K, columns] blocks: MatMulInteger's A rows times its B
+// (packed once by the plan when B is a constant matrix), a convolution's weights (packed once,
+// A') times a block of 64 output pixels of the image (B', written per block). The raw block goes
+// to a small i32 tile, the zero points are applied from the row and column sums (q8_correct),
+// and the operator's epilogue stores each element: the i32 itself, or its requantization.
+
+constexpr size_t kRowBlock = 48;       // rows of A' per raw block (a multiple of every ISA's tile rows)
+constexpr size_t kColPanels = 16;      // panels of B' per raw block: 256 columns
+constexpr size_t kConvPixels = 64;     // output pixels per convolution work unit (4 panels)
+constexpr size_t align64(size_t n) { return (n + 63) / 64 * 64; }
+
+bool is_s8(DType d) { return d == DType::i8; }
+
+// A per-tensor or per-index zero point, read without a branch on its presence per element.
+struct ZeroPoints {
+  const TensorArg* t = nullptr;
+  int32_t only = 0;  // the per-tensor value (or 0 when absent)
+  ZeroPoints(const KernelContext& k, size_t input) {
+    if (!k.has_input(input)) return;
+    if (k.in(input).numel == 1) only = int_at(k.in(input), 0);
+    else t = &k.in(input);
+  }
+  int32_t operator[](int64_t i) const { return t ? int_at(*t, i) : only; }
+};
+
+// B' panels and their column sums in one buffer (the plan's prepacked copy or scratch).
+size_t packed_b_buffer_bytes(size_t K, size_t N) {
+  return align64(kernels::q8_packed_b_bytes(K, N)) + kernels::q8_panels(N) * kernels::kQ8Panel * sizeof(int32_t);
+}
+struct PackedB {
+  const int8_t* panels;
+  const int32_t* col_sums;
+};
+PackedB packed_b_view(const void* buf, size_t K, size_t N) {
+  const auto* base = static_cast<const unsigned char*>(buf);
+  return {reinterpret_cast<const int8_t*>(base),
+          reinterpret_cast<const int32_t*>(base + align64(kernels::q8_packed_b_bytes(K, N)))};
+}
+void pack_b_buffer(const void* b, bool b_s8, size_t K, size_t N, void* buf) {
+  auto* base = static_cast<unsigned char*>(buf);
+  kernels::q8_pack_b(b, b_s8, ptrdiff_t(N), 1, K, N, reinterpret_cast<int8_t*>(base),
+                     reinterpret_cast<int32_t*>(base + align64(kernels::q8_packed_b_bytes(K, N))));
+}
+
+// A' rows and their sums in one buffer (a convolution's packed weights, or a block of rows).
+size_t packed_a_buffer_bytes(size_t M, size_t K) { return align64(M * kernels::q8_lda(K)) + align64(M * sizeof(int32_t)); }
+struct PackedA {
+  uint8_t* rows;
+  int32_t* row_sums;
+};
+PackedA packed_a_view(void* buf, size_t M, size_t K) {
+  auto* base = static_cast<unsigned char*>(buf);
+  return {base, reinterpret_cast<int32_t*>(base + align64(M * kernels::q8_lda(K)))};
+}
+
 // ---- MatMulInteger and QLinearMatMul ----
 
 // MatMulInteger's and QLinearMatMul's record: the matrix sizes and the broadcast of the batch
@@ -243,7 +301,15 @@ Status dynamic_quantize_kernel(const KernelContext& k) {
 struct IntMatMulParams {
   BroadcastIter batch;
   int64_t M = 1, K = 1, N = 1;
+  bool b_known = false;  // B is known when planning (the plan may have packed it)
 };
+
+// Scratch of a product: a block of A' rows and its raw tile, and B' when the plan cannot have
+// packed it (B unknown when planning).
+size_t int_matmul_scratch_bytes(size_t K, size_t N, bool b_known) {
+  return packed_a_buffer_bytes(kRowBlock, K) + kRowBlock * kColPanels * kernels::kQ8Panel * sizeof(int32_t) +
+         (b_known ? 0 : align64(packed_b_buffer_bytes(K, N)));
+}
 
 // A is input 0, B input `b_in`.
 template <size_t b_in>
@@ -256,6 +322,7 @@ Status prepare_int_matmul(const InferContext& ctx, Prepared& out) {
   p.M = a1 ? 1 : A.shape[A.shape.size() - 2];
   p.K = A.shape.back();
   p.N = b1 ? 1 : B.shape.back();
+  p.b_known = B.data != nullptr;
   // The batch axes as broadcast operands.
   ValueDesc ab, bb;
   ab.shape.assign(A.shape.begin(), A.shape.end() - (a1 ? 1 : 2));
@@ -264,20 +331,50 @@ Status prepare_int_matmul(const InferContext& ctx, Prepared& out) {
   const ValueDesc* ops[2] = {&ab, &bb};
   p.batch.init(yb, ops, 2);
   out.work = ctx.outputs[0].numel() == 0 ? 0 : p.batch.size() * p.M;
+  out.cost = ctx.outputs[0].numel() == 0 ? 0 : count_mul(count_mul(out.work, p.K), p.N) / 8;
   return Status::ok();
 }
 
-// The i32 product of A and B (numpy matmul shapes, broadcast batches) after subtracting the
-// zero points (per-tensor, per-row of A, per-column of B) for output rows [k.begin, k.end);
-// store(y_index, m, n, acc) writes it.
-template <typename TA, typename TB, typename Store>
-void int_matmul_typed(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in, size_t bzp_in, Store store) {
+template <size_t b_in>
+size_t int_matmul_scratch(const InferContext& ctx) {
+  const ValueDesc& A = *ctx.input(0);
+  const ValueDesc& B = *ctx.input(b_in);
+  const size_t K = size_t(A.shape.back()), N = size_t(B.shape.size() == 1 ? 1 : B.shape.back());
+  return int_matmul_scratch_bytes(K, N, B.data != nullptr);
+}
+
+void pack_int_matmul_b(const int64_t* params, const void* w, float* dst) {
+  pack_b_buffer(w, params[2] != 0, size_t(params[0]), size_t(params[1]), dst);
+}
+
+// A constant 2-D B is packed once (B' and its column sums); batched B runs repack per matrix.
+template <size_t b_in>
+bool int_matmul_packable(const Node&, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
+  if (inputs.size() <= b_in || !inputs[0] || !inputs[b_in]) return false;
+  const ValueDesc& B = *inputs[b_in];
+  if (B.shape.size() != 2 || B.numel() == 0 || !is_q8(B.dtype)) return false;
+  out->input = b_in;
+  out->K = size_t(B.shape[0]);
+  out->N = size_t(B.shape[1]);
+  out->floats = (packed_b_buffer_bytes(out->K, out->N) + sizeof(float) - 1) / sizeof(float);
+  out->pack = pack_int_matmul_b;
+  out->params[0] = B.shape[0];
+  out->params[1] = B.shape[1];
+  out->params[2] = is_s8(B.dtype) ? 1 : 0;
+  return true;
+}
+
+// The element loop: each output's sum in k order from the operands in place. It runs when
+// the plan kept no packed B for a B known when planning (then the scratch has no room for one).
+template <typename TA, typename TB, typename Epilogue>
+void int_matmul_reference(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in, size_t bzp_in, const Epilogue& epi) {
   const IntMatMulParams& p = k.params<IntMatMulParams>();
   const BroadcastIter& it = p.batch;
   const int64_t M = p.M, K = p.K, N = p.N;
   const TA* a = k.in(a_in).as<const TA>();
   const TB* b = k.in(b_in).as<const TB>();
-  int64_t mat = k.begin / M;  // the batch matrix of the current row
+  const ZeroPoints za(k, azp_in), zb(k, bzp_in);
+  int64_t mat = k.begin / M;
   it.for_each(mat, (k.end + M - 1) / M, [&](const int64_t* off, int64_t n_inner) {
     for (int64_t j = 0; j < n_inner; ++j, ++mat) {
       const TA* pa = a + (off[1] + j * it.inner_step[1]) * M * K;
@@ -285,25 +382,85 @@ void int_matmul_typed(const KernelContext& k, size_t a_in, size_t azp_in, size_t
       const int64_t yo = (off[0] + j * it.inner_step[0]) * M * N;
       const int64_t m_end = std::min(M, k.end - mat * M);
       for (int64_t m = std::max<int64_t>(0, k.begin - mat * M); m < m_end; ++m) {
-        const int32_t za = zp_at(k, azp_in, m);
+        const auto put = epi.row(m);
         for (int64_t n = 0; n < N; ++n) {
-          const int32_t zb = zp_at(k, bzp_in, n);
           uint32_t acc = 0;  // wraps modulo 2^32 like the i32 accumulator, without overflow UB
-          for (int64_t q = 0; q < K; ++q) acc += uint32_t((int32_t(pa[m * K + q]) - za) * (int32_t(pb[q * N + n]) - zb));
-          store(yo + m * N + n, m, n, int32_t(acc));
+          for (int64_t q = 0; q < K; ++q) acc += uint32_t((int32_t(pa[m * K + q]) - za[m]) * (int32_t(pb[q * N + n]) - zb[n]));
+          put(yo + m * N + n, n, int32_t(acc));
         }
       }
     }
   });
 }
 
-template <typename Store>
-void int_matmul(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in, size_t bzp_in, Store store) {
-  const bool ai8 = k.in(a_in).dtype == DType::i8, bi8 = k.in(b_in).dtype == DType::i8;
-  if (ai8 && bi8) int_matmul_typed<int8_t, int8_t>(k, a_in, azp_in, b_in, bzp_in, store);
-  else if (ai8) int_matmul_typed<int8_t, uint8_t>(k, a_in, azp_in, b_in, bzp_in, store);
-  else if (bi8) int_matmul_typed<uint8_t, int8_t>(k, a_in, azp_in, b_in, bzp_in, store);
-  else int_matmul_typed<uint8_t, uint8_t>(k, a_in, azp_in, b_in, bzp_in, store);
+template <typename Epilogue>
+void int_matmul_reference(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in, size_t bzp_in, const Epilogue& epi) {
+  const bool ai8 = is_s8(k.in(a_in).dtype), bi8 = is_s8(k.in(b_in).dtype);
+  if (ai8 && bi8) int_matmul_reference<int8_t, int8_t>(k, a_in, azp_in, b_in, bzp_in, epi);
+  else if (ai8) int_matmul_reference<int8_t, uint8_t>(k, a_in, azp_in, b_in, bzp_in, epi);
+  else if (bi8) int_matmul_reference<uint8_t, int8_t>(k, a_in, azp_in, b_in, bzp_in, epi);
+  else int_matmul_reference<uint8_t, uint8_t>(k, a_in, azp_in, b_in, bzp_in, epi);
+}
+
+// The i32 product of A and B (numpy matmul shapes, broadcast batches) after subtracting the
+// zero points (per-tensor, per-row of A, per-column of B) for output rows [k.begin, k.end).
+// epi.row(m) gives the row's store, called as put(y_index, n, acc).
+template <typename Epilogue>
+void int_matmul(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in, size_t bzp_in, const Epilogue& epi) {
+  const IntMatMulParams& p = k.params<IntMatMulParams>();
+  const BroadcastIter& it = p.batch;
+  const size_t K = size_t(p.K), N = size_t(p.N);
+  if (!k.packed_b && k.scratch_bytes < int_matmul_scratch_bytes(K, N, false))
+    return int_matmul_reference(k, a_in, azp_in, b_in, bzp_in, epi);
+  const bool as = is_s8(k.in(a_in).dtype), bs = is_s8(k.in(b_in).dtype);
+  const auto* a = k.in(a_in).as<const uint8_t>();
+  const auto* b = k.in(b_in).as<const uint8_t>();
+  const ZeroPoints za(k, azp_in), zb(k, bzp_in);
+  // Scratch: the row block, its raw tile, then B' when it is not prepacked.
+  auto* scratch = static_cast<unsigned char*>(k.scratch);
+  const PackedA blk = packed_a_view(scratch, kRowBlock, K);
+  auto* raw = reinterpret_cast<int32_t*>(scratch + packed_a_buffer_bytes(kRowBlock, K));
+  void* b_buf = scratch + int_matmul_scratch_bytes(K, N, true);
+  const size_t ldc = kColPanels * kernels::kQ8Panel, lda = kernels::q8_lda(K);
+  const size_t groups = kernels::q8_groups(K), ps = kernels::q8_panel_stride(K), panels = kernels::q8_panels(N);
+  int64_t packed_off = -1;  // the B matrix now in b_buf
+  int64_t mat = k.begin / p.M;  // the batch matrix of the current row
+  it.for_each(mat, (k.end + p.M - 1) / p.M, [&](const int64_t* off, int64_t n_inner) {
+    for (int64_t j = 0; j < n_inner; ++j, ++mat) {
+      const int64_t a_off = (off[1] + j * it.inner_step[1]) * p.M * p.K;
+      const int64_t b_off = (off[2] + j * it.inner_step[2]) * p.K * p.N;
+      const int64_t yo = (off[0] + j * it.inner_step[0]) * p.M * p.N;
+      PackedB pb;
+      if (k.packed_b) {
+        pb = packed_b_view(k.packed_b, K, N);
+      } else {
+        if (packed_off != b_off) pack_b_buffer(b + b_off, bs, K, N, b_buf);
+        packed_off = b_off;
+        pb = packed_b_view(b_buf, K, N);
+      }
+      const size_t m_begin = size_t(std::max<int64_t>(0, k.begin - mat * p.M));
+      const size_t m_end = size_t(std::min<int64_t>(p.M, k.end - mat * p.M));
+      for (size_t r0 = m_begin; r0 < m_end; r0 += kRowBlock) {
+        const size_t rows = std::min(kRowBlock, m_end - r0);
+        kernels::q8_pack_a(a + a_off + int64_t(r0 * K), as, ptrdiff_t(K), 1, rows, K, blk.rows, lda, blk.row_sums);
+        for (size_t c0 = 0; c0 < panels; c0 += kColPanels) {
+          const size_t np = std::min(kColPanels, panels - c0);
+          kernels::q8_dot(blk.rows, lda, rows, pb.panels + c0 * ps, ps, groups, np, raw, ldc);
+          const size_t n0 = c0 * kernels::kQ8Panel, n1 = std::min(N, n0 + np * kernels::kQ8Panel);
+          for (size_t r = 0; r < rows; ++r) {
+            const size_t m = r0 + r;
+            const int32_t ZA = kernels::q8_zero_a(za[int64_t(m)], as);
+            const auto put = epi.row(int64_t(m));
+            const int64_t yrow = yo + int64_t(m * N);
+            for (size_t n = n0; n < n1; ++n)
+              put(yrow + int64_t(n), int64_t(n),
+                  kernels::q8_correct(raw[r * ldc + n - n0], blk.row_sums[r], pb.col_sums[n], ZA,
+                                      kernels::q8_zero_b(zb[int64_t(n)], bs), K));
+          }
+        }
+      }
+    }
+  });
 }
 
 // Shapes of A (input a) and B (input b) and their per-row / per-column parameters.
@@ -327,9 +484,17 @@ Status infer_matmul_integer(InferContext& ctx) {
   return Status::ok();
 }
 
+// The i32 results stored as they are.
+struct StoreI32 {
+  int32_t* y;
+  auto row(int64_t) const {
+    int32_t* out = y;
+    return [out](int64_t i, int64_t, int32_t acc) { out[i] = acc; };
+  }
+};
+
 Status matmul_integer_kernel(const KernelContext& k) {
-  int32_t* y = k.out(0).as<int32_t>();
-  int_matmul(k, 0, 2, 1, 3, [y](int64_t i, int64_t, int64_t, int32_t acc) { y[i] = acc; });
+  int_matmul(k, 0, 2, 1, 3, StoreI32{k.out(0).as<int32_t>()});
   return Status::ok();
 }
 
@@ -354,29 +519,64 @@ Status infer_qlinear_matmul(InferContext& ctx) {
   return Status::ok();
 }
 
-// y = saturate(round(acc x (s_in x s_w / s_y)) + zp_y): the multiplier in float, then one product.
-int32_t requantize(int32_t acc, float s_in, float s_w, float s_y, int32_t zp_y, QRange r) {
-  const float multiplier = s_in * s_w / s_y;
-  return saturate_round(float(acc) * multiplier, zp_y, r);
+// The one requantization of every quantized product: y = saturate(round(acc x m) + zp_y) with the
+// multiplier m = s_in x s_w / s_y computed in float in that order (two roundings), then one
+// product and QuantizeLinear's rounding (requantize_multiplier, saturate_round).
+float requantize_multiplier(float s_in, float s_w, float s_y) { return s_in * s_w / s_y; }
+
+// Stores requantized results to u8 or i8: the multiplier of each (row, column) from the
+// per-row (a) and per-column (w) scales, computed once per row when the column's is per-tensor.
+template <typename T>
+struct StoreRequantized {
+  T* y;
+  const TensorArg* row_scale;  // per-tensor or per-row (QLinearMatMul's a_scale; null: none)
+  const TensorArg* col_scale;  // per-tensor or per-column (b_scale, QLinearConv's w_scale by row)
+  float s_in, s_y;
+  int32_t zp;
+  QRange r;
+  const int32_t* row_bias;  // QLinearConv's bias per output channel (row), or null
+  auto row(int64_t m) const {
+    const float sa = row_scale ? scale_at(*row_scale, m) : s_in;
+    const bool per_col = col_scale->numel != 1;
+    const float m_row = requantize_multiplier(sa, scale_at(*col_scale, 0), s_y);
+    const uint32_t bias = row_bias ? uint32_t(row_bias[m]) : 0u;
+    return [this, sa, per_col, m_row, bias](int64_t i, int64_t n, int32_t acc) {
+      const float mult = per_col ? requantize_multiplier(sa, scale_at(*col_scale, n), s_y) : m_row;
+      y[i] = T(saturate_round(float(int32_t(uint32_t(acc) + bias)) * mult, zp, r));
+    };
+  }
+};
+
+template <typename T>
+StoreRequantized<T> requantized_store(const KernelContext& k, const TensorArg* row_scale, const TensorArg* col_scale,
+                                      float s_in, size_t y_scale, size_t y_zp, const int32_t* row_bias) {
+  return {k.out(0).as<T>(), row_scale, col_scale, s_in, scale_at(k.in(y_scale), 0), zp_at(k, y_zp, 0),
+          range_of(k.out(0).dtype), row_bias};
 }
 
 Status qlinear_matmul_kernel(const KernelContext& k) {
-  const TensorArg& Y = k.out(0);
-  const QRange r = range_of(Y.dtype);
-  const float sy = scale_at(k.in(6), 0);
-  const int32_t zy = zp_at(k, 7, 0);
-  int_matmul(k, 0, 2, 3, 5, [&](int64_t i, int64_t m, int64_t n, int32_t acc) {
-    store_q(Y, i, requantize(acc, scale_at(k.in(1), m), scale_at(k.in(4), n), sy, zy, r));
-  });
+  if (k.out(0).dtype == DType::i8) int_matmul(k, 0, 2, 3, 5, requantized_store<int8_t>(k, &k.in(1), &k.in(4), 0.0f, 6, 7, nullptr));
+  else int_matmul(k, 0, 2, 3, 5, requantized_store<uint8_t>(k, &k.in(1), &k.in(4), 0.0f, 6, 7, nullptr));
   return Status::ok();
 }
 
 // ---- ConvInteger and QLinearConv ----
 
-// ConvInteger's and QLinearConv's record: the Conv geometry. Work: the N x M output planes.
+// ConvInteger's and QLinearConv's record: the Conv geometry. Work: output pixel blocks of
+// kConvPixels, by image and group.
 struct IntConvParams {
   kernels::ConvGeom g;
+  int64_t blocks = 1;    // pixel blocks per output plane
+  bool w_known = false;  // the weights are known when planning (the plan may have packed them)
 };
+
+// Scratch of a convolution: the image block as rows and as B' with its column sums, the raw
+// tile, and A' (the weights) when the plan cannot have packed them.
+size_t int_conv_scratch_bytes(const kernels::ConvGeom& g, bool w_known) {
+  const size_t K = size_t(g.C / g.group * g.kH * g.kW), lda = kernels::q8_lda(K);
+  return align64(lda * kConvPixels) + packed_b_buffer_bytes(K, kConvPixels) +
+         kRowBlock * kConvPixels * sizeof(int32_t) + (w_known ? 0 : packed_a_buffer_bytes(size_t(g.M), K));
+}
 
 // x is input 0, w input `w_in`.
 template <size_t w_in>
@@ -386,54 +586,175 @@ Status prepare_int_conv(const InferContext& ctx, Prepared& out) {
   SpatialGeom sg;
   if (const char* why = spatial_geom(ctx.node, GeomKind::Conv, x.data(), x.size(), w.data(), w.size(), &sg))
     return ctx.error(ErrorKind::ShapeMismatch, geom_error_text(ctx.node, why, x, &w));
-  out.record<IntConvParams>().g = sg.g;
-  out.work = sg.g.N * sg.g.M;
+  IntConvParams& p = out.record<IntConvParams>();
+  p.g = sg.g;
+  p.w_known = ctx.input(w_in)->data != nullptr;
+  const int64_t pixels = count_mul(sg.g.OH, sg.g.OW);
+  p.blocks = (pixels + int64_t(kConvPixels) - 1) / int64_t(kConvPixels);
+  out.work = count_mul(count_mul(sg.g.N, sg.g.group), p.blocks);
+  out.cost = count_mul(count_mul(count_mul(sg.g.N, sg.g.M), pixels), count_mul(sg.g.C / sg.g.group, sg.g.kH * sg.g.kW)) / 8;
   return Status::ok();
 }
 
-// The i32 convolution of x and w after subtracting the zero points (x per-tensor, w per-tensor
-// or per output channel) for output planes [k.begin, k.end); taps in the padding add nothing
-// (the padding holds the zero point). store(y_index, output_channel, acc) writes each output.
-template <typename TX, typename TW, typename Store>
-void int_conv_typed(const KernelContext& k, const kernels::ConvGeom& g, size_t x_in, size_t xzp_in, size_t w_in, size_t wzp_in,
-                    Store store) {
-  const TX* x = k.in(x_in).as<const TX>();
-  const TW* w = k.in(w_in).as<const TW>();
-  const int32_t zx = zp_at(k, xzp_in, 0);
-  const int64_t cg = g.C / g.group, mg = g.M / g.group;
-  int64_t yi = k.begin * g.OH * g.OW;
-  for (int64_t n = k.begin / g.M; n * g.M < k.end; ++n)
-    for (int64_t m = std::max<int64_t>(0, k.begin - n * g.M), m_end = std::min(g.M, k.end - n * g.M); m < m_end; ++m) {
-      const int32_t zw = zp_at(k, wzp_in, m);
-      const int64_t c0 = (m / mg) * cg;
-      for (int64_t oh = 0; oh < g.OH; ++oh)
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          uint32_t acc = 0;  // wraps modulo 2^32 like the i32 accumulator
-          for (int64_t c = 0; c < cg; ++c)
-            for (int64_t kh = 0; kh < g.kH; ++kh) {
-              const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
-              if (ih < 0 || ih >= g.H) continue;
-              for (int64_t kw = 0; kw < g.kW; ++kw) {
-                const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
-                if (iw < 0 || iw >= g.W) continue;
-                const int32_t xv = int32_t(x[((n * g.C + c0 + c) * g.H + ih) * g.W + iw]) - zx;
-                const int32_t wv = int32_t(w[((m * cg + c) * g.kH + kh) * g.kW + kw]) - zw;
-                acc += uint32_t(xv * wv);
-              }
-            }
-          store(yi++, m, int32_t(acc));
-        }
-    }
+template <size_t w_in>
+size_t int_conv_scratch(const InferContext& ctx) {
+  const auto& x = ctx.input(0)->shape;
+  const auto& w = ctx.input(w_in)->shape;
+  SpatialGeom sg;
+  if (spatial_geom(ctx.node, GeomKind::Conv, x.data(), x.size(), w.data(), w.size(), &sg) != nullptr) return 0;
+  return int_conv_scratch_bytes(sg.g, ctx.input(w_in)->data != nullptr);
 }
 
-template <typename Store>
-void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, size_t wzp_in, Store store) {
-  const kernels::ConvGeom& g = k.params<IntConvParams>().g;
-  const bool xi8 = k.in(x_in).dtype == DType::i8, wi8 = k.in(w_in).dtype == DType::i8;
-  if (xi8 && wi8) int_conv_typed<int8_t, int8_t>(k, g, x_in, xzp_in, w_in, wzp_in, store);
-  else if (xi8) int_conv_typed<int8_t, uint8_t>(k, g, x_in, xzp_in, w_in, wzp_in, store);
-  else if (wi8) int_conv_typed<uint8_t, int8_t>(k, g, x_in, xzp_in, w_in, wzp_in, store);
-  else int_conv_typed<uint8_t, uint8_t>(k, g, x_in, xzp_in, w_in, wzp_in, store);
+void pack_int_conv_weights(const int64_t* params, const void* w, float* dst) {
+  const size_t M = size_t(params[0]), K = size_t(params[1]);
+  const PackedA pa = packed_a_view(dst, M, K);
+  kernels::q8_pack_a(w, params[2] != 0, ptrdiff_t(K), 1, M, K, pa.rows, kernels::q8_lda(K), pa.row_sums);
+}
+
+// The weights [M, C/group, kH, kW] as A' rows (K = C/group x kH x kW) and their sums, once.
+template <size_t w_in>
+bool int_conv_packable(const Node&, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
+  if (inputs.size() <= w_in || !inputs[w_in] || !is_q8(inputs[w_in]->dtype)) return false;
+  const ValueDesc& w = *inputs[w_in];
+  if (w.shape.size() < 3 || w.numel() == 0) return false;
+  const int64_t M = w.shape[0], K = w.numel() / M;
+  out->input = w_in;
+  out->K = size_t(K);
+  out->N = size_t(M);
+  out->floats = (packed_a_buffer_bytes(size_t(M), size_t(K)) + sizeof(float) - 1) / sizeof(float);
+  out->pack = pack_int_conv_weights;
+  out->params[0] = M;
+  out->params[1] = K;
+  out->params[2] = is_s8(w.dtype) ? 1 : 0;
+  return true;
+}
+
+// Writes the image block of output pixels [p0, p0 + np) of image n, group gi as B' (the
+// im2col columns, k = (c, kh, kw)) with its column sums: first as rows of kConvPixels bytes
+// (contiguous runs along the output row), then interleaved into panels. Taps in the padding hold
+// the zero point, so they add nothing once the zero points are applied.
+void int_conv_image_block(const kernels::ConvGeom& g, const uint8_t* x, bool xs, int8_t zero_byte, int64_t n, int64_t gi,
+                          int64_t p0, int64_t np, uint8_t* rows, void* b_buf) {
+  const int64_t cg = g.C / g.group, taps = g.kH * g.kW, K = cg * taps;
+  const uint8_t flip = xs ? 0 : 0x80, pad = uint8_t(zero_byte);
+  for (int64_t kk = 0; kk < K; ++kk) {
+    const int64_t c = kk / taps, kh = (kk % taps) / g.kW, kw = kk % g.kW;
+    const uint8_t* plane = x + ((n * g.C + gi * cg + c) * g.H) * g.W;
+    uint8_t* row = rows + kk * int64_t(kConvPixels);
+    for (int64_t j = 0, px = p0; j < np;) {
+      const int64_t oh = px / g.OW, ow = px % g.OW, run = std::min(g.OW - ow, np - j);
+      const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
+      if (ih < 0 || ih >= g.H) {
+        for (int64_t t = 0; t < run; ++t) row[j + t] = pad;
+      } else {
+        const uint8_t* src = plane + ih * g.W;
+        const int64_t iw0 = ow * g.sW - g.pad_l + kw * g.dW;
+        for (int64_t t = 0; t < run; ++t) {
+          const int64_t iw = iw0 + t * g.sW;
+          row[j + t] = (iw >= 0 && iw < g.W) ? uint8_t(src[iw] ^ flip) : pad;
+        }
+      }
+      j += run;
+      px += run;
+    }
+    for (int64_t j = np; j < int64_t(kConvPixels); ++j) row[j] = 0;
+  }
+  // rows[k][j] is B'[k, j] already: pack it as panels (top bit already flipped, so as s8).
+  pack_b_buffer(rows, true, size_t(K), kConvPixels, b_buf);
+}
+
+// The element loop: each output's sum in (c, kh, kw) order over the in-bounds taps, from the
+// operands in place. It runs when the plan kept no packed weights for weights known when
+// planning (then the scratch has no room for them).
+template <typename TX, typename TW, typename Epilogue>
+void int_conv_reference(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, size_t wzp_in, const Epilogue& epi) {
+  const IntConvParams& p = k.params<IntConvParams>();
+  const kernels::ConvGeom& g = p.g;
+  const TX* x = k.in(x_in).as<const TX>();
+  const TW* w = k.in(w_in).as<const TW>();
+  const ZeroPoints zx(k, xzp_in), zw(k, wzp_in);
+  const int64_t cg = g.C / g.group, mg = g.M / g.group, pixels = g.OH * g.OW;
+  for (int64_t u = k.begin; u < k.end; ++u) {
+    const int64_t n = u / (g.group * p.blocks), gi = (u / p.blocks) % g.group, p0 = (u % p.blocks) * int64_t(kConvPixels);
+    const int64_t p1 = std::min<int64_t>(p0 + int64_t(kConvPixels), pixels);
+    for (int64_t m = gi * mg; m < (gi + 1) * mg; ++m) {
+      const auto put = epi.row(m);
+      for (int64_t px = p0; px < p1; ++px) {
+        const int64_t oh = px / g.OW, ow = px % g.OW;
+        uint32_t acc = 0;  // wraps modulo 2^32 like the i32 accumulator
+        for (int64_t c = 0; c < cg; ++c)
+          for (int64_t kh = 0; kh < g.kH; ++kh) {
+            const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
+            if (ih < 0 || ih >= g.H) continue;
+            for (int64_t kw = 0; kw < g.kW; ++kw) {
+              const int64_t iw = ow * g.sW - g.pad_l + kw * g.dW;
+              if (iw < 0 || iw >= g.W) continue;
+              const int32_t xv = int32_t(x[((n * g.C + gi * cg + c) * g.H + ih) * g.W + iw]) - zx[0];
+              const int32_t wv = int32_t(w[((m * cg + c) * g.kH + kh) * g.kW + kw]) - zw[m];
+              acc += uint32_t(xv * wv);
+            }
+          }
+        put((n * g.M + m) * pixels + px, m, int32_t(acc));
+      }
+    }
+  }
+}
+
+template <typename Epilogue>
+void int_conv_reference(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, size_t wzp_in, const Epilogue& epi) {
+  const bool xi8 = is_s8(k.in(x_in).dtype), wi8 = is_s8(k.in(w_in).dtype);
+  if (xi8 && wi8) int_conv_reference<int8_t, int8_t>(k, x_in, xzp_in, w_in, wzp_in, epi);
+  else if (xi8) int_conv_reference<int8_t, uint8_t>(k, x_in, xzp_in, w_in, wzp_in, epi);
+  else if (wi8) int_conv_reference<uint8_t, int8_t>(k, x_in, xzp_in, w_in, wzp_in, epi);
+  else int_conv_reference<uint8_t, uint8_t>(k, x_in, xzp_in, w_in, wzp_in, epi);
+}
+
+// The i32 convolution of x and w after subtracting the zero points (x per-tensor, w per-tensor
+// or per output channel) for work units [k.begin, k.end); taps in the padding add nothing (the
+// padding holds the zero point). epi.row(m) gives output channel m's store, put(y_index, m, acc).
+template <typename Epilogue>
+void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, size_t wzp_in, const Epilogue& epi) {
+  const IntConvParams& p = k.params<IntConvParams>();
+  const kernels::ConvGeom& g = p.g;
+  if (!k.packed_b && k.scratch_bytes < int_conv_scratch_bytes(g, false))
+    return int_conv_reference(k, x_in, xzp_in, w_in, wzp_in, epi);
+  const bool xs = is_s8(k.in(x_in).dtype), ws = is_s8(k.in(w_in).dtype);
+  const size_t cg = size_t(g.C / g.group), mg = size_t(g.M / g.group), K = cg * size_t(g.kH * g.kW);
+  const size_t lda = kernels::q8_lda(K), groups = kernels::q8_groups(K), ps = kernels::q8_panel_stride(K);
+  const int64_t pixels = g.OH * g.OW;
+  const ZeroPoints zx(k, xzp_in), zw(k, wzp_in);
+  const int32_t ZB = kernels::q8_zero_b(zx[0], xs);
+  auto* scratch = static_cast<unsigned char*>(k.scratch);
+  uint8_t* rows = scratch;
+  void* b_buf = scratch + align64(lda * kConvPixels);
+  auto* raw = reinterpret_cast<int32_t*>(static_cast<unsigned char*>(b_buf) + packed_b_buffer_bytes(K, kConvPixels));
+  PackedA wa;
+  if (k.packed_b) {
+    wa = packed_a_view(const_cast<float*>(k.packed_b), size_t(g.M), K);
+  } else {
+    wa = packed_a_view(scratch + int_conv_scratch_bytes(g, true), size_t(g.M), K);
+    kernels::q8_pack_a(k.in(w_in).data, ws, ptrdiff_t(K), 1, size_t(g.M), K, wa.rows, lda, wa.row_sums);
+  }
+  const PackedB pb = packed_b_view(b_buf, K, kConvPixels);
+  const auto* x = k.in(x_in).as<const uint8_t>();
+  for (int64_t u = k.begin; u < k.end; ++u) {
+    const int64_t n = u / (g.group * p.blocks), gi = (u / p.blocks) % g.group, p0 = (u % p.blocks) * int64_t(kConvPixels);
+    const int64_t np = std::min<int64_t>(int64_t(kConvPixels), pixels - p0);
+    int_conv_image_block(g, x, xs, int8_t(ZB), n, gi, p0, np, rows, b_buf);
+    const size_t panels = kernels::q8_panels(size_t(np));
+    for (size_t r0 = 0; r0 < mg; r0 += kRowBlock) {
+      const size_t nr = std::min(kRowBlock, mg - r0), m0 = size_t(gi) * mg + r0;
+      kernels::q8_dot(wa.rows + m0 * lda, lda, nr, pb.panels, ps, groups, panels, raw, kConvPixels);
+      for (size_t r = 0; r < nr; ++r) {
+        const int64_t m = int64_t(m0 + r);
+        const int32_t ZA = kernels::q8_zero_a(zw[m], ws);
+        const auto put = epi.row(m);
+        const int64_t yrow = (n * g.M + m) * pixels + p0;
+        for (int64_t j = 0; j < np; ++j)
+          put(yrow + j, m, kernels::q8_correct(raw[r * kConvPixels + size_t(j)], wa.row_sums[m], pb.col_sums[j], ZA, ZB, K));
+      }
+    }
+  }
 }
 
 // The output shape [N, M, (OH,) OW] from the shared Conv geometry (graph/ops/conv_geom.h).
@@ -464,8 +785,7 @@ Status infer_conv_integer(InferContext& ctx) {
 }
 
 Status conv_integer_kernel(const KernelContext& k) {
-  int32_t* y = k.out(0).as<int32_t>();
-  int_conv(k, 0, 2, 1, 3, [y](int64_t i, int64_t, int32_t acc) { y[i] = acc; });
+  int_conv(k, 0, 2, 1, 3, StoreI32{k.out(0).as<int32_t>()});
   return Status::ok();
 }
 
@@ -492,16 +812,23 @@ Status infer_qlinear_conv(InferContext& ctx) {
   return Status::ok();
 }
 
+// The output channel is the row here: w_scale is read per row, as the column scale of the row.
+template <typename T>
+struct StoreConvRequantized {
+  StoreRequantized<T> s;
+  auto row(int64_t m) const {
+    const auto put = s.row(m);
+    return [put, m](int64_t i, int64_t, int32_t acc) { put(i, m, acc); };
+  }
+};
+
 Status qlinear_conv_kernel(const KernelContext& k) {
-  const TensorArg& Y = k.out(0);
-  const QRange r = range_of(Y.dtype);
-  const float sx = scale_at(k.in(1), 0), sy = scale_at(k.in(6), 0);
-  const int32_t zy = zp_at(k, 7, 0);
   const int32_t* bias = k.has_input(8) ? k.in(8).as<const int32_t>() : nullptr;
-  int_conv(k, 0, 2, 3, 5, [&](int64_t i, int64_t m, int32_t acc) {
-    if (bias) acc = int32_t(uint32_t(acc) + uint32_t(bias[m]));
-    store_q(Y, i, requantize(acc, sx, scale_at(k.in(4), m), sy, zy, r));
-  });
+  const float sx = scale_at(k.in(1), 0);
+  if (k.out(0).dtype == DType::i8)
+    int_conv(k, 0, 2, 3, 5, StoreConvRequantized<int8_t>{requantized_store<int8_t>(k, nullptr, &k.in(4), sx, 6, 7, bias)});
+  else
+    int_conv(k, 0, 2, 3, 5, StoreConvRequantized<uint8_t>{requantized_store<uint8_t>(k, nullptr, &k.in(4), sx, 6, 7, bias)});
   return Status::ok();
 }
 
@@ -521,16 +848,16 @@ constexpr OpDef kOps[] = {
     op("DynamicQuantizeLinear").since_opset(11).inputs(1).shapes(infer_dynamic_quantize).kernel(dynamic_quantize_kernel)
         .doc("f32 to u8, scale and zero point of [min(x, 0), max(x, 0)]; an all-zero input gives scale 0, zero point 0"),
     op("MatMulInteger").since_opset(10).inputs(2, 4).shapes(infer_matmul_integer).prepared(prepare_int_matmul<1>)
-        .kernel(matmul_integer_kernel)
+        .kernel(matmul_integer_kernel).with_scratch(int_matmul_scratch<1>).with_prepack(int_matmul_packable<1>)
         .doc("u8/i8 operands, i32 result (wraps modulo 2^32); numpy batch broadcasting; zero points per-tensor, per-row of A, per-column of B"),
     op("QLinearMatMul").since_opset(10).inputs(8).shapes(infer_qlinear_matmul).prepared(prepare_int_matmul<3>)
-        .kernel(qlinear_matmul_kernel)
+        .kernel(qlinear_matmul_kernel).with_scratch(int_matmul_scratch<3>).with_prepack(int_matmul_packable<3>)
         .doc("u8/i8; i32 accumulation, then round(acc x (s_a s_b / s_y)) + zp_y saturated; a per-row, b per-column, y per-tensor parameters"),
     op("ConvInteger").since_opset(10).inputs(2, 4).attributes(kConvAttrs).shapes(infer_conv_integer).prepared(prepare_int_conv<1>)
-        .kernel(conv_integer_kernel)
+        .kernel(conv_integer_kernel).with_scratch(int_conv_scratch<1>).with_prepack(int_conv_packable<1>)
         .doc("u8/i8, i32 result; Conv's 1-D/2-D geometry and groups; padding holds the zero point; w zero point per output channel"),
     op("QLinearConv").since_opset(10).inputs(8, 9).attributes(kConvAttrs).shapes(infer_qlinear_conv).prepared(prepare_int_conv<3>)
-        .kernel(qlinear_conv_kernel)
+        .kernel(qlinear_conv_kernel).with_scratch(int_conv_scratch<3>).with_prepack(int_conv_packable<3>)
         .doc("u8/i8; i32 accumulation plus the i32 bias, then round(acc x (s_x s_w / s_y)) + zp_y saturated; w scale/zero point per output channel"),
 };
 

@@ -224,6 +224,8 @@ void pack_a_12__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, f
 
 namespace om::kernels::avx512 {
 OM_CONV_ENTRY_DECLS(avx512);
+void q8_dot__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
+                        size_t panels, int32_t* c, size_t ldc);
 }
 
 namespace om::kernels {
@@ -247,6 +249,7 @@ const KernelTable& avx512_table() {
     k.pool_window = avx512::f32_pool_window__avx512;
     k.winograd_input = avx512::f32_winograd_input__avx512;
     k.winograd_output = avx512::f32_winograd_output__avx512;
+    if (cpu_has_avx512_vnni()) k.q8_dot = avx512::q8_dot__avx512vnni;  // else the AVX2 one: the same integers
     return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it
   }();
   return t;

@@ -221,6 +221,7 @@ constexpr KernelTable kScalarTable = {
     f32_pool_window__scalar,
     f32_winograd_input__scalar,
     f32_winograd_output__scalar,
+    q8_dot__scalar,
 };
 
 const KernelTable& scalar_table() {

@@ -1,0 +1,54 @@
+// NEON raw integer product (q8_gemm.h) for every AArch64 core (no dot-product extension
+// needed): the u8 of A' and the s8 of B' are widened to 16 bits; their product fits 16 bits
+// exactly (255 * -128 .. 255 * 127), and vpadalq adds products in pairs into 32-bit lanes,
+// wrapping like the i32 accumulator. A panel group (16 columns x 4 k) gives eight vectors of
+// (column, k pair) partial sums per row; one pairwise add at the end gives four columns each.
+#include <arm_neon.h>
+
+#include "onemodel/kernels/q8_blocks.h"
+
+namespace om::kernels::neon {
+namespace {
+
+struct WideTile {
+  static constexpr int kRows = 2, kPanels = 1;
+  template <int R, int P>
+  static void run(const uint8_t* a, size_t lda, const int8_t* b, size_t, size_t groups, int32_t* c, size_t ldc) {
+    static_assert(P == 1, "one panel per tile");
+    int32x4_t acc[R][8];
+#pragma GCC unroll 2
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int v = 0; v < 8; ++v) acc[r][v] = vdupq_n_s32(0);
+    for (size_t g = 0; g < groups; ++g) {
+      int16x8_t av[R];  // the row's 4 k values, twice: for two columns
+#pragma GCC unroll 2
+      for (int r = 0; r < R; ++r)
+        av[r] = vreinterpretq_s16_u16(vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(q8::load_group(a + r * lda + g * 4)))));
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; ++v) {
+        const int8x16_t bv = vld1q_s8(b + g * 64 + v * 16);
+        const int16x8_t lo = vmovl_s8(vget_low_s8(bv)), hi = vmovl_high_s8(bv);
+#pragma GCC unroll 2
+        for (int r = 0; r < R; ++r) {
+          acc[r][2 * v] = vpadalq_s16(acc[r][2 * v], vmulq_s16(lo, av[r]));
+          acc[r][2 * v + 1] = vpadalq_s16(acc[r][2 * v + 1], vmulq_s16(hi, av[r]));
+        }
+      }
+    }
+    // acc[r][i] lanes: column 2i (k pairs 01, 23), column 2i+1 (the same).
+#pragma GCC unroll 2
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) vst1q_s32(c + r * ldc + q * 4, vpaddq_s32(acc[r][2 * q], acc[r][2 * q + 1]));
+  }
+};
+
+}  // namespace
+
+void q8_dot__neon(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+                  int32_t* c, size_t ldc) {
+  q8::blocks<WideTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
+}
+
+}  // namespace om::kernels::neon

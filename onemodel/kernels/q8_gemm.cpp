@@ -1,0 +1,66 @@
+// Packing for the integer products (q8_gemm.h) and the scalar reference of the raw product
+// (dispatch.cpp runs the active table's).
+#include "onemodel/kernels/q8_gemm.h"
+
+#include "onemodel/kernels/kernels_internal.h"
+
+namespace om::kernels {
+
+namespace {
+// The element at a[i] as A' (u8) or B' (s8): the top bit flips for an s8 A and a u8 B.
+inline uint8_t a_prime(const void* a, bool a_signed, ptrdiff_t i) {
+  const uint8_t v = static_cast<const uint8_t*>(a)[i];
+  return a_signed ? uint8_t(v ^ 0x80u) : v;
+}
+inline int8_t b_prime(const void* b, bool b_signed, ptrdiff_t i) {
+  const uint8_t v = static_cast<const uint8_t*>(b)[i];
+  return int8_t(b_signed ? v : uint8_t(v ^ 0x80u));
+}
+}  // namespace
+
+void q8_pack_a(const void* a, bool a_signed, ptrdiff_t rs, ptrdiff_t cs, size_t M, size_t K, uint8_t* dst, size_t lda,
+               int32_t* row_sums) {
+  for (size_t i = 0; i < M; ++i) {
+    uint8_t* row = dst + i * lda;
+    uint32_t sum = 0;
+    for (size_t k = 0; k < K; ++k) {
+      row[k] = a_prime(a, a_signed, ptrdiff_t(i) * rs + ptrdiff_t(k) * cs);
+      sum += row[k];
+    }
+    for (size_t k = K; k < lda; ++k) row[k] = 0;
+    if (row_sums) row_sums[i] = int32_t(sum);
+  }
+}
+
+void q8_pack_b(const void* b, bool b_signed, ptrdiff_t rs, ptrdiff_t cs, size_t K, size_t N, int8_t* dst,
+               int32_t* col_sums) {
+  const size_t groups = q8_groups(K), ps = q8_panel_stride(K);
+  for (size_t p = 0; p < q8_panels(N); ++p)
+    for (size_t j = 0; j < kQ8Panel; ++j) {
+      const size_t n = p * kQ8Panel + j;
+      uint32_t sum = 0;
+      for (size_t k = 0; k < groups * kQ8Group; ++k) {
+        const int8_t v = (n < N && k < K) ? b_prime(b, b_signed, ptrdiff_t(k) * rs + ptrdiff_t(n) * cs) : int8_t(0);
+        dst[p * ps + (k / kQ8Group) * kQ8Group * kQ8Panel + j * kQ8Group + k % kQ8Group] = v;
+        sum += uint32_t(int32_t(v));
+      }
+      if (col_sums) col_sums[n] = int32_t(sum);
+    }
+}
+
+// The reference: every element's sum in k order (any order gives the same integer).
+void q8_dot__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
+                    size_t panels, int32_t* c, size_t ldc) {
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t p = 0; p < panels; ++p)
+      for (size_t j = 0; j < kQ8Panel; ++j) {
+        uint32_t acc = 0;
+        for (size_t g = 0; g < groups; ++g)
+          for (size_t t = 0; t < kQ8Group; ++t)
+            acc += uint32_t(int32_t(a[r * lda + g * kQ8Group + t]) *
+                            int32_t(b[p * ps + g * kQ8Group * kQ8Panel + j * kQ8Group + t]));
+        c[r * ldc + p * kQ8Panel + j] = int32_t(acc);
+      }
+}
+
+}  // namespace om::kernels

@@ -1,0 +1,53 @@
+// Integer products for the quantized operators (graph/ops/quant.cpp): u8 or s8 operands, i32
+// accumulation wrapping modulo 2^32 as the ONNX i32 type does. Results are integers, so every
+// ISA's kernel gives the scalar reference's bits by construction (tests/kernels/test_q8_gemm.cpp).
+//
+// Every product runs as A'[M, K] (u8) times B'[K, N] (s8), which is what AVX-512 VNNI's vpdpbusd
+// multiplies. The other dtype pairs are moved there by flipping the top bit: an s8 A is stored as
+// A + 128 (u8) and a u8 B as B - 128 (s8), and the zero points move by the same 128
+// (q8_zero_a, q8_zero_b), which leaves every (A - za)(B - zb) unchanged. The zero points are
+// applied after the raw product from the row sums of A' and the column sums of B' (q8_correct):
+//   sum (A' - ZA)(B' - ZB) = sum A'B' - ZB sum A' - ZA sum B' + K ZA ZB   (modulo 2^32).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace om::kernels {
+
+constexpr size_t kQ8Group = 4;   // k values side by side in one 32-bit lane
+constexpr size_t kQ8Panel = 16;  // columns of B' per panel
+inline size_t q8_groups(size_t K) { return (K + kQ8Group - 1) / kQ8Group; }
+inline size_t q8_panels(size_t N) { return (N + kQ8Panel - 1) / kQ8Panel; }
+
+// A': M rows of q8_groups(K) * 4 bytes (lda), zero past K.
+inline size_t q8_lda(size_t K) { return q8_groups(K) * kQ8Group; }
+// B': panels of 16 columns, zero past K and past N. Byte t of column j of group g of panel p is
+// at p * q8_panel_stride(K) + g * 64 + j * 4 + t, and holds B'[4g + t, 16p + j].
+inline size_t q8_panel_stride(size_t K) { return q8_groups(K) * kQ8Group * kQ8Panel; }
+inline size_t q8_packed_b_bytes(size_t K, size_t N) { return q8_panels(N) * q8_panel_stride(K); }
+
+// Packs A[i, k] = a[i*rs + k*cs] (u8, or s8 when a_signed) as A' rows of lda bytes; row_sums
+// (nullable) gets each row's sum of A'.
+void q8_pack_a(const void* a, bool a_signed, ptrdiff_t rs, ptrdiff_t cs, size_t M, size_t K, uint8_t* dst, size_t lda,
+               int32_t* row_sums);
+// Packs B[k, n] = b[k*rs + n*cs] (s8, or u8 when !b_signed) as B' panels; col_sums (nullable,
+// q8_panels(N) * 16 entries) gets each column's sum of B'.
+void q8_pack_b(const void* b, bool b_signed, ptrdiff_t rs, ptrdiff_t cs, size_t K, size_t N, int8_t* dst,
+               int32_t* col_sums);
+
+// The raw product on the active ISA: c[r*ldc + 16p + j] = sum over k of A'[r, k] B'[k, 16p + j]
+// for rows r < rows of a (lda apart) and every column of panels p < panels of b (panel_stride
+// apart, `groups` groups each). ldc >= 16 * panels.
+void q8_dot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t panel_stride, size_t groups,
+            size_t panels, int32_t* c, size_t ldc);
+
+// The zero points of A' and B' for the zero points of A and B.
+inline int32_t q8_zero_a(int32_t za, bool a_signed) { return a_signed ? za + 128 : za; }
+inline int32_t q8_zero_b(int32_t zb, bool b_signed) { return b_signed ? zb : zb - 128; }
+// sum over k < K of (A[m, k] - za)(B[k, n] - zb), modulo 2^32, from the raw product and the sums.
+inline int32_t q8_correct(int32_t raw, int32_t row_sum, int32_t col_sum, int32_t ZA, int32_t ZB, size_t K) {
+  const uint32_t za = uint32_t(ZA), zb = uint32_t(ZB);
+  return int32_t(uint32_t(raw) - zb * uint32_t(row_sum) - za * uint32_t(col_sum) + uint32_t(K) * za * zb);
+}
+
+}  // namespace om::kernels

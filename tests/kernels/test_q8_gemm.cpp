@@ -1,0 +1,114 @@
+// The integer products (q8_gemm.h) against the definition written here, sum over k of
+// (A - za)(B - zb) in i32 arithmetic wrapping modulo 2^32, on every ISA this machine runs: the
+// four u8/s8 dtype pairs, zero points at the ends of their ranges, per-row and per-column zero
+// points, sizes around every tile and group (tails in M, K and N), operands at the extremes
+// (all 255 against all -128, the largest products), and K large enough to wrap the accumulator.
+#include <doctest/doctest.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "kernels/kernel_test_util.h"
+#include "onemodel/kernels/q8_gemm.h"
+
+using namespace om::kernels;
+using namespace om::kernels::test;
+
+namespace {
+
+struct Case {
+  size_t M, K, N;
+  bool a_signed, b_signed;
+  int fill;  // 0 random, 1 extremes (the largest products), 2 random with per-row/column zero points
+};
+
+int32_t value_at(const std::vector<uint8_t>& v, size_t i, bool is_signed) {
+  return is_signed ? int32_t(int8_t(v[i])) : int32_t(v[i]);
+}
+
+// C = (A - za) (B - zb) through the packed operands and the raw product, as the operators run it.
+std::vector<int32_t> through_kernel(const Case& c, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b,
+                                    const std::vector<int32_t>& za, const std::vector<int32_t>& zb) {
+  const size_t lda = q8_lda(c.K), panels = q8_panels(c.N), ldc = panels * kQ8Panel;
+  std::vector<uint8_t> pa(c.M * lda + 1);
+  std::vector<int32_t> rs(c.M), cs(ldc), raw(c.M * ldc, 777);
+  std::vector<int8_t> pb(q8_packed_b_bytes(c.K, c.N) + 1);
+  q8_pack_a(a.data(), c.a_signed, ptrdiff_t(c.K), 1, c.M, c.K, pa.data(), lda, rs.data());
+  q8_pack_b(b.data(), c.b_signed, ptrdiff_t(c.N), 1, c.K, c.N, pb.data(), cs.data());
+  q8_dot(pa.data(), lda, c.M, pb.data(), q8_panel_stride(c.K), q8_groups(c.K), panels, raw.data(), ldc);
+  std::vector<int32_t> y(c.M * c.N);
+  for (size_t m = 0; m < c.M; ++m)
+    for (size_t n = 0; n < c.N; ++n)
+      y[m * c.N + n] = q8_correct(raw[m * ldc + n], rs[m], cs[n], q8_zero_a(za[m], c.a_signed),
+                                  q8_zero_b(zb[n], c.b_signed), c.K);
+  return y;
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  const size_t Ms[] = {1, 2, 3, 5, 6, 7, 13}, Ks[] = {1, 3, 4, 5, 17, 64, 301}, Ns[] = {1, 15, 16, 17, 33, 64, 70};
+  int i = 0;
+  for (size_t M : Ms)
+    for (size_t K : Ks)
+      for (size_t N : Ns) {
+        ++i;
+        out.push_back({M, K, N, (i & 1) != 0, (i & 2) != 0, i % 3});
+      }
+  // Every dtype pair at the extremes, and a K whose sums wrap the i32 accumulator.
+  for (int s = 0; s < 4; ++s) out.push_back({7, 67, 49, (s & 1) != 0, (s & 2) != 0, 1});
+  out.push_back({2, 70000, 17, false, true, 1});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("integer products: every ISA equals the definition, wrapping modulo 2^32") {
+  const Isa native = native_isa();
+  const std::vector<Case> all = cases();
+  uint64_t hash = 0;
+  for (Isa isa : available_isas()) {
+    IsaScope scope(isa);
+    uint64_t h = kFnvOffset;
+    for (size_t ci = 0; ci < all.size(); ++ci) {
+      const Case& c = all[ci];
+      std::mt19937 rng(uint32_t(ci * 31 + 7));
+      std::vector<uint8_t> a(c.M * c.K), b(c.K * c.N);
+      // Extremes: A at its largest magnitude, B at -128 (the top bit), so every product is
+      // 255 * -128 (u8) or -128 * -128 (s8).
+      for (auto& v : a) v = c.fill == 1 ? uint8_t(c.a_signed ? 0x80 : 0xff) : uint8_t(rng());
+      for (auto& v : b) v = c.fill == 1 ? uint8_t(c.b_signed ? 0x80 : 0xff) : uint8_t(rng());
+      std::vector<int32_t> za(c.M), zb(c.N);
+      const int32_t za_lo = c.a_signed ? -128 : 0, zb_lo = c.b_signed ? -128 : 0;
+      // At the extremes the zero points sit at the other end of the range: |A - za| = |B - zb| = 255.
+      for (size_t m = 0; m < c.M; ++m) za[m] = c.fill == 2 ? za_lo + int32_t(rng() % 256) : (c.fill == 1 ? (c.a_signed ? 127 : 0) : za_lo);
+      for (size_t n = 0; n < c.N; ++n) zb[n] = c.fill == 2 ? zb_lo + int32_t(rng() % 256) : (c.fill == 1 ? (c.b_signed ? 127 : 0) : zb_lo + 3);
+      const std::vector<int32_t> y = through_kernel(c, a, b, za, zb);
+      size_t bad = y.size();
+      for (size_t m = 0; m < c.M && bad == y.size(); ++m)
+        for (size_t n = 0; n < c.N; ++n) {
+          uint32_t acc = 0;
+          for (size_t k = 0; k < c.K; ++k)
+            acc += uint32_t((value_at(a, m * c.K + k, c.a_signed) - za[m]) * (value_at(b, k * c.N + n, c.b_signed) - zb[n]));
+          if (int32_t(acc) != y[m * c.N + n]) {
+            bad = m * c.N + n;
+            break;
+          }
+        }
+      INFO("isa " << isa_name(isa) << " case " << ci << ": M " << c.M << " K " << c.K << " N " << c.N << " a "
+                  << (c.a_signed ? "s8" : "u8") << " b " << (c.b_signed ? "s8" : "u8") << " fill " << c.fill << " element "
+                  << bad);
+      CHECK(bad == y.size());
+      for (int32_t v : y)
+        for (int byte = 0; byte < 4; ++byte) {
+          h ^= (uint32_t(v) >> (8 * byte)) & 0xffu;
+          h *= 0x100000001b3ull;
+        }
+    }
+    if (isa == Isa::Scalar) hash = h;
+    CHECK(h == hash);
+    if (isa == native) std::printf("EXACT_HASH q8_gemm %s %016" PRIx64 "\n", isa_name(isa), h);
+  }
+  std::fflush(stdout);
+}
