@@ -1,0 +1,267 @@
+// The integer products through the Session (graph/ops/quant.cpp on kernels/q8_gemm.h) against
+// element loops written here: ConvInteger and QLinearConv over groups (depthwise too),
+// strides, dilations, pads and pixel counts around the 64-pixel blocks; MatMulInteger and
+// QLinearMatMul with batch broadcasting and sizes around the tiles; all four u8/s8 pairs;
+// per-channel, per-row and per-column zero points. Each runs with its weights as a constant
+// (packed once by the plan) and as a graph input (packed per run), and rt::run checks every
+// split of the work. One EXACT_HASH over all outputs compares machines and thread counts.
+#include <doctest/doctest.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "onemodel/kernels/kernels.h"
+#include "runtime/runtime_helpers.h"
+
+using namespace rt;
+using g::Attribute;
+using g::TensorData;
+using om::DType;
+
+namespace {
+
+struct Bytes {
+  std::vector<uint8_t> v;
+  bool is_signed;
+  int32_t at(size_t i) const { return is_signed ? int32_t(int8_t(v[i])) : int32_t(v[i]); }
+};
+
+Bytes random_bytes(size_t n, bool is_signed, std::mt19937& rng) {
+  Bytes b{std::vector<uint8_t>(n), is_signed};
+  for (auto& x : b.v) x = uint8_t(rng());
+  return b;
+}
+
+TensorData bytes_tensor(const std::string& name, std::vector<int64_t> dims, const Bytes& b) {
+  return TensorData::copy_of(name, b.is_signed ? DType::i8 : DType::u8, std::move(dims), b.v.data(), b.v.size());
+}
+Feed bytes_feed(const std::string& name, std::vector<int64_t> dims, const Bytes& b) {
+  Feed f;
+  f.name = name;
+  f.dtype = b.is_signed ? DType::i8 : DType::u8;
+  f.dims = std::move(dims);
+  f.bytes = b.v;
+  return f;
+}
+
+// QLinear's requantization as the operators document it.
+int32_t requantize(int32_t acc, float s_in, float s_w, float s_y, int32_t zp, bool out_signed) {
+  const float m = s_in * s_w / s_y;
+  const float q = std::nearbyint(float(acc) * m);
+  const int32_t lo = out_signed ? -128 : 0, hi = out_signed ? 127 : 255;
+  if (q <= float(lo - zp)) return lo;
+  if (q >= float(hi - zp)) return hi;
+  return int32_t(q) + zp;
+}
+
+uint64_t hash_bytes(uint64_t h, const std::vector<uint8_t>& b) {
+  for (uint8_t x : b) {
+    h ^= x;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+struct ConvCase {
+  int64_t N, C, H, W, M, group, k, stride, pad, dil;
+};
+
+}  // namespace
+
+TEST_CASE("ConvInteger and QLinearConv equal the element loop: groups, strides, pads, dtypes, packed or not") {
+  const ConvCase cases[] = {
+      {1, 3, 9, 9, 8, 1, 3, 1, 1, 1},    {2, 4, 7, 11, 6, 2, 3, 2, 1, 1}, {1, 8, 12, 12, 8, 8, 3, 1, 1, 1},  // depthwise
+      {1, 16, 8, 8, 50, 1, 1, 1, 0, 1},  {1, 5, 10, 13, 7, 1, 3, 1, 2, 2}, {1, 32, 9, 8, 33, 1, 3, 2, 1, 1},  // 72 pixels
+      {1, 2, 1, 70, 3, 1, 5, 1, 2, 1}};
+  uint64_t h = 0xcbf29ce484222325ull;
+  int ci = 0;
+  for (const ConvCase& c : cases)
+    for (int dt = 0; dt < 4; ++dt, ++ci) {
+      std::mt19937 rng(uint32_t(ci * 13 + 1));
+      const bool xs = dt & 1, ws = (dt & 2) != 0;
+      const int64_t cg = c.C / c.group, mg = c.M / c.group;
+      const int64_t OH = (c.H + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1;
+      const int64_t OW = (c.W + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1;
+      const bool one_d = c.H == 1;
+      const int64_t kh_n = one_d ? 1 : c.k;
+      const int64_t OHe = one_d ? 1 : OH;
+      const Bytes x = random_bytes(size_t(c.N * c.C * c.H * c.W), xs, rng);
+      const Bytes w = random_bytes(size_t(c.M * cg * kh_n * c.k), ws, rng);
+      Bytes zx = random_bytes(1, xs, rng), zw = random_bytes(size_t(c.M), ws, rng);
+      std::vector<int32_t> bias(size_t(c.M));
+      for (auto& b : bias) b = int32_t(rng() % 20001) - 10000;
+      std::vector<float> sw(size_t(c.M));
+      for (auto& s : sw) s = 0.001f + float(rng() % 1000) * 1e-5f;
+      const float sx = 0.02f, sy = 0.5f;
+      const bool ys = (ci % 3) == 0;
+      const int32_t zy = ys ? -3 : 120;
+      // The element loop.
+      std::vector<int32_t> acc(size_t(c.N * c.M * OHe * OW));
+      for (int64_t n = 0; n < c.N; ++n)
+        for (int64_t m = 0; m < c.M; ++m)
+          for (int64_t oh = 0; oh < OHe; ++oh)
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              uint32_t s = 0;
+              const int64_t gi = m / mg;
+              for (int64_t cc = 0; cc < cg; ++cc)
+                for (int64_t kh = 0; kh < kh_n; ++kh)
+                  for (int64_t kw = 0; kw < c.k; ++kw) {
+                    const int64_t ih = one_d ? 0 : oh * c.stride - c.pad + kh * c.dil;
+                    const int64_t iw = ow * c.stride - c.pad + kw * c.dil;
+                    if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
+                    const int32_t xv = x.at(size_t(((n * c.C + gi * cg + cc) * c.H + ih) * c.W + iw)) - zx.at(0);
+                    const int32_t wv = w.at(size_t(((m * cg + cc) * kh_n + kh) * c.k + kw)) - zw.at(size_t(m));
+                    s += uint32_t(xv * wv);
+                  }
+              acc[size_t(((n * c.M + m) * OHe + oh) * OW + ow)] = int32_t(s);
+            }
+      std::vector<int64_t> xdims = {c.N, c.C, c.H, c.W}, wdims = {c.M, cg, kh_n, c.k};
+      std::vector<int64_t> pads = {c.pad, c.pad, c.pad, c.pad}, strides = {c.stride, c.stride}, dils = {c.dil, c.dil};
+      if (one_d) {
+        xdims = {c.N, c.C, c.W};
+        wdims = {c.M, cg, c.k};
+        pads = {c.pad, c.pad};
+        strides = {c.stride};
+        dils = {c.dil};
+      }
+      const std::vector<Attribute> attrs = {Attribute::of_int("group", c.group), Attribute::of_ints("strides", strides),
+                                            Attribute::of_ints("dilations", dils), Attribute::of_ints("pads", pads)};
+      for (int packed = 0; packed < 2; ++packed) {
+        INFO("case " << ci << " (C " << c.C << " M " << c.M << " group " << c.group << " k " << c.k << " stride " << c.stride
+                     << ") x " << (xs ? "s8" : "u8") << " w " << (ws ? "s8" : "u8") << (packed ? " constant w" : " w fed"));
+        std::vector<g::ValueInfo> ins = {value("x", xs ? DType::i8 : DType::u8, xdims)};
+        std::vector<Feed> feeds = {bytes_feed("x", xdims, x)};
+        std::vector<TensorData> consts;
+        if (!packed) {
+          ins.push_back(value("w", ws ? DType::i8 : DType::u8, wdims));
+          feeds.push_back(bytes_feed("w", wdims, w));
+        } else {
+          consts.push_back(bytes_tensor("w", wdims, w));
+        }
+        consts.push_back(bytes_tensor("zx", {}, zx));
+        consts.push_back(bytes_tensor("zw", {c.M}, zw));
+        // ConvInteger(x, w, zx, zw): the names in order, whichever are inputs or constants.
+        g::Graph ci_graph = single_node("ConvInteger", ins, attrs, consts);
+        ci_graph.nodes[0].inputs = {"x", "w", "zx", "zw"};
+        const auto got = run_graph(ci_graph, feeds)[0];
+        CHECK(got.as<int32_t>() == acc);
+        h = hash_bytes(h, got.bytes);
+        // QLinearConv(x, sx, zx, w, sw, zw, sy, zy, B).
+        consts.push_back(TensorData::from_vector<float>("sx", {}, {sx}));
+        consts.push_back(TensorData::from_vector("sw", {c.M}, sw));
+        consts.push_back(TensorData::from_vector<float>("sy", {}, {sy}));
+        consts.push_back(ys ? TensorData::from_vector<int8_t>("zy", {}, {int8_t(zy)})
+                            : TensorData::from_vector<uint8_t>("zy", {}, {uint8_t(zy)}));
+        consts.push_back(TensorData::from_vector("B", {c.M}, bias));
+        g::Graph q_graph = single_node("QLinearConv", ins, attrs, consts);
+        q_graph.nodes[0].inputs = {"x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "B"};
+        const auto q = run_graph(q_graph, feeds)[0];
+        std::vector<int32_t> want(acc.size()), have(acc.size());
+        const int64_t plane = OHe * OW;
+        for (size_t i = 0; i < acc.size(); ++i) {
+          const size_t m = size_t(int64_t(i) / plane % c.M);
+          want[i] = requantize(int32_t(uint32_t(acc[i]) + uint32_t(bias[m])), sx, sw[m], sy, zy, ys);
+          have[i] = ys ? int32_t(int8_t(q.bytes[i])) : int32_t(q.bytes[i]);
+        }
+        CHECK(have == want);
+        h = hash_bytes(h, q.bytes);
+      }
+    }
+  std::printf("EXACT_HASH quant_conv %s %016" PRIx64 "\n", om::kernels::isa_name(om::kernels::active_isa()), h);
+  std::fflush(stdout);
+}
+
+TEST_CASE("MatMulInteger and QLinearMatMul equal the element loop: batches, tails, dtypes, packed or not") {
+  struct MmCase {
+    std::vector<int64_t> a, b;
+  };
+  const MmCase cases[] = {{{1, 7}, {7, 1}},        {{5, 33}, {33, 17}},      {{2, 3, 64}, {64, 40}},
+                          {{49, 300}, {300, 70}}, {{2, 1, 5, 9}, {3, 9, 20}}, {{130, 16}, {16, 257}}};
+  uint64_t h = 0xcbf29ce484222325ull;
+  int ci = 0;
+  for (const MmCase& c : cases)
+    for (int dt = 0; dt < 4; ++dt, ++ci) {
+      std::mt19937 rng(uint32_t(ci * 17 + 5));
+      const bool as = dt & 1, bs = (dt & 2) != 0;
+      const int64_t M = c.a[c.a.size() - 2], K = c.a.back(), N = c.b.back();
+      size_t an = 1, bn = 1;
+      for (int64_t d : c.a) an *= size_t(d);
+      for (int64_t d : c.b) bn *= size_t(d);
+      const Bytes a = random_bytes(an, as, rng), b = random_bytes(bn, bs, rng);
+      const Bytes za = random_bytes(size_t(M), as, rng), zb = random_bytes(size_t(N), bs, rng);
+      // Batch broadcasting: the output batch axes and each operand's matrix for a batch index.
+      std::vector<int64_t> ab(c.a.begin(), c.a.end() - 2), bb(c.b.begin(), c.b.end() - 2);
+      const size_t rank = std::max(ab.size(), bb.size());
+      while (ab.size() < rank) ab.insert(ab.begin(), 1);
+      while (bb.size() < rank) bb.insert(bb.begin(), 1);
+      std::vector<int64_t> yb(rank);
+      size_t batches = 1;
+      for (size_t d = 0; d < rank; ++d) batches *= size_t(yb[d] = std::max(ab[d], bb[d]));
+      std::vector<int32_t> acc(batches * size_t(M * N));
+      for (size_t bi = 0; bi < batches; ++bi) {
+        size_t rest = bi, ao = 0, bo = 0, astride = 1, bstride = 1;
+        for (size_t d = rank; d-- > 0;) {
+          const size_t idx = rest % size_t(yb[d]);
+          rest /= size_t(yb[d]);
+          ao += (ab[d] == 1 ? 0 : idx) * astride;
+          bo += (bb[d] == 1 ? 0 : idx) * bstride;
+          astride *= size_t(ab[d]);
+          bstride *= size_t(bb[d]);
+        }
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            uint32_t s = 0;
+            for (int64_t k = 0; k < K; ++k)
+              s += uint32_t((a.at(ao * size_t(M * K) + size_t(m * K + k)) - za.at(size_t(m))) *
+                            (b.at(bo * size_t(K * N) + size_t(k * N + n)) - zb.at(size_t(n))));
+            acc[bi * size_t(M * N) + size_t(m * N + n)] = int32_t(s);
+          }
+      }
+      std::vector<float> sa(static_cast<size_t>(M)), sb(static_cast<size_t>(N));
+      for (auto& s : sa) s = 0.01f + float(rng() % 100) * 1e-4f;
+      for (auto& s : sb) s = 0.002f + float(rng() % 100) * 1e-5f;
+      const float sy = 0.03f;
+      const bool ys = ci % 2 == 0;
+      const int32_t zy = ys ? 5 : 128;
+      for (int packed = 0; packed < 2; ++packed) {
+        if (packed && c.b.size() != 2) continue;  // only a 2-D B is packed by the plan
+        INFO("case " << ci << " a " << (as ? "s8" : "u8") << " b " << (bs ? "s8" : "u8") << (packed ? " constant B" : " B fed"));
+        std::vector<g::ValueInfo> ins = {value("a", as ? DType::i8 : DType::u8, c.a)};
+        std::vector<Feed> feeds = {bytes_feed("a", c.a, a)};
+        std::vector<TensorData> consts;
+        if (packed) {
+          consts.push_back(bytes_tensor("b", c.b, b));
+        } else {
+          ins.push_back(value("b", bs ? DType::i8 : DType::u8, c.b));
+          feeds.push_back(bytes_feed("b", c.b, b));
+        }
+        consts.push_back(bytes_tensor("za", {M}, za));
+        consts.push_back(bytes_tensor("zb", {N}, zb));
+        g::Graph mm = single_node("MatMulInteger", ins, {}, consts);
+        mm.nodes[0].inputs = {"a", "b", "za", "zb"};
+        const auto got = run_graph(mm, feeds)[0];
+        CHECK(got.as<int32_t>() == acc);
+        h = hash_bytes(h, got.bytes);
+        consts.push_back(TensorData::from_vector("sa", {M}, sa));
+        consts.push_back(TensorData::from_vector("sb", {N}, sb));
+        consts.push_back(TensorData::from_vector<float>("sy", {}, {sy}));
+        consts.push_back(ys ? TensorData::from_vector<int8_t>("zy", {}, {int8_t(zy)})
+                            : TensorData::from_vector<uint8_t>("zy", {}, {uint8_t(zy)}));
+        g::Graph qm = single_node("QLinearMatMul", ins, {}, consts);
+        qm.nodes[0].inputs = {"a", "sa", "za", "b", "sb", "zb", "sy", "zy"};
+        const auto q = run_graph(qm, feeds)[0];
+        std::vector<int32_t> want(acc.size()), have(acc.size());
+        for (size_t i = 0; i < acc.size(); ++i) {
+          const size_t m = i / size_t(N) % size_t(M), n = i % size_t(N);
+          want[i] = requantize(acc[i], sa[m], sb[n], sy, zy, ys);
+          have[i] = ys ? int32_t(int8_t(q.bytes[i])) : int32_t(q.bytes[i]);
+        }
+        CHECK(have == want);
+        h = hash_bytes(h, q.bytes);
+      }
+    }
+  std::printf("EXACT_HASH quant_matmul %s %016" PRIx64 "\n", om::kernels::isa_name(om::kernels::active_isa()), h);
+  std::fflush(stdout);
+}
