@@ -20,12 +20,22 @@ inline int8_t b_prime(const void* b, bool b_signed, ptrdiff_t i) {
 
 void q8_pack_a(const void* a, bool a_signed, ptrdiff_t rs, ptrdiff_t cs, size_t M, size_t K, uint8_t* dst, size_t lda,
                int32_t* row_sums) {
+  const uint8_t flip = a_signed ? 0x80 : 0;
   for (size_t i = 0; i < M; ++i) {
     uint8_t* row = dst + i * lda;
     uint32_t sum = 0;
-    for (size_t k = 0; k < K; ++k) {
-      row[k] = a_prime(a, a_signed, ptrdiff_t(i) * rs + ptrdiff_t(k) * cs);
-      sum += row[k];
+    if (cs == 1) {  // rows in place (the usual case): a loop that vectorises
+      const uint8_t* src = static_cast<const uint8_t*>(a) + ptrdiff_t(i) * rs;
+      for (size_t k = 0; k < K; ++k) {
+        const uint8_t v = uint8_t(src[k] ^ flip);
+        row[k] = v;
+        sum += v;
+      }
+    } else {
+      for (size_t k = 0; k < K; ++k) {
+        row[k] = a_prime(a, a_signed, ptrdiff_t(i) * rs + ptrdiff_t(k) * cs);
+        sum += row[k];
+      }
     }
     for (size_t k = K; k < lda; ++k) row[k] = 0;
     if (row_sums) row_sums[i] = int32_t(sum);

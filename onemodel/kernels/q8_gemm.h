@@ -44,10 +44,17 @@ void q8_dot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t p
 // The zero points of A' and B' for the zero points of A and B.
 inline int32_t q8_zero_a(int32_t za, bool a_signed) { return a_signed ? za + 128 : za; }
 inline int32_t q8_zero_b(int32_t zb, bool b_signed) { return b_signed ? zb : zb - 128; }
-// sum over k < K of (A[m, k] - za)(B[k, n] - zb), modulo 2^32, from the raw product and the sums.
+// sum over k < K of (A[m, k] - za)(B[k, n] - zb), modulo 2^32, from the raw product and the sums:
+// the terms of the row (- ZB sum A' + K ZA ZB), computed once per row where ZB is per-tensor,
+// then - ZA sum B' per element.
+inline uint32_t q8_row_term(int32_t row_sum, int32_t ZA, int32_t ZB, size_t K) {
+  return uint32_t(K) * uint32_t(ZA) * uint32_t(ZB) - uint32_t(ZB) * uint32_t(row_sum);
+}
+inline int32_t q8_apply(int32_t raw, uint32_t row_term, int32_t ZA, int32_t col_sum) {
+  return int32_t(uint32_t(raw) + row_term - uint32_t(ZA) * uint32_t(col_sum));
+}
 inline int32_t q8_correct(int32_t raw, int32_t row_sum, int32_t col_sum, int32_t ZA, int32_t ZB, size_t K) {
-  const uint32_t za = uint32_t(ZA), zb = uint32_t(ZB);
-  return int32_t(uint32_t(raw) - zb * uint32_t(row_sum) - za * uint32_t(col_sum) + uint32_t(K) * za * zb);
+  return q8_apply(raw, q8_row_term(row_sum, ZA, ZB, K), ZA, col_sum);
 }
 
 }  // namespace om::kernels

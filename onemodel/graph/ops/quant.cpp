@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "onemodel/graph/ops/conv_geom.h"
 #include "onemodel/graph/ops/matmul_dims.h"
@@ -79,14 +80,21 @@ struct QRange {
 };
 QRange range_of(DType d) { return d == DType::i8 ? QRange{-128, 127} : QRange{0, 255}; }
 
-// saturate(round_half_even(v) + zp) into [lo, hi]. The comparison happens before the addition so
-// large |v| cannot overflow; NaN (a 0/0 scale) gives the zero point, the quantized zero.
-int32_t saturate_round(float v, int32_t zp, QRange r) {
-  const float q = std::nearbyint(v);  // default rounding mode: halves to even, as ONNX says
-  if (q != q) return zp < r.lo ? r.lo : (zp > r.hi ? r.hi : zp);
-  if (q <= float(r.lo - zp)) return r.lo;
-  if (q >= float(r.hi - zp)) return r.hi;
-  return int32_t(q) + zp;
+// saturate(round_half_even(v) + zp) into [lo, hi]. v is clamped to [lo - zp, hi - zp] before the
+// rounding, which saturates exactly the values a rounding first would (the bounds are integers
+// and rounding is monotonic), so large |v| cannot overflow; NaN (a 0/0 scale) gives the zero
+// point, the quantized zero. What is left has |v| < 2^9: adding and subtracting 1.5 x 2^23 rounds
+// it to an integer half to even in the default rounding mode (ONNX's rounding). Selects, not
+// branches: after a Relu half the values saturate, which a branch would mispredict; and inline
+// on every target (nearbyint is a library call where the baseline ISA has no rounding instruction).
+inline int32_t saturate_round(float v, int32_t zp, QRange r) {
+  const float lo = float(r.lo - zp), hi = float(r.hi - zp);
+  const int32_t zq = zp < r.lo ? r.lo : (zp > r.hi ? r.hi : zp);  // what NaN gives
+  float c = v < lo ? lo : v;  // NaN compares false and stays
+  c = c > hi ? hi : c;
+  c = c == c ? c : float(zq - zp);
+  constexpr float kRound = 12582912.0f;  // 1.5 x 2^23
+  return int32_t((c + kRound) - kRound) + zp;
 }
 
 void store_q(const TensorArg& y, int64_t i, int32_t v) {
@@ -175,10 +183,23 @@ void for_each_channel(const KernelContext& k, F f) {
   }
 }
 
+// x / scale over elements [begin, end) of f32 x, per-tensor: a plain loop that vectorises.
+template <typename T>
+void quantize_run(const float* x, T* y, int64_t begin, int64_t end, float scale, int32_t zp, QRange r) {
+  for (int64_t i = begin; i < end; ++i) y[i] = T(saturate_round(x[i] / scale, zp, r));
+}
+
 Status quantize_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const TensorArg& Y = k.out(0);
   const QRange r = range_of(Y.dtype);
+  if (k.params<AxisParams>().channels == 1 && X.dtype == DType::f32) {
+    const float scale = scale_at(k.in(1), 0);
+    const int32_t zp = zp_at(k, 2, 0);
+    if (Y.dtype == DType::i8) quantize_run(X.as<const float>(), Y.as<int8_t>(), k.begin, k.end, scale, zp, r);
+    else quantize_run(X.as<const float>(), Y.as<uint8_t>(), k.begin, k.end, scale, zp, r);
+    return Status::ok();
+  }
   for_each_channel(k, [&](int64_t i, int64_t c) {
     const float x = X.dtype == DType::f32 ? X.as<const float>()[i] : float(X.as<const int32_t>()[i]);
     store_q(Y, i, saturate_round(x / scale_at(k.in(1), c), zp_at(k, 2, c), r));
@@ -382,11 +403,11 @@ void int_matmul_reference(const KernelContext& k, size_t a_in, size_t azp_in, si
       const int64_t yo = (off[0] + j * it.inner_step[0]) * M * N;
       const int64_t m_end = std::min(M, k.end - mat * M);
       for (int64_t m = std::max<int64_t>(0, k.begin - mat * M); m < m_end; ++m) {
-        const auto put = epi.row(m);
         for (int64_t n = 0; n < N; ++n) {
           uint32_t acc = 0;  // wraps modulo 2^32 like the i32 accumulator, without overflow UB
           for (int64_t q = 0; q < K; ++q) acc += uint32_t((int32_t(pa[m * K + q]) - za[m]) * (int32_t(pb[q * N + n]) - zb[n]));
-          put(yo + m * N + n, n, int32_t(acc));
+          const int32_t v = int32_t(acc);
+          epi.store_row(m, yo + m * N + n, n, &v, 1);
         }
       }
     }
@@ -404,7 +425,7 @@ void int_matmul_reference(const KernelContext& k, size_t a_in, size_t azp_in, si
 
 // The i32 product of A and B (numpy matmul shapes, broadcast batches) after subtracting the
 // zero points (per-tensor, per-row of A, per-column of B) for output rows [k.begin, k.end).
-// epi.row(m) gives the row's store, called as put(y_index, n, acc).
+// epi.store_row writes each row's results.
 template <typename Epilogue>
 void int_matmul(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in, size_t bzp_in, const Epilogue& epi) {
   const IntMatMulParams& p = k.params<IntMatMulParams>();
@@ -450,12 +471,16 @@ void int_matmul(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in,
           for (size_t r = 0; r < rows; ++r) {
             const size_t m = r0 + r;
             const int32_t ZA = kernels::q8_zero_a(za[int64_t(m)], as);
-            const auto put = epi.row(int64_t(m));
             const int64_t yrow = yo + int64_t(m * N);
-            for (size_t n = n0; n < n1; ++n)
-              put(yrow + int64_t(n), int64_t(n),
-                  kernels::q8_correct(raw[r * ldc + n - n0], blk.row_sums[r], pb.col_sums[n], ZA,
-                                      kernels::q8_zero_b(zb[int64_t(n)], bs), K));
+            int32_t* raw_row = raw + r * ldc - n0;  // corrected in place, then stored
+            if (!zb.t) {  // per-tensor B zero point: the row's terms once
+              const uint32_t rt = kernels::q8_row_term(blk.row_sums[r], ZA, kernels::q8_zero_b(zb.only, bs), K);
+              for (size_t n = n0; n < n1; ++n) raw_row[n] = kernels::q8_apply(raw_row[n], rt, ZA, pb.col_sums[n]);
+            } else {
+              for (size_t n = n0; n < n1; ++n)
+                raw_row[n] = kernels::q8_correct(raw_row[n], blk.row_sums[r], pb.col_sums[n], ZA, kernels::q8_zero_b(zb[int64_t(n)], bs), K);
+            }
+            epi.store_row(int64_t(m), yrow + int64_t(n0), int64_t(n0), raw_row + n0, int64_t(n1 - n0));
           }
         }
       }
@@ -484,12 +509,12 @@ Status infer_matmul_integer(InferContext& ctx) {
   return Status::ok();
 }
 
-// The i32 results stored as they are.
+// The i32 results stored as they are. store_row(m, i, n0, acc, count): row m's outputs at
+// y[i .. i + count), columns n0 .. (every epilogue has this form).
 struct StoreI32 {
   int32_t* y;
-  auto row(int64_t) const {
-    int32_t* out = y;
-    return [out](int64_t i, int64_t, int32_t acc) { out[i] = acc; };
+  void store_row(int64_t, int64_t i, int64_t, const int32_t* acc, int64_t count) const {
+    std::memcpy(y + i, acc, size_t(count) * sizeof(int32_t));
   }
 };
 
@@ -529,34 +554,41 @@ float requantize_multiplier(float s_in, float s_w, float s_y) { return s_in * s_
 template <typename T>
 struct StoreRequantized {
   T* y;
-  const TensorArg* row_scale;  // per-tensor or per-row (QLinearMatMul's a_scale; null: none)
-  const TensorArg* col_scale;  // per-tensor or per-column (b_scale, QLinearConv's w_scale by row)
-  float s_in, s_y;
+  const TensorArg* row_scale;  // per-tensor or per-row: QLinearMatMul's a_scale, QLinearConv's w_scale
+  const TensorArg* col_scale;  // per-tensor or per-column: b_scale, QLinearConv's x_scale
+  float s_y;
   int32_t zp;
   QRange r;
   const int32_t* row_bias;  // QLinearConv's bias per output channel (row), or null
-  auto row(int64_t m) const {
-    const float sa = row_scale ? scale_at(*row_scale, m) : s_in;
-    const bool per_col = col_scale->numel != 1;
-    const float m_row = requantize_multiplier(sa, scale_at(*col_scale, 0), s_y);
+  // Plain loops over contiguous rows, so they vectorise (saturate_round is branch-free).
+  void store_row(int64_t m, int64_t i, int64_t n0, const int32_t* acc, int64_t count) const {
+    const float sa = scale_at(*row_scale, m);
     const uint32_t bias = row_bias ? uint32_t(row_bias[m]) : 0u;
-    return [this, sa, per_col, m_row, bias](int64_t i, int64_t n, int32_t acc) {
-      const float mult = per_col ? requantize_multiplier(sa, scale_at(*col_scale, n), s_y) : m_row;
-      y[i] = T(saturate_round(float(int32_t(uint32_t(acc) + bias)) * mult, zp, r));
-    };
+    T* out = y + i;
+    const int32_t z = zp;
+    const QRange q = r;
+    if (col_scale->numel == 1) {
+      const float mult = requantize_multiplier(sa, scale_at(*col_scale, 0), s_y);
+      for (int64_t j = 0; j < count; ++j) out[j] = T(saturate_round(float(int32_t(uint32_t(acc[j]) + bias)) * mult, z, q));
+    } else {
+      for (int64_t j = 0; j < count; ++j) {
+        const float mult = requantize_multiplier(sa, scale_at(*col_scale, n0 + j), s_y);
+        out[j] = T(saturate_round(float(int32_t(uint32_t(acc[j]) + bias)) * mult, z, q));
+      }
+    }
   }
 };
 
 template <typename T>
 StoreRequantized<T> requantized_store(const KernelContext& k, const TensorArg* row_scale, const TensorArg* col_scale,
-                                      float s_in, size_t y_scale, size_t y_zp, const int32_t* row_bias) {
-  return {k.out(0).as<T>(), row_scale, col_scale, s_in, scale_at(k.in(y_scale), 0), zp_at(k, y_zp, 0),
+                                      size_t y_scale, size_t y_zp, const int32_t* row_bias) {
+  return {k.out(0).as<T>(), row_scale, col_scale, scale_at(k.in(y_scale), 0), zp_at(k, y_zp, 0),
           range_of(k.out(0).dtype), row_bias};
 }
 
 Status qlinear_matmul_kernel(const KernelContext& k) {
-  if (k.out(0).dtype == DType::i8) int_matmul(k, 0, 2, 3, 5, requantized_store<int8_t>(k, &k.in(1), &k.in(4), 0.0f, 6, 7, nullptr));
-  else int_matmul(k, 0, 2, 3, 5, requantized_store<uint8_t>(k, &k.in(1), &k.in(4), 0.0f, 6, 7, nullptr));
+  if (k.out(0).dtype == DType::i8) int_matmul(k, 0, 2, 3, 5, requantized_store<int8_t>(k, &k.in(1), &k.in(4), 6, 7, nullptr));
+  else int_matmul(k, 0, 2, 3, 5, requantized_store<uint8_t>(k, &k.in(1), &k.in(4), 6, 7, nullptr));
   return Status::ok();
 }
 
@@ -629,38 +661,89 @@ bool int_conv_packable(const Node&, const std::vector<const ValueDesc*>& inputs,
   return true;
 }
 
-// Writes the image block of output pixels [p0, p0 + np) of image n, group gi as B' (the
-// im2col columns, k = (c, kh, kw)) with its column sums: first as rows of kConvPixels bytes
-// (contiguous runs along the output row), then interleaved into panels. Taps in the padding hold
-// the zero point, so they add nothing once the zero points are applied.
+// The output pixels [p0, p0 + np) of a block as runs along output rows: run i covers block
+// columns [j, j + len) of output row oh from column ow. Computed once per block, so the tap rows
+// below divide nothing.
+struct PixelRuns {
+  struct Run {
+    int64_t j, oh, ow, len;
+  };
+  Run run[kConvPixels];
+  size_t count = 0;
+  PixelRuns(const kernels::ConvGeom& g, int64_t p0, int64_t np) {
+    for (int64_t j = 0, px = p0; j < np; ++count) {
+      const int64_t oh = px / g.OW, ow = px % g.OW, len = std::min(g.OW - ow, np - j);
+      run[count] = {j, oh, ow, len};
+      j += len;
+      px += len;
+    }
+  }
+};
+
+// The im2col row of tap (c, kh, kw) over a block's pixels as B' bytes: the taps inside the image
+// copied (top bit flipped for u8), those in the padding the zero point, which adds nothing once
+// the zero points are applied; zero past the block's pixels.
+void int_conv_tap_row(const kernels::ConvGeom& g, const uint8_t* plane, uint8_t flip, uint8_t pad, int64_t kh, int64_t kw,
+                      const PixelRuns& runs, int64_t np, uint8_t* row) {
+  for (size_t i = 0; i < runs.count; ++i) {
+    const PixelRuns::Run& ru = runs.run[i];
+    const int64_t ih = ru.oh * g.sH - g.pad_t + kh * g.dH;
+    uint8_t* out = row + ru.j;
+    int64_t lo = 0, hi = 0;  // the taps t in [lo, hi) read the image; all padding when the row is outside
+    if (ih >= 0 && ih < g.H) {
+      const int64_t iw0 = ru.ow * g.sW - g.pad_l + kw * g.dW;
+      // ceil(v / sW) for v >= 0, without a division for the usual strides.
+      const auto ceil_div = [&g](int64_t v) { return g.sW == 1 ? v : g.sW == 2 ? (v + 1) >> 1 : (v + g.sW - 1) / g.sW; };
+      lo = iw0 >= 0 ? 0 : std::min(ru.len, ceil_div(-iw0));
+      hi = std::max(lo, iw0 >= g.W ? 0 : std::min(ru.len, ceil_div(g.W - iw0)));
+      const uint8_t* src = plane + ih * g.W + iw0;
+      if (g.sW == 1)
+        for (int64_t t = lo; t < hi; ++t) out[t] = uint8_t(src[t] ^ flip);
+      else
+        for (int64_t t = lo; t < hi; ++t) out[t] = uint8_t(src[t * g.sW] ^ flip);
+    }
+    for (int64_t t = 0; t < lo; ++t) out[t] = pad;
+    for (int64_t t = hi; t < ru.len; ++t) out[t] = pad;
+  }
+  for (int64_t j = np; j < int64_t(kConvPixels); ++j) row[j] = 0;
+}
+
+// The image block of output pixels [p0, p0 + np) of image n, group gi as B' panels (the im2col
+// columns, k = (c, kh, kw)) with their column sums: four tap rows at a time, interleaved into
+// the 32-bit lanes of the panels (byte t of a lane from row 4g + t).
 void int_conv_image_block(const kernels::ConvGeom& g, const uint8_t* x, bool xs, int8_t zero_byte, int64_t n, int64_t gi,
                           int64_t p0, int64_t np, uint8_t* rows, void* b_buf) {
-  const int64_t cg = g.C / g.group, taps = g.kH * g.kW, K = cg * taps;
-  const uint8_t flip = xs ? 0 : 0x80, pad = uint8_t(zero_byte);
-  for (int64_t kk = 0; kk < K; ++kk) {
-    const int64_t c = kk / taps, kh = (kk % taps) / g.kW, kw = kk % g.kW;
-    const uint8_t* plane = x + ((n * g.C + gi * cg + c) * g.H) * g.W;
-    uint8_t* row = rows + kk * int64_t(kConvPixels);
-    for (int64_t j = 0, px = p0; j < np;) {
-      const int64_t oh = px / g.OW, ow = px % g.OW, run = std::min(g.OW - ow, np - j);
-      const int64_t ih = oh * g.sH - g.pad_t + kh * g.dH;
-      if (ih < 0 || ih >= g.H) {
-        for (int64_t t = 0; t < run; ++t) row[j + t] = pad;
-      } else {
-        const uint8_t* src = plane + ih * g.W;
-        const int64_t iw0 = ow * g.sW - g.pad_l + kw * g.dW;
-        for (int64_t t = 0; t < run; ++t) {
-          const int64_t iw = iw0 + t * g.sW;
-          row[j + t] = (iw >= 0 && iw < g.W) ? uint8_t(src[iw] ^ flip) : pad;
-        }
+  const int64_t cg = g.C / g.group, K = cg * g.kH * g.kW;
+  const size_t groups = kernels::q8_groups(size_t(K)), ps = kernels::q8_panel_stride(size_t(K));
+  const uint8_t flip = xs ? 0 : 0x80;
+  const PixelRuns runs(g, p0, np);
+  auto* base = static_cast<unsigned char*>(b_buf);
+  int32_t* sums = reinterpret_cast<int32_t*>(base + align64(kernels::q8_packed_b_bytes(size_t(K), kConvPixels)));
+  for (size_t j = 0; j < kConvPixels; ++j) sums[j] = 0;
+  int64_t c = 0, kh = 0, kw = 0;  // the tap of row k, stepped without dividing
+  for (size_t grp = 0; grp < groups; ++grp) {
+    uint8_t* r[4];
+    for (size_t t = 0; t < 4; ++t) {
+      r[t] = rows + t * kConvPixels;
+      if (int64_t(grp * 4 + t) >= K) {
+        std::memset(r[t], 0, kConvPixels);
+        continue;
       }
-      j += run;
-      px += run;
+      int_conv_tap_row(g, x + ((n * g.C + gi * cg + c) * g.H) * g.W, flip, uint8_t(zero_byte), kh, kw, runs, np, r[t]);
+      if (++kw == g.kW) {
+        kw = 0;
+        if (++kh == g.kH) kh = 0, ++c;
+      }
     }
-    for (int64_t j = np; j < int64_t(kConvPixels); ++j) row[j] = 0;
+    for (size_t q = 0; q < kConvPixels / kernels::kQ8Panel; ++q) {
+      uint32_t* lanes = reinterpret_cast<uint32_t*>(base + q * ps + grp * kernels::kQ8Group * kernels::kQ8Panel);
+      const size_t c0 = q * kernels::kQ8Panel;
+      for (size_t j = 0; j < kernels::kQ8Panel; ++j)
+        lanes[j] = uint32_t(r[0][c0 + j]) | uint32_t(r[1][c0 + j]) << 8 | uint32_t(r[2][c0 + j]) << 16 | uint32_t(r[3][c0 + j]) << 24;
+    }
+    for (size_t j = 0; j < kConvPixels; ++j)
+      sums[j] += int32_t(int8_t(r[0][j])) + int32_t(int8_t(r[1][j])) + int32_t(int8_t(r[2][j])) + int32_t(int8_t(r[3][j]));
   }
-  // rows[k][j] is B'[k, j] already: pack it as panels (top bit already flipped, so as s8).
-  pack_b_buffer(rows, true, size_t(K), kConvPixels, b_buf);
 }
 
 // The element loop: each output's sum in (c, kh, kw) order over the in-bounds taps, from the
@@ -678,7 +761,6 @@ void int_conv_reference(const KernelContext& k, size_t x_in, size_t xzp_in, size
     const int64_t n = u / (g.group * p.blocks), gi = (u / p.blocks) % g.group, p0 = (u % p.blocks) * int64_t(kConvPixels);
     const int64_t p1 = std::min<int64_t>(p0 + int64_t(kConvPixels), pixels);
     for (int64_t m = gi * mg; m < (gi + 1) * mg; ++m) {
-      const auto put = epi.row(m);
       for (int64_t px = p0; px < p1; ++px) {
         const int64_t oh = px / g.OW, ow = px % g.OW;
         uint32_t acc = 0;  // wraps modulo 2^32 like the i32 accumulator
@@ -694,7 +776,8 @@ void int_conv_reference(const KernelContext& k, size_t x_in, size_t xzp_in, size
               acc += uint32_t(xv * wv);
             }
           }
-        put((n * g.M + m) * pixels + px, m, int32_t(acc));
+        const int32_t v = int32_t(acc);
+        epi.store_row(m, (n * g.M + m) * pixels + px, px, &v, 1);
       }
     }
   }
@@ -711,7 +794,7 @@ void int_conv_reference(const KernelContext& k, size_t x_in, size_t xzp_in, size
 
 // The i32 convolution of x and w after subtracting the zero points (x per-tensor, w per-tensor
 // or per output channel) for work units [k.begin, k.end); taps in the padding add nothing (the
-// padding holds the zero point). epi.row(m) gives output channel m's store, put(y_index, m, acc).
+// padding holds the zero point). epi.store_row writes each output channel's results.
 template <typename Epilogue>
 void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, size_t wzp_in, const Epilogue& epi) {
   const IntConvParams& p = k.params<IntConvParams>();
@@ -748,10 +831,10 @@ void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, s
       for (size_t r = 0; r < nr; ++r) {
         const int64_t m = int64_t(m0 + r);
         const int32_t ZA = kernels::q8_zero_a(zw[m], ws);
-        const auto put = epi.row(m);
-        const int64_t yrow = (n * g.M + m) * pixels + p0;
-        for (int64_t j = 0; j < np; ++j)
-          put(yrow + j, m, kernels::q8_correct(raw[r * kConvPixels + size_t(j)], wa.row_sums[m], pb.col_sums[j], ZA, ZB, K));
+        const uint32_t rt = kernels::q8_row_term(wa.row_sums[m], ZA, ZB, K);
+        int32_t* raw_row = raw + r * kConvPixels;  // corrected in place, then stored
+        for (int64_t j = 0; j < np; ++j) raw_row[j] = kernels::q8_apply(raw_row[j], rt, ZA, pb.col_sums[j]);
+        epi.store_row(m, (n * g.M + m) * pixels + p0, p0, raw_row, np);
       }
     }
   }
@@ -812,23 +895,12 @@ Status infer_qlinear_conv(InferContext& ctx) {
   return Status::ok();
 }
 
-// The output channel is the row here: w_scale is read per row, as the column scale of the row.
-template <typename T>
-struct StoreConvRequantized {
-  StoreRequantized<T> s;
-  auto row(int64_t m) const {
-    const auto put = s.row(m);
-    return [put, m](int64_t i, int64_t, int32_t acc) { put(i, m, acc); };
-  }
-};
-
+// The output channel is the row here: w_scale is the row's scale and x_scale the (per-tensor)
+// column one; the multiplier's first product is commutative, so it is s_x x s_w[m] / s_y.
 Status qlinear_conv_kernel(const KernelContext& k) {
   const int32_t* bias = k.has_input(8) ? k.in(8).as<const int32_t>() : nullptr;
-  const float sx = scale_at(k.in(1), 0);
-  if (k.out(0).dtype == DType::i8)
-    int_conv(k, 0, 2, 3, 5, StoreConvRequantized<int8_t>{requantized_store<int8_t>(k, nullptr, &k.in(4), sx, 6, 7, bias)});
-  else
-    int_conv(k, 0, 2, 3, 5, StoreConvRequantized<uint8_t>{requantized_store<uint8_t>(k, nullptr, &k.in(4), sx, 6, 7, bias)});
+  if (k.out(0).dtype == DType::i8) int_conv(k, 0, 2, 3, 5, requantized_store<int8_t>(k, &k.in(4), &k.in(1), 6, 7, bias));
+  else int_conv(k, 0, 2, 3, 5, requantized_store<uint8_t>(k, &k.in(4), &k.in(1), 6, 7, bias));
   return Status::ok();
 }
 
