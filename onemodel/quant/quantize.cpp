@@ -174,6 +174,17 @@ Status try_quantize_static(const graph::Graph& model, const CalibrationSet& cali
     for (size_t slot : t.activations) observe(n.inputs[slot], msg("input ", slot, " (", slot_role(n, slot), ") of ", n.label()));
     if (options.quantize_outputs) observe(n.outputs[0], msg("output of ", n.label()));
   }
+  // The weights first: a NaN weight is named as such, not as the NaN activations it causes.
+  std::map<std::pair<std::string, int64_t>, detail::QuantizedWeight> weights;
+  for (const Target& t : targets) {
+    if (t.weight_slot < 0) continue;
+    const Node& n = g.nodes[t.node];
+    const std::string& w_name = n.inputs[size_t(t.weight_slot)];
+    auto key = std::make_pair(w_name, t.weight_axis);
+    if (weights.count(key)) continue;
+    OM_TRY(detail::quantize_weight(*u.initializer(w_name), t.weight_axis, &weights[key])
+               .with_context(msg(kCall, ": ", n.label(), ", input 1 (", slot_role(n, 1), ")")));
+  }
   std::vector<detail::ObservedRange> ranges;
   OM_TRY(detail::calibrate(model, values, calibration, options, &ranges));
 
@@ -221,8 +232,7 @@ Status try_quantize_static(const graph::Graph& model, const CalibrationSet& cali
     auto it = dequantized_weights.find(key);
     if (it == dequantized_weights.end()) {
       const TensorData& w = *u.initializer(w_name);
-      detail::QuantizedWeight q;
-      OM_TRY(detail::quantize_weight(w, t.weight_axis, &q).with_context(msg(kCall, ": ", n.label(), ", input 1 (", slot_role(n, 1), ")")));
+      const detail::QuantizedWeight& q = weights.at(key);
       const std::string qn = name(w_name, "_quantized"), sn = name(w_name, "_scale"), zn = name(w_name, "_zero_point");
       const std::vector<int64_t> pdims = t.weight_axis >= 0 ? std::vector<int64_t>{int64_t(q.scales.size())} : std::vector<int64_t>{};
       u.add_initializer(TensorData::from_vector<int8_t>(qn, w.dims, q.values));
