@@ -105,7 +105,9 @@ std::vector<Target> choose_targets(const graph::Graph& g, const DefUse& u, const
     bool fits = true;
     for (size_t slot = 0; slot < 2; ++slot) {
       const std::string& v = n.inputs[slot];
-      if (v.empty()) fits = false;
+      const Node* p = u.producer_node(v);
+      // A node that already reads a DequantizeLinear output was quantized before: left as it is.
+      if (v.empty() || (p && p->op_type == "DequantizeLinear")) fits = false;
       else if (const TensorData* w = u.initializer(v)) {
         if (slot != 1) continue;  // a constant A stays as it is
         t.weight_axis = weight_axis(n, *w, o.per_channel);

@@ -224,6 +224,11 @@ TEST_CASE("QDQ structure of a traced MLP: int8 weights per output channel, Q/DQ 
     CHECK(count_op(qk, "QuantizeLinear") == 0);
     CHECK(qk.nodes.size() == g.nodes.size());
   }
+  SUBCASE("a QDQ graph quantized again is left as it is") {
+    const Graph again = om::quant::quantize_static(q, calib);
+    CHECK(again.nodes.size() == q.nodes.size());
+    CHECK(count_op(again, "QuantizeLinear") == 6);
+  }
   SUBCASE("only inputs quantized") {
     om::quant::QuantOptions o;
     o.quantize_outputs = false;
