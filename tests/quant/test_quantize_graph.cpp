@@ -317,6 +317,16 @@ TEST_CASE("the QDQ model saves as ONNX (ONNX Runtime agrees within one quantizat
   for (float v : y.to_vector<float>()) peak = std::max(peak, std::fabs(v));
   oracle::set_oracle_rtol("quant_mlp_qdq", 1.001 * double(last_step(q)) / double(peak));
 
+  // Per-tensor weights: the form ONNX Runtime's QDQ fusion turns into integer MatMuls.
+  om::quant::QuantOptions per_tensor;
+  per_tensor.per_channel = false;
+  const Graph qt = om::quant::quantize_static(traced.graph(), batches_of(train_set.x, "features", 4, 100), per_tensor);
+  const om::Tensor yt = om::Session(qt).run({{"features", x}})[0];
+  write_oracle_case("quant_mlp_qdq_per_tensor", qt, {as_data("features", x)}, {as_data("logits", yt)});
+  float tpeak = 1;
+  for (float v : yt.to_vector<float>()) tpeak = std::max(tpeak, std::fabs(v));
+  oracle::set_oracle_rtol("quant_mlp_qdq_per_tensor", 1.001 * double(last_step(qt)) / double(tpeak));
+
   // The same for the Conv graph, in its static shape.
   const Graph c = conv_graph();
   const Graph qc = om::quant::quantize_static(c, random_batches("x", {2, 2, 5, 5}, 3, 10));
