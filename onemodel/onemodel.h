@@ -21,6 +21,7 @@
 #include "onemodel/io/onnx.h"
 #include "onemodel/io/npy.h"
 #include "onemodel/io/tensor_npy.h"
+#include "onemodel/quant/quantize.h"
 #include "onemodel/ops/rnn.h"
 #include "onemodel/ops/math_ops.h"
 #include "onemodel/ops/losses.h"

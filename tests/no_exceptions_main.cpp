@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "onemodel/core/tensor.h"
 #include "onemodel/graph/ir.h"
+#include "onemodel/quant/quantize.h"
 #include "onemodel/runtime/session.h"
 
 namespace {
@@ -42,6 +44,20 @@ int main() {
   in.dims = wrong;
   s = session.try_run(&in, 1, &out, 1);
   if (s.is_ok()) return 4;
+  // Quantization's Status form: a MatMul graph becomes QDQ; an empty calibration set is a Status.
+  om::graph::Graph mm;
+  mm.inputs.push_back({"a", om::DType::f32, true, {om::graph::Dim::fixed(2), om::graph::Dim::fixed(3)}});
+  mm.outputs.push_back({"c", om::DType::f32, true, {om::graph::Dim::fixed(2), om::graph::Dim::fixed(2)}});
+  mm.initializers.push_back(om::graph::TensorData::from_vector<float>("b", {3, 2}, {1, -2, 3, -4, 5, -6}));
+  om::graph::Node matmul;
+  matmul.op_type = "MatMul";
+  matmul.inputs = {"a", "b"};
+  matmul.outputs = {"c"};
+  mm.nodes.push_back(matmul);
+  const om::quant::CalibrationSet calib = {{{"a", om::from_vector<float>({1, 2, 3, -1, 0, 4}, {2, 3})}}};
+  om::graph::Graph q;
+  if (!om::quant::try_quantize_static(mm, calib, {}, &q).is_ok() || q.nodes.size() != 6) return 5;
+  if (om::quant::try_quantize_static(mm, {}, {}, &q).is_ok()) return 6;
   std::printf("no-exceptions build: ok (%s)\n", s.message().c_str());
   return 0;
 }

@@ -1,4 +1,5 @@
 // The `onemodel` command-line tool: every subcommand run on a traced MLP, outputs checked.
+// (quantize writes QDQ models whose outputs are checked against om::quant::quantize_static.)
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -66,7 +67,7 @@ TEST_CASE("onemodel: help, unknown commands and options") {
   Run r = tool("--help");
   CHECK(r.code == 0);
   CHECK(contains(r.out, "info MODEL"));
-  for (const char* cmd : {"info", "run", "convert", "bench", "dot"}) {
+  for (const char* cmd : {"info", "run", "convert", "bench", "dot", "quantize"}) {
     r = tool(std::string(cmd) + " --help");
     CHECK(r.code == 0);
     CHECK(contains(r.out, std::string("usage: onemodel ") + cmd));
@@ -177,4 +178,71 @@ TEST_CASE("onemodel: errors name the file and the fix") {
   CHECK(contains(r.out, "features"));
   r = tool("convert " + f.p("mlp.om") + " " + f.p("out.txt"));
   CHECK(r.code == 2);
+}
+
+TEST_CASE("onemodel quantize: calibration folders, options, the files it writes") {
+  Fixture f;
+  // Two batch layouts: one folder per batch with <input>.npy, or one file per batch.
+  om::Generator gen(8);
+  om::quant::CalibrationSet batches;
+  for (int b = 0; b < 3; ++b) {
+    const om::Tensor t = om::randn({6, 4}, gen);
+    batches.push_back({{"features", t}});
+    fs::create_directories(f.dir / "calib" / ("b" + std::to_string(b)));
+    om::save_npy((f.dir / "calib" / ("b" + std::to_string(b)) / "features.npy").string(), t);
+    fs::create_directories(f.dir / "flat");
+    om::save_npy((f.dir / "flat" / ("b" + std::to_string(b) + ".npy")).string(), t);
+  }
+  const om::graph::Graph want = om::quant::quantize_static(om::Model::load((f.dir / "mlp.om").string()).graph(), batches);
+  const std::vector<float> want_y = om::Session(want).run({{"features", f.x}})[0].to_vector<float>();
+
+  Run r = tool("quantize " + f.p("mlp.om") + " --calibration " + f.p("calib") + " " + f.p("q.om"));
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "calibrated on 3 batches; 2 quantized MatMul"));
+  CHECK(contains(r.out, "2 int8 weights, 4 activation Q/DQ pairs (u8, per-channel weights)"));
+  CHECK(contains(r.out, "wrote "));
+  CHECK(om::Session::load((f.dir / "q.om").string()).run({{"features", f.x}})[0].to_vector<float>() == want_y);
+
+  r = tool("quantize " + f.p("mlp.onnx") + " --calibration " + f.p("flat") + " " + f.p("q.onnx"));
+  CHECK(r.code == 0);
+  CHECK(om::Session::from_onnx_file((f.dir / "q.onnx").string()).run({{"features", f.x}})[0].to_vector<float>() == want_y);
+
+  r = tool("quantize " + f.p("mlp.om") + " --calibration " + f.p("calib") + " " + f.p("q8.om") +
+           " --s8 --per-tensor --percentile 99.9 --keep MatMul_0 --inputs-only --threads 1");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "1 float MatMul, 1 quantized MatMul"));
+  CHECK(contains(r.out, "1 int8 weights, 1 activation Q/DQ pairs (s8, per-tensor weights)"));
+  r = tool("quantize " + f.p("mlp.om") + " --calibration " + f.p("calib") + " " + f.p("none.om") + " --keep-op MatMul");
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "2 float MatMul"));
+
+  // Mistakes: usage (exit 2) or errors naming the option or file (exit 1).
+  r = tool("quantize " + f.p("mlp.om") + " " + f.p("q.om"));
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "--calibration DIR is required"));
+  r = tool("quantize " + f.p("mlp.om") + " --calibration " + f.p("calib") + " " + f.p("q.txt"));
+  CHECK(r.code == 2);
+  r = tool("quantize " + f.p("mlp.om") + " --calibration " + f.p("calib") + " " + f.p("q.om") + " --percentile high");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "--percentile takes a number"));
+  r = tool("quantize " + f.p("mlp.om") + " --calibration " + f.p("calib") + " " + f.p("q.om") + " --percentile 20");
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "QuantOptions::percentile is 20"));
+  r = tool("quantize " + f.p("mlp.om") + " --calibration " + f.p("missing") + " " + f.p("q.om"));
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "is not a directory"));
+  fs::create_directories(f.dir / "empty");
+  r = tool("quantize " + f.p("mlp.om") + " --calibration " + f.p("empty") + " " + f.p("q.om"));
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "holds no batches"));
+  fs::create_directories(f.dir / "wrong" / "b0");
+  om::save_npy((f.dir / "wrong" / "b0" / "pixels.npy").string(), f.x);
+  r = tool("quantize " + f.p("mlp.om") + " --calibration " + f.p("wrong") + " " + f.p("q.om"));
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "no input named 'pixels'"));
+  r = tool("quantize " + f.p("mlp.om") + " --calibration " + f.p("calib") + " " + f.p("q.om") + " --keep nothing");
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "'nothing'"));
 }

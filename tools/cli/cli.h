@@ -45,5 +45,6 @@ int cmd_run(int argc, char** argv);
 int cmd_convert(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_dot(int argc, char** argv);
+int cmd_quantize(int argc, char** argv);
 
 }  // namespace cli

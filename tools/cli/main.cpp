@@ -1,5 +1,5 @@
-// onemodel: inspect, run, convert, benchmark and draw models from the command line.
-//   onemodel <info|run|convert|bench|dot> [options]      (onemodel <command> --help)
+// onemodel: inspect, run, convert, benchmark, draw and quantize models from the command line.
+//   onemodel <info|run|convert|bench|dot|quantize> [options]      (onemodel <command> --help)
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -17,6 +17,8 @@ const char* kUsage =
     "  convert IN OUT                  .onnx -> .om (library format) or .om -> .onnx\n"
     "  bench MODEL [--shape x=1,4]     latency percentiles, arena bytes, allocations per run\n"
     "  dot MODEL [--after-passes]      Graphviz DOT of the graph (--svg renders it with dot)\n"
+    "  quantize MODEL --calibration DIR OUT\n"
+    "                                  int8 weights and Q/DQ activations from calibration batches\n"
     "\n"
     "MODEL is a library-format file (.om) or an ONNX file (.onnx).\n"
     "`onemodel <command> --help` describes a command's options.\n";
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
   else if (command == "convert") fn = cli::cmd_convert;
   else if (command == "bench") fn = cli::cmd_bench;
   else if (command == "dot") fn = cli::cmd_dot;
+  else if (command == "quantize") fn = cli::cmd_quantize;
   if (!fn) {
     std::fprintf(stderr, "onemodel: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return 2;
