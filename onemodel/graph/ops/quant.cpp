@@ -593,21 +593,63 @@ Status qlinear_matmul_kernel(const KernelContext& k) {
 }
 
 // ---- ConvInteger and QLinearConv ----
+//
+// The GEMM's K runs over (kh, kw, channel) with the channels of each tap in groups of four, so a
+// 32-bit lane of B' (four k) is four channels of one input position. A block of output pixels
+// first lays the input rows it reads out as a strip of such words (channels interleaved, the top
+// bit flipped for u8, the padding holding the zero point); each panel group is then 16 words of
+// the strip (64 bytes copied at once when stride 1 keeps them side by side), and the column sums
+// are sums of per-position channel sums over the taps. Padded channels are 0 in the weights and
+// in the strip, so they add nothing to the product or the sums.
 
-// ConvInteger's and QLinearConv's record: the Conv geometry. Work: output pixel blocks of
-// kConvPixels, by image and group.
+// ConvInteger's and QLinearConv's record: the Conv geometry. Work: blocks of at most kConvPixels
+// consecutive output pixels, by image and group: whole rows side by side when a row is shorter
+// than a block, else pieces of one row.
 struct IntConvParams {
   kernels::ConvGeom g;
-  int64_t blocks = 1;    // pixel blocks per output plane
-  bool w_known = false;  // the weights are known when planning (the plan may have packed them)
+  int64_t blocks = 1;       // blocks per output plane
+  int64_t row_pieces = 0;   // blocks per output row when rows are long (0: blocks span rows)
+  bool w_known = false;     // the weights are known when planning (the plan may have packed them)
 };
 
-// Scratch of a convolution: the image block as rows and as B' with its column sums, the raw
-// tile, and A' (the weights) when the plan cannot have packed them.
+struct IntConvDims {
+  size_t cg, c4, taps, kp, groups, ps;  // channels per group, their groups of 4, kH*kW, padded K, K/4, panel stride
+  size_t strip_rows, strip_cols;         // the largest strip a block reads
+};
+IntConvDims int_conv_dims(const kernels::ConvGeom& g) {
+  IntConvDims d;
+  d.cg = size_t(g.C / g.group);
+  d.c4 = (d.cg + 3) / 4;
+  d.taps = size_t(g.kH * g.kW);
+  d.kp = d.taps * d.c4 * 4;
+  d.groups = d.kp / 4;
+  d.ps = d.groups * kernels::kQ8Group * kernels::kQ8Panel;
+  const int64_t row_span = g.OW >= int64_t(kConvPixels) ? 0 : (int64_t(kConvPixels) - 1) / g.OW + 1;
+  d.strip_rows = size_t(row_span * g.sH + (g.kH - 1) * g.dH + 1);
+  d.strip_cols = size_t((std::min<int64_t>(g.OW, int64_t(kConvPixels)) - 1) * g.sW + (g.kW - 1) * g.dW + 1);
+  return d;
+}
+
+// The first output pixel and the pixel count of block b of a plane.
+void int_conv_block(const IntConvParams& p, int64_t b, int64_t* p0, int64_t* np) {
+  const kernels::ConvGeom& g = p.g;
+  if (p.row_pieces) {
+    const int64_t oh = b / p.row_pieces, ow0 = (b % p.row_pieces) * int64_t(kConvPixels);
+    *p0 = oh * g.OW + ow0;
+    *np = std::min<int64_t>(int64_t(kConvPixels), g.OW - ow0);
+  } else {
+    *p0 = b * int64_t(kConvPixels);
+    *np = std::min<int64_t>(int64_t(kConvPixels), g.OH * g.OW - *p0);
+  }
+}
+
+// Scratch of a convolution: the strip (words) and its channel sums, B' with its column sums,
+// the raw tile, and A' (the weights) when the plan cannot have packed them.
 size_t int_conv_scratch_bytes(const kernels::ConvGeom& g, bool w_known) {
-  const size_t K = size_t(g.C / g.group * g.kH * g.kW), lda = kernels::q8_lda(K);
-  return align64(lda * kConvPixels) + packed_b_buffer_bytes(K, kConvPixels) +
-         kRowBlock * kConvPixels * sizeof(int32_t) + (w_known ? 0 : packed_a_buffer_bytes(size_t(g.M), K));
+  const IntConvDims d = int_conv_dims(g);
+  const size_t strip_words = d.strip_rows * d.strip_cols;
+  return align64(strip_words * d.c4 * 4) + align64(strip_words * 4) + align64(d.ps * 4) + align64(kConvPixels * 4) +
+         kRowBlock * kConvPixels * sizeof(int32_t) + (w_known ? 0 : packed_a_buffer_bytes(size_t(g.M), d.kp));
 }
 
 // x is input 0, w input `w_in`.
@@ -621,9 +663,14 @@ Status prepare_int_conv(const InferContext& ctx, Prepared& out) {
   IntConvParams& p = out.record<IntConvParams>();
   p.g = sg.g;
   p.w_known = ctx.input(w_in)->data != nullptr;
-  const int64_t pixels = count_mul(sg.g.OH, sg.g.OW);
-  p.blocks = (pixels + int64_t(kConvPixels) - 1) / int64_t(kConvPixels);
-  out.work = count_mul(count_mul(sg.g.N, sg.g.group), p.blocks);
+  const int64_t pixels = count_mul(sg.g.OH, sg.g.OW), bp = int64_t(kConvPixels);
+  if (sg.g.OW >= bp) {
+    p.row_pieces = (sg.g.OW + bp - 1) / bp;
+    p.blocks = count_mul(sg.g.OH, p.row_pieces);
+  } else {
+    p.blocks = (pixels + bp - 1) / bp;
+  }
+  out.work = pixels == 0 ? 0 : count_mul(count_mul(sg.g.N, sg.g.group), p.blocks);
   out.cost = count_mul(count_mul(count_mul(sg.g.N, sg.g.M), pixels), count_mul(sg.g.C / sg.g.group, sg.g.kH * sg.g.kW)) / 8;
   return Status::ok();
 }
@@ -637,112 +684,133 @@ size_t int_conv_scratch(const InferContext& ctx) {
   return int_conv_scratch_bytes(sg.g, ctx.input(w_in)->data != nullptr);
 }
 
-void pack_int_conv_weights(const int64_t* params, const void* w, float* dst) {
-  const size_t M = size_t(params[0]), K = size_t(params[1]);
-  const PackedA pa = packed_a_view(dst, M, K);
-  kernels::q8_pack_a(w, params[2] != 0, ptrdiff_t(K), 1, M, K, pa.rows, kernels::q8_lda(K), pa.row_sums);
+// The weights [M, cg, kH, kW] as A' rows in the (kh, kw, channel group of 4) order, padded
+// channels 0, and the rows' sums.
+void pack_int_conv_weights_into(const void* w, bool ws, size_t M, size_t cg, size_t taps, PackedA pa) {
+  const size_t c4 = (cg + 3) / 4, kp = taps * c4 * 4;
+  const uint8_t flip = ws ? 0x80 : 0;
+  const auto* src = static_cast<const uint8_t*>(w);
+  for (size_t m = 0; m < M; ++m) {
+    uint8_t* row = pa.rows + m * kp;
+    uint32_t sum = 0;
+    for (size_t t = 0; t < taps; ++t)
+      for (size_t c = 0; c < c4 * 4; ++c) {
+        const uint8_t v = c < cg ? uint8_t(src[(m * cg + c) * taps + t] ^ flip) : 0;
+        row[t * c4 * 4 + c] = v;
+        sum += v;
+      }
+    pa.row_sums[m] = int32_t(sum);
+  }
 }
 
-// The weights [M, C/group, kH, kW] as A' rows (K = C/group x kH x kW) and their sums, once.
+void pack_int_conv_weights(const int64_t* params, const void* w, float* dst) {
+  const size_t M = size_t(params[0]), cg = size_t(params[1]), taps = size_t(params[2]);
+  pack_int_conv_weights_into(w, params[3] != 0, M, cg, taps, packed_a_view(dst, M, taps * ((cg + 3) / 4) * 4));
+}
+
+// The weights packed once (pack_int_conv_weights).
 template <size_t w_in>
 bool int_conv_packable(const Node&, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
   if (inputs.size() <= w_in || !inputs[w_in] || !is_q8(inputs[w_in]->dtype)) return false;
   const ValueDesc& w = *inputs[w_in];
   if (w.shape.size() < 3 || w.numel() == 0) return false;
-  const int64_t M = w.shape[0], K = w.numel() / M;
+  const int64_t M = w.shape[0], cg = w.shape[1], taps = w.numel() / (M * cg);
+  const size_t kp = size_t(taps) * size_t((cg + 3) / 4) * 4;
   out->input = w_in;
-  out->K = size_t(K);
+  out->K = kp;
   out->N = size_t(M);
-  out->floats = (packed_a_buffer_bytes(size_t(M), size_t(K)) + sizeof(float) - 1) / sizeof(float);
+  out->floats = (packed_a_buffer_bytes(size_t(M), kp) + sizeof(float) - 1) / sizeof(float);
   out->pack = pack_int_conv_weights;
   out->params[0] = M;
-  out->params[1] = K;
-  out->params[2] = is_s8(w.dtype) ? 1 : 0;
+  out->params[1] = cg;
+  out->params[2] = taps;
+  out->params[3] = is_s8(w.dtype) ? 1 : 0;
   return true;
 }
 
-// The output pixels [p0, p0 + np) of a block as runs along output rows: run i covers block
-// columns [j, j + len) of output row oh from column ow. Computed once per block, so the tap rows
-// below divide nothing.
-struct PixelRuns {
-  struct Run {
-    int64_t j, oh, ow, len;
-  };
-  Run run[kConvPixels];
-  size_t count = 0;
-  PixelRuns(const kernels::ConvGeom& g, int64_t p0, int64_t np) {
-    for (int64_t j = 0, px = p0; j < np; ++count) {
-      const int64_t oh = px / g.OW, ow = px % g.OW, len = std::min(g.OW - ow, np - j);
-      run[count] = {j, oh, ow, len};
-      j += len;
-      px += len;
-    }
-  }
-};
-
-// The im2col row of tap (c, kh, kw) over a block's pixels as B' bytes: the taps inside the image
-// copied (top bit flipped for u8), those in the padding the zero point, which adds nothing once
-// the zero points are applied; zero past the block's pixels.
-void int_conv_tap_row(const kernels::ConvGeom& g, const uint8_t* plane, uint8_t flip, uint8_t pad, int64_t kh, int64_t kw,
-                      const PixelRuns& runs, int64_t np, uint8_t* row) {
-  for (size_t i = 0; i < runs.count; ++i) {
-    const PixelRuns::Run& ru = runs.run[i];
-    const int64_t ih = ru.oh * g.sH - g.pad_t + kh * g.dH;
-    uint8_t* out = row + ru.j;
-    int64_t lo = 0, hi = 0;  // the taps t in [lo, hi) read the image; all padding when the row is outside
-    if (ih >= 0 && ih < g.H) {
-      const int64_t iw0 = ru.ow * g.sW - g.pad_l + kw * g.dW;
-      // ceil(v / sW) for v >= 0, without a division for the usual strides.
-      const auto ceil_div = [&g](int64_t v) { return g.sW == 1 ? v : g.sW == 2 ? (v + 1) >> 1 : (v + g.sW - 1) / g.sW; };
-      lo = iw0 >= 0 ? 0 : std::min(ru.len, ceil_div(-iw0));
-      hi = std::max(lo, iw0 >= g.W ? 0 : std::min(ru.len, ceil_div(g.W - iw0)));
-      const uint8_t* src = plane + ih * g.W + iw0;
-      if (g.sW == 1)
-        for (int64_t t = lo; t < hi; ++t) out[t] = uint8_t(src[t] ^ flip);
-      else
-        for (int64_t t = lo; t < hi; ++t) out[t] = uint8_t(src[t * g.sW] ^ flip);
-    }
-    for (int64_t t = 0; t < lo; ++t) out[t] = pad;
-    for (int64_t t = hi; t < ru.len; ++t) out[t] = pad;
-  }
-  for (int64_t j = np; j < int64_t(kConvPixels); ++j) row[j] = 0;
-}
-
-// The image block of output pixels [p0, p0 + np) of image n, group gi as B' panels (the im2col
-// columns, k = (c, kh, kw)) with their column sums: four tap rows at a time, interleaved into
-// the 32-bit lanes of the panels (byte t of a lane from row 4g + t).
-void int_conv_image_block(const kernels::ConvGeom& g, const uint8_t* x, bool xs, int8_t zero_byte, int64_t n, int64_t gi,
-                          int64_t p0, int64_t np, uint8_t* rows, void* b_buf) {
-  const int64_t cg = g.C / g.group, K = cg * g.kH * g.kW;
-  const size_t groups = kernels::q8_groups(size_t(K)), ps = kernels::q8_panel_stride(size_t(K));
+// The image block of output pixels [p0, p0 + np) of image n, group gi as B' panels with their
+// column sums (the comment at the top of this section).
+void int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, const uint8_t* x, bool xs, int8_t zero_byte,
+                          int64_t n, int64_t gi, int64_t p0, int64_t np, unsigned char* scratch, int8_t* panels,
+                          int32_t* col_sums) {
+  const int64_t oh0 = p0 / g.OW, oh1 = (p0 + np - 1) / g.OW;
+  const int64_t ow_lo = oh0 == oh1 ? p0 % g.OW : 0, ow_hi = oh0 == oh1 ? (p0 + np - 1) % g.OW : g.OW - 1;
+  const int64_t rows = (oh1 - oh0) * g.sH + (g.kH - 1) * g.dH + 1, cols = (ow_hi - ow_lo) * g.sW + (g.kW - 1) * g.dW + 1;
+  const int64_t ih0 = oh0 * g.sH - g.pad_t, iw0 = ow_lo * g.sW - g.pad_l;  // the strip's first input position
+  const size_t plane = size_t(rows * cols);
+  auto* strip = reinterpret_cast<uint32_t*>(scratch);
+  auto* sums = reinterpret_cast<int32_t*>(scratch + align64(d.strip_rows * d.strip_cols * d.c4 * 4));
   const uint8_t flip = xs ? 0 : 0x80;
-  const PixelRuns runs(g, p0, np);
-  auto* base = static_cast<unsigned char*>(b_buf);
-  int32_t* sums = reinterpret_cast<int32_t*>(base + align64(kernels::q8_packed_b_bytes(size_t(K), kConvPixels)));
-  for (size_t j = 0; j < kConvPixels; ++j) sums[j] = 0;
-  int64_t c = 0, kh = 0, kw = 0;  // the tap of row k, stepped without dividing
-  for (size_t grp = 0; grp < groups; ++grp) {
-    uint8_t* r[4];
-    for (size_t t = 0; t < 4; ++t) {
-      r[t] = rows + t * kConvPixels;
-      if (int64_t(grp * 4 + t) >= K) {
-        std::memset(r[t], 0, kConvPixels);
-        continue;
-      }
-      int_conv_tap_row(g, x + ((n * g.C + gi * cg + c) * g.H) * g.W, flip, uint8_t(zero_byte), kh, kw, runs, np, r[t]);
-      if (++kw == g.kW) {
-        kw = 0;
-        if (++kh == g.kH) kh = 0, ++c;
+  for (size_t i = 0; i < plane; ++i) sums[i] = 0;
+  // The strip: for each group of 4 channels, rows x cols words.
+  const int64_t c_lo = std::min(cols, std::max<int64_t>(0, -iw0)), c_hi = std::max(c_lo, std::min(cols, g.W - iw0));
+  for (size_t q = 0; q < d.c4; ++q) {
+    const size_t nc = std::min<size_t>(4, d.cg - 4 * q);  // real channels in this group
+    uint32_t pad_word = 0;
+    for (size_t t = 0; t < nc; ++t) pad_word |= uint32_t(uint8_t(zero_byte)) << (8 * t);
+    const int32_t pad_sum = int32_t(nc) * zero_byte;
+    const uint8_t* ch[4];
+    for (size_t t = 0; t < 4; ++t) ch[t] = x + ((n * g.C + gi * int64_t(d.cg) + int64_t(4 * q + std::min(t, nc - 1))) * g.H) * g.W;
+    for (int64_t r = 0; r < rows; ++r) {
+      uint32_t* out = strip + q * plane + size_t(r * cols);
+      int32_t* srow = sums + r * cols;
+      const int64_t ih = ih0 + r;
+      const bool inside = ih >= 0 && ih < g.H;
+      const int64_t a = inside ? c_lo : cols, b = inside ? c_hi : cols;
+      for (int64_t c = 0; c < a; ++c) out[c] = pad_word, srow[c] += pad_sum;
+      for (int64_t c = b; c < cols; ++c) out[c] = pad_word, srow[c] += pad_sum;
+      if (a >= b) continue;
+      const int64_t off = ih * g.W + iw0;
+      if (nc == 4) {
+        const uint8_t *r0 = ch[0] + off, *r1 = ch[1] + off, *r2 = ch[2] + off, *r3 = ch[3] + off;
+        for (int64_t c = a; c < b; ++c) {
+          const uint8_t v0 = r0[c] ^ flip, v1 = r1[c] ^ flip, v2 = r2[c] ^ flip, v3 = r3[c] ^ flip;
+          out[c] = uint32_t(v0) | uint32_t(v1) << 8 | uint32_t(v2) << 16 | uint32_t(v3) << 24;
+          srow[c] += int32_t(int8_t(v0)) + int32_t(int8_t(v1)) + int32_t(int8_t(v2)) + int32_t(int8_t(v3));
+        }
+      } else {
+        for (int64_t c = a; c < b; ++c) {
+          uint32_t word = 0;
+          int32_t s = 0;
+          for (size_t t = 0; t < nc; ++t) {
+            const uint8_t v = ch[t][off + c] ^ flip;
+            word |= uint32_t(v) << (8 * t);
+            s += int32_t(int8_t(v));
+          }
+          out[c] = word;
+          srow[c] += s;
+        }
       }
     }
-    for (size_t q = 0; q < kConvPixels / kernels::kQ8Panel; ++q) {
-      uint32_t* lanes = reinterpret_cast<uint32_t*>(base + q * ps + grp * kernels::kQ8Group * kernels::kQ8Panel);
-      const size_t c0 = q * kernels::kQ8Panel;
-      for (size_t j = 0; j < kernels::kQ8Panel; ++j)
-        lanes[j] = uint32_t(r[0][c0 + j]) | uint32_t(r[1][c0 + j]) << 8 | uint32_t(r[2][c0 + j]) << 16 | uint32_t(r[3][c0 + j]) << 24;
+  }
+  // Where each block column starts in the strip.
+  int64_t at[kConvPixels];
+  for (int64_t j = 0; j < np; ++j) {
+    const int64_t px = p0 + j, oh = px / g.OW, ow = px % g.OW;
+    at[j] = (oh - oh0) * g.sH * cols + (ow - ow_lo) * g.sW;
+  }
+  for (int64_t j = np; j < int64_t(kConvPixels); ++j) at[j] = -1;
+  bool side_by_side[kConvPixels / kernels::kQ8Panel];
+  for (size_t q = 0; q < kConvPixels / kernels::kQ8Panel; ++q) {
+    const size_t j0 = q * kernels::kQ8Panel;
+    side_by_side[q] = at[j0 + kernels::kQ8Panel - 1] >= 0 && at[j0 + kernels::kQ8Panel - 1] - at[j0] == int64_t(kernels::kQ8Panel - 1);
+  }
+  for (size_t j = 0; j < kConvPixels; ++j) col_sums[j] = 0;
+  for (size_t t = 0; t < d.taps; ++t) {
+    const int64_t kh = int64_t(t) / g.kW, kw = int64_t(t) % g.kW, tap = kh * g.dH * cols + kw * g.dW;
+    for (int64_t j = 0; j < np; ++j) col_sums[j] += sums[at[j] + tap];
+    for (size_t q = 0; q < d.c4; ++q) {
+      const uint32_t* src = strip + q * plane + tap;
+      for (size_t pq = 0; pq < kConvPixels / kernels::kQ8Panel; ++pq) {
+        auto* lanes = reinterpret_cast<uint32_t*>(panels + pq * d.ps + (t * d.c4 + q) * kernels::kQ8Group * kernels::kQ8Panel);
+        const size_t j0 = pq * kernels::kQ8Panel;
+        if (side_by_side[pq]) {
+          std::memcpy(lanes, src + at[j0], kernels::kQ8Panel * 4);
+        } else {
+          for (size_t j = 0; j < kernels::kQ8Panel; ++j) lanes[j] = at[j0 + j] >= 0 ? src[at[j0 + j]] : 0u;
+        }
+      }
     }
-    for (size_t j = 0; j < kConvPixels; ++j)
-      sums[j] += int32_t(int8_t(r[0][j])) + int32_t(int8_t(r[1][j])) + int32_t(int8_t(r[2][j])) + int32_t(int8_t(r[3][j]));
   }
 }
 
@@ -758,10 +826,11 @@ void int_conv_reference(const KernelContext& k, size_t x_in, size_t xzp_in, size
   const ZeroPoints zx(k, xzp_in), zw(k, wzp_in);
   const int64_t cg = g.C / g.group, mg = g.M / g.group, pixels = g.OH * g.OW;
   for (int64_t u = k.begin; u < k.end; ++u) {
-    const int64_t n = u / (g.group * p.blocks), gi = (u / p.blocks) % g.group, p0 = (u % p.blocks) * int64_t(kConvPixels);
-    const int64_t p1 = std::min<int64_t>(p0 + int64_t(kConvPixels), pixels);
+    const int64_t n = u / (g.group * p.blocks), gi = (u / p.blocks) % g.group;
+    int64_t p0, np;
+    int_conv_block(p, u % p.blocks, &p0, &np);
     for (int64_t m = gi * mg; m < (gi + 1) * mg; ++m) {
-      for (int64_t px = p0; px < p1; ++px) {
+      for (int64_t px = p0; px < p0 + np; ++px) {
         const int64_t oh = px / g.OW, ow = px % g.OW;
         uint32_t acc = 0;  // wraps modulo 2^32 like the i32 accumulator
         for (int64_t c = 0; c < cg; ++c)
@@ -802,38 +871,39 @@ void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, s
   if (!k.packed_b && k.scratch_bytes < int_conv_scratch_bytes(g, false))
     return int_conv_reference(k, x_in, xzp_in, w_in, wzp_in, epi);
   const bool xs = is_s8(k.in(x_in).dtype), ws = is_s8(k.in(w_in).dtype);
-  const size_t cg = size_t(g.C / g.group), mg = size_t(g.M / g.group), K = cg * size_t(g.kH * g.kW);
-  const size_t lda = kernels::q8_lda(K), groups = kernels::q8_groups(K), ps = kernels::q8_panel_stride(K);
+  const IntConvDims d = int_conv_dims(g);
+  const size_t mg = size_t(g.M / g.group), K = d.cg * d.taps;  // K: the real k count, for the zero points
   const int64_t pixels = g.OH * g.OW;
   const ZeroPoints zx(k, xzp_in), zw(k, wzp_in);
   const int32_t ZB = kernels::q8_zero_b(zx[0], xs);
   auto* scratch = static_cast<unsigned char*>(k.scratch);
-  uint8_t* rows = scratch;
-  void* b_buf = scratch + align64(lda * kConvPixels);
-  auto* raw = reinterpret_cast<int32_t*>(static_cast<unsigned char*>(b_buf) + packed_b_buffer_bytes(K, kConvPixels));
+  const size_t strip_words = d.strip_rows * d.strip_cols;
+  auto* panels = reinterpret_cast<int8_t*>(scratch + align64(strip_words * d.c4 * 4) + align64(strip_words * 4));
+  auto* col_sums = reinterpret_cast<int32_t*>(reinterpret_cast<unsigned char*>(panels) + align64(d.ps * 4));
+  auto* raw = reinterpret_cast<int32_t*>(reinterpret_cast<unsigned char*>(col_sums) + align64(kConvPixels * 4));
   PackedA wa;
   if (k.packed_b) {
-    wa = packed_a_view(const_cast<float*>(k.packed_b), size_t(g.M), K);
+    wa = packed_a_view(const_cast<float*>(k.packed_b), size_t(g.M), d.kp);
   } else {
-    wa = packed_a_view(scratch + int_conv_scratch_bytes(g, true), size_t(g.M), K);
-    kernels::q8_pack_a(k.in(w_in).data, ws, ptrdiff_t(K), 1, size_t(g.M), K, wa.rows, lda, wa.row_sums);
+    wa = packed_a_view(scratch + int_conv_scratch_bytes(g, true), size_t(g.M), d.kp);
+    pack_int_conv_weights_into(k.in(w_in).data, ws, size_t(g.M), d.cg, d.taps, wa);
   }
-  const PackedB pb = packed_b_view(b_buf, K, kConvPixels);
   const auto* x = k.in(x_in).as<const uint8_t>();
   for (int64_t u = k.begin; u < k.end; ++u) {
-    const int64_t n = u / (g.group * p.blocks), gi = (u / p.blocks) % g.group, p0 = (u % p.blocks) * int64_t(kConvPixels);
-    const int64_t np = std::min<int64_t>(int64_t(kConvPixels), pixels - p0);
-    int_conv_image_block(g, x, xs, int8_t(ZB), n, gi, p0, np, rows, b_buf);
-    const size_t panels = kernels::q8_panels(size_t(np));
+    const int64_t n = u / (g.group * p.blocks), gi = (u / p.blocks) % g.group;
+    int64_t p0, np;
+    int_conv_block(p, u % p.blocks, &p0, &np);
+    int_conv_image_block(g, d, x, xs, int8_t(ZB), n, gi, p0, np, scratch, panels, col_sums);
+    const size_t np_panels = kernels::q8_panels(size_t(np));
     for (size_t r0 = 0; r0 < mg; r0 += kRowBlock) {
       const size_t nr = std::min(kRowBlock, mg - r0), m0 = size_t(gi) * mg + r0;
-      kernels::q8_dot(wa.rows + m0 * lda, lda, nr, pb.panels, ps, groups, panels, raw, kConvPixels);
+      kernels::q8_dot(wa.rows + m0 * d.kp, d.kp, nr, panels, d.ps, d.groups, np_panels, raw, kConvPixels);
       for (size_t r = 0; r < nr; ++r) {
         const int64_t m = int64_t(m0 + r);
         const int32_t ZA = kernels::q8_zero_a(zw[m], ws);
         const uint32_t rt = kernels::q8_row_term(wa.row_sums[m], ZA, ZB, K);
         int32_t* raw_row = raw + r * kConvPixels;  // corrected in place, then stored
-        for (int64_t j = 0; j < np; ++j) raw_row[j] = kernels::q8_apply(raw_row[j], rt, ZA, pb.col_sums[j]);
+        for (int64_t j = 0; j < np; ++j) raw_row[j] = kernels::q8_apply(raw_row[j], rt, ZA, col_sums[j]);
         epi.store_row(m, (n * g.M + m) * pixels + p0, p0, raw_row, np);
       }
     }
