@@ -265,3 +265,51 @@ TEST_CASE("MatMulInteger and QLinearMatMul equal the element loop: batches, tail
   std::printf("EXACT_HASH quant_matmul %s %016" PRIx64 "\n", om::kernels::isa_name(om::kernels::active_isa()), h);
   std::fflush(stdout);
 }
+
+TEST_CASE("fuse_qdq_conv: QDQ Conv [-> Relu] in Fast sessions becomes QLinearConv, within one quantization step of the QDQ graph") {
+  // x -> QuantizeLinear -> DequantizeLinear -> Conv(DequantizeLinear(w s8 per channel), b) [-> Relu]
+  //   -> QuantizeLinear -> DequantizeLinear -> y
+  std::mt19937 rng(3);
+  const int64_t C = 5, M = 6;
+  Bytes w = random_bytes(size_t(M * C * 9), true, rng);
+  std::vector<float> ws(static_cast<size_t>(M)), b(static_cast<size_t>(M));
+  for (auto& s : ws) s = 0.002f + float(rng() % 100) * 1e-4f;
+  for (auto& v : b) v = float(int(rng() % 200) - 100) * 1e-3f;
+  const float ys = 0.02f;
+  for (int with_relu = 0; with_relu < 2; ++with_relu) {
+    CAPTURE(with_relu);
+    g::Graph gr;
+    gr.inputs.push_back(value("x", DType::f32, {1, C, 8, 7}));
+    gr.initializers = {TensorData::from_vector<float>("xs", {}, {0.02f}), TensorData::from_vector<uint8_t>("xz", {}, {128}),
+                       bytes_tensor("wq", {M, C, 3, 3}, w), TensorData::from_vector("ws", {M}, ws),
+                       TensorData::from_vector("wz", {M}, std::vector<int8_t>(static_cast<size_t>(M), 0)),
+                       TensorData::from_vector("b", {M}, b), TensorData::from_vector<float>("ys", {}, {ys}),
+                       TensorData::from_vector<uint8_t>("yz", {}, {uint8_t(with_relu ? 0 : 120)})};
+    gr.nodes = {node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"}), node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"}),
+                node("DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}, {Attribute::of_int("axis", 0)}),
+                node("Conv", {"xd", "wd", "b"}, {"c"}, {Attribute::of_ints("pads", {1, 1, 1, 1})})};
+    std::string pre = "c";
+    if (with_relu) {
+      gr.nodes.push_back(node("Relu", {"c"}, {"r"}));
+      pre = "r";
+    }
+    gr.nodes.push_back(node("QuantizeLinear", {pre, "ys", "yz"}, {"yq"}));
+    gr.nodes.push_back(node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"}));
+    gr.outputs.push_back(value("y", DType::f32, {}));
+    om::Session fast(gr, {om::ArithmeticMode::Fast, true}), exact(gr, {om::ArithmeticMode::Exact, true});
+    size_t fused = 0, convs = 0;
+    for (const auto& n : fast.graph().nodes) fused += n.op_type == "QLinearConv", convs += n.op_type == "Conv";
+    CHECK(fused == 1);
+    CHECK(convs == 0);
+    for (const auto& n : exact.graph().nodes) CHECK(n.op_type != "QLinearConv");
+    const std::vector<Feed> feeds{Feed::of("x", {1, C, 8, 7}, random_floats(size_t(C * 56), 9))};
+    const auto a = run(fast, feeds)[0].as<float>(), e = run(exact, feeds)[0].as<float>();
+    REQUIRE(a.size() == e.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      CHECK(std::fabs(a[i] - e[i]) <= ys * 1.001f);
+      differ += a[i] != e[i];
+    }
+    CHECK(differ * 20 <= a.size());  // a last-step difference is rare
+  }
+}
