@@ -72,4 +72,14 @@ TEST_CASE("quantize_static: a trained CNN loses at most 1 point of held-out accu
   const Accuracies a = compare(traced.graph(), q, "image", test_set);
   CHECK(a.float_acc > 0.85);
   CHECK(a.quant_acc >= a.float_acc - 0.01);
+  // A Fast session runs both convolutions on the integer kernels (fuse_qdq_conv), as accurate;
+  // an Exact one runs the QDQ graph as written.
+  om::Session fused(q, {om::ArithmeticMode::Fast}), exact(q, {om::ArithmeticMode::Exact});
+  CHECK(count_op(fused.graph(), "QLinearConv") == 2);
+  CHECK(count_op(exact.graph(), "QLinearConv") == 0);
+  const double fused_acc = accuracy(fused.run({{"image", test_set.x}})[0], test_set.labels);
+  const double exact_acc = accuracy(exact.run({{"image", test_set.x}})[0], test_set.labels);
+  MESSAGE("integer kernels ", fused_acc * 100, "%, QDQ graph in Exact mode ", exact_acc * 100, "%");
+  CHECK(fused_acc >= a.float_acc - 0.01);
+  CHECK(exact_acc >= a.float_acc - 0.01);
 }
