@@ -7,7 +7,10 @@
 //             channel for the convolutions, u8 activations whose zero point 0 is the Relu),
 //             DequantizeLinear at the end: the static form ONNX Runtime's quantizer writes;
 //   dynamic   DynamicQuantizeLinear, ConvInteger / MatMulInteger, Cast, Mul by the two scales,
-//             bias, Relu per layer: the dynamic form of ONNX Runtime's quantize_dynamic.
+//             bias, Relu per layer: the dynamic form of ONNX Runtime's quantize_dynamic;
+//   qdq       the f32 form through om::quant::quantize_static (calibrated on random inputs of
+//             the input range): QuantizeLinear / DequantizeLinear pairs around float operators,
+//             which Fast sessions run as QLinearConv (fuse_qdq_conv).
 // The files are written into MODELS-DIR (int8_models next to this program), then compared as
 // bench/ort_compare.h describes; the table after it gives each int8 form's time over its f32
 // twin's, both on Session Fast.
@@ -198,6 +201,17 @@ g::Graph dynamic_form(const std::vector<Layer>& ls, bool cnn) {
   return b.graph;
 }
 
+// The f32 form through quantize_static, calibrated on inputs uniform in [-1, 1) like the cases'.
+g::Graph qdq_form(const std::vector<Layer>& ls, bool cnn) {
+  om::Generator gen(5);
+  std::vector<std::vector<std::pair<std::string, om::Tensor>>> calibration;
+  for (int i = 0; i < 4; ++i) {
+    const om::Tensor u = cnn ? om::rand({2, 3, 64, 64}, gen) : om::rand({8, 256}, gen);
+    calibration.push_back({{"x", om::sub(om::mul(u, 2.0), 1.0)}});
+  }
+  return om::quant::quantize_static(f32_form(ls, cnn), calibration);
+}
+
 const std::vector<Case>& cases() {
   // Quantized outputs agree with ONNX Runtime within a few quantization steps of a [0, 6]
   // activation (rounding ties can differ by one step per layer); the f32 twins as bench_real's.
@@ -211,6 +225,9 @@ const std::vector<Case>& cases() {
       {"mlp-f32-b32", "mlp_f32.onnx", {{"x", {32, 256}, -1.0f, 1.0f}}, 1e-4, false},
       {"mlp-qlinear-b32", "mlp_qlinear.onnx", {{"x", {32, 256}, -1.0f, 1.0f}}, 0.1, true},
       {"mlp-dynamic-b32", "mlp_dynamic.onnx", {{"x", {32, 256}, -1.0f, 1.0f}}, 0.1, true},
+      {"cnn-qdq-b1", "cnn_qdq.onnx", {{"x", {1, 3, 64, 64}, -1.0f, 1.0f}}, 0.1, true},
+      {"cnn-qdq-b8", "cnn_qdq.onnx", {{"x", {8, 3, 64, 64}, -1.0f, 1.0f}}, 0.1, false},
+      {"mlp-qdq-b32", "mlp_qdq.onnx", {{"x", {32, 256}, -1.0f, 1.0f}}, 0.1, false},
   };
   return c;
 }
@@ -227,13 +244,16 @@ int main(int argc, char** argv) {
   om::onnx::write(f32_form(mlp, false), (fs::path(o.models) / "mlp_f32.onnx").string());
   om::onnx::write(qlinear_form(mlp, false), (fs::path(o.models) / "mlp_qlinear.onnx").string());
   om::onnx::write(dynamic_form(mlp, false), (fs::path(o.models) / "mlp_dynamic.onnx").string());
+  om::onnx::write(qdq_form(cnn, true), (fs::path(o.models) / "cnn_qdq.onnx").string());
+  om::onnx::write(qdq_form(mlp, false), (fs::path(o.models) / "mlp_qdq.onnx").string());
   std::vector<Row> rows;
   const int status = compare_main(o, "bench_int8", "int8 models and their f32 twins", cases(), &rows);
   if (!o.check_only) {
     std::printf("\n| int8 form | Session Fast us | its f32 twin us | f32 / int8 (speed-up) |\n|---|---|---|---|\n");
     for (const Row& r : rows) {
       std::string label = r.label;
-      const size_t at = label.find("-qlinear") != std::string::npos ? label.find("-qlinear") : label.find("-dynamic");
+      size_t at = std::string::npos;
+      for (const char* form : {"-qlinear", "-dynamic", "-qdq"}) at = std::min(at, label.find(form));
       if (at == std::string::npos) continue;
       const std::string twin = label.substr(0, at) + "-f32" + label.substr(label.find('-', at + 1));
       for (const Row& t : rows)

@@ -207,9 +207,23 @@ Status quantize_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+// (x - zp) x scale over elements [begin, end) of u8 or i8 x, per-tensor: a plain loop that
+// vectorises (the difference is exact in i32, then one rounding to float and one product).
+template <typename T>
+void dequantize_run(const T* x, float* y, int64_t begin, int64_t end, float scale, int32_t zp) {
+  for (int64_t i = begin; i < end; ++i) y[i] = float(int32_t(x[i]) - zp) * scale;
+}
+
 Status dequantize_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   float* y = k.out(0).as<float>();
+  if (k.params<AxisParams>().channels == 1 && X.dtype != DType::i32) {
+    const float scale = scale_at(k.in(1), 0);
+    const int32_t zp = zp_at(k, 2, 0);
+    if (X.dtype == DType::i8) dequantize_run(X.as<const int8_t>(), y, k.begin, k.end, scale, zp);
+    else dequantize_run(X.as<const uint8_t>(), y, k.begin, k.end, scale, zp);
+    return Status::ok();
+  }
   // The difference is taken in i64 (exact for every i32 pair), then rounded once to float.
   for_each_channel(k, [&](int64_t i, int64_t c) {
     y[i] = float(int64_t(int_at(X, i)) - zp_at(k, 2, c)) * scale_at(k.in(1), c);
