@@ -156,6 +156,8 @@ void q8_dot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t p
   table().q8_dot(a, lda, rows, b, ps, groups, panels, c, ldc);
 }
 
+void q8_requantize(const Q8Requant& q) { table().q8_requantize(q); }
+
 const char* isa_name(Isa isa) {
   switch (isa) {
     case Isa::Scalar: return "scalar";

@@ -188,6 +188,9 @@ using Q8DotKernel = void (*)(const uint8_t* a, size_t lda, size_t rows, const in
                              size_t groups, size_t panels, int32_t* c, size_t ldc);
 void q8_dot__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t panel_stride, size_t groups,
                     size_t panels, int32_t* c, size_t ldc);
+struct Q8Requant;
+using Q8RequantKernel = void (*)(const Q8Requant&);
+void q8_requantize__scalar(const Q8Requant& q);
 // Whether this CPU runs AVX-512 VNNI (the AVX-512 table's integer product needs it).
 bool cpu_has_avx512_vnni();
 
@@ -213,6 +216,7 @@ struct KernelTable {
   Required<WinogradInputKernel> winograd_input;
   Required<WinogradOutputKernel> winograd_output;
   Required<Q8DotKernel> q8_dot;
+  Required<Q8RequantKernel> q8_requantize;
 };
 
 // Every slot of every ISA's table is filled: a kernel of the ISA or, by declaration, the scalar
@@ -225,9 +229,10 @@ inline bool table_complete(const KernelTable& t) {
   return t.binary.fn && t.unary.fn && t.sum_exact.fn && t.sum_fast.fn && t.reduce_sum_inner.fn && t.max.fn &&
          t.softmax_rows.fn && t.softmax_rows_fast.fn && t.gemm.mr && t.gemm.nr && t.gemm.kernel.fn && t.gemm.small.fn &&
          t.f16_to_f32.fn && t.f32_to_f16.fn && t.depthwise_plane.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn &&
-         t.pool_window.fn && t.winograd_input.fn && t.winograd_output.fn && t.q8_dot.fn;
+         t.pool_window.fn && t.winograd_input.fn && t.winograd_output.fn && t.q8_dot.fn &&
+         t.q8_requantize.fn;
 }
-static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 7,
+static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 8,
               "KernelTable gained a slot: add it to table_complete");
 
 // Defined only where the build compiles the ISA (x86-64: AVX2 and AVX-512; AArch64: NEON).

@@ -3,6 +3,7 @@
 #include "onemodel/kernels/q8_gemm.h"
 
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/q8_requantize.h"
 
 namespace om::kernels {
 
@@ -72,5 +73,7 @@ void q8_dot__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, 
         c[r * ldc + p * kQ8Panel + j] = int32_t(acc);
       }
 }
+
+void q8_requantize__scalar(const Q8Requant& q) { q8::requantize(q); }
 
 }  // namespace om::kernels

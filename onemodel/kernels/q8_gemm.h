@@ -57,4 +57,40 @@ inline int32_t q8_correct(int32_t raw, int32_t row_sum, int32_t col_sum, int32_t
   return q8_apply(raw, q8_row_term(row_sum, ZA, ZB, K), ZA, col_sum);
 }
 
+// saturate(round_half_even(v) + zp) into [lo, hi], QuantizeLinear's rounding, the one
+// requantization of every quantized kernel. v is clamped to [lo - zp, hi - zp] before the
+// rounding, which saturates exactly the values a rounding first would (the bounds are integers
+// and rounding is monotonic), so large |v| cannot overflow; NaN (a 0/0 scale) gives the zero
+// point, the quantized zero. What is left has |v| < 2^9: adding and subtracting 1.5 x 2^23 rounds
+// it to an integer half to even in the default rounding mode. Selects, not branches (after a
+// Relu half the values saturate, which a branch would mispredict), so loops of it vectorise;
+// no library call (nearbyint is one where the baseline ISA has no rounding instruction).
+// always_inline: the ISA files compile it with their own flags.
+__attribute__((always_inline)) inline int32_t q8_saturate_round(float v, int32_t zp, int32_t lo, int32_t hi) {
+  const float flo = float(lo - zp), fhi = float(hi - zp);
+  const int32_t zq = zp < lo ? lo : (zp > hi ? hi : zp);  // what NaN gives
+  float c = v < flo ? flo : v;  // NaN compares false and stays
+  c = c > fhi ? fhi : c;
+  c = c == c ? c : float(zq - zp);
+  constexpr float kRound = 12582912.0f;  // 1.5 x 2^23
+  return int32_t((c + kRound) - kRound) + zp;
+}
+
+// One row of a quantized product's output: out[j] = saturate(round(float(acc_j) x mult) + zp)
+// with acc_j = raw[j] + row_add - za x col_sums[j] (modulo 2^32: q8_apply with the row's terms
+// and any bias in row_add), for j < n, as u8 or (out_signed) i8. The same integers and IEEE
+// operations on every ISA.
+struct Q8Requant {
+  const int32_t* raw;
+  const int32_t* col_sums;
+  int32_t za;
+  uint32_t row_add;
+  float mult;
+  int32_t zp, lo, hi;
+  void* out;
+  bool out_signed;
+  size_t n;
+};
+void q8_requantize(const Q8Requant& q);
+
 }  // namespace om::kernels

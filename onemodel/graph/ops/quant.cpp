@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "onemodel/graph/ops/conv_geom.h"
 #include "onemodel/graph/ops/matmul_dims.h"
@@ -80,22 +81,8 @@ struct QRange {
 };
 QRange range_of(DType d) { return d == DType::i8 ? QRange{-128, 127} : QRange{0, 255}; }
 
-// saturate(round_half_even(v) + zp) into [lo, hi]. v is clamped to [lo - zp, hi - zp] before the
-// rounding, which saturates exactly the values a rounding first would (the bounds are integers
-// and rounding is monotonic), so large |v| cannot overflow; NaN (a 0/0 scale) gives the zero
-// point, the quantized zero. What is left has |v| < 2^9: adding and subtracting 1.5 x 2^23 rounds
-// it to an integer half to even in the default rounding mode (ONNX's rounding). Selects, not
-// branches: after a Relu half the values saturate, which a branch would mispredict; and inline
-// on every target (nearbyint is a library call where the baseline ISA has no rounding instruction).
-inline int32_t saturate_round(float v, int32_t zp, QRange r) {
-  const float lo = float(r.lo - zp), hi = float(r.hi - zp);
-  const int32_t zq = zp < r.lo ? r.lo : (zp > r.hi ? r.hi : zp);  // what NaN gives
-  float c = v < lo ? lo : v;  // NaN compares false and stays
-  c = c > hi ? hi : c;
-  c = c == c ? c : float(zq - zp);
-  constexpr float kRound = 12582912.0f;  // 1.5 x 2^23
-  return int32_t((c + kRound) - kRound) + zp;
-}
+// QuantizeLinear's rounding and saturation, shared with every quantized kernel (q8_gemm.h).
+inline int32_t saturate_round(float v, int32_t zp, QRange r) { return kernels::q8_saturate_round(v, zp, r.lo, r.hi); }
 
 void store_q(const TensorArg& y, int64_t i, int32_t v) {
   if (y.dtype == DType::i8) y.as<int8_t>()[i] = int8_t(v);
@@ -489,12 +476,13 @@ void int_matmul(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in,
             int32_t* raw_row = raw + r * ldc - n0;  // corrected in place, then stored
             if (!zb.t) {  // per-tensor B zero point: the row's terms once
               const uint32_t rt = kernels::q8_row_term(blk.row_sums[r], ZA, kernels::q8_zero_b(zb.only, bs), K);
-              for (size_t n = n0; n < n1; ++n) raw_row[n] = kernels::q8_apply(raw_row[n], rt, ZA, pb.col_sums[n]);
+              epi.finish_row(int64_t(m), yrow + int64_t(n0), int64_t(n0), raw_row + n0, pb.col_sums + n0, ZA, rt,
+                             int64_t(n1 - n0));
             } else {
               for (size_t n = n0; n < n1; ++n)
                 raw_row[n] = kernels::q8_correct(raw_row[n], blk.row_sums[r], pb.col_sums[n], ZA, kernels::q8_zero_b(zb[int64_t(n)], bs), K);
+              epi.store_row(int64_t(m), yrow + int64_t(n0), int64_t(n0), raw_row + n0, int64_t(n1 - n0));
             }
-            epi.store_row(int64_t(m), yrow + int64_t(n0), int64_t(n0), raw_row + n0, int64_t(n1 - n0));
           }
         }
       }
@@ -525,10 +513,16 @@ Status infer_matmul_integer(InferContext& ctx) {
 
 // The i32 results stored as they are. store_row(m, i, n0, acc, count): row m's outputs at
 // y[i .. i + count), columns n0 .. (every epilogue has this form).
+// finish_row(m, i, raw, col_sums, ZA, row_term, count) does the same from the raw product
+// (q8_apply's correction first), for per-tensor column zero points.
 struct StoreI32 {
   int32_t* y;
   void store_row(int64_t, int64_t i, int64_t, const int32_t* acc, int64_t count) const {
     std::memcpy(y + i, acc, size_t(count) * sizeof(int32_t));
+  }
+  void finish_row(int64_t, int64_t i, int64_t, const int32_t* raw, const int32_t* col_sums, int32_t ZA, uint32_t rt,
+                  int64_t count) const {
+    for (int64_t j = 0; j < count; ++j) y[i + j] = kernels::q8_apply(raw[j], rt, ZA, col_sums[j]);
   }
 };
 
@@ -574,6 +568,29 @@ struct StoreRequantized {
   int32_t zp;
   QRange r;
   const int32_t* row_bias;  // QLinearConv's bias per output channel (row), or null
+  // With a per-tensor column scale the correction, bias and requantization run as one pass of
+  // the ISA's kernel (kernels::q8_requantize); else corrected here and stored by store_row.
+  void finish_row(int64_t m, int64_t i, int64_t n0, int32_t* raw, const int32_t* col_sums, int32_t ZA, uint32_t rt,
+                  int64_t count) const {
+    if (col_scale->numel == 1) {
+      kernels::Q8Requant q;
+      q.raw = raw;
+      q.col_sums = col_sums;
+      q.za = ZA;
+      q.row_add = rt + (row_bias ? uint32_t(row_bias[m]) : 0u);
+      q.mult = requantize_multiplier(scale_at(*row_scale, m), scale_at(*col_scale, 0), s_y);
+      q.zp = zp;
+      q.lo = r.lo;
+      q.hi = r.hi;
+      q.out = y + i;
+      q.out_signed = std::is_same<T, int8_t>::value;
+      q.n = size_t(count);
+      kernels::q8_requantize(q);
+      return;
+    }
+    for (int64_t j = 0; j < count; ++j) raw[j] = kernels::q8_apply(raw[j], rt, ZA, col_sums[j]);
+    store_row(m, i, n0, raw, count);
+  }
   // Plain loops over contiguous rows, so they vectorise (saturate_round is branch-free).
   void store_row(int64_t m, int64_t i, int64_t n0, const int32_t* acc, int64_t count) const {
     const float sa = scale_at(*row_scale, m);
@@ -916,9 +933,7 @@ void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, s
         const int64_t m = int64_t(m0 + r);
         const int32_t ZA = kernels::q8_zero_a(zw[m], ws);
         const uint32_t rt = kernels::q8_row_term(wa.row_sums[m], ZA, ZB, K);
-        int32_t* raw_row = raw + r * kConvPixels;  // corrected in place, then stored
-        for (int64_t j = 0; j < np; ++j) raw_row[j] = kernels::q8_apply(raw_row[j], rt, ZA, col_sums[j]);
-        epi.store_row(m, (n * g.M + m) * pixels + p0, p0, raw_row, np);
+        epi.finish_row(m, (n * g.M + m) * pixels + p0, p0, raw + r * kConvPixels, col_sums, ZA, rt, np);
       }
     }
   }

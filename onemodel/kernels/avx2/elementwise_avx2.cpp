@@ -225,6 +225,7 @@ OM_GEMM_ENTRY_DECLS(6x16, avx2);
 void pack_a_6__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst);
 void f32_depthwise_plane__avx2(const DepthwisePlane& p);
 OM_CONV_ENTRY_DECLS(avx2);
+void q8_requantize__avx2(const Q8Requant& q);
 void q8_dot__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
                   int32_t* c, size_t ldc);
 
@@ -253,6 +254,7 @@ constexpr KernelTable kAvx2Table = {
     avx2::f32_winograd_input__avx2,
     avx2::f32_winograd_output__avx2,
     avx2::q8_dot__avx2,
+    avx2::q8_requantize__avx2,
 };
 
 const KernelTable& avx2_table() {

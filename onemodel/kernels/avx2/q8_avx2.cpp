@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include "onemodel/kernels/q8_blocks.h"
+#include "onemodel/kernels/q8_requantize.h"
 
 namespace om::kernels::avx2 {
 namespace {
@@ -49,5 +50,8 @@ void q8_dot__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, si
                   int32_t* c, size_t ldc) {
   q8::blocks<WideTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
 }
+
+// The quantized epilogue (q8_requantize.h) at this ISA's vector width.
+void q8_requantize__avx2(const Q8Requant& q) { q8::requantize(q); }
 
 }  // namespace om::kernels::avx2

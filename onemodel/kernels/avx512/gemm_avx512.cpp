@@ -12,6 +12,7 @@
 #include "onemodel/kernels/kernels_internal.h"
 #include "onemodel/kernels/depthwise_plane.h"
 #include "onemodel/kernels/pool_window.h"
+#include "onemodel/kernels/q8_requantize.h"
 #include "onemodel/kernels/small_gemm.h"
 
 namespace om::kernels::avx512 {
@@ -216,6 +217,9 @@ void f32_softmax_rows_fast__avx512(const float* x, float* y, size_t rows, size_t
   fast::softmax_rows<Lanes16, Io16>(x, y, rows, n, log, max_fast, exact_rows);
 }
 
+// The quantized epilogue (q8_requantize.h) on 16 lanes.
+void q8_requantize__avx512(const Q8Requant& q) { q8::requantize(q); }
+
 }  // namespace om::kernels::avx512
 
 namespace om::kernels::avx2 {
@@ -224,6 +228,7 @@ void pack_a_12__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, f
 
 namespace om::kernels::avx512 {
 OM_CONV_ENTRY_DECLS(avx512);
+void q8_requantize__avx512(const Q8Requant& q);
 void q8_dot__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
                         size_t panels, int32_t* c, size_t ldc);
 }
@@ -249,6 +254,7 @@ const KernelTable& avx512_table() {
     k.pool_window = avx512::f32_pool_window__avx512;
     k.winograd_input = avx512::f32_winograd_input__avx512;
     k.winograd_output = avx512::f32_winograd_output__avx512;
+    k.q8_requantize = avx512::q8_requantize__avx512;
     if (cpu_has_avx512_vnni()) k.q8_dot = avx512::q8_dot__avx512vnni;  // else the AVX2 one: the same integers
     return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it
   }();

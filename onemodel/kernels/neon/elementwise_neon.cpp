@@ -173,6 +173,7 @@ void f32_to_f16__neon(const float* x, uint16_t* y, size_t n) {
 OM_GEMM_ENTRY_DECLS(8x8, neon);
 void f32_depthwise_plane__neon(const DepthwisePlane& p);
 OM_CONV_ENTRY_DECLS(neon);
+void q8_requantize__neon(const Q8Requant& q);
 void q8_dot__neon(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
                   int32_t* c, size_t ldc);
 
@@ -200,6 +201,7 @@ constexpr KernelTable kNeonTable = {
     neon::f32_winograd_input__neon,
     neon::f32_winograd_output__neon,
     neon::q8_dot__neon,
+    neon::q8_requantize__neon,
 };
 
 const KernelTable& neon_table() {

@@ -222,6 +222,7 @@ constexpr KernelTable kScalarTable = {
     f32_winograd_input__scalar,
     f32_winograd_output__scalar,
     q8_dot__scalar,
+    q8_requantize__scalar,
 };
 
 const KernelTable& scalar_table() {
