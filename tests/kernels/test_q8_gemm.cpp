@@ -5,7 +5,10 @@
 // (all 255 against all -128, the largest products), and K large enough to wrap the accumulator.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cinttypes>
+#include <cmath>
+#include <limits>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -111,4 +114,53 @@ TEST_CASE("integer products: every ISA equals the definition, wrapping modulo 2^
     if (isa == native) std::printf("EXACT_HASH q8_gemm %s %016" PRIx64 "\n", isa_name(isa), h);
   }
   std::fflush(stdout);
+}
+
+TEST_CASE("integer requantization: every ISA rounds half to even and saturates as QuantizeLinear, NaN to the zero point") {
+  const float mults[] = {0.5f, 0.25f, 1.0f / 3.0f, 1e-3f, 7.5f, 1e30f, std::numeric_limits<float>::infinity(),
+                         std::numeric_limits<float>::quiet_NaN(), 0.0f, -0.75f};
+  const int32_t zps[][3] = {{0, 0, 255}, {128, 0, 255}, {255, 0, 255}, {0, -128, 127}, {-128, -128, 127}, {127, -128, 127}};
+  const size_t n = 77;  // past every vector width, with a tail
+  std::vector<int32_t> raw(n), cs(n);
+  uint64_t hash = 0;
+  for (Isa isa : available_isas()) {
+    IsaScope scope(isa);
+    std::mt19937 rng(41);  // the same inputs on every ISA
+    uint64_t h = kFnvOffset;
+    for (float mult : mults)
+      for (const auto& z : zps) {
+        for (size_t j = 0; j < n; ++j) {
+          // Ties: values that land on .5 after the multiply by 0.5 and 0.25; and the extremes.
+          raw[j] = j % 11 == 0 ? int32_t(0x7fffffff - j) : int32_t(rng() % 4001) - 2000;
+          cs[j] = int32_t(rng() % 201) - 100;
+        }
+        const int32_t za = int32_t(rng() % 7) - 3;
+        const uint32_t add = uint32_t(rng() % 1001) - 500u;
+        std::vector<uint8_t> out(n, 0xaa);
+        Q8Requant q{raw.data(), cs.data(), za, add, mult, z[0], z[1], z[2], out.data(), z[1] < 0, n};
+        q8_requantize(q);
+        for (size_t j = 0; j < n; ++j) {
+          const int32_t acc = int32_t(uint32_t(raw[j]) + add - uint32_t(za) * uint32_t(cs[j]));
+          const float v = float(acc) * mult;
+          int32_t want;
+          if (v != v) want = std::min(std::max(z[0], z[1]), z[2]);
+          else {
+            const float r = std::nearbyint(v);  // the definition: round half to even, then saturate
+            want = r <= float(z[1] - z[0]) ? z[1] : r >= float(z[2] - z[0]) ? z[2] : int32_t(r) + z[0];
+          }
+          const int32_t got = z[1] < 0 ? int32_t(int8_t(out[j])) : int32_t(out[j]);
+          if (got != want) {
+            INFO("isa " << isa_name(isa) << " mult " << mult << " zp " << z[0] << " element " << j << " acc " << acc);
+            CHECK(got == want);
+            break;
+          }
+        }
+        for (uint8_t b : out) {
+          h ^= b;
+          h *= 0x100000001b3ull;
+        }
+      }
+    if (isa == Isa::Scalar) hash = h;
+    CHECK(h == hash);
+  }
 }

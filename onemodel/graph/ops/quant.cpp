@@ -829,7 +829,15 @@ void int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, cons
   for (size_t j = 0; j < kConvPixels; ++j) col_sums[j] = 0;
   for (size_t t = 0; t < d.taps; ++t) {
     const int64_t kh = int64_t(t) / g.kW, kw = int64_t(t) % g.kW, tap = kh * g.dH * cols + kw * g.dW;
-    for (int64_t j = 0; j < np; ++j) col_sums[j] += sums[at[j] + tap];
+    for (size_t pq = 0; pq < kConvPixels / kernels::kQ8Panel; ++pq) {  // side by side: a loop that vectorises
+      const size_t j0 = pq * kernels::kQ8Panel;
+      if (side_by_side[pq]) {
+        const int32_t* src = sums + at[j0] + tap;
+        for (size_t j = 0; j < kernels::kQ8Panel; ++j) col_sums[j0 + j] += src[j];
+      } else {
+        for (size_t j = j0; j < j0 + kernels::kQ8Panel && int64_t(j) < np; ++j) col_sums[j] += sums[at[j] + tap];
+      }
+    }
     for (size_t q = 0; q < d.c4; ++q) {
       const uint32_t* src = strip + q * plane + tap;
       for (size_t pq = 0; pq < kConvPixels / kernels::kQ8Panel; ++pq) {

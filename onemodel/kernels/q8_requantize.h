@@ -1,0 +1,29 @@
+// The loop of q8_gemm.h's q8_requantize, compiled by each ISA's file with its own flags (plain
+// loops the compiler vectorises for the ISA's width): always_inline, so no file calls another
+// ISA's copy.
+#pragma once
+#include "onemodel/kernels/q8_gemm.h"
+
+namespace om::kernels::q8 {
+
+template <typename T>
+__attribute__((always_inline)) inline void requantize_as(const Q8Requant& q) {
+  T* out = static_cast<T*>(q.out);
+  const int32_t* raw = q.raw;
+  const int32_t* cs = q.col_sums;
+  const uint32_t add = q.row_add, za = uint32_t(q.za);
+  const float mult = q.mult;
+  const int32_t zp = q.zp, lo = q.lo, hi = q.hi;
+  const size_t n = q.n;  // a local: the byte stores below could alias q's fields
+  for (size_t j = 0; j < n; ++j) {
+    const int32_t acc = int32_t(uint32_t(raw[j]) + add - za * uint32_t(cs[j]));
+    out[j] = T(q8_saturate_round(float(acc) * mult, zp, lo, hi));
+  }
+}
+
+__attribute__((always_inline)) inline void requantize(const Q8Requant& q) {
+  if (q.out_signed) requantize_as<int8_t>(q);
+  else requantize_as<uint8_t>(q);
+}
+
+}  // namespace om::kernels::q8
