@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "onemodel/graph/ops/conv_geom.h"
@@ -237,12 +238,29 @@ Status infer_dynamic_quantize(InferContext& ctx) {
 Status dynamic_quantize_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const float* x = X.as<const float>();
-  float lo = 0.0f, hi = 0.0f;  // the range always holds 0, so 0 quantizes exactly
+  // The range always holds 0, so 0 quantizes exactly. Compared as integers (a float's bits
+  // with the magnitude bits flipped for negatives order like the float), an integer minimum
+  // and maximum the compiler vectorises; non-finite elements count as 0 and -0 as +0, so the
+  // range is that of the finite elements and 0, as the element loop found it.
+  const auto key = [](float v) {
+    int32_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b ^ ((b >> 31) & 0x7fffffff);
+  };
+  int32_t klo = 0, khi = 0;  // key(+0) = 0
   for (int64_t i = 0; i < X.numel; ++i) {
-    if (!std::isfinite(x[i])) continue;
-    if (x[i] < lo) lo = x[i];
-    if (x[i] > hi) hi = x[i];
+    const float v = std::fabs(x[i]) <= std::numeric_limits<float>::max() ? x[i] + 0.0f : 0.0f;
+    const int32_t kv = key(v);
+    klo = kv < klo ? kv : klo;
+    khi = kv > khi ? kv : khi;
   }
+  const auto value = [](int32_t kv) {
+    const int32_t b = kv ^ ((kv >> 31) & 0x7fffffff);  // the same flip undoes itself
+    float v;
+    std::memcpy(&v, &b, sizeof v);
+    return v;
+  };
+  const float lo = value(klo), hi = value(khi);
   const QRange r{0, 255};
   const float scale = (hi - lo) / 255.0f;  // inf only for a finite range wider than FLT_MAX
   // zero point = round(saturate(0 - lo / scale)); an all-zero input has scale 0 and zero point 0.
@@ -253,7 +271,8 @@ Status dynamic_quantize_kernel(const KernelContext& k) {
     zp = int32_t(std::nearbyint(z));  // z is in [0, 255]: lo and scale are finite, or scale is inf and z is 0
   }
   uint8_t* y = k.out(0).as<uint8_t>();
-  for (int64_t i = 0; i < X.numel; ++i) y[i] = uint8_t(scale > 0.0f ? saturate_round(x[i] / scale, zp, r) : zp);
+  if (scale > 0.0f) quantize_run(x, y, 0, X.numel, scale, zp, r);
+  else std::memset(y, zp, size_t(X.numel));
   if (k.num_outputs > 1 && k.out(1).present) *k.out(1).as<float>() = scale;
   if (k.num_outputs > 2 && k.out(2).present) *k.out(2).as<uint8_t>() = uint8_t(zp);
   return Status::ok();
