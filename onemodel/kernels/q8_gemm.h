@@ -77,6 +77,7 @@ __attribute__((always_inline)) inline int32_t q8_saturate_round(float v, int32_t
 }
 
 // One row of a quantized product's output: out[j] = saturate(round(float(acc_j) x mult) + zp)
+// (mult_j = mults[j] where mults is given)
 // with acc_j = raw[j] + row_add - za x col_sums[j] (modulo 2^32: q8_apply with the row's terms
 // and any bias in row_add), for j < n, as u8 or (out_signed) i8. The same integers and IEEE
 // operations on every ISA.
@@ -86,6 +87,7 @@ struct Q8Requant {
   int32_t za;
   uint32_t row_add;
   float mult;
+  const float* mults;  // per-j multipliers instead of mult, or null
   int32_t zp, lo, hi;
   void* out;
   bool out_signed;

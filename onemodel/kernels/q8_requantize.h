@@ -15,6 +15,13 @@ __attribute__((always_inline)) inline void requantize_as(const Q8Requant& q) {
   const float mult = q.mult;
   const int32_t zp = q.zp, lo = q.lo, hi = q.hi;
   const size_t n = q.n;  // a local: the byte stores below could alias q's fields
+  if (const float* mults = q.mults) {
+    for (size_t j = 0; j < n; ++j) {
+      const int32_t acc = int32_t(uint32_t(raw[j]) + add - za * uint32_t(cs[j]));
+      out[j] = T(q8_saturate_round(float(acc) * mults[j], zp, lo, hi));
+    }
+    return;
+  }
   for (size_t j = 0; j < n; ++j) {
     const int32_t acc = int32_t(uint32_t(raw[j]) + add - za * uint32_t(cs[j]));
     out[j] = T(q8_saturate_round(float(acc) * mult, zp, lo, hi));

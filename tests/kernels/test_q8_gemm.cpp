@@ -137,7 +137,7 @@ TEST_CASE("integer requantization: every ISA rounds half to even and saturates a
         const int32_t za = int32_t(rng() % 7) - 3;
         const uint32_t add = uint32_t(rng() % 1001) - 500u;
         std::vector<uint8_t> out(n, 0xaa);
-        Q8Requant q{raw.data(), cs.data(), za, add, mult, z[0], z[1], z[2], out.data(), z[1] < 0, n};
+        Q8Requant q{raw.data(), cs.data(), za, add, mult, nullptr, z[0], z[1], z[2], out.data(), z[1] < 0, n};
         q8_requantize(q);
         for (size_t j = 0; j < n; ++j) {
           const int32_t acc = int32_t(uint32_t(raw[j]) + add - uint32_t(za) * uint32_t(cs[j]));

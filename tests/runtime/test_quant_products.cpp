@@ -313,3 +313,46 @@ TEST_CASE("fuse_qdq_conv: QDQ Conv [-> Relu] in Fast sessions becomes QLinearCon
     CHECK(differ * 20 <= a.size());  // a last-step difference is rare
   }
 }
+
+TEST_CASE("fuse_qdq_matmul: QDQ MatMul [-> Relu] with per-column int8 weights becomes QLinearMatMul in Fast sessions") {
+  std::mt19937 rng(8);
+  const int64_t K = 40, N = 24;
+  Bytes w = random_bytes(size_t(K * N), true, rng);
+  std::vector<float> ws(static_cast<size_t>(N));
+  for (auto& s : ws) s = 0.002f + float(rng() % 100) * 1e-4f;
+  const float ys = 0.03f;
+  for (int with_relu = 0; with_relu < 2; ++with_relu) {
+    CAPTURE(with_relu);
+    g::Graph gr;
+    gr.inputs.push_back(value("x", DType::f32, {7, K}));
+    gr.initializers = {TensorData::from_vector<float>("xs", {}, {0.02f}), TensorData::from_vector<uint8_t>("xz", {}, {128}),
+                       bytes_tensor("wq", {K, N}, w), TensorData::from_vector("ws", {N}, ws),
+                       TensorData::from_vector("wz", {N}, std::vector<int8_t>(static_cast<size_t>(N), 0)),
+                       TensorData::from_vector<float>("ys", {}, {ys}),
+                       TensorData::from_vector<uint8_t>("yz", {}, {uint8_t(with_relu ? 0 : 128)})};
+    gr.nodes = {node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"}), node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"}),
+                node("DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}, {Attribute::of_int("axis", 1)}), node("MatMul", {"xd", "wd"}, {"c"})};
+    std::string pre = "c";
+    if (with_relu) {
+      gr.nodes.push_back(node("Relu", {"c"}, {"r"}));
+      pre = "r";
+    }
+    gr.nodes.push_back(node("QuantizeLinear", {pre, "ys", "yz"}, {"yq"}));
+    gr.nodes.push_back(node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"}));
+    gr.outputs.push_back(value("y", DType::f32, {}));
+    om::Session fast(gr, {om::ArithmeticMode::Fast, true}), exact(gr, {om::ArithmeticMode::Exact, true});
+    size_t fused = 0;
+    for (const auto& n : fast.graph().nodes) fused += n.op_type == "QLinearMatMul";
+    CHECK(fused == 1);
+    for (const auto& n : exact.graph().nodes) CHECK(n.op_type != "QLinearMatMul");
+    const std::vector<Feed> feeds{Feed::of("x", {7, K}, random_floats(size_t(7 * K), 4))};
+    const auto a = run(fast, feeds)[0].as<float>(), e = run(exact, feeds)[0].as<float>();
+    REQUIRE(a.size() == e.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      CHECK(std::fabs(a[i] - e[i]) <= ys * 1.001f);
+      differ += a[i] != e[i];
+    }
+    CHECK(differ * 20 <= a.size());
+  }
+}

@@ -299,8 +299,15 @@ struct ZeroPoints {
   int32_t only = 0;  // the per-tensor value (or 0 when absent)
   ZeroPoints(const KernelContext& k, size_t input) {
     if (!k.has_input(input)) return;
-    if (k.in(input).numel == 1) only = int_at(k.in(input), 0);
-    else t = &k.in(input);
+    const TensorArg& z = k.in(input);
+    only = int_at(z, 0);
+    // Per-index zero points that are all equal (symmetric weights write zeros per channel) act
+    // as per-tensor ones: the product then takes its faster per-tensor form.
+    for (int64_t i = 1; i < z.numel; ++i)
+      if (int_at(z, i) != only) {
+        t = &z;
+        return;
+      }
   }
   int32_t operator[](int64_t i) const { return t ? int_at(*t, i) : only; }
 };
@@ -345,11 +352,11 @@ struct IntMatMulParams {
   bool b_known = false;  // B is known when planning (the plan may have packed it)
 };
 
-// Scratch of a product: a block of A' rows and its raw tile, and B' when the plan cannot have
-// packed it (B unknown when planning).
+// Scratch of a product: a block of A' rows and its raw tile, the epilogue's per-column
+// multipliers, and B' when the plan cannot have packed it (B unknown when planning).
 size_t int_matmul_scratch_bytes(size_t K, size_t N, bool b_known) {
   return packed_a_buffer_bytes(kRowBlock, K) + kRowBlock * kColPanels * kernels::kQ8Panel * sizeof(int32_t) +
-         (b_known ? 0 : align64(packed_b_buffer_bytes(K, N)));
+         align64(N * sizeof(float)) + (b_known ? 0 : align64(packed_b_buffer_bytes(K, N)));
 }
 
 // A is input 0, B input `b_in`.
@@ -447,7 +454,7 @@ void int_matmul_reference(const KernelContext& k, size_t a_in, size_t azp_in, si
 // zero points (per-tensor, per-row of A, per-column of B) for output rows [k.begin, k.end).
 // epi.store_row writes each row's results.
 template <typename Epilogue>
-void int_matmul(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in, size_t bzp_in, const Epilogue& epi) {
+void int_matmul(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in, size_t bzp_in, Epilogue epi) {
   const IntMatMulParams& p = k.params<IntMatMulParams>();
   const BroadcastIter& it = p.batch;
   const size_t K = size_t(p.K), N = size_t(p.N);
@@ -461,6 +468,7 @@ void int_matmul(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in,
   auto* scratch = static_cast<unsigned char*>(k.scratch);
   const PackedA blk = packed_a_view(scratch, kRowBlock, K);
   auto* raw = reinterpret_cast<int32_t*>(scratch + packed_a_buffer_bytes(kRowBlock, K));
+  epi.prepare(reinterpret_cast<float*>(raw + kRowBlock * kColPanels * kernels::kQ8Panel), int64_t(N));
   void* b_buf = scratch + int_matmul_scratch_bytes(K, N, true);
   const size_t ldc = kColPanels * kernels::kQ8Panel, lda = kernels::q8_lda(K);
   const size_t groups = kernels::q8_groups(K), ps = kernels::q8_panel_stride(K), panels = kernels::q8_panels(N);
@@ -536,6 +544,7 @@ Status infer_matmul_integer(InferContext& ctx) {
 // (q8_apply's correction first), for per-tensor column zero points.
 struct StoreI32 {
   int32_t* y;
+  void prepare(float*, int64_t) {}
   void store_row(int64_t, int64_t i, int64_t, const int32_t* acc, int64_t count) const {
     std::memcpy(y + i, acc, size_t(count) * sizeof(int32_t));
   }
@@ -587,17 +596,26 @@ struct StoreRequantized {
   int32_t zp;
   QRange r;
   const int32_t* row_bias;  // QLinearConv's bias per output channel (row), or null
+  const float* col_mults = nullptr;  // per-column multipliers when only the column scale varies (prepare)
+  // Given room for n floats: the multipliers of the columns once, when the row scale is
+  // per-tensor and the column one is not (a per-channel weight of QLinearMatMul).
+  void prepare(float* room, int64_t n) {
+    if (col_scale->numel == 1 || row_scale->numel != 1) return;
+    for (int64_t j = 0; j < n; ++j) room[j] = requantize_multiplier(scale_at(*row_scale, 0), scale_at(*col_scale, j), s_y);
+    col_mults = room;
+  }
   // With a per-tensor column scale the correction, bias and requantization run as one pass of
   // the ISA's kernel (kernels::q8_requantize); else corrected here and stored by store_row.
   void finish_row(int64_t m, int64_t i, int64_t n0, int32_t* raw, const int32_t* col_sums, int32_t ZA, uint32_t rt,
                   int64_t count) const {
-    if (col_scale->numel == 1) {
+    if (col_scale->numel == 1 || col_mults) {
       kernels::Q8Requant q;
       q.raw = raw;
       q.col_sums = col_sums;
       q.za = ZA;
       q.row_add = rt + (row_bias ? uint32_t(row_bias[m]) : 0u);
       q.mult = requantize_multiplier(scale_at(*row_scale, m), scale_at(*col_scale, 0), s_y);
+      q.mults = col_mults && col_scale->numel != 1 ? col_mults + n0 : nullptr;
       q.zp = zp;
       q.lo = r.lo;
       q.hi = r.hi;

@@ -11,6 +11,11 @@
 // differ by one quantization step, so Fast sessions only (Exact runs the QDQ graph as written).
 // A Relu is fused only when y's zero point is the bottom of its range (0 for u8, -128 for i8),
 // where the saturation is the Relu.
+//
+// fuse_qdq_matmul (FastOnly): the same for DequantizeLinear x and w (a constant [K, N], its
+// parameters per-tensor or per column) into MatMul [-> Relu] -> QuantizeLinear, which becomes
+// QLinearMatMul (no bias: QLinearMatMul has none; a bias Add after the QuantizeLinear pair
+// stays a float node), with the same one-step caveat.
 #include <cmath>
 #include <cstdint>
 
@@ -39,22 +44,87 @@ int32_t q8_value(const TensorData& t, int64_t i) {
   return t.dtype == DType::i8 ? int32_t(t.data<int8_t>()[i]) : int32_t(t.data<uint8_t>()[i]);
 }
 
+// A product's output [-> Relu] -> QuantizeLinear with per-tensor constant parameters, each
+// value read once; a Relu only where y's zero point is the bottom of its range.
+struct QuantizedTail {
+  size_t q = DefUse::kNone, relu = DefUse::kNone;
+};
+bool quantized_tail(const Graph& g, const DefUse& u, const std::string& out, QuantizedTail* t) {
+  if (!u.single_internal_use(out)) return false;
+  size_t q = u.reader(out);
+  if (is_op(g.nodes[q], "Relu")) {
+    t->relu = q;
+    if (!u.single_internal_use(g.nodes[q].outputs[0])) return false;
+    q = u.reader(g.nodes[q].outputs[0]);
+  }
+  const Node& qn = g.nodes[q];
+  if (!is_op(qn, "QuantizeLinear") || qn.inputs.size() != 3) return false;
+  const TensorData* ys = scalar_constant(u, qn.inputs[1]);
+  const TensorData* yz = scalar_constant(u, qn.inputs[2]);
+  if (!ys || !yz || ys->dtype != DType::f32 || (yz->dtype != DType::u8 && yz->dtype != DType::i8)) return false;
+  if (t->relu != DefUse::kNone && q8_value(*yz, 0) != (yz->dtype == DType::i8 ? -128 : 0)) return false;
+  t->q = q;
+  return true;
+}
+
+// x's DequantizeLinear with per-tensor constant scale and an 8-bit zero point, or null.
+const Node* activation_dequantize(const DefUse& u, const std::string& v) {
+  const Node* dq = constant_dequantize(u, v);
+  if (!dq) return nullptr;
+  const TensorData* xs = scalar_constant(u, dq->inputs[1]);
+  const TensorData* xz = scalar_constant(u, dq->inputs[2]);
+  if (!xs || !xz || xs->dtype != DType::f32 || (xz->dtype != DType::u8 && xz->dtype != DType::i8)) return nullptr;
+  return dq;
+}
+
 }  // namespace
+
+Status fuse_qdq_matmul(Graph& g, ArithmeticMode, size_t* changes) {
+  return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
+    const Node& mm = g.nodes[i];
+    if (!is_op(mm, "MatMul") || mm.inputs.size() != 2 || mm.outputs.size() != 1) return 0;
+    const Node* xdq = activation_dequantize(u, mm.inputs[0]);
+    const Node* wdq = constant_dequantize(u, mm.inputs[1]);
+    if (!xdq || !wdq) return 0;
+    const TensorData* wq = u.constant(wdq->inputs[0]);
+    const TensorData* ws = u.constant(wdq->inputs[1]);
+    const TensorData* wz = u.constant(wdq->inputs[2]);
+    if (!wq || wq->dims.size() != 2 || (wq->dtype != DType::u8 && wq->dtype != DType::i8) || wz->dtype != wq->dtype ||
+        ws->dtype != DType::f32)
+      return 0;
+    // QLinearMatMul takes b's parameters per-tensor or per column (axis 1 of [K, N]).
+    const int64_t N = wq->dims[1];
+    const bool per_column = ws->numel() != 1;
+    if (per_column && (ws->dims.size() != 1 || ws->numel() != N || wz->numel() != N || wdq->attr_int("axis", 1) != 1)) return 0;
+    if (!per_column && wz->numel() != 1) return 0;
+    QuantizedTail tail;
+    if (!quantized_tail(g, u, mm.outputs[0], &tail)) return 0;
+    const Node& qn = g.nodes[tail.q];
+    Node fused;
+    fused.op_type = "QLinearMatMul";
+    fused.name = mm.name;
+    fused.inputs = {xdq->inputs[0], xdq->inputs[1], xdq->inputs[2], wdq->inputs[0], wdq->inputs[1], wdq->inputs[2],
+                    qn.inputs[1],   qn.inputs[2]};
+    fused.outputs = {qn.outputs[0]};
+    u.drop(tail.q);
+    if (tail.relu != DefUse::kNone) u.drop(tail.relu);
+    u.replace(i, std::move(fused));
+    return 1;
+  });
+}
 
 Status fuse_qdq_conv(Graph& g, ArithmeticMode, size_t* changes) {
   return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
     const Node& conv = g.nodes[i];
     if (!is_op(conv, "Conv") || conv.inputs.size() < 2 || conv.outputs.size() != 1) return 0;
-    const Node* xdq = constant_dequantize(u, conv.inputs[0]);
+    const Node* xdq = activation_dequantize(u, conv.inputs[0]);
     const Node* wdq = constant_dequantize(u, conv.inputs[1]);
     if (!xdq || !wdq) return 0;
-    const TensorData* xs = scalar_constant(u, xdq->inputs[1]);
-    const TensorData* xz = scalar_constant(u, xdq->inputs[2]);
+    const TensorData* xs = u.constant(xdq->inputs[1]);
     const TensorData* wq = u.constant(wdq->inputs[0]);
     const TensorData* ws = u.constant(wdq->inputs[1]);
     const TensorData* wz = u.constant(wdq->inputs[2]);
-    if (!xs || !xz || xs->dtype != DType::f32 || !wq || wq->dims.size() < 3 || ws->dtype != DType::f32) return 0;
-    if ((xz->dtype != DType::u8 && xz->dtype != DType::i8) || (wq->dtype != DType::u8 && wq->dtype != DType::i8) ||
+    if (!wq || wq->dims.size() < 3 || ws->dtype != DType::f32 || (wq->dtype != DType::u8 && wq->dtype != DType::i8) ||
         wz->dtype != wq->dtype)
       return 0;
     const int64_t M = wq->dims[0];
@@ -66,20 +136,9 @@ Status fuse_qdq_conv(Graph& g, ArithmeticMode, size_t* changes) {
       b = u.constant(conv.inputs[2]);
       if (!b || b->dtype != DType::f32 || b->numel() != M) return 0;
     }
-    // Conv [-> Relu] -> QuantizeLinear, each value read once.
-    if (!u.single_internal_use(conv.outputs[0])) return 0;
-    size_t relu = DefUse::kNone, q = u.reader(conv.outputs[0]);
-    if (is_op(g.nodes[q], "Relu")) {
-      relu = q;
-      if (!u.single_internal_use(g.nodes[relu].outputs[0])) return 0;
-      q = u.reader(g.nodes[relu].outputs[0]);
-    }
-    const Node& qn = g.nodes[q];
-    if (!is_op(qn, "QuantizeLinear") || qn.inputs.size() != 3) return 0;
-    const TensorData* ys = scalar_constant(u, qn.inputs[1]);
-    const TensorData* yz = scalar_constant(u, qn.inputs[2]);
-    if (!ys || !yz || ys->dtype != DType::f32 || (yz->dtype != DType::u8 && yz->dtype != DType::i8)) return 0;
-    if (relu != DefUse::kNone && q8_value(*yz, 0) != (yz->dtype == DType::i8 ? -128 : 0)) return 0;
+    QuantizedTail tail;
+    if (!quantized_tail(g, u, conv.outputs[0], &tail)) return 0;
+    const Node& qn = g.nodes[tail.q];
     // The bias in i32 at the accumulator's scale xs ws[m].
     std::vector<int32_t> bias(static_cast<size_t>(M), 0);
     const float sx = xs->data<float>()[0];
@@ -101,8 +160,8 @@ Status fuse_qdq_conv(Graph& g, ArithmeticMode, size_t* changes) {
                     qn.inputs[1],   qn.inputs[2]};
     if (b) fused.inputs.push_back(bias_name);
     fused.outputs = {qn.outputs[0]};
-    u.drop(q);
-    if (relu != DefUse::kNone) u.drop(relu);
+    u.drop(tail.q);
+    if (tail.relu != DefUse::kNone) u.drop(tail.relu);
     u.replace(i, std::move(fused));
     return 1;
   });

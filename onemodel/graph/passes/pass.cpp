@@ -8,6 +8,7 @@ const std::vector<Pass>& all_passes() {
   static const std::vector<Pass> passes = {
       {"remove_identities", BitRule::Exact, remove_identities},
       {"fuse_qdq_conv", BitRule::FastOnly, fuse_qdq_conv},
+      {"fuse_qdq_matmul", BitRule::FastOnly, fuse_qdq_matmul},
       {"fold_constants", BitRule::Exact, fold_constants},
       {"fuse_attention", BitRule::FastOnly, fuse_attention},
       {"fuse_matmul_epilogue", BitRule::Exact, fuse_matmul_epilogue},

@@ -31,8 +31,8 @@ struct PassRun {
   size_t changes = 0;
 };
 
-// In order: identity removal, QDQ Conv fusion into QLinearConv (FastOnly; before folding turns
-// the weights' DequantizeLinear into floats), constant folding, attention fusion (FastOnly), MatMul epilogue
+// In order: identity removal, QDQ Conv and MatMul fusion into QLinearConv / QLinearMatMul
+// (FastOnly; before folding turns the weights' DequantizeLinear into floats), constant folding, attention fusion (FastOnly), MatMul epilogue
 // fusion (bias + activation), Transposes folded into MatMul operands/output, scalar Mul folded
 // into MatMul, Q/K/V projection merge, MatMul residual fusion (FastOnly), Conv +
 // BatchNormalization folding (FastOnly), Conv epilogue fusion (bias + activation), dead-node
@@ -127,6 +127,7 @@ Status fuse_conv_epilogue(Graph& g, ArithmeticMode mode, size_t* changes);
 Status remove_dead_nodes(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_attention(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_attention.cpp
 Status fuse_qdq_conv(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_qdq.cpp
+Status fuse_qdq_matmul(Graph& g, ArithmeticMode mode, size_t* changes);       // fuse_qdq.cpp
 Status merge_qkv_projections(Graph& g, ArithmeticMode mode, size_t* changes);  // fuse_attention.cpp
 
 }  // namespace om::graph::passes
