@@ -82,6 +82,22 @@ bool detect_avx512_vnni() {
   return false;
 #endif
 }
+
+// AMX-TILE and AMX-INT8 (CPUID leaf 7 EDX bits 24 and 25) with the OS saving the tile state
+// (XCR0 bits 17 and 18), on top of AVX-512F.
+bool detect_amx_int8() {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (!cpu_has_avx512f()) return false;
+  unsigned a, b, c, d;
+  __cpuid_count(7, 0, a, b, c, d);
+  if (!(d & (1u << 24)) || !(d & (1u << 25))) return false;
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (lo & 0x60000u) == 0x60000u;
+#else
+  return false;
+#endif
+}
 #endif
 
 const KernelTable* table_for(Isa isa) {
@@ -145,6 +161,16 @@ Isa active_isa() { return table().isa; }
 bool cpu_has_avx512_vnni() {
 #if defined(ONEMODEL_HAVE_AVX512)
   static const bool yes = detect_avx512_vnni();
+  return yes;
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_amx_int8() {
+#if defined(ONEMODEL_HAVE_AVX512)
+  // ONEMODEL_NO_AMX=1 keeps the VNNI product (for tests and comparisons): the same integers.
+  static const bool yes = detect_amx_int8() && !std::getenv("ONEMODEL_NO_AMX");
   return yes;
 #else
   return false;

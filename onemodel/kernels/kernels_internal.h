@@ -191,8 +191,10 @@ void q8_dot__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, 
 struct Q8Requant;
 using Q8RequantKernel = void (*)(const Q8Requant&);
 void q8_requantize__scalar(const Q8Requant& q);
-// Whether this CPU runs AVX-512 VNNI (the AVX-512 table's integer product needs it).
+// Whether this CPU runs AVX-512 VNNI, and AMX-INT8 with its tile state enabled by the OS (the
+// AVX-512 table's integer products need them; else it takes the AVX2 one, the same integers).
 bool cpu_has_avx512_vnni();
+bool cpu_has_amx_int8();
 
 struct KernelTable {
   Isa isa;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/kernel_test_util.h"
+#include "onemodel/kernels/kernels_internal.h"
 #include "onemodel/kernels/q8_gemm.h"
 
 using namespace om::kernels;
@@ -164,3 +165,35 @@ TEST_CASE("integer requantization: every ISA rounds half to even and saturates a
     CHECK(h == hash);
   }
 }
+
+#if defined(__x86_64__)  // the library builds the AVX-512 files on every x86-64 target
+namespace om::kernels::avx512 {
+void q8_dot__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+                        int32_t* c, size_t ldc);
+void q8_dot__amx(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+                 int32_t* c, size_t ldc);
+bool amx_usable();
+}  // namespace om::kernels::avx512
+
+TEST_CASE("integer products: each x86 raw product the CPU runs (AMX, VNNI) equals the reference, whichever the table took") {
+  std::vector<std::pair<const char*, Q8DotKernel>> kernels;
+  if (cpu_has_avx512_vnni()) kernels.push_back({"avx512 vnni", avx512::q8_dot__avx512vnni});
+  if (cpu_has_amx_int8() && avx512::amx_usable()) kernels.push_back({"amx", avx512::q8_dot__amx});
+  std::mt19937 rng(5);
+  for (const auto& [name, kernel] : kernels)
+    for (size_t rows : {1, 5, 16, 17, 40})
+      for (size_t K : {4, 63, 64, 65, 300, 1000})
+        for (size_t panels : {1, 2, 3, 5}) {
+          const size_t lda = q8_lda(K), groups = q8_groups(K), ps = q8_panel_stride(K), ldc = panels * kQ8Panel + 3;
+          std::vector<uint8_t> a(rows * lda);
+          std::vector<int8_t> b(panels * ps);
+          for (auto& v : a) v = uint8_t(rng());
+          for (auto& v : b) v = int8_t(rng());
+          std::vector<int32_t> want(rows * ldc, 7), got(rows * ldc, 7);
+          q8_dot__scalar(a.data(), lda, rows, b.data(), ps, groups, panels, want.data(), ldc);
+          kernel(a.data(), lda, rows, b.data(), ps, groups, panels, got.data(), ldc);
+          INFO(name << ": rows " << rows << " K " << K << " panels " << panels);
+          CHECK(got == want);
+        }
+}
+#endif

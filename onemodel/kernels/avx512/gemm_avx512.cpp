@@ -229,6 +229,9 @@ void pack_a_12__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, f
 namespace om::kernels::avx512 {
 OM_CONV_ENTRY_DECLS(avx512);
 void q8_requantize__avx512(const Q8Requant& q);
+bool amx_usable();
+void q8_dot__amx(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+                 int32_t* c, size_t ldc);
 void q8_dot__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
                         size_t panels, int32_t* c, size_t ldc);
 }
@@ -256,6 +259,7 @@ const KernelTable& avx512_table() {
     k.winograd_output = avx512::f32_winograd_output__avx512;
     k.q8_requantize = avx512::q8_requantize__avx512;
     if (cpu_has_avx512_vnni()) k.q8_dot = avx512::q8_dot__avx512vnni;  // else the AVX2 one: the same integers
+    if (cpu_has_amx_int8() && avx512::amx_usable()) k.q8_dot = avx512::q8_dot__amx;
     return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it
   }();
   return t;
