@@ -3,7 +3,7 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all bootstrap configure build test demo bench bench-real cross-test sanitize sanitize-ci tsan fuzz install install-no-exceptions install-aarch64 size no-exceptions clean
+.PHONY: bench-int8 all bootstrap configure build test demo bench bench-real cross-test sanitize sanitize-ci tsan fuzz install install-no-exceptions install-aarch64 size no-exceptions clean
 
 all: build
 
@@ -31,6 +31,11 @@ bench: build
 bench-real: build
 	@tools/fetch_real_models.sh $(BUILD)
 	@$(BUILD)/bench_real
+
+# The int8 forms (QLinear, dynamic, quantize_static QDQ) against ONNX Runtime and against their
+# f32 twins, one thread (docs/performance.md, "int8").
+bench-int8: build
+	@$(BUILD)/bench_int8
 
 # Every test executable built for AArch64 (NEON kernels) and run under qemu-aarch64; the exact
 # hashes printed there must equal the x86 ones (tests/exactness.sh compares them).
@@ -61,7 +66,7 @@ sanitize: bootstrap
 # hostile and per-family operator tests of tests/runtime, the registry walk, the Session fuzz
 # seeds and dictionary, and the eager operator tests. The rest of the suite (training, tracing,
 # I/O, tools) stays in `make sanitize`. About 11 minutes on 2 cores from an empty build-sanitize.
-SANITIZE_CI_RUNTIME = *test_hostile*,*test_op_registry*,*_ops.cpp,*test_wide_dtypes*,*test_threads*
+SANITIZE_CI_RUNTIME = *test_hostile*,*test_op_registry*,*_ops.cpp,*test_wide_dtypes*,*test_threads*,*test_quant_products*
 sanitize-ci: bootstrap
 	@cmake -S . -B build-sanitize $(SANITIZE_CMAKE) >/dev/null
 	@cmake --build build-sanitize -j $(JOBS) --target test_runtime test_io test_ops

@@ -64,6 +64,19 @@ uint64_t hash_bytes(uint64_t h, const std::vector<uint8_t>& b) {
   return h;
 }
 
+// The fused (Fast) outputs against the QDQ graph's (Exact): at most one step of ys apart, and
+// such a last-step difference rare.
+void check_within_one_step(om::Session& fast, om::Session& exact, const std::vector<Feed>& feeds, float ys) {
+  const auto a = run(fast, feeds)[0].as<float>(), e = run(exact, feeds)[0].as<float>();
+  REQUIRE(a.size() == e.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(std::fabs(a[i] - e[i]) <= ys * 1.001f);
+    differ += a[i] != e[i];
+  }
+  CHECK(differ * 20 <= a.size());
+}
+
 struct ConvCase {
   int64_t N, C, H, W, M, group, k, stride, pad, dil;
 };
@@ -303,14 +316,7 @@ TEST_CASE("fuse_qdq_conv: QDQ Conv [-> Relu] in Fast sessions becomes QLinearCon
     CHECK(convs == 0);
     for (const auto& n : exact.graph().nodes) CHECK(n.op_type != "QLinearConv");
     const std::vector<Feed> feeds{Feed::of("x", {1, C, 8, 7}, random_floats(size_t(C * 56), 9))};
-    const auto a = run(fast, feeds)[0].as<float>(), e = run(exact, feeds)[0].as<float>();
-    REQUIRE(a.size() == e.size());
-    size_t differ = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-      CHECK(std::fabs(a[i] - e[i]) <= ys * 1.001f);
-      differ += a[i] != e[i];
-    }
-    CHECK(differ * 20 <= a.size());  // a last-step difference is rare
+    check_within_one_step(fast, exact, feeds, ys);
   }
 }
 
@@ -346,13 +352,6 @@ TEST_CASE("fuse_qdq_matmul: QDQ MatMul [-> Relu] with per-column int8 weights be
     CHECK(fused == 1);
     for (const auto& n : exact.graph().nodes) CHECK(n.op_type != "QLinearMatMul");
     const std::vector<Feed> feeds{Feed::of("x", {7, K}, random_floats(size_t(7 * K), 4))};
-    const auto a = run(fast, feeds)[0].as<float>(), e = run(exact, feeds)[0].as<float>();
-    REQUIRE(a.size() == e.size());
-    size_t differ = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-      CHECK(std::fabs(a[i] - e[i]) <= ys * 1.001f);
-      differ += a[i] != e[i];
-    }
-    CHECK(differ * 20 <= a.size());
+    check_within_one_step(fast, exact, feeds, ys);
   }
 }

@@ -154,6 +154,22 @@ TEST_CASE("quantization errors name the node, the values and the fix") {
   auto mixed_zp = single_node("ConvInteger", {value("x", DType::u8, {1, 1, 3, 3})}, {},
                       {TensorData::from_vector<uint8_t>("w", {1, 1, 2, 2}, {1, 2, 3, 4}), TensorData::from_vector<int8_t>("zx", {}, {0})});
   CHECK_THROWS_WITH([&] { om::Session s(mixed_zp); }(), doctest::Contains("must be u8 like the tensor it quantizes"));
+  // Scales known when planning: zero, NaN and infinite ones are refused naming the node, the
+  // input and the value.
+  for (float bad : {0.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    CAPTURE(bad);
+    auto q = single_node("QuantizeLinear", {value("x", DType::f32, {2, 3})}, {Attribute::of_int("axis", 1)},
+                         {TensorData::from_vector<float>("s", {3}, {1, bad, 3}), TensorData::from_vector<uint8_t>("z", {3}, {0, 0, 0})});
+    CHECK_THROWS_WITH([&] { om::Session s(q); }(), doctest::Contains("QuantizeLinear"));
+    CHECK_THROWS_WITH([&] { om::Session s(q); }(), doctest::Contains("a scale must be finite and non-zero"));
+    CHECK_THROWS_WITH([&] { om::Session s(q); }(), doctest::Contains("at index 1"));
+    auto qc = single_node("QLinearConv", {value("x", DType::u8, {1, 1, 3, 3})}, {},
+                          {TensorData::from_vector<float>("sx", {}, {0.5f}), TensorData::from_vector<uint8_t>("zx", {}, {0}),
+                           TensorData::from_vector<int8_t>("w", {2, 1, 1, 1}, {1, 2}), TensorData::from_vector<float>("sw", {2}, {0.1f, bad}),
+                           TensorData::from_vector<int8_t>("zw", {2}, {0, 0}), TensorData::from_vector<float>("sy", {}, {1.0f}),
+                           TensorData::from_vector<uint8_t>("zy", {}, {0})});
+    CHECK_THROWS_WITH([&] { om::Session s(qc); }(), doctest::Contains("w_scale"));
+  }
 }
 
 TEST_CASE("windows: known values, periodic and symmetric, the same bits in Fast and Exact mode") {

@@ -59,6 +59,23 @@ Status need_param_shape(const InferContext& ctx, size_t i, int64_t count, const 
                                                  "), got ", describe(v), "; other layouts are not supported"));
 }
 
+// A scale known when planning must be finite and non-zero: a zero divides by zero and a NaN or
+// an infinity has no quantized value, so such a model is refused rather than run to saturated
+// or zero-point outputs. (A scale computed at run time, unknown when planning, takes the
+// documented NaN rule of saturate_round.)
+Status need_usable_scale(const InferContext& ctx, size_t i, const char* role) {
+  const ValueDesc* v = ctx.input(i);
+  if (!v || !v->data || v->data == kEmptyValue || v->dtype != DType::f32) return Status::ok();
+  const float* s = static_cast<const float*>(v->data);
+  for (int64_t j = 0; j < v->numel(); ++j)
+    if (!std::isfinite(s[j]) || s[j] == 0.0f)
+      return ctx.error(ErrorKind::InvalidArgument,
+                       msg("input ", i, " (", role, ", '", ctx.node.inputs[i], "') holds ", s[j], " at index ", j,
+                           ": a scale must be finite and non-zero; recompute the quantization parameters (a constant range "
+                           "gives a non-zero scale when widened to include 0)"));
+  return Status::ok();
+}
+
 // The integer at element i of a u8, i8 or i32 tensor.
 int32_t int_at(const TensorArg& t, int64_t i) {
   switch (t.dtype) {
@@ -103,6 +120,7 @@ Status check_axis_params(const InferContext& ctx, int64_t* axis_out) {
     return ctx.error(ErrorKind::InvalidArgument, msg("axis ", a, " is out of range for the input ", shape_str(x)));
   const int64_t count = per_tensor ? 1 : x[size_t(axis)];
   OM_TRY(need_param_shape(ctx, 1, count, "scale", "axis"));
+  OM_TRY(need_usable_scale(ctx, 1, "scale"));
   OM_TRY(need_param_shape(ctx, 2, count, "zero point", "axis"));
   if (const ValueDesc* zp = ctx.input(2))
     if (zp->numel() != s->numel())
@@ -441,13 +459,20 @@ void int_matmul_reference(const KernelContext& k, size_t a_in, size_t azp_in, si
   });
 }
 
+// Calls f(a, b) with values of the element types (int8_t or uint8_t) of two 8-bit operands.
+template <typename F>
+void with_q8_types(DType a, DType b, F f) {
+  if (is_s8(a) && is_s8(b)) f(int8_t{}, int8_t{});
+  else if (is_s8(a)) f(int8_t{}, uint8_t{});
+  else if (is_s8(b)) f(uint8_t{}, int8_t{});
+  else f(uint8_t{}, uint8_t{});
+}
+
 template <typename Epilogue>
 void int_matmul_reference(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in, size_t bzp_in, const Epilogue& epi) {
-  const bool ai8 = is_s8(k.in(a_in).dtype), bi8 = is_s8(k.in(b_in).dtype);
-  if (ai8 && bi8) int_matmul_reference<int8_t, int8_t>(k, a_in, azp_in, b_in, bzp_in, epi);
-  else if (ai8) int_matmul_reference<int8_t, uint8_t>(k, a_in, azp_in, b_in, bzp_in, epi);
-  else if (bi8) int_matmul_reference<uint8_t, int8_t>(k, a_in, azp_in, b_in, bzp_in, epi);
-  else int_matmul_reference<uint8_t, uint8_t>(k, a_in, azp_in, b_in, bzp_in, epi);
+  with_q8_types(k.in(a_in).dtype, k.in(b_in).dtype, [&](auto ta, auto tb) {
+    int_matmul_reference<decltype(ta), decltype(tb)>(k, a_in, azp_in, b_in, bzp_in, epi);
+  });
 }
 
 // The i32 product of A and B (numpy matmul shapes, broadcast batches) after subtracting the
@@ -562,6 +587,7 @@ Status matmul_integer_kernel(const KernelContext& k) {
 // The requantized output's parameters (y_scale, y_zero_point): per-tensor, f32 and u8/i8.
 Status check_output_params(InferContext& ctx, size_t y_scale, size_t y_zp) {
   OM_TRY(need_dtype(ctx, y_scale, {DType::f32}, "y_scale"));
+  OM_TRY(need_usable_scale(ctx, y_scale, "y_scale"));
   OM_TRY(need_dtype(ctx, y_zp, {DType::u8, DType::i8}, "y_zero_point"));
   OM_TRY(need_param_shape(ctx, y_scale, -1, "y_scale", ""));
   return need_param_shape(ctx, y_zp, -1, "y_zero_point", "");
@@ -573,6 +599,8 @@ Status infer_qlinear_matmul(InferContext& ctx) {
   OM_TRY(infer_int_matmul_shapes(ctx, 0, 3, {1, 2}, {4, 5}, &out));
   OM_TRY(need_dtype(ctx, 1, {DType::f32}, "a_scale"));
   OM_TRY(need_dtype(ctx, 4, {DType::f32}, "b_scale"));
+  OM_TRY(need_usable_scale(ctx, 1, "a_scale"));
+  OM_TRY(need_usable_scale(ctx, 4, "b_scale"));
   OM_TRY(need_zero_point_dtype(ctx, 2, ctx.input(0)->dtype, "a_zero_point"));
   OM_TRY(need_zero_point_dtype(ctx, 5, ctx.input(3)->dtype, "b_zero_point"));
   OM_TRY(check_output_params(ctx, 6, 7));
@@ -930,11 +958,9 @@ void int_conv_reference(const KernelContext& k, size_t x_in, size_t xzp_in, size
 
 template <typename Epilogue>
 void int_conv_reference(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, size_t wzp_in, const Epilogue& epi) {
-  const bool xi8 = is_s8(k.in(x_in).dtype), wi8 = is_s8(k.in(w_in).dtype);
-  if (xi8 && wi8) int_conv_reference<int8_t, int8_t>(k, x_in, xzp_in, w_in, wzp_in, epi);
-  else if (xi8) int_conv_reference<int8_t, uint8_t>(k, x_in, xzp_in, w_in, wzp_in, epi);
-  else if (wi8) int_conv_reference<uint8_t, int8_t>(k, x_in, xzp_in, w_in, wzp_in, epi);
-  else int_conv_reference<uint8_t, uint8_t>(k, x_in, xzp_in, w_in, wzp_in, epi);
+  with_q8_types(k.in(x_in).dtype, k.in(w_in).dtype, [&](auto tx, auto tw) {
+    int_conv_reference<decltype(tx), decltype(tw)>(k, x_in, xzp_in, w_in, wzp_in, epi);
+  });
 }
 
 // The i32 convolution of x and w after subtracting the zero points (x per-tensor, w per-tensor
@@ -1023,6 +1049,8 @@ Status infer_qlinear_conv(InferContext& ctx) {
   OM_TRY(infer_int_conv_shape(ctx, 0, 3, &sg, &y));
   OM_TRY(need_dtype(ctx, 1, {DType::f32}, "x_scale"));
   OM_TRY(need_dtype(ctx, 4, {DType::f32}, "w_scale"));
+  OM_TRY(need_usable_scale(ctx, 1, "x_scale"));
+  OM_TRY(need_usable_scale(ctx, 4, "w_scale"));
   OM_TRY(need_zero_point_dtype(ctx, 2, ctx.input(0)->dtype, "x_zero_point"));
   OM_TRY(need_zero_point_dtype(ctx, 5, ctx.input(3)->dtype, "w_zero_point"));
   OM_TRY(need_param_shape(ctx, 1, -1, "x_scale", ""));
