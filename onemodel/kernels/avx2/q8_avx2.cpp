@@ -12,30 +12,30 @@ namespace om::kernels::avx2 {
 namespace {
 
 struct WideTile {
-  static constexpr int kRows = 3, kPanels = 1;
+  static constexpr int kRows = 2, kPanels = 1;  // 8 accumulators: 3 rows (12) spill
   template <int R, int P>
   static void run(const uint8_t* a, size_t lda, const int8_t* b, size_t, size_t groups, int32_t* c, size_t ldc) {
     static_assert(P == 1, "one panel per tile");
     __m256i acc[R][4];
-#pragma GCC unroll 3
+#pragma GCC unroll 2
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
       for (int v = 0; v < 4; ++v) acc[r][v] = _mm256_setzero_si256();
     for (size_t g = 0; g < groups; ++g) {
       __m256i av[R];  // the row's 4 k values as 16-bit lanes, repeated for 4 columns
-#pragma GCC unroll 3
+#pragma GCC unroll 2
       for (int r = 0; r < R; ++r)
         av[r] = _mm256_cvtepu8_epi16(_mm_set1_epi32(int(q8::load_group(a + r * lda + g * 4))));
 #pragma GCC unroll 4
       for (int v = 0; v < 4; ++v) {
         const __m256i bv = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + g * 64 + v * 16)));
-#pragma GCC unroll 3
+#pragma GCC unroll 2
         for (int r = 0; r < R; ++r) acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(av[r], bv));
       }
     }
     // acc[r][v] lanes: columns 4v, 4v+1 (k pairs 01, 23) | columns 4v+2, 4v+3. hadd within
     // 128-bit halves gives columns (0 1 4 5 | 2 3 6 7) of two vectors; the permute orders them.
-#pragma GCC unroll 3
+#pragma GCC unroll 2
     for (int r = 0; r < R; ++r)
       for (int h = 0; h < 2; ++h) {
         const __m256i s = _mm256_hadd_epi32(acc[r][2 * h], acc[r][2 * h + 1]);
