@@ -218,7 +218,8 @@ void f32_softmax_rows_fast__avx512(const float* x, float* y, size_t rows, size_t
 }
 
 // The quantized epilogue (q8_requantize.h) on 16 lanes.
-void q8_requantize__avx512(const Q8Requant& q) { q8::requantize(q); }
+// 512-bit vectors for this loop (GCC prefers 256-bit ones unless told).
+__attribute__((target("prefer-vector-width=512"))) void q8_requantize__avx512(const Q8Requant& q) { q8::requantize(q); }
 
 }  // namespace om::kernels::avx512
 
