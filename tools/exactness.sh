@@ -51,6 +51,9 @@ done
 for t in "$arm_dir"/test_*; do
   [ -x "$t" ] && [ -f "$t" ] || continue
   found=1
+  # Under the emulator only the programs that print hashes run here (the cross ctest run has run
+  # every test once already).
+  grep -q EXACT_HASH "$t" || continue
   (cd "$arm_dir" && OM_TEST_EMULATOR="$qemu -L $sysroot" run "aarch64" "$qemu" -L "$sysroot" "./$(basename "$t")")
 done
 if [ $found -eq 0 ]; then
