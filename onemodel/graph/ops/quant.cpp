@@ -367,7 +367,6 @@ PackedA packed_a_view(void* buf, size_t M, size_t K) {
 struct IntMatMulParams {
   BroadcastIter batch;
   int64_t M = 1, K = 1, N = 1;
-  bool b_known = false;  // B is known when planning (the plan may have packed it)
 };
 
 // Scratch of a product: a block of A' rows and its raw tile, the epilogue's per-column
@@ -388,7 +387,6 @@ Status prepare_int_matmul(const InferContext& ctx, Prepared& out) {
   p.M = a1 ? 1 : A.shape[A.shape.size() - 2];
   p.K = A.shape.back();
   p.N = b1 ? 1 : B.shape.back();
-  p.b_known = B.data != nullptr;
   // The batch axes as broadcast operands.
   ValueDesc ab, bb;
   ab.shape.assign(A.shape.begin(), A.shape.end() - (a1 ? 1 : 2));
@@ -705,7 +703,6 @@ struct IntConvParams {
   kernels::ConvGeom g;
   int64_t blocks = 1;       // blocks per output plane
   int64_t row_pieces = 0;   // blocks per output row when rows are long (0: blocks span rows)
-  bool w_known = false;     // the weights are known when planning (the plan may have packed them)
 };
 
 struct IntConvDims {
@@ -758,7 +755,6 @@ Status prepare_int_conv(const InferContext& ctx, Prepared& out) {
     return ctx.error(ErrorKind::ShapeMismatch, geom_error_text(ctx.node, why, x, &w));
   IntConvParams& p = out.record<IntConvParams>();
   p.g = sg.g;
-  p.w_known = ctx.input(w_in)->data != nullptr;
   const int64_t pixels = count_mul(sg.g.OH, sg.g.OW), bp = int64_t(kConvPixels);
   if (sg.g.OW >= bp) {
     p.row_pieces = (sg.g.OW + bp - 1) / bp;
