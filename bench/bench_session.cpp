@@ -131,7 +131,7 @@ std::string dims_text(const om::Tensor& t) {
 // 256-512-512-10 with ReLU and GELU (erf form), symbolic batch.
 Model make_mlp() {
   om::Generator gen(101);
-  auto net = std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
+  auto net = std::make_shared<om::nn::Sequential>(std::vector<std::shared_ptr<om::nn::Module>>{
       std::make_shared<om::nn::Linear>(256, 512, true, gen), std::make_shared<om::nn::ReLU>(),
       std::make_shared<om::nn::Linear>(512, 512, true, gen), std::make_shared<om::nn::GELU>(),
       std::make_shared<om::nn::Linear>(512, 10, true, gen)});

@@ -96,11 +96,12 @@ int main(int argc, char** argv) {
     make_data(256, gen, &test_x, &test_y);
 
     // ---- 1. train ----
-    auto model = std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
+    // A braced list: its layers draw from `gen` left to right on every compiler.
+    auto model = std::make_shared<om::nn::Sequential>(std::vector<std::shared_ptr<om::nn::Module>>{
         std::make_shared<om::nn::Linear>(4, 32, true, gen), std::make_shared<om::nn::ReLU>(),
         std::make_shared<om::nn::Linear>(32, 32, true, gen), std::make_shared<om::nn::GELU>(),
         std::make_shared<om::nn::Linear>(32, 3, true, gen)});
-    om::optim::Sgd sgd(model->parameters(), om::optim::SgdOptions{0.05, 0.9});
+    om::optim::SGD sgd(model->parameters(), om::optim::SGDOptions{0.05, 0.9});
     float first_loss = 0, loss_value = 0;
     for (int step = 0; step < 300; ++step) {
       om::StoreScope scope;  // this step's activations and gradients-in-flight go away at its end

@@ -17,8 +17,8 @@
 namespace {
 
 std::shared_ptr<om::nn::Sequential> make_model() {
-  return std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
-      std::make_shared<om::nn::Linear>(4, 16), std::make_shared<om::nn::ReLU>(), std::make_shared<om::nn::Linear>(16, 3)});
+  return std::make_shared<om::nn::Sequential>(
+      std::make_shared<om::nn::Linear>(4, 16), std::make_shared<om::nn::ReLU>(), std::make_shared<om::nn::Linear>(16, 3));
 }
 
 // Three classes, each a blob around its own centre.
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
     make_data(gen, &x, &y);
 
     auto model = make_model();
-    om::optim::Sgd sgd(model->parameters(), {0.1, 0.9});
+    om::optim::SGD sgd(model->parameters(), {0.1, 0.9});
     float first = 0, last = 0;
     for (int step = 0; step < 100; ++step) {
       om::StoreScope scope;  // this step's activations go when the step ends

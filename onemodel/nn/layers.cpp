@@ -35,9 +35,6 @@ Tensor Linear::forward(const Tensor& x) {
 }
 
 Sequential::Sequential() : Module("Sequential") {}
-Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules) : Module("Sequential") {
-  for (const auto& m : modules) push_back(m);
-}
 Sequential::Sequential(const std::vector<std::shared_ptr<Module>>& modules) : Module("Sequential") {
   for (const auto& m : modules) push_back(m);
 }

@@ -1,6 +1,6 @@
 // Layers: Linear, Sequential and the activations as modules (for Sequential).
 #pragma once
-#include <initializer_list>
+#include <type_traits>
 #include <memory>
 #include <vector>
 
@@ -30,7 +30,14 @@ class Linear : public Module {
 class Sequential : public Module {
  public:
   Sequential();
-  Sequential(std::initializer_list<std::shared_ptr<Module>> modules);
+  // From modules directly, as libtorch's: Sequential(make_shared<Linear>(4, 16), make_shared<ReLU>()).
+  // C++ evaluates function arguments in an unspecified order (GCC: right to left), so when the
+  // layers draw from one Generator, pass a braced vector instead (evaluated left to right) or
+  // create them in statements: the same seed then gives the same model on every compiler.
+  template <typename... Ms, typename = std::enable_if_t<(sizeof...(Ms) > 0) && (std::is_base_of_v<Module, Ms> && ...)>>
+  explicit Sequential(std::shared_ptr<Ms>... modules) : Sequential() {
+    (push_back(std::move(modules)), ...);
+  }
   explicit Sequential(const std::vector<std::shared_ptr<Module>>& modules);
   void push_back(std::shared_ptr<Module> module);
   Tensor forward(const Tensor& x) override;

@@ -1,10 +1,12 @@
-// Learning-rate schedules (docs/training.md). A schedule owns no optimizer state: it remembers
-// the optimizer's learning rate at construction (the base) and an epoch counter, and each step()
+// Learning-rate schedules (docs/training.md). A schedule owns no optimizer state: its base is
+// the optimizer's initial learning rate (Optimizer::initial_lr: the rate before the first
+// schedule changed it, so several schedules of one optimizer share one base) and an epoch counter, and each step()
 // advances the counter and sets the optimizer's learning rate from the closed form of PyTorch's
 // scheduler of the same name. Call it once per epoch (or per iteration), after optimizer.step().
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "onemodel/nn/optim.h"
 
@@ -31,9 +33,9 @@ class LrSchedule {
 };
 
 // base * gamma^(epoch / step_size) (integer division): PyTorch's StepLR.
-class StepLr : public LrSchedule {
+class StepLR : public LrSchedule {
  public:
-  StepLr(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
+  StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
   double lr_at(int64_t epoch) const override;
 
  private:
@@ -43,9 +45,9 @@ class StepLr : public LrSchedule {
 
 // eta_min + (base - eta_min) (1 + cos(pi epoch / t_max)) / 2: PyTorch's CosineAnnealingLR
 // (closed form); past t_max the cosine continues (as PyTorch's does).
-class CosineAnnealingLr : public LrSchedule {
+class CosineAnnealingLR : public LrSchedule {
  public:
-  CosineAnnealingLr(Optimizer& optimizer, int64_t t_max, double eta_min = 0);
+  CosineAnnealingLR(Optimizer& optimizer, int64_t t_max, double eta_min = 0);
   double lr_at(int64_t epoch) const override;
 
  private:
@@ -53,18 +55,32 @@ class CosineAnnealingLr : public LrSchedule {
   double eta_min_;
 };
 
-// Linear warm-up: base * (start_factor + (1 - start_factor) min(epoch, warmup) / warmup), then
-// `after` (if given) from its own epoch 0 — PyTorch's LinearLR followed by SequentialLR. The
-// schedule set the optimizer's learning rate to the warm-up's first value at construction.
-class LinearWarmup : public LrSchedule {
+// base * (start + (end - start) min(epoch, total_iters) / total_iters): PyTorch's LinearLR
+// (a warm-up when start < end). Sets the optimizer's learning rate to its epoch-0 value at
+// construction, as PyTorch's does.
+class LinearLR : public LrSchedule {
  public:
-  LinearWarmup(Optimizer& optimizer, int64_t warmup_epochs, double start_factor = 1.0 / 3, std::unique_ptr<LrSchedule> after = nullptr);
+  LinearLR(Optimizer& optimizer, double start_factor = 1.0 / 3, double end_factor = 1.0, int64_t total_iters = 5);
   double lr_at(int64_t epoch) const override;
 
  private:
-  int64_t warmup_;
-  double start_factor_;
-  std::unique_ptr<LrSchedule> after_;
+  double start_factor_, end_factor_;
+  int64_t total_iters_;
+};
+
+// PyTorch's SequentialLR: schedules[0] until epoch milestones[0], then schedules[1] from its own
+// epoch 0 until milestones[1], and so on (milestones.size() == schedules.size() - 1, increasing).
+// Warm-up then cosine: SequentialLR(opt, {make_shared<LinearLR>(opt, 0.1, 1, 100),
+// make_shared<CosineAnnealingLR>(opt, 900)}, {100}). Every schedule must drive `optimizer`; the
+// sub-schedules' own step() is not called (this one's is).
+class SequentialLR : public LrSchedule {
+ public:
+  SequentialLR(Optimizer& optimizer, std::vector<std::shared_ptr<LrSchedule>> schedules, std::vector<int64_t> milestones);
+  double lr_at(int64_t epoch) const override;
+
+ private:
+  std::vector<std::shared_ptr<LrSchedule>> schedules_;
+  std::vector<int64_t> milestones_;
 };
 
 }  // namespace om::optim

@@ -5,6 +5,7 @@
 #include "onemodel/nn/module.h"
 #include "onemodel/core/module_path.h"
 #include "onemodel/nn/optim.h"
+#include "onemodel/nn/clip_grad.h"
 #include "onemodel/nn/recurrent.h"
 #include "onemodel/nn/lr_schedule.h"
 #include "onemodel/nn/checkpoint.h"

@@ -40,23 +40,28 @@ void Optimizer::set_lr(double) {
   raise(Status::error(ErrorKind::Unsupported, "om::optim::Optimizer::set_lr: this optimizer does not expose its learning rate; override lr() and set_lr()"));
 }
 
+double Optimizer::initial_lr() {
+  if (!has_initial_lr_) initial_lr_ = lr(), has_initial_lr_ = true;
+  return initial_lr_;
+}
+
 void Optimizer::zero_grad() {
   for (Tensor& p : params_) p.zero_grad();
 }
 
-Sgd::Sgd(std::vector<Tensor> params, const SgdOptions& options) : Optimizer(std::move(params)), options_(options) {
+SGD::SGD(std::vector<Tensor> params, const SGDOptions& options) : Optimizer(std::move(params)), options_(options) {
   if (options.lr < 0 || options.momentum < 0 || options.weight_decay < 0)
-    raise(Status::error(ErrorKind::InvalidArgument, msg("om::optim::Sgd: lr ", options.lr, ", momentum ", options.momentum, " and weight_decay ",
+    raise(Status::error(ErrorKind::InvalidArgument, msg("om::optim::SGD: lr ", options.lr, ", momentum ", options.momentum, " and weight_decay ",
                                                         options.weight_decay, " must not be negative")));
   if (options.nesterov && (options.momentum <= 0 || options.dampening != 0))
-    raise(Status::error(ErrorKind::InvalidArgument, "om::optim::Sgd: nesterov needs momentum > 0 and dampening 0"));
+    raise(Status::error(ErrorKind::InvalidArgument, "om::optim::SGD: nesterov needs momentum > 0 and dampening 0"));
   if (options.momentum != 0)
     for (const Tensor& p : params_) momentum_.push_back(zeros(p.shape()));
   started_.assign(params_.size(), 0);
 }
 
-void Sgd::step() {
-  const char* call = "om::optim::Sgd::step";
+void SGD::step() {
+  const char* call = "om::optim::SGD::step";
   detail::InternalNoGrad no_grad;
   const float lr = float(options_.lr), wd = float(options_.weight_decay), mom = float(options_.momentum);
   const float damp = float(1.0 - options_.dampening);
@@ -137,7 +142,7 @@ void Adam::adam_step(const char* call, bool decoupled) {
   }
 }
 
-StateRefs Sgd::state() {
+StateRefs SGD::state() {
   StateRefs r;
   r.reals.push_back({"lr", &options_.lr});
   for (size_t i = 0; i < momentum_.size(); ++i) r.tensors.push_back({msg("momentum_buffer.", i), momentum_[i]});
@@ -161,9 +166,9 @@ AdamW::AdamW(std::vector<Tensor> params, const AdamWOptions& o)
 
 void AdamW::step() { adam_step("om::optim::AdamW::step", true); }
 
-Rmsprop::Rmsprop(std::vector<Tensor> params, const RmspropOptions& o) : Optimizer(std::move(params)), options_(o) {
+RMSprop::RMSprop(std::vector<Tensor> params, const RMSpropOptions& o) : Optimizer(std::move(params)), options_(o) {
   if (o.lr < 0 || o.eps < 0 || o.alpha < 0 || o.alpha > 1 || o.momentum < 0 || o.weight_decay < 0)
-    raise(Status::error(ErrorKind::InvalidArgument, msg("om::optim::Rmsprop: invalid options lr ", o.lr, ", alpha ", o.alpha, ", eps ", o.eps,
+    raise(Status::error(ErrorKind::InvalidArgument, msg("om::optim::RMSprop: invalid options lr ", o.lr, ", alpha ", o.alpha, ", eps ", o.eps,
                                                         ", momentum ", o.momentum, ", weight_decay ", o.weight_decay,
                                                         "; alpha must lie in [0, 1], the rest be non-negative")));
   for (const Tensor& p : params_) {
@@ -173,8 +178,8 @@ Rmsprop::Rmsprop(std::vector<Tensor> params, const RmspropOptions& o) : Optimize
   }
 }
 
-void Rmsprop::step() {
-  const char* call = "om::optim::Rmsprop::step";
+void RMSprop::step() {
+  const char* call = "om::optim::RMSprop::step";
   detail::InternalNoGrad no_grad;
   ++t_;
   const float lr = float(options_.lr), a = float(options_.alpha), eps = float(options_.eps), wd = float(options_.weight_decay),
@@ -212,7 +217,7 @@ void Rmsprop::step() {
   }
 }
 
-StateRefs Rmsprop::state() {
+StateRefs RMSprop::state() {
   StateRefs r;
   r.reals.push_back({"lr", &options_.lr});
   r.ints.push_back({"step", &t_});
@@ -220,47 +225,6 @@ StateRefs Rmsprop::state() {
   for (size_t i = 0; i < grad_avg_.size(); ++i) r.tensors.push_back({msg("grad_avg.", i), grad_avg_[i]});
   for (size_t i = 0; i < momentum_.size(); ++i) r.tensors.push_back({msg("momentum_buffer.", i), momentum_[i]});
   return r;
-}
-
-double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type) {
-  const char* call = "om::optim::clip_grad_norm_";
-  if (!(max_norm >= 0) || !(norm_type >= 1))
-    raise(Status::error(ErrorKind::InvalidArgument, msg(call, ": max_norm ", max_norm, " must be >= 0 and norm_type ", norm_type,
-                                                        " >= 1 (or INFINITY)")));
-  detail::InternalNoGrad no_grad;
-  std::vector<Tensor> grads;
-  for (const Tensor& p : params) {
-    Tensor g = p.grad();
-    if (!g.defined()) continue;
-    check(detail::check_live(g, call));
-    grads.push_back(g);
-  }
-  // Per-tensor norms accumulated in double, then the norm of the norms (PyTorch's order).
-  double total = 0;
-  for (const Tensor& g : grads) {
-    Tensor d = unwrap(detail::dense(g));
-    const float* pg = detail::raw_as<float>(d);
-    double n = 0;
-    for (int64_t k = 0; k < d.numel(); ++k) {
-      const double a = std::fabs(double(pg[k]));
-      if (std::isinf(norm_type)) n = std::max(n, a);
-      else n += std::pow(a, norm_type);
-    }
-    if (std::isinf(norm_type)) total = std::max(total, n);
-    else total += std::pow(std::pow(n, 1.0 / norm_type), norm_type);
-  }
-  if (!std::isinf(norm_type)) total = std::pow(total, 1.0 / norm_type);
-  const double coef = max_norm / (total + 1e-6);
-  if (coef < 1) {
-    for (Tensor& g : grads) {
-      if (!g.is_contiguous()) raise(Status::error(ErrorKind::InvalidArgument, msg(call, ": a gradient is not contiguous")));
-      float* pg = detail::raw_as<float>(g);
-      const float c = float(coef);
-      for (int64_t k = 0; k < g.numel(); ++k) pg[k] = pg[k] * c;
-      detail::bump_version(g);
-    }
-  }
-  return total;
 }
 
 }  // namespace om::optim

@@ -31,14 +31,21 @@ class Optimizer {
   // defined outside the library that does not override them raises Unsupported when called.
   virtual double lr() const;
   virtual void set_lr(double lr);
+  // The learning rate before any schedule changed it: read from lr() when the first schedule is
+  // created and kept (PyTorch's "initial_lr"), so every schedule of this optimizer has one base.
+  double initial_lr();
   // Names are "<kind>.<parameter index>" for per-parameter tensors ("exp_avg.0"). Default: none.
   virtual StateRefs state() { return {}; }
 
  protected:
   std::vector<Tensor> params_;
+
+ private:
+  bool has_initial_lr_ = false;
+  double initial_lr_ = 0;
 };
 
-struct SgdOptions {
+struct SGDOptions {
   double lr = 0.01;
   double momentum = 0;
   double dampening = 0;
@@ -48,18 +55,18 @@ struct SgdOptions {
 
 // p -= lr * d, d = g + wd p (then momentum: buf = m buf + (1 - dampening) d, buf = d at the
 // first step; d = buf, or d + m buf with nesterov).
-class Sgd : public Optimizer {
+class SGD : public Optimizer {
  public:
-  Sgd(std::vector<Tensor> params, const SgdOptions& options);
-  Sgd(std::vector<Tensor> params, double lr) : Sgd(std::move(params), SgdOptions{lr}) {}
+  SGD(std::vector<Tensor> params, const SGDOptions& options);
+  SGD(std::vector<Tensor> params, double lr) : SGD(std::move(params), SGDOptions{lr}) {}
   void step() override;
-  SgdOptions& options() { return options_; }
+  SGDOptions& options() { return options_; }
   double lr() const override { return options_.lr; }
   void set_lr(double lr) override { options_.lr = lr; }
   StateRefs state() override;
 
  private:
-  SgdOptions options_;
+  SGDOptions options_;
   std::vector<Tensor> momentum_;
   std::vector<int64_t> started_;  // 1 once a parameter's momentum buffer holds its first step
 };
@@ -106,7 +113,7 @@ class AdamW : public Adam {
   void step() override;
 };
 
-struct RmspropOptions {
+struct RMSpropOptions {
   double lr = 1e-2;
   double alpha = 0.99;  // smoothing of the squared-gradient average
   double eps = 1e-8;
@@ -117,25 +124,19 @@ struct RmspropOptions {
 
 // PyTorch's RMSprop: v = a v + (1-a) g^2; centered: m = a m + (1-a) g and avg = sqrt(v - m^2) +
 // eps, else avg = sqrt(v) + eps; momentum: buf = mu buf + g / avg, p -= lr buf; else p -= lr g / avg.
-class Rmsprop : public Optimizer {
+class RMSprop : public Optimizer {
  public:
-  Rmsprop(std::vector<Tensor> params, const RmspropOptions& options = {});
+  RMSprop(std::vector<Tensor> params, const RMSpropOptions& options = {});
   void step() override;
-  RmspropOptions& options() { return options_; }
+  RMSpropOptions& options() { return options_; }
   double lr() const override { return options_.lr; }
   void set_lr(double lr) override { options_.lr = lr; }
   StateRefs state() override;
 
  private:
-  RmspropOptions options_;
+  RMSpropOptions options_;
   std::vector<Tensor> square_avg_, grad_avg_, momentum_;
   int64_t t_ = 0;
 };
-
-// Scales every gradient by max_norm / (total + 1e-6) when the total norm of all gradients
-// (parameters without one are skipped) exceeds max_norm; returns the total norm before clipping.
-// norm_type 2 (default), any p >= 1, or INFINITY (the largest magnitude). As PyTorch's
-// torch.nn.utils.clip_grad_norm_.
-double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type = 2.0);
 
 }  // namespace om::optim

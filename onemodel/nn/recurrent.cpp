@@ -69,12 +69,12 @@ RnnOutput RecurrentBase::run(const Tensor& x, const Tensor& h0, const Tensor& c0
       hs.push_back(r.h_n.unsqueeze(0));
       if (!gru_) cs.push_back(r.c_n.unsqueeze(0));
     }
-    y = D == 1 ? outs[0] : concat(outs, 2);
+    y = D == 1 ? outs[0] : cat(outs, 2);
   }
   RnnOutput out;
   out.output = y;
-  out.h_n = hs.size() == 1 ? hs[0] : concat(hs, 0);
-  if (!gru_) out.c_n = cs.size() == 1 ? cs[0] : concat(cs, 0);
+  out.h_n = hs.size() == 1 ? hs[0] : cat(hs, 0);
+  if (!gru_) out.c_n = cs.size() == 1 ? cs[0] : cat(cs, 0);
   return out;
 }
 

@@ -51,7 +51,7 @@ Tensor softmax(const Tensor& x, int64_t dim = -1);
 Tensor log_softmax(const Tensor& x, int64_t dim = -1);
 
 // joining
-Tensor concat(const std::vector<Tensor>& xs, int64_t dim = 0);
+Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);
 
 // losses (training only: not traceable)
 // (more losses, with options: onemodel/ops/losses.h)
@@ -76,7 +76,7 @@ Result<Tensor> sum(const Tensor& x, int64_t dim, bool keepdim);
 Result<Tensor> mean_all(const Tensor& x);
 Result<Tensor> mean(const Tensor& x, int64_t dim, bool keepdim);
 Result<Tensor> softmax(const Tensor& x, int64_t dim, bool log);
-Result<Tensor> concat(const std::vector<Tensor>& xs, int64_t dim);
+Result<Tensor> cat(const std::vector<Tensor>& xs, int64_t dim);
 Result<Tensor> nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index,
                         const Tensor& weight = Tensor());
 

@@ -263,8 +263,8 @@ Result<Tensor> cast(const Tensor& x, DType dtype) {
   return out;
 }
 
-Result<Tensor> concat(const std::vector<Tensor>& xs, int64_t dim) {
-  const char* call = "om::concat";
+Result<Tensor> cat(const std::vector<Tensor>& xs, int64_t dim) {
+  const char* call = "om::cat";
   if (xs.empty()) return Status::error(ErrorKind::InvalidArgument, msg(call, ": needs at least one tensor"));
   for (const Tensor& x : xs) OM_TRY(check_input(x, call));
   const Tensor& first = xs[0];
@@ -298,6 +298,6 @@ Result<Tensor> concat(const std::vector<Tensor>& xs, int64_t dim) {
 
 }  // namespace ops
 
-Tensor concat(const std::vector<Tensor>& xs, int64_t dim) { return unwrap(ops::concat(xs, dim)); }
+Tensor cat(const std::vector<Tensor>& xs, int64_t dim) { return unwrap(ops::cat(xs, dim)); }
 
 }  // namespace om

@@ -20,7 +20,7 @@ std::vector<float> onnx_rows(const std::vector<float>& w, bool gru, int64_t H, i
 om::Tensor flat_all(const om::RnnLayerOutput& r) {
   Ts parts = {r.output.reshape({-1}), r.h_n.reshape({-1})};
   if (r.c_n.defined()) parts.push_back(r.c_n.reshape({-1}));
-  return om::concat(parts, 0);
+  return om::cat(parts, 0);
 }
 
 }  // namespace

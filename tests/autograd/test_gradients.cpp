@@ -136,11 +136,11 @@ TEST_CASE("gradients through views: permute transpose slice select expand flip r
 TEST_CASE("gradients of concat") {
   om::Generator g(8);
   om::Tensor a = gc::random({2, 3}, g), b = gc::random({2, 1}, g), c = gc::random({2, 4}, g);
-  gradcheck([](const Ts& t) { return om::concat({t[0], t[1], t[2]}, 1); }, {a, b, c});
-  gradcheck([](const Ts& t) { return om::concat({t[0].t(), t[1].t()}, 0); }, {a, b});
-  gradcheck([](const Ts& t) { return om::concat({t[0], t[0]}, -1); }, {a});
+  gradcheck([](const Ts& t) { return om::cat({t[0], t[1], t[2]}, 1); }, {a, b, c});
+  gradcheck([](const Ts& t) { return om::cat({t[0].t(), t[1].t()}, 0); }, {a, b});
+  gradcheck([](const Ts& t) { return om::cat({t[0], t[0]}, -1); }, {a});
   om::Tensor k = gc::random({2, 3}, g);
-  gradcheck([k](const Ts& t) { return om::concat({k, t[0], k}, 0); }, {a});  // constants around
+  gradcheck([k](const Ts& t) { return om::cat({k, t[0], k}, 0); }, {a});  // constants around
 }
 
 TEST_CASE("gradients of nll_loss and cross_entropy") {

@@ -47,8 +47,8 @@ struct Fixture {
     dir = fs::temp_directory_path() / ("om_cli_test_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     om::Generator gen(3);
-    auto model = std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
-        std::make_shared<om::nn::Linear>(4, 8), std::make_shared<om::nn::ReLU>(), std::make_shared<om::nn::Linear>(8, 3)});
+    auto model = std::make_shared<om::nn::Sequential>(
+        std::make_shared<om::nn::Linear>(4, 8), std::make_shared<om::nn::ReLU>(), std::make_shared<om::nn::Linear>(8, 3));
     x = om::randn({5, 4}, gen);
     om::TracedModel traced = model->trace(x, {"batch", ""}, "features", "logits");
     traced.save((dir / "mlp.om").string());

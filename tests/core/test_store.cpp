@@ -189,7 +189,7 @@ TEST_CASE("a tensor used after its scope was released throws UseAfterRelease, ne
     expect_release(error_of([&] { dead.contiguous(); }));
     expect_release(error_of([&] { dead.clone(); }));
     expect_release(error_of([&] { dead.to(om::DType::i64); }));
-    expect_release(error_of([&] { om::concat({dead, dead}); }));
+    expect_release(error_of([&] { om::cat({dead, dead}); }));
     expect_release(error_of([&] { dead.reshape({6}); }));
     CHECK(other.to_vector<float>() == std::vector<float>(6, 42.0f));
   }

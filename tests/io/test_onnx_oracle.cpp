@@ -50,7 +50,7 @@ TEST_CASE("oracle cases: matmul, softmax, reductions, concat (expected from the 
                  from_tensor("y", om::mean(T(a), -1, false)));
   const TensorData c = rand_f32("c", {2, 1, 5}, 8);
   single_op_case("io_op_concat", "Concat", {a, c}, {}, {Attribute::of_int("axis", 1)},
-                 from_tensor("y", om::concat({T(a), T(c)}, 1)));
+                 from_tensor("y", om::cat({T(a), T(c)}, 1)));
 }
 
 TEST_CASE("oracle cases: shape operators (expected from eager views)") {

@@ -12,17 +12,19 @@ namespace {
 
 std::shared_ptr<om::nn::Sequential> make_model(uint64_t seed, int64_t hidden = 8) {
   om::Generator gen(seed);
-  return std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
+  return std::make_shared<om::nn::Sequential>(std::vector<std::shared_ptr<om::nn::Module>>{
       std::make_shared<om::nn::Linear>(3, hidden, true, gen), std::make_shared<om::nn::Tanh>(), std::make_shared<om::nn::Linear>(hidden, 2, true, gen)});
 }
 
 struct Run {
   std::shared_ptr<om::nn::Sequential> model;
   std::unique_ptr<om::optim::AdamW> opt;
-  std::unique_ptr<om::optim::LinearWarmup> schedule;
+  std::unique_ptr<om::optim::SequentialLR> schedule;
   explicit Run(uint64_t seed) : model(make_model(seed)) {
     opt = std::make_unique<om::optim::AdamW>(model->parameters(), om::optim::AdamWOptions{0.05});
-    schedule = std::make_unique<om::optim::LinearWarmup>(*opt, 3, 0.5, std::make_unique<om::optim::StepLr>(*opt, 2, 0.7));
+    schedule = std::make_unique<om::optim::SequentialLR>(
+        *opt, std::vector<std::shared_ptr<om::optim::LrSchedule>>{std::make_shared<om::optim::LinearLR>(*opt, 0.5, 1.0, 3), std::make_shared<om::optim::StepLR>(*opt, 2, 0.7)},
+        std::vector<int64_t>{3});
   }
   void train(const om::Tensor& x, const om::Tensor& y, int steps) {
     for (int s = 0; s < steps; ++s) {
@@ -30,7 +32,7 @@ struct Run {
       opt->zero_grad();
       om::Tensor loss = om::cross_entropy((*model)(x), y);
       loss.backward();
-      om::optim::clip_grad_norm_(model->parameters(), 1.0);
+      om::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
       opt->step();
       schedule->step();
     }
@@ -86,7 +88,7 @@ TEST_CASE("checkpoint errors name the file and the entry") {
   CHECK(testutil::contains(m, "f32[8, 3]"));
   CHECK(testutil::contains(m, "f32[9, 3]"));
   // an optimizer the file does not hold
-  om::optim::Rmsprop rms(model->parameters());
+  om::optim::RMSprop rms(model->parameters());
   m = testutil::error_of([&] { om::nn::load_checkpoint(path, *model, &rms); }).what();
   CHECK(testutil::contains(m, "optimizer.square_avg.0"));
   // a failed load changes nothing (not even the entries that matched)

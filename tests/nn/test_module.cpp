@@ -37,8 +37,8 @@ struct Encoder : om::nn::Module {
   std::shared_ptr<om::nn::Sequential> layers;
   explicit Encoder(std::vector<std::string>* seen) : Module("Encoder") {
     layers = register_module("layers", std::make_shared<om::nn::Sequential>(
-                                           std::initializer_list<std::shared_ptr<om::nn::Module>>{
-                                               std::make_shared<PathProbe>(seen), std::make_shared<PathProbe>(seen)}));
+                                           
+                                               std::make_shared<PathProbe>(seen), std::make_shared<PathProbe>(seen)));
   }
   om::Tensor forward(const om::Tensor& x) override { return (*layers)(x); }
 };
@@ -105,7 +105,7 @@ TEST_CASE("paths follow nesting, including a module registered after it was buil
   CHECK(seen == std::vector<std::string>{"encoder.layers.0", "encoder.layers.1"});
   CHECK(om::nn::current_module_path().empty());  // popped again
   // The path stack unwinds with exceptions.
-  auto bad = std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{std::make_shared<om::nn::Linear>(3, 2)});
+  auto bad = std::make_shared<om::nn::Sequential>(std::make_shared<om::nn::Linear>(3, 2));
   CHECK_THROWS_AS((*bad)(om::ones({4})), om::Error);
   CHECK(om::nn::current_module_path().empty());
   {

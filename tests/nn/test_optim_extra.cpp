@@ -44,13 +44,13 @@ TEST_CASE("RMSprop: plain, centered, with momentum and weight decay (PyTorch's r
       CAPTURE(centered);
       CAPTURE(mom);
       om::Tensor p = om::from_vector<float>({0.5f, -1.5f}).requires_grad_();
-      om::optim::RmspropOptions o;
+      om::optim::RMSpropOptions o;
       o.lr = 0.01;
       o.alpha = 0.9;
       o.momentum = mom;
       o.centered = centered;
       o.weight_decay = 0.1;
-      om::optim::Rmsprop opt({p}, o);
+      om::optim::RMSprop opt({p}, o);
       double x[2] = {0.5, -1.5}, sq[2] = {0, 0}, ga[2] = {0, 0}, buf[2] = {0, 0};
       const std::vector<std::vector<float>> grads = {{1.0f, -0.5f}, {0.3f, 0.2f}, {-0.7f, 0.4f}};
       for (const auto& gv : grads) {
@@ -82,8 +82,8 @@ TEST_CASE("RMSprop: plain, centered, with momentum and weight decay (PyTorch's r
 TEST_CASE("schedules: step, cosine annealing, linear warm-up then cosine") {
   om::Tensor p = om::zeros({1}).requires_grad_();
   {
-    om::optim::Sgd opt({p}, 1.0);
-    om::optim::StepLr s(opt, 2, 0.5);
+    om::optim::SGD opt({p}, 1.0);
+    om::optim::StepLR s(opt, 2, 0.5);
     const double want[] = {1.0, 0.5, 0.5, 0.25, 0.25};
     for (double w : want) {
       s.step();
@@ -91,8 +91,8 @@ TEST_CASE("schedules: step, cosine annealing, linear warm-up then cosine") {
     }
   }
   {
-    om::optim::Sgd opt({p}, 0.1);
-    om::optim::CosineAnnealingLr s(opt, 4, 0.01);
+    om::optim::SGD opt({p}, 0.1);
+    om::optim::CosineAnnealingLR s(opt, 4, 0.01);
     for (int e = 1; e <= 4; ++e) {
       s.step();
       CHECK(opt.lr() == doctest::Approx(0.01 + 0.09 * (1 + std::cos(M_PI * e / 4)) / 2));
@@ -101,8 +101,11 @@ TEST_CASE("schedules: step, cosine annealing, linear warm-up then cosine") {
   }
   {
     om::optim::Adam opt({p}, om::optim::AdamOptions{0.2});
-    auto cosine = std::make_unique<om::optim::CosineAnnealingLr>(opt, 10);
-    om::optim::LinearWarmup s(opt, 4, 0.25, std::move(cosine));
+    // Warm-up then cosine, each created on the optimizer: both share its initial learning rate.
+    auto warm = std::make_shared<om::optim::LinearLR>(opt, 0.25, 1.0, 4);
+    CHECK(opt.lr() == doctest::Approx(0.05));
+    auto cosine = std::make_shared<om::optim::CosineAnnealingLR>(opt, 10);
+    om::optim::SequentialLR s(opt, {warm, cosine}, {4});
     CHECK(opt.lr() == doctest::Approx(0.05));  // epoch 0: start_factor * base
     const double want[] = {0.0875, 0.125, 0.1625, 0.2, 0.2 * (1 + std::cos(M_PI / 10)) / 2};
     for (double w : want) {
@@ -112,19 +115,33 @@ TEST_CASE("schedules: step, cosine annealing, linear warm-up then cosine") {
     s.set_epoch(2);
     CHECK(opt.lr() == doctest::Approx(0.125));
   }
+  {
+    om::optim::SGD opt({p}, 1.0), other({p}, 1.0);
+    om::optim::LinearLR decay(opt, 1.0, 0.5, 2);  // PyTorch's LinearLR also decays
+    const double want[] = {0.75, 0.5, 0.5};
+    for (double w : want) {
+      decay.step();
+      CHECK(opt.lr() == doctest::Approx(w));
+    }
+    auto a = std::make_shared<om::optim::StepLR>(opt, 1), b = std::make_shared<om::optim::StepLR>(other, 1);
+    CHECK(testutil::contains(testutil::error_of([&] { om::optim::SequentialLR(opt, {a, a}, {}); }).what(), "2 schedules need 1 milestones, got 0"));
+    CHECK(testutil::contains(testutil::error_of([&] { om::optim::SequentialLR(opt, {a, b}, {3}); }).what(), "schedule 1 drives another optimizer"));
+    CHECK(testutil::contains(testutil::error_of([&] { om::optim::SequentialLR(opt, {a, a, a}, {3, 3}); }).what(), "milestone 1 (3)"));
+    CHECK(testutil::contains(testutil::error_of([&] { om::optim::LinearLR(opt, 0.0); }).what(), "start_factor 0"));
+  }
 }
 
 TEST_CASE("clip_grad_norm_ returns the total norm and scales gradients above max_norm") {
   om::Tensor a = om::zeros({2}).requires_grad_(), b = om::zeros({1}).requires_grad_(), unused = om::zeros({3}).requires_grad_();
   set_grad(a, {3, 0});
   set_grad(b, {4});
-  CHECK(om::optim::clip_grad_norm_({a, b, unused}, 10.0) == doctest::Approx(5.0));
+  CHECK(om::nn::utils::clip_grad_norm_({a, b, unused}, 10.0) == doctest::Approx(5.0));
   CHECK(a.grad().to_vector<float>() == std::vector<float>{3, 0});  // under the limit: unchanged
-  CHECK(om::optim::clip_grad_norm_({a, b}, 1.0) == doctest::Approx(5.0));
+  CHECK(om::nn::utils::clip_grad_norm_({a, b}, 1.0) == doctest::Approx(5.0));
   const double c = 1.0 / (5.0 + 1e-6);
   CHECK(a.grad().to_vector<float>()[0] == doctest::Approx(3 * c));
   CHECK(b.grad().item<float>() == doctest::Approx(4 * c));
   set_grad(a, {3, -7});
-  CHECK(om::optim::clip_grad_norm_({a, b}, 100.0, INFINITY) == doctest::Approx(7.0));
-  CHECK(testutil::contains(testutil::error_of([&] { om::optim::clip_grad_norm_({a}, -1.0); }).what(), "max_norm"));
+  CHECK(om::nn::utils::clip_grad_norm_({a, b}, 100.0, INFINITY) == doctest::Approx(7.0));
+  CHECK(testutil::contains(testutil::error_of([&] { om::nn::utils::clip_grad_norm_({a}, -1.0); }).what(), "max_norm"));
 }

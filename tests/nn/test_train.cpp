@@ -14,9 +14,9 @@ void set_grad(om::Tensor& p, const std::vector<float>& g) {
 
 }  // namespace
 
-TEST_CASE("Sgd: plain, weight decay, momentum with dampening, nesterov") {
+TEST_CASE("SGD: plain, weight decay, momentum with dampening, nesterov") {
   om::Tensor p = om::from_vector<float>({1.0f, -2.0f}).requires_grad_();
-  om::optim::Sgd plain({p}, 0.1);
+  om::optim::SGD plain({p}, 0.1);
   set_grad(p, {0.5f, 1.0f});
   plain.step();
   CHECK(p.to_vector<float>() == std::vector<float>{1.0f - 0.1f * 0.5f, -2.0f - 0.1f * 1.0f});
@@ -25,12 +25,12 @@ TEST_CASE("Sgd: plain, weight decay, momentum with dampening, nesterov") {
 
   // momentum 0.9, dampening 0.5, weight decay 0.1, two steps with gradient 1, computed in double
   om::Tensor q = om::from_vector<float>({2.0f}).requires_grad_();
-  om::optim::SgdOptions o;
+  om::optim::SGDOptions o;
   o.lr = 0.1;
   o.momentum = 0.9;
   o.dampening = 0.5;
   o.weight_decay = 0.1;
-  om::optim::Sgd sgd({q}, o);
+  om::optim::SGD sgd({q}, o);
   double x = 2.0, buf = 0;
   for (int step = 0; step < 3; ++step) {
     q.zero_grad();
@@ -42,11 +42,11 @@ TEST_CASE("Sgd: plain, weight decay, momentum with dampening, nesterov") {
     CHECK(q.item<float>() == doctest::Approx(x).epsilon(1e-6));
   }
   om::Tensor r = om::from_vector<float>({1.0f}).requires_grad_();
-  om::optim::SgdOptions n;
+  om::optim::SGDOptions n;
   n.lr = 0.5;
   n.momentum = 0.5;
   n.nesterov = true;
-  om::optim::Sgd nest({r}, n);
+  om::optim::SGD nest({r}, n);
   double y = 1.0, nb = 0;
   for (int step = 0; step < 3; ++step) {
     r.zero_grad();
@@ -58,15 +58,15 @@ TEST_CASE("Sgd: plain, weight decay, momentum with dampening, nesterov") {
   }
   // parameters without a gradient are skipped; the update bumps the storage version
   om::Tensor unused = om::ones({2}).requires_grad_();
-  om::optim::Sgd s2({unused}, 1.0);
+  om::optim::SGD s2({unused}, 1.0);
   s2.step();
   CHECK(unused.to_vector<float>() == std::vector<float>{1, 1});
   const uint64_t v = p.storage().version();
   set_grad(p, {1.0f, 1.0f});
   plain.step();
   CHECK(p.storage().version() > v);
-  CHECK_THROWS_AS(om::optim::Sgd({p}, -1.0), om::Error);
-  CHECK_THROWS_AS(om::optim::Sgd({om::ones({3}).t().expand({2, 3})}, 0.1), om::Error);
+  CHECK_THROWS_AS(om::optim::SGD({p}, -1.0), om::Error);
+  CHECK_THROWS_AS(om::optim::SGD({om::ones({3}).t().expand({2, 3})}, 0.1), om::Error);
 }
 
 TEST_CASE("Adam follows PyTorch's update with bias correction") {
@@ -95,18 +95,18 @@ TEST_CASE("Adam follows PyTorch's update with bias correction") {
   CHECK_THROWS_AS(om::optim::Adam({p}, om::optim::AdamOptions{0.1, 1.0}), om::Error);
 }
 
-TEST_CASE("a small MLP trained with Sgd on generated data: the loss falls substantially") {
+TEST_CASE("a small MLP trained with SGD on generated data: the loss falls substantially") {
   om::Store store(1 << 20);
   om::StoreGuard guard(store);
   om::Generator gen(42);
-  auto model = std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
+  auto model = std::make_shared<om::nn::Sequential>(std::vector<std::shared_ptr<om::nn::Module>>{
       std::make_shared<om::nn::Linear>(2, 16, true, gen), std::make_shared<om::nn::Tanh>(),
       std::make_shared<om::nn::Linear>(16, 16, true, gen), std::make_shared<om::nn::ReLU>(),
       std::make_shared<om::nn::Linear>(16, 1, true, gen)});
-  om::optim::SgdOptions opt;
+  om::optim::SGDOptions opt;
   opt.lr = 0.05;
   opt.momentum = 0.9;
-  om::optim::Sgd sgd(model->parameters(), opt);
+  om::optim::SGD sgd(model->parameters(), opt);
   // y = sin(2 x0) + x0 x1 on [-1, 1]^2
   const int64_t n = 128;
   om::Tensor x = om::sub(om::mul(om::rand({n, 2}, gen), 2.0), 1.0);
@@ -139,7 +139,7 @@ TEST_CASE("a small MLP trained with Sgd on generated data: the loss falls substa
 
 TEST_CASE("Adam trains a classifier with cross_entropy") {
   om::Generator gen(7);
-  auto model = std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
+  auto model = std::make_shared<om::nn::Sequential>(std::vector<std::shared_ptr<om::nn::Module>>{
       std::make_shared<om::nn::Linear>(2, 16, true, gen), std::make_shared<om::nn::GELU>(), std::make_shared<om::nn::Linear>(16, 3, true, gen)});
   om::optim::Adam adam(model->parameters(), om::optim::AdamOptions{0.05});
   // Three classes by angle sector.

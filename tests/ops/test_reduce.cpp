@@ -105,20 +105,20 @@ TEST_CASE("concat along every dim, with views and empty parts") {
     om::Tensor a = ref::random(sa, g), b = ref::random(sb, g), c = ref::random(sc, g);
     om::Tensor d = ref::random({4, 3, 2}, g).permute({2, 1, 0});  // [2,3,4] strided
     INFO("axis ", axis);
-    ref::check_close(om::concat({a, b, c, d}, axis), concat_ref({ref::of(a), ref::of(b), ref::of(c), ref::of(d)}, axis), 0, 0);
-    ref::check_close(om::concat({d, a}, axis - 3), concat_ref({ref::of(d), ref::of(a)}, axis), 0, 0);
+    ref::check_close(om::cat({a, b, c, d}, axis), concat_ref({ref::of(a), ref::of(b), ref::of(c), ref::of(d)}, axis), 0, 0);
+    ref::check_close(om::cat({d, a}, axis - 3), concat_ref({ref::of(d), ref::of(a)}, axis), 0, 0);
   }
-  om::Tensor one = om::concat({om::arange(3)});
+  om::Tensor one = om::cat({om::arange(3)});
   CHECK(one.to_vector<float>() == std::vector<float>{0, 1, 2});
-  om::Tensor ints = om::concat({om::arange(2, om::DType::i64), om::arange(3, om::DType::i64)});
+  om::Tensor ints = om::cat({om::arange(2, om::DType::i64), om::arange(3, om::DType::i64)});
   CHECK(ints.to_vector<int64_t>() == std::vector<int64_t>{0, 1, 0, 1, 2});
-  om::Error e = testutil::error_of([] { om::concat({om::zeros({2, 3}), om::zeros({3, 3})}, 1); });
+  om::Error e = testutil::error_of([] { om::cat({om::zeros({2, 3}), om::zeros({3, 3})}, 1); });
   CHECK(e.kind() == om::ErrorKind::ShapeMismatch);
-  CHECK(testutil::contains(e.what(), "om::concat"));
-  CHECK(testutil::error_of([] { om::concat({}); }).kind() == om::ErrorKind::InvalidArgument);
-  CHECK(testutil::error_of([] { om::concat({om::zeros({2}), om::zeros({2}, om::DType::i64)}); }).kind() == om::ErrorKind::DTypeMismatch);
-  CHECK(testutil::error_of([] { om::concat({om::zeros({2}), om::zeros({2, 1})}); }).kind() == om::ErrorKind::ShapeMismatch);
-  CHECK(testutil::error_of([] { om::concat({om::zeros({2})}, 1); }).kind() == om::ErrorKind::InvalidArgument);
+  CHECK(testutil::contains(e.what(), "om::cat"));
+  CHECK(testutil::error_of([] { om::cat({}); }).kind() == om::ErrorKind::InvalidArgument);
+  CHECK(testutil::error_of([] { om::cat({om::zeros({2}), om::zeros({2}, om::DType::i64)}); }).kind() == om::ErrorKind::DTypeMismatch);
+  CHECK(testutil::error_of([] { om::cat({om::zeros({2}), om::zeros({2, 1})}); }).kind() == om::ErrorKind::ShapeMismatch);
+  CHECK(testutil::error_of([] { om::cat({om::zeros({2})}, 1); }).kind() == om::ErrorKind::InvalidArgument);
 }
 
 TEST_CASE("nll_loss, cross_entropy and mse_loss") {

@@ -59,7 +59,7 @@ inline Dataset bars(int64_t n, uint64_t seed) {
 
 inline std::shared_ptr<om::nn::Sequential> mlp(uint64_t seed) {
   om::Generator gen(seed);
-  return std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
+  return std::make_shared<om::nn::Sequential>(std::vector<std::shared_ptr<om::nn::Module>>{
       std::make_shared<om::nn::Linear>(8, 32, true, gen), std::make_shared<om::nn::ReLU>(),
       std::make_shared<om::nn::Linear>(32, 32, true, gen), std::make_shared<om::nn::ReLU>(),
       std::make_shared<om::nn::Linear>(32, 3, true, gen)});
@@ -67,7 +67,7 @@ inline std::shared_ptr<om::nn::Sequential> mlp(uint64_t seed) {
 
 inline std::shared_ptr<om::nn::Sequential> cnn(uint64_t seed) {
   om::Generator gen(seed);
-  return std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
+  return std::make_shared<om::nn::Sequential>(std::vector<std::shared_ptr<om::nn::Module>>{
       std::make_shared<om::nn::Conv2d>(1, 8, 3, 1, 1, 1, 1, true, gen), std::make_shared<om::nn::ReLU>(),
       std::make_shared<om::nn::Conv2d>(8, 8, 3, 1, 1, 1, 1, true, gen), std::make_shared<om::nn::ReLU>(),
       std::make_shared<om::nn::Flatten>(), std::make_shared<om::nn::Linear>(8 * 64, 3, true, gen)});
@@ -75,7 +75,7 @@ inline std::shared_ptr<om::nn::Sequential> cnn(uint64_t seed) {
 
 // Full-batch SGD with momentum on the cross-entropy.
 inline void train(om::nn::Module& model, const Dataset& d, int steps, double lr) {
-  om::optim::Sgd sgd(model.parameters(), om::optim::SgdOptions{lr, 0.9});
+  om::optim::SGD sgd(model.parameters(), om::optim::SGDOptions{lr, 0.9});
   for (int s = 0; s < steps; ++s) {
     om::StoreScope scope;
     om::Tensor loss = om::cross_entropy(model(d.x), d.y);

@@ -357,7 +357,7 @@ TEST_CASE("the QDQ model saves as ONNX (ONNX Runtime agrees within one quantizat
 
 TEST_CASE("a weight-dominated model: the quantized .om is at most 0.35 of the float one") {
   om::Generator gen(2);
-  auto big = std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
+  auto big = std::make_shared<om::nn::Sequential>(std::vector<std::shared_ptr<om::nn::Module>>{
       std::make_shared<om::nn::Linear>(64, 256, true, gen), std::make_shared<om::nn::ReLU>(),
       std::make_shared<om::nn::Linear>(256, 256, true, gen), std::make_shared<om::nn::ReLU>(),
       std::make_shared<om::nn::Linear>(256, 10, true, gen)});

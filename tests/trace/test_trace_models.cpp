@@ -164,7 +164,7 @@ TEST_CASE("outputs that repeat and outputs that are inputs; two inputs; reductio
   Model m = [&](const std::vector<om::Tensor>& x) {
     om::Tensor s = om::sum(om::mul(x[0], x[1]), -1);
     om::Tensor first = x[0].select(1, 0);
-    om::Tensor joined = om::concat({x[0], x[1]}, 0);
+    om::Tensor joined = om::cat({x[0], x[1]}, 0);
     return std::vector<om::Tensor>{s, s, x[1], om::add(first, om::mean(x[1], 1)), joined.flip(1)};
   };
   check_model("outputs", m, {{"a", {"batch", ""}}, {"b", {"batch", ""}}},

@@ -31,8 +31,8 @@ class Peeking : public om::nn::Module {
 }  // namespace
 
 TEST_CASE("Module::trace names every parameter and buffer by its state-dict path") {
-  auto model = std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
-      std::make_shared<Scaled>(), std::make_shared<om::nn::ReLU>(), std::make_shared<om::nn::Linear>(4, 2)});
+  auto model = std::make_shared<om::nn::Sequential>(
+      std::make_shared<Scaled>(), std::make_shared<om::nn::ReLU>(), std::make_shared<om::nn::Linear>(4, 2));
   om::Tensor x = om::randn({3, 4});
   om::TracedModel m = model->trace(x, {"batch", ""}, "x", "y");
   const auto& g = m.graph();
@@ -52,8 +52,8 @@ TEST_CASE("Module::trace names every parameter and buffer by its state-dict path
 }
 
 TEST_CASE("errors inside a module name its state-dict path") {
-  auto model = std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
-      std::make_shared<om::nn::Linear>(4, 4), std::make_shared<Peeking>()});
+  auto model = std::make_shared<om::nn::Sequential>(
+      std::make_shared<om::nn::Linear>(4, 4), std::make_shared<Peeking>());
   std::string message;
   CHECK(tracetest::trace_error_kind([&] { (void)model->trace(om::randn({3, 4}), {"batch", ""}); }, &message) ==
         om::TraceErrorKind::DataDependent);

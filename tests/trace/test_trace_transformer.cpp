@@ -132,8 +132,8 @@ TEST_CASE("LayerNorm, Embedding and evaluation Dropout trace to LayerNormalizati
 }
 
 TEST_CASE("Dropout in training mode is refused, naming the module path") {
-  auto seq = std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
-      std::make_shared<om::nn::ReLU>(), std::make_shared<om::nn::Dropout>(0.2)});
+  auto seq = std::make_shared<om::nn::Sequential>(
+      std::make_shared<om::nn::ReLU>(), std::make_shared<om::nn::Dropout>(0.2));
   seq->train();
   std::string message;
   auto tracer = om::Tracer::begin();

@@ -92,8 +92,8 @@ TEST_CASE("verification options: off, chosen sizes; it never changes the written
         om::TraceErrorKind::SymbolicShape);
   CHECK(contains(m, "re-run at size 9"));
   sized.verify_sizes = {{"batch", 5}};
-  auto mlp = std::make_shared<om::nn::Sequential>(std::initializer_list<std::shared_ptr<om::nn::Module>>{
-      std::make_shared<om::nn::Linear>(3, 6), std::make_shared<om::nn::ReLU>(), std::make_shared<om::nn::Linear>(6, 2)});
+  auto mlp = std::make_shared<om::nn::Sequential>(
+      std::make_shared<om::nn::Linear>(3, 6), std::make_shared<om::nn::ReLU>(), std::make_shared<om::nn::Linear>(6, 2));
   om::Tensor example = om::randn({4, 3});
   const auto verified = mlp->trace(example, {"batch", ""}).to_onnx();
   const auto unverified = mlp->trace(example, {"batch", ""}, "input", "output", off).to_onnx();
