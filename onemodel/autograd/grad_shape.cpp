@@ -63,6 +63,31 @@ Status grad_Flip(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* 
   return Status::ok();
 }
 
+Status grad_IndexSelect(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
+  // Each output entry's gradient added back at the entry it came from (repeats accumulate).
+  const Tensor& x = r.inputs[0];
+  if (!x.requires_grad()) return Status::ok();
+  const int64_t d = r.attrs_of<OpId::IndexSelect>().dim;
+  OM_ASSIGN_OR_RETURN(Tensor di, detail::dense(r.inputs[1]));
+  OM_ASSIGN_OR_RETURN(Tensor dg, detail::dense(g));
+  OM_ASSIGN_OR_RETURN(Tensor gx, detail::make_tensor(x.shape(), DType::f32, true));
+  const int64_t size = x.shape()[size_t(d)], n = r.inputs[1].numel();
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k) outer *= x.shape()[size_t(k)];
+  for (int64_t k = d + 1; k < x.dim(); ++k) inner *= x.shape()[size_t(k)];
+  const bool i64 = di.dtype() == DType::i64;
+  const float* pg = detail::raw_as<float>(dg);
+  float* px = detail::raw_as<float>(gx);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t ix = i64 ? detail::raw_as<int64_t>(di)[k] : int64_t(detail::raw_as<int32_t>(di)[k]);
+    if (ix < 0) ix += size;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j) px[(o * size + ix) * inner + j] += pg[(o * n + k) * inner + j];
+  }
+  (*gin)[0] = gx;
+  return Status::ok();
+}
+
 Status grad_Cast(const BackwardRecord& r, const Tensor& g, std::vector<Tensor>* gin) {
   // Only float-to-float casts carry a gradient (f16 round trips); integer and bool results
   // have none, as in PyTorch.

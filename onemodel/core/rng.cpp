@@ -1,4 +1,7 @@
 #include <cmath>
+#include <cstring>
+
+#include "onemodel/core/status.h"
 
 #include "onemodel/core/tensor.h"
 #include "onemodel/core/tensor_internal.h"
@@ -15,6 +18,30 @@ void Generator::seed(uint64_t s) {
   next_u32();
   state_ += s;
   next_u32();
+}
+
+Tensor Generator::get_state() const {
+  // state_ (8 bytes), spare_'s bits (4), has_spare_ (1), 3 zero bytes.
+  Tensor t = zeros({kStateBytes}, DType::u8);
+  uint8_t* p = t.mutable_data<uint8_t>();
+  std::memcpy(p, &state_, 8);
+  std::memcpy(p + 8, &spare_, 4);
+  p[12] = has_spare_ ? 1 : 0;
+  return t;
+}
+
+void Generator::set_state(const Tensor& state) {
+  const char* call = "om::Generator::set_state";
+  if (!state.defined() || state.dtype() != DType::u8 || state.numel() != kStateBytes)
+    raise(Status::error(ErrorKind::InvalidArgument, msg(call, ": the state must be a u8 tensor of ", kStateBytes, " bytes from get_state(), got ",
+                                                        state.to_string())));
+  const std::vector<uint8_t> b = state.to_vector<uint8_t>();
+  if (b[12] > 1 || b[13] || b[14] || b[15])
+    raise(Status::error(ErrorKind::InvalidArgument, msg(call, ": bytes 12..15 of the state must be 0 or 1 then zeros (got ", int(b[12]), ", ", int(b[13]),
+                                                        ", ", int(b[14]), ", ", int(b[15]), "): not a state get_state() wrote")));
+  std::memcpy(&state_, b.data(), 8);
+  std::memcpy(&spare_, b.data() + 8, 4);
+  has_spare_ = b[12] == 1;
 }
 
 uint32_t Generator::next_u32() {

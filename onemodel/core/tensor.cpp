@@ -411,6 +411,28 @@ Result<Tensor> create_range(double start, double end, double step, DType dtype) 
 }  // namespace detail
 Tensor scalar_tensor(double value, DType dtype) { return full({}, value, dtype); }
 
+Tensor from_blob(void* data, const Shape& shape, DType dtype) {
+  const char* call = "om::from_blob";
+  int64_t numel = 0;
+  check(check_shape(call, shape, &numel));
+  const size_t esize = dtype_size(dtype);
+  if (numel > 0 && !data) raise(Status::error(ErrorKind::InvalidArgument, msg(call, ": data is null for shape ", shape_str(shape))));
+  // Kernels read elements with natural alignment; an odd address would be undefined behaviour.
+  if (reinterpret_cast<uintptr_t>(data) % esize != 0)
+    raise(Status::error(ErrorKind::InvalidArgument, msg(call, ": data at address ", data, " is not aligned to the ", esize, " bytes of ",
+                                                        dtype_name(dtype), "; copy it into an aligned buffer (or om::from_vector)")));
+  // A storage that owns nothing in a store: never released by a scope, never freed here.
+  auto holder = std::make_shared<detail::StorageImpl>();
+  holder->data = data;
+  holder->nbytes = size_t(numel) * esize;
+  auto impl = std::make_shared<detail::TensorImpl>();
+  impl->storage = std::move(holder);
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = dtype;
+  return Tensor(impl);
+}
+
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape) {
   check(check_shape("om::from_vector", shape));

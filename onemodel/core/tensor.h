@@ -113,6 +113,11 @@ template <typename T> Tensor from_vector(const std::vector<T>& values) {
   return from_vector<T>(values, Shape{int64_t(values.size())});
 }
 Tensor scalar_tensor(double value, DType dtype = DType::f32);
+// A contiguous tensor over caller memory: no copy, nothing allocated for the elements. The
+// memory must stay valid (and must not be freed) while any tensor or view of it lives — the
+// lifetime is the caller's; writes through the tensor write that memory. `data` must be aligned
+// to the dtype's size. A tracer capturing it as a constant copies it (docs/api.md).
+Tensor from_blob(void* data, const Shape& shape, DType dtype = DType::f32);
 
 // A seedable generator whose streams are the same on every platform (PCG32; normals by the
 // polar method using the library's own log).
@@ -123,6 +128,11 @@ class Generator {
   float uniform();  // [0, 1)
   float normal();
   void seed(uint64_t s);
+  // The whole state as a u8 tensor of kStateBytes (libtorch's Generator::get_state), and back:
+  // set_state(get_state()) continues the stream exactly (checkpoints save it).
+  static constexpr int64_t kStateBytes = 16;
+  Tensor get_state() const;
+  void set_state(const Tensor& state);
 
  private:
   uint64_t state_ = 0;

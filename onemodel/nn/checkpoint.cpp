@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <type_traits>
 
 #include "onemodel/core/grad_mode.h"
 #include "onemodel/core/tensor_internal.h"
@@ -26,6 +27,7 @@ uint64_t fnv1a(const uint8_t* p, size_t n) {
 
 struct Writer {
   std::vector<uint8_t> bytes;
+  uint64_t entries = 0;  // patched into the header at the end
   void raw(const void* p, size_t n) { bytes.insert(bytes.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n); }
   template <typename T> void put(T v) { raw(&v, sizeof v); }  // the library targets little-endian machines
   void name(const std::string& s) {
@@ -66,6 +68,7 @@ std::string describe(DType d, const Shape& s) { return msg(dtype_name(d), shape_
 
 void write_tensor(Writer& w, const std::string& name, const Tensor& t) {
   Tensor d = unwrap(detail::dense(t));
+  ++w.entries;
   w.name(name);
   w.put(uint8_t(kTensor));
   w.put(uint8_t(d.dtype()));
@@ -145,8 +148,34 @@ Status check_scalar(const std::map<std::string, Entry>& entries, const std::stri
   auto it = entries.find(name);
   if (it == entries.end() || it->second.kind != kind)
     return Status::error(ErrorKind::InvalidArgument, msg("om::nn::load_checkpoint: '", path, "' has no ", kind == kReal ? "real" : "integer",
-                                                         " entry '", name, "'; was it saved from another kind of optimizer or without one?"));
+                                                         " entry '", name, "'; was it saved from other objects (another kind of optimizer, or without this schedule or loader)?"));
   return Status::ok();
+}
+
+template <typename T> void write_scalar(Writer& w, const std::string& name, T v) {
+  ++w.entries;
+  w.name(name);
+  w.put(uint8_t(std::is_same_v<T, double> ? kReal : kInt));
+  w.put(v);
+}
+
+// The generators a checkpoint carries: the module's own, then the default one on request.
+std::vector<std::pair<std::string, Generator*>> generators_of(const Module& module, const CheckpointExtras& extras) {
+  std::vector<std::pair<std::string, Generator*>> out;
+  for (auto& [name, g] : module.named_generators()) out.emplace_back("generator.model." + name, g);
+  if (extras.default_generator) out.emplace_back("generator.default", &default_generator());
+  return out;
+}
+
+// A loader's options and dataset size as saved, so a resume with other ones is refused.
+std::vector<std::pair<std::string, int64_t>> loader_facts(const data::DataLoader& l) {
+  return {{"loader.epoch", l.epoch()},
+          {"loader.position", l.position()},
+          {"loader.dataset_size", l.dataset().size()},
+          {"loader.batch_size", l.options().batch_size},
+          {"loader.shuffle", l.options().shuffle ? 1 : 0},
+          {"loader.drop_last", l.options().drop_last ? 1 : 0},
+          {"loader.seed", int64_t(l.options().seed)}};
 }
 
 Status copy_into(const Entry& e, const Tensor& dst) {
@@ -159,30 +188,23 @@ Status copy_into(const Entry& e, const Tensor& dst) {
 
 }  // namespace
 
-void save_checkpoint(const std::string& path, const Module& module, optim::Optimizer* optimizer, const optim::LrSchedule* schedule) {
+void save_checkpoint(const std::string& path, const Module& module, optim::Optimizer* optimizer, const optim::LrSchedule* schedule,
+                     const CheckpointExtras& extras) {
   Writer w;
   w.raw(kMagic, sizeof kMagic);
-  const StateDict state = module.state_dict();
-  optim::StateRefs refs;
-  if (optimizer) refs = optimizer->state();
-  w.put(uint64_t(state.size() + refs.tensors.size() + refs.reals.size() + refs.ints.size() + (schedule ? 1 : 0)));
-  for (const auto& [name, t] : state) write_tensor(w, "model." + name, t);
-  for (const auto& [name, t] : refs.tensors) write_tensor(w, "optimizer." + name, t);
-  for (const auto& [name, p] : refs.reals) {
-    w.name("optimizer." + name);
-    w.put(uint8_t(kReal));
-    w.put(*p);
+  w.put(uint64_t(0));  // the entry count, patched below
+  for (const auto& [name, t] : module.state_dict()) write_tensor(w, "model." + name, t);
+  for (const auto& [name, g] : generators_of(module, extras)) write_tensor(w, name, g->get_state());
+  if (optimizer) {
+    const optim::StateRefs refs = optimizer->state();
+    for (const auto& [name, t] : refs.tensors) write_tensor(w, "optimizer." + name, t);
+    for (const auto& [name, p] : refs.reals) write_scalar(w, "optimizer." + name, *p);
+    for (const auto& [name, p] : refs.ints) write_scalar(w, "optimizer." + name, *p);
   }
-  for (const auto& [name, p] : refs.ints) {
-    w.name("optimizer." + name);
-    w.put(uint8_t(kInt));
-    w.put(*p);
-  }
-  if (schedule) {
-    w.name("schedule.epoch");
-    w.put(uint8_t(kInt));
-    w.put(schedule->epoch());
-  }
+  if (schedule) write_scalar(w, "schedule.epoch", schedule->epoch());
+  if (extras.loader)
+    for (const auto& [name, v] : loader_facts(*extras.loader)) write_scalar(w, name, v);
+  std::memcpy(w.bytes.data() + sizeof kMagic, &w.entries, sizeof w.entries);
   w.put(fnv1a(w.bytes.data(), w.bytes.size()));
   FILE* fp = std::fopen(path.c_str(), "wb");
   if (!fp) raise(Status::error(ErrorKind::InvalidArgument, msg("om::nn::save_checkpoint: cannot open '", path, "' for writing: ", std::strerror(errno))));
@@ -191,7 +213,8 @@ void save_checkpoint(const std::string& path, const Module& module, optim::Optim
   if (!ok || !closed) raise(Status::error(ErrorKind::InvalidArgument, msg("om::nn::save_checkpoint: writing '", path, "' failed (disk full?)")));
 }
 
-void load_checkpoint(const std::string& path, Module& module, optim::Optimizer* optimizer, optim::LrSchedule* schedule) {
+void load_checkpoint(const std::string& path, Module& module, optim::Optimizer* optimizer, optim::LrSchedule* schedule,
+                     const CheckpointExtras& extras) {
   const char* call = "om::nn::load_checkpoint";
   std::vector<uint8_t> bytes;
   {
@@ -220,11 +243,34 @@ void load_checkpoint(const std::string& path, Module& module, optim::Optimizer* 
     for (const auto& [name, p] : refs.ints) check(check_scalar(entries, "optimizer." + name, kInt, path));
   }
   if (schedule) check(check_scalar(entries, "schedule.epoch", kInt, path));
+  const auto generators = generators_of(module, extras);
+  const Tensor state_shape = zeros({Generator::kStateBytes}, DType::u8);
+  std::vector<Tensor> generator_states;
+  for (const auto& [name, g] : generators) {
+    check(check_tensor(entries, name, state_shape, path));
+    const Entry& e = entries.at(name);
+    Tensor st = zeros({Generator::kStateBytes}, DType::u8);
+    std::memcpy(st.mutable_data<uint8_t>(), e.data, e.nbytes);
+    Generator probe;
+    probe.set_state(st);  // refuses a state get_state() could not have written, before anything changes
+    generator_states.push_back(st);
+  }
+  if (extras.loader) {
+    for (const auto& [name, v] : loader_facts(*extras.loader)) {
+      check(check_scalar(entries, name, kInt, path));
+      const int64_t saved = entries.at(name).integer;
+      if (name != "loader.epoch" && name != "loader.position" && saved != v)
+        raise(Status::error(ErrorKind::InvalidArgument, msg(call, ": '", path, "' was saved from a loader with ", name.substr(7), " ", saved,
+                                                            ", this one has ", v, "; resume with the dataset and options of the saved run")));
+    }
+  }
   detail::InternalNoGrad no_grad;
   for (const auto& [name, t] : state) check(copy_into(entries.at("model." + name), t));
   for (const auto& [name, t] : refs.tensors) check(copy_into(entries.at("optimizer." + name), t));
   for (const auto& [name, p] : refs.reals) *p = entries.at("optimizer." + name).real;
   for (const auto& [name, p] : refs.ints) *p = entries.at("optimizer." + name).integer;
+  for (size_t i = 0; i < generators.size(); ++i) generators[i].second->set_state(generator_states[i]);
+  if (extras.loader) extras.loader->set_place(entries.at("loader.epoch").integer, entries.at("loader.position").integer);
   if (schedule) {
     const double lr = optimizer ? optimizer->lr() : 0;
     schedule->set_epoch(entries.at("schedule.epoch").integer);

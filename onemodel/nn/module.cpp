@@ -66,8 +66,8 @@ void Module::check_new_name(const std::string& name, const char* call) const {
       if (e.first == name) return true;
     return false;
   };
-  if (taken(parameters_) || taken(buffers_) || taken(children_))
-    raise(Status::error(ErrorKind::InvalidArgument, msg(call, ": module ", display_name(), " already has a parameter, buffer or child named '",
+  if (taken(parameters_) || taken(buffers_) || taken(children_) || taken(generators_))
+    raise(Status::error(ErrorKind::InvalidArgument, msg(call, ": module ", display_name(), " already has a parameter, buffer, generator or child named '",
                                                         name, "'; choose another name")));
 }
 
@@ -86,6 +86,11 @@ Tensor Module::register_buffer(const std::string& name, Tensor tensor) {
     raise(Status::error(ErrorKind::InvalidArgument, msg("om::nn::Module::register_buffer: '", join(path_, name), "' is undefined")));
   buffers_.emplace_back(name, tensor);
   return tensor;
+}
+
+void Module::register_generator(const std::string& name, Generator& gen) {
+  check_new_name(name, "om::nn::Module::register_generator");
+  generators_.emplace_back(name, &gen);
 }
 
 void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
@@ -137,6 +142,15 @@ std::vector<Tensor> Module::buffers(bool recurse) const {
 }
 
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_children() const { return children_; }
+
+std::vector<std::pair<std::string, Generator*>> Module::named_generators(bool recurse) const {
+  std::vector<std::pair<std::string, Generator*>> out;
+  for (const auto& g : generators_) out.emplace_back(g.first, g.second);
+  if (!recurse) return out;
+  for (const auto& c : children_)
+    for (auto& g : c.second->named_generators(true)) out.emplace_back(join(c.first, g.first), g.second);
+  return out;
+}
 
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules() {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;

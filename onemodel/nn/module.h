@@ -43,6 +43,10 @@ class Module : public std::enable_shared_from_this<Module> {
   // A parameter is made to require gradients when `requires_grad` (f32 only).
   Tensor register_parameter(const std::string& name, Tensor tensor, bool requires_grad = true);
   Tensor register_buffer(const std::string& name, Tensor tensor);
+  // A generator the module draws from (Dropout's mask): listed by named_generators() and saved
+  // in checkpoints, so a resumed run draws what an uninterrupted one would. It must live as
+  // long as the module (a member of it).
+  void register_generator(const std::string& name, Generator& gen);
   template <typename M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     add_child(name, module);
@@ -56,6 +60,7 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<Tensor> parameters(bool recurse = true) const;
   std::vector<Tensor> buffers(bool recurse = true) const;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
+  std::vector<std::pair<std::string, Generator*>> named_generators(bool recurse = true) const;
   // This module ("") and every descendant, depth first.
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules();
 
@@ -96,6 +101,7 @@ class Module : public std::enable_shared_from_this<Module> {
   bool training_ = true;
   std::vector<std::pair<std::string, Tensor>> parameters_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
+  std::vector<std::pair<std::string, Generator*>> generators_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
 };
 

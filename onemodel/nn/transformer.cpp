@@ -60,6 +60,7 @@ Tensor Embedding::forward(const Tensor& indices) { return embedding(indices, wei
 
 Dropout::Dropout(double p, uint64_t seed) : Module("Dropout"), p_(p), gen_(seed) {
   if (!(p >= 0 && p < 1)) raise(Status::error(ErrorKind::InvalidArgument, msg("om::nn::Dropout: p ", p, " must be in [0, 1)")));
+  register_generator("generator", gen_);
 }
 
 Tensor Dropout::forward(const Tensor& x) { return dropout(x, p_, is_training(), gen_); }
@@ -75,6 +76,7 @@ MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, dou
   if (!(dropout_p >= 0 && dropout_p < 1))
     raise(Status::error(ErrorKind::InvalidArgument, msg("om::nn::MultiheadAttention: dropout ", dropout_p, " must be in [0, 1)")));
   // xavier_uniform on [3E, E]: bound sqrt(6 / (fan_in + fan_out)).
+  register_generator("generator", gen_);  // its attention dropout's mask
   in_proj_weight = register_parameter("in_proj_weight", uniform_init({3 * embed_dim, embed_dim}, std::sqrt(6.0 / double(4 * embed_dim)), gen));
   if (bias) in_proj_bias = register_parameter("in_proj_bias", zeros({3 * embed_dim}));
   out_proj = register_module("out_proj", std::make_shared<Linear>(embed_dim, embed_dim, bias, gen));

@@ -50,6 +50,9 @@ struct SelectAttrs {
 struct FlipAttrs {
   int64_t dim = 0;
 };
+struct IndexSelectAttrs {
+  int64_t dim = 0;  // normalised
+};
 struct CastAttrs {
   DType to = DType::f32;
 };
@@ -135,7 +138,7 @@ struct Resize2dAttrs {
 
 // Every attribute struct once (a variant needs distinct types).
 using OpAttrs = std::variant<NoAttrs, GeluAttrs, ReduceAttrs, SoftmaxAttrs, ConcatAttrs, PermuteAttrs, SqueezeAttrs,
-                             UnsqueezeAttrs, SliceAttrs, SelectAttrs, FlipAttrs, CastAttrs, NllLossAttrs,
+                             UnsqueezeAttrs, SliceAttrs, SelectAttrs, FlipAttrs, IndexSelectAttrs, CastAttrs, NllLossAttrs,
                              RnnLayerAttrs,
                              // training (ops/math.cpp, ops/select.cpp, ops/losses.cpp)
                              ClampAttrs, TopKAttrs, CrossEntropyAttrs, LossAttrs, SmoothL1Attrs, BceAttrs, CtcAttrs,

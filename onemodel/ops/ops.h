@@ -50,8 +50,14 @@ Tensor mean(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor softmax(const Tensor& x, int64_t dim = -1);
 Tensor log_softmax(const Tensor& x, int64_t dim = -1);
 
-// joining
+// joining and indexing
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);
+// The tensors, all of one shape, joined along a new axis `dim` (PyTorch's stack).
+Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0);
+// The entries of `x` along `dim` at `index` (1-D, i64 or i32, each in [-size, size)), in that
+// order: shape of x with dim's extent replaced by index.numel(). Any dtype; the gradient flows to
+// x (summed where an index repeats). Traced as ONNX Gather.
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 
 // losses (training only: not traceable)
 // (more losses, with options: onemodel/ops/losses.h)
@@ -89,6 +95,8 @@ Result<Tensor> expand(const Tensor& x, const Shape& shape);
 Result<Tensor> slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step);
 Result<Tensor> select(const Tensor& x, int64_t dim, int64_t index);
 Result<Tensor> flip(const Tensor& x, int64_t dim);
+Result<Tensor> index_select(const Tensor& x, int64_t dim, const Tensor& index);
+Result<Tensor> stack(const std::vector<Tensor>& xs, int64_t dim);
 Result<Tensor> contiguous(const Tensor& x);
 Result<Tensor> clone(const Tensor& x);
 Result<Tensor> cast(const Tensor& x, DType dtype);

@@ -296,7 +296,63 @@ Result<Tensor> cat(const std::vector<Tensor>& xs, int64_t dim) {
   return out;
 }
 
+Result<Tensor> stack(const std::vector<Tensor>& xs, int64_t dim) {
+  const char* call = "om::stack";
+  if (xs.empty()) return Status::error(ErrorKind::InvalidArgument, msg(call, ": needs at least one tensor"));
+  for (const Tensor& x : xs) OM_TRY(check_input(x, call));
+  int64_t d;
+  if (!normalize_axis(dim, xs[0].dim() + 1, &d))
+    return Status::error(ErrorKind::InvalidArgument, msg(call, ": dim ", dim, " is out of range for a new axis of ", xs[0].to_string(),
+                                                         " (valid: [", -(xs[0].dim() + 1), ", ", xs[0].dim(), "])"));
+  std::vector<Tensor> parts;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (xs[i].shape() != xs[0].shape())
+      return Status::error(ErrorKind::ShapeMismatch, msg(call, ": tensor ", i, " ", xs[i].to_string(), " does not have the shape of tensor 0 ",
+                                                         xs[0].to_string(), "; stack needs equal shapes (cat joins along an existing axis)"));
+    OM_ASSIGN_OR_RETURN(Tensor u, ops::unsqueeze(xs[i], d));
+    parts.push_back(u);
+  }
+  return ops::cat(parts, d);  // recorded as Unsqueeze + Concat: traced and differentiated through them
+}
+
+Result<Tensor> index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  const char* call = "om::index_select";
+  OM_TRY(check_input(x, call));
+  OM_TRY(check_input(index, call));
+  int64_t d;
+  if (!normalize_axis(dim, x.dim(), &d)) return bad_dim(call, dim, x);
+  if ((index.dtype() != DType::i64 && index.dtype() != DType::i32) || index.dim() != 1)
+    return Status::error(ErrorKind::InvalidArgument, msg(call, ": index must be a 1-D i64 or i32 tensor, got ", index.to_string(),
+                                                         index.dim() != 1 ? "; reshape it to [n]" : "; cast with .to(om::DType::i64)"));
+  const int64_t size = x.shape()[size_t(d)];
+  OM_ASSIGN_OR_RETURN(Tensor di, detail::dense(index));
+  std::vector<int64_t> rows(size_t(index.numel()));
+  for (int64_t k = 0; k < index.numel(); ++k) {
+    const int64_t ix = index.dtype() == DType::i64 ? detail::raw_as<int64_t>(di)[k] : int64_t(detail::raw_as<int32_t>(di)[k]);
+    if (ix < -size || ix >= size)
+      return Status::error(ErrorKind::InvalidArgument, msg(call, ": index ", ix, " (element ", k, ") is out of range for dim ", d, " of ",
+                                                           x.to_string(), "; indices must be in [", -size, ", ", size, ")"));
+    rows[size_t(k)] = ix < 0 ? ix + size : ix;
+  }
+  Shape shape = x.shape();
+  shape[size_t(d)] = index.numel();
+  OM_ASSIGN_OR_RETURN(Tensor out, detail::make_tensor(shape, x.dtype()));
+  // One strided view per selected entry, copied into its place in the output.
+  Shape part = x.shape();
+  part[size_t(d)] = 1;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    Tensor src = detail::make_view(x, part, x.strides(), x.storage_offset() + rows[k] * x.strides()[size_t(d)]);
+    Tensor dst = detail::make_view(out, part, out.strides(), int64_t(k) * out.strides()[size_t(d)]);
+    OM_TRY(detail::copy_elements(src, dst));
+  }
+  OM_TRY(record<OpId::IndexSelect>({x, index}, out, IndexSelectAttrs{d}));
+  return out;
+}
+
 }  // namespace ops
+
+Tensor stack(const std::vector<Tensor>& xs, int64_t dim) { return unwrap(ops::stack(xs, dim)); }
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) { return unwrap(ops::index_select(x, dim, index)); }
 
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim) { return unwrap(ops::cat(xs, dim)); }
 

@@ -231,6 +231,13 @@ OM_LOWER(Select) {
   return c.emit("Gather", {c.in[0], idx}, {AttrSpec::of_int("axis", d)}, sym);
 }
 
+OM_LOWER(IndexSelect) {
+  const int64_t d = c.rec.attrs_of<OpId::IndexSelect>().dim;
+  SymShape sym = c.s.sym_of(c.in[0]);
+  sym[size_t(d)] = c.s.sym_of(c.in[1])[0];
+  return c.emit("Gather", {c.in[0], c.in[1]}, {AttrSpec::of_int("axis", d)}, sym);
+}
+
 OM_LOWER(Flip) {
   const int64_t d = c.rec.attrs_of<OpId::Flip>().dim;
   OM_ASSIGN_OR_RETURN(ValueId s0, c.s.const_i64({-1}));

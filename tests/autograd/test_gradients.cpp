@@ -143,6 +143,18 @@ TEST_CASE("gradients of concat") {
   gradcheck([k](const Ts& t) { return om::cat({k, t[0], k}, 0); }, {a});  // constants around
 }
 
+TEST_CASE("gradients of stack and index_select (repeated indices accumulate)") {
+  om::Generator g(18);
+  om::Tensor a = gc::random({2, 3}, g), b = gc::random({2, 3}, g);
+  gradcheck([](const Ts& t) { return om::stack({t[0], t[1]}, 0); }, {a, b});
+  gradcheck([](const Ts& t) { return om::stack({t[0], t[1], t[0]}, -1); }, {a, b});
+  const om::Tensor idx = om::from_vector<int64_t>({2, 0, 2, -3});
+  om::Tensor x = gc::random({2, 3, 4}, g);
+  gradcheck([idx](const Ts& t) { return om::index_select(t[0], 1, idx); }, {x});
+  gradcheck([](const Ts& t) { return om::index_select(t[0], 0, om::from_vector<int32_t>({1, 1})); }, {x});
+  gradcheck([](const Ts& t) { return om::index_select(t[0].transpose(0, 2), -1, om::from_vector<int64_t>({1})); }, {x});
+}
+
 TEST_CASE("gradients of nll_loss and cross_entropy") {
   om::Generator g(9);
   om::Tensor logits = gc::random({5, 4}, g);

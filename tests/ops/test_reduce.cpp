@@ -121,6 +121,50 @@ TEST_CASE("concat along every dim, with views and empty parts") {
   CHECK(testutil::error_of([] { om::cat({om::zeros({2})}, 1); }).kind() == om::ErrorKind::InvalidArgument);
 }
 
+TEST_CASE("stack and index_select: values, dtypes, views, errors") {
+  om::Tensor a = om::tensor({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}, {2, 3}), b = om::tensor({7.f, 8.f, 9.f, 10.f, 11.f, 12.f}, {2, 3});
+  CHECK(om::stack({a, b}).shape() == om::Shape{2, 2, 3});
+  CHECK(om::stack({a, b}, 1).to_vector<float>() == std::vector<float>{1, 2, 3, 7, 8, 9, 4, 5, 6, 10, 11, 12});
+  CHECK(om::stack({a, b}, -1).to_vector<float>() == std::vector<float>{1, 7, 2, 8, 3, 9, 4, 10, 5, 11, 6, 12});
+  CHECK(testutil::contains(testutil::error_of([&] { om::stack({a, b.t()}); }).what(), "does not have the shape of tensor 0"));
+  CHECK(testutil::contains(testutil::error_of([&] { om::stack({a}, 3); }).what(), "valid: [-3, 2]"));
+  // index_select: repeats, negative indices, a strided input, integer dtypes, an empty index
+  CHECK(om::index_select(a, 1, om::tensor({2, -3, 2})).to_vector<float>() == std::vector<float>{3, 1, 3, 6, 4, 6});
+  CHECK(om::index_select(a.t(), 0, om::from_vector<int32_t>({1})).to_vector<float>() == std::vector<float>{2, 5});
+  om::Tensor labels = om::tensor({5, 6, 7, 8});
+  CHECK(om::index_select(labels, 0, om::tensor({3, 0})).to_vector<int64_t>() == std::vector<int64_t>{8, 5});
+  CHECK(om::index_select(a, 0, om::from_vector<int64_t>({})).shape() == om::Shape{0, 3});
+  std::string m = testutil::error_of([&] { om::index_select(a, 1, om::tensor({3})); }).what();
+  CHECK(testutil::contains(m, "index 3 (element 0) is out of range for dim 1"));
+  CHECK(testutil::contains(testutil::error_of([&] { om::index_select(a, 0, om::tensor({0.f})); }).what(), "cast with .to(om::DType::i64)"));
+  CHECK(testutil::contains(testutil::error_of([&] { om::index_select(a, 0, om::scalar_tensor(0, om::DType::i64)); }).what(), "reshape it to [n]"));
+}
+
+TEST_CASE("from_blob wraps caller memory without copying") {
+  alignas(8) float buf[6] = {1, 2, 3, 4, 5, 6};
+  {
+    om::Tensor t = om::from_blob(buf, {2, 3});
+    CHECK(t.data<float>() == buf);
+    CHECK(om::sum(t).item<float>() == 21);
+    t.fill_(0.5);  // writes go to the caller's memory
+    CHECK(buf[4] == 0.5f);
+    buf[0] = 9;
+    CHECK(t.get<float>({0, 0}) == 9);
+    {
+      om::StoreScope scope;  // scopes never release caller memory
+      om::Tensor u = om::from_blob(buf, {6});
+      CHECK(om::mul(u, 2.0).to_vector<float>()[0] == 18);
+    }
+    CHECK(t.get<float>({0, 1}) == 0.5f);
+  }
+  int64_t ints[2] = {4, 5};
+  CHECK(om::from_blob(ints, {2}, om::DType::i64).to_vector<int64_t>() == std::vector<int64_t>{4, 5});
+  std::string m = testutil::error_of([&] { om::from_blob(reinterpret_cast<char*>(buf) + 1, {2}); }).what();
+  CHECK(testutil::contains(m, "is not aligned to the 4 bytes of f32"));
+  CHECK(testutil::contains(testutil::error_of([] { om::from_blob(nullptr, {2}); }).what(), "data is null"));
+  CHECK(om::from_blob(nullptr, {0}).numel() == 0);
+}
+
 TEST_CASE("nll_loss, cross_entropy and mse_loss") {
   om::Generator g(35);
   om::Tensor logits = ref::random({5, 4}, g, -3, 3);

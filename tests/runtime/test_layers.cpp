@@ -16,11 +16,12 @@ TEST_CASE("every include of the library runs down a layer (docs/architecture.md)
       {"core", {"kernels"}},
       {"ops", {"core", "kernels"}},
       {"autograd", {"ops", "core", "kernels"}},
+      {"data", {"ops", "core", "kernels"}},
       {"graph", {"core", "kernels"}},
       {"io", {"graph", "core", "kernels"}},
       {"trace", {"io", "graph", "ops", "core", "kernels"}},
       {"runtime", {"trace", "io", "graph", "core", "kernels"}},
-      {"nn", {"runtime", "trace", "io", "graph", "autograd", "ops", "core", "kernels"}},
+      {"nn", {"runtime", "trace", "io", "graph", "data", "autograd", "ops", "core", "kernels"}},
       {"quant", {"runtime", "io", "graph", "core", "kernels"}},
   };
   const fs::path root = fs::path(OM_SOURCE_DIR) / "onemodel";

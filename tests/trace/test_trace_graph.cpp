@@ -42,6 +42,7 @@ std::map<om::OpId, Call> operator_calls() {
       {OpId::Softmax, {[](const om::Tensor& x) { return om::softmax(x, 0); }, "Softmax"}},
       {OpId::LogSoftmax, {[](const om::Tensor& x) { return om::log_softmax(x, 1); }, "LogSoftmax"}},
       {OpId::Concat, {[=](const om::Tensor& x) { return om::cat({x, c}, 0); }, "Concat"}},
+      {OpId::IndexSelect, {[](const om::Tensor& x) { return om::index_select(x, 1, om::from_vector<int64_t>({2, 0, -1})); }, "Gather"}},
       {OpId::Reshape, {[](const om::Tensor& x) { return x.reshape({3, 2}); }, "Reshape"}},
       {OpId::Permute, {[](const om::Tensor& x) { return x.permute({1, 0}); }, "Transpose"}},
       {OpId::Squeeze, {[](const om::Tensor& x) { return x.reshape({1, 6}).squeeze(0); }, "Reshape"}},
