@@ -233,6 +233,35 @@ std::vector<std::string> Session::overridable_input_names() const {
   return impl_ ? impl_->overridable_names : std::vector<std::string>{};
 }
 std::vector<std::string> Session::output_names() const { return impl_ ? impl_->output_names : std::vector<std::string>{}; }
+namespace {
+ValueInfo describe(const graph::ValueInfo& v) {
+  ValueInfo out;
+  out.name = v.name;
+  out.dtype = v.dtype;
+  out.has_shape = v.has_shape;
+  for (const graph::Dim& d : v.shape) {
+    out.dims.push_back(d.is_static() ? d.size : -1);
+    out.dim_names.push_back(d.is_static() ? std::string() : d.param);
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<ValueInfo> Session::inputs() const {
+  std::vector<ValueInfo> out;
+  if (!impl_) return out;
+  for (size_t i = 0; i < impl_->graph.inputs.size(); ++i)
+    if (!impl_->overridable[i]) out.push_back(describe(impl_->graph.inputs[i]));
+  return out;
+}
+
+std::vector<ValueInfo> Session::outputs() const {
+  std::vector<ValueInfo> out;
+  if (!impl_) return out;
+  for (const auto& v : impl_->graph.outputs) out.push_back(describe(v));
+  return out;
+}
+
 const graph::Graph& Session::graph() const {
   static const graph::Graph empty;
   return impl_ ? impl_->graph : empty;

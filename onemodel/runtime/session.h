@@ -122,6 +122,17 @@ struct PassReport {
   size_t changes = 0;
 };
 
+// A graph input or output as a Session describes it (ONNX Runtime's GetInputTypeInfo): dims -1
+// where the extent is symbolic or unknown, dim_names the symbol ("" where static or unnamed).
+// has_shape false: the model does not say the rank (dims empty).
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::f32;
+  bool has_shape = true;
+  std::vector<int64_t> dims;
+  std::vector<std::string> dim_names;
+};
+
 class Session {
  public:
   Session();  // empty; run() fails until a graph is assigned
@@ -149,6 +160,10 @@ class Session {
   // initializer for that run, as ONNX Runtime does) or leave them out.
   std::vector<std::string> overridable_input_names() const;
   std::vector<std::string> output_names() const;
+  // Names, dtypes and shapes of the inputs a run must give (input_names() order) and of the
+  // outputs (output_names() order), as the model declares them.
+  std::vector<ValueInfo> inputs() const;
+  std::vector<ValueInfo> outputs() const;
   const graph::Graph& graph() const;  // after the passes
   const std::vector<PassReport>& pass_reports() const;
   const SessionOptions& options() const;

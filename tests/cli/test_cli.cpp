@@ -170,9 +170,10 @@ TEST_CASE("onemodel: errors name the file and the fix") {
   CHECK(contains(r.out, "*.om"));
   r = tool("run " + f.p("mlp.om"));
   CHECK(r.code == 2);
-  CHECK(contains(r.out, "input 'features' was not given"));
+  CHECK(contains(r.out, "input 'features' was not given; the model's inputs are: features f32[batch,4]"));
   r = tool("run " + f.p("mlp.om") + " --input wrong=" + f.p("x.npy"));
   CHECK(r.code == 2);
+  CHECK(contains(r.out, "the model has no input 'wrong'; its inputs are: features f32[batch,4]"));
   r = tool("bench " + f.p("mlp.om") + " --shape features=2,5");
   CHECK(r.code == 1);
   CHECK(contains(r.out, "features"));

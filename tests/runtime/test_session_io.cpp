@@ -46,3 +46,22 @@ TEST_CASE("the om::Tensor overload runs by name and returns new tensors") {
   auto via_view = s.run({{"x", xt}});
   CHECK(via_view[0].shape() == om::Shape{2, 2});
 }
+
+TEST_CASE("inputs() and outputs() give names, dtypes and shapes, symbols by name; initializer-backed inputs are not listed") {
+  g::Graph gr = tiny();
+  gr.inputs.push_back(sym_value("W", DType::f32, {"3", "2"}));  // overridable: not an input a run must give
+  om::Session s(gr);
+  const std::vector<om::ValueInfo> in = s.inputs(), out = s.outputs();
+  REQUIRE(in.size() == 1);
+  CHECK(in[0].name == "x");
+  CHECK(in[0].dtype == DType::f32);
+  CHECK(in[0].has_shape);
+  CHECK(in[0].dims == std::vector<int64_t>{-1, 3});
+  CHECK(in[0].dim_names == std::vector<std::string>{"batch", ""});
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].name == "y");
+  CHECK(out[0].dims == std::vector<int64_t>{-1, 2});
+  CHECK(out[0].dim_names == std::vector<std::string>{"batch", ""});
+  CHECK(s.input_names() == std::vector<std::string>{"x"});
+  CHECK(om::Session().inputs().empty());
+}

@@ -34,6 +34,7 @@ om::ArithmeticMode parse_mode(const std::string& text, const std::string& comman
 int parse_threads(const std::string& text, const std::string& command);
 
 std::string dims_str(const om::graph::ValueInfo& v);  // [batch,4], ? for unknown axes
+std::string dims_str(const om::ValueInfo& v);         // the same for a Session's inputs() / outputs()
 std::string human_bytes(uint64_t bytes);
 uint64_t fnv1a(uint64_t h, const void* data, size_t n);
 // Heap allocations of the whole process so far (alloc_count.cpp replaces operator new).

@@ -101,6 +101,16 @@ std::string dims_str(const om::graph::ValueInfo& v) {
   return s + "]";
 }
 
+std::string dims_str(const om::ValueInfo& v) {
+  if (!v.has_shape) return "[?rank]";
+  std::string s = "[";
+  for (size_t i = 0; i < v.dims.size(); ++i) {
+    if (i) s += ",";
+    s += v.dims[i] >= 0 ? std::to_string(v.dims[i]) : v.dim_names[i].empty() ? "?" : v.dim_names[i];
+  }
+  return s + "]";
+}
+
 std::string human_bytes(uint64_t bytes) {
   char buf[64];
   if (bytes < 10 * 1024) std::snprintf(buf, sizeof buf, "%" PRIu64 " B", bytes);

@@ -43,13 +43,26 @@ int cmd_info(int argc, char** argv) {
               g.producer_name.c_str(), g.producer_version.c_str(), static_cast<long long>(g.ir_version));
   std::printf("opsets:");
   for (const auto& o : g.opsets) std::printf(" %s=%lld", o.domain.empty() ? "ai.onnx" : o.domain.c_str(), static_cast<long long>(o.version));
+  // What a Session says it takes and gives (Session::inputs / outputs); the graph's own
+  // declarations when no session can be made (an unsupported operator: listed below).
+  om::Session session;
+  const bool made = om::Session::create(g, om::SessionOptions{}, &session).is_ok();
+  auto row = [](const std::string& name, om::DType dtype, const std::string& dims) {
+    std::printf("  %-20s %-5s %s\n", name.c_str(), om::dtype_name(dtype), dims.c_str());
+  };
   std::printf("\ninputs:\n");
-  for (const auto& v : g.inputs) {
-    if (g.find_initializer(v.name)) continue;
-    std::printf("  %-20s %-5s %s\n", v.name.c_str(), om::dtype_name(v.dtype), dims_str(v).c_str());
+  if (made) {
+    for (const om::ValueInfo& v : session.inputs()) row(v.name, v.dtype, dims_str(v));
+  } else {
+    for (const auto& v : g.inputs)
+      if (!g.find_initializer(v.name)) row(v.name, v.dtype, dims_str(v));
   }
   std::printf("outputs:\n");
-  for (const auto& v : g.outputs) std::printf("  %-20s %-5s %s\n", v.name.c_str(), om::dtype_name(v.dtype), dims_str(v).c_str());
+  if (made) {
+    for (const om::ValueInfo& v : session.outputs()) row(v.name, v.dtype, dims_str(v));
+  } else {
+    for (const auto& v : g.outputs) row(v.name, v.dtype, dims_str(v));
+  }
 
   std::map<std::pair<std::string, std::string>, size_t> histogram;
   for (const auto& n : g.nodes) ++histogram[{n.domain, n.op_type}];

@@ -30,6 +30,9 @@ int cmd_run(int argc, char** argv) {
   options.threads = parse_threads(a.get("threads", "0"), "run");
   om::Session session(load_graph(a.positional[0]), options);
   const std::vector<std::string> names = session.input_names();
+  std::string listed;  // "image f32[batch,3,h,w], mask bool[batch]" for messages
+  for (const om::ValueInfo& v : session.inputs())
+    listed += (listed.empty() ? "" : ", ") + v.name + " " + om::dtype_name(v.dtype) + dims_str(v);
 
   std::map<std::string, om::graph::TensorData> given;
   for (const std::string& spec : a.all("input")) {
@@ -41,16 +44,14 @@ int cmd_run(int argc, char** argv) {
         throw UsageError{"--input " + spec + ": the model has " + std::to_string(names.size()) + " inputs; write --input NAME=FILE.npy"};
       name = names[0];
     }
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw UsageError{"--input " + spec + ": the model has no input '" + name + "'; its inputs are: " + listed + " (--input NAME=FILE.npy)"};
     given[name] = om::npy::read(file);
   }
   std::vector<om::TensorView> inputs;
   for (const std::string& n : names) {
     auto it = given.find(n);
-    if (it == given.end()) {
-      std::string all;
-      for (const auto& s : names) all += (all.empty() ? "" : ", ") + s;
-      throw UsageError{"input '" + n + "' was not given; the model's inputs are: " + all + " (--input NAME=FILE.npy)"};
-    }
+    if (it == given.end()) throw UsageError{"input '" + n + "' was not given; the model's inputs are: " + listed + " (--input NAME=FILE.npy)"};
     om::TensorView v;
     v.name = it->first.c_str();
     v.dtype = it->second.dtype;
