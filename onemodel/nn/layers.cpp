@@ -29,8 +29,11 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool with_bias, Genera
 
 Tensor Linear::forward(const Tensor& x) {
   if (x.defined() && (x.dim() == 0 || x.shape().back() != in_features_))
-    raise(Status::error(ErrorKind::ShapeMismatch, msg("om::nn::Linear::forward (module ", display_name(), "): input ", x.to_string(),
-                                                      " must end in in_features = ", in_features_)));
+    raise(Status::error(ErrorKind::ShapeMismatch,
+                        msg("om::nn::Linear::forward (module ", display_name(), "): input ", x.to_string(), " must end in in_features = ", in_features_,
+                            x.dim() == 0 ? std::string("; give it a feature axis (reshape to [1, n])")
+                                         : msg("; its last axis is ", x.shape().back(), ": construct Linear(", x.shape().back(), ", ", out_features_,
+                                               ") for this input, or flatten/reshape the input to end in ", in_features_))));
   return linear(x, weight, bias);
 }
 

@@ -70,6 +70,10 @@ Status TraceState::on_record(const BackwardRecord& rec, detail::TensorImpl& outp
   bool traced = false;
   for (const Tensor& t : rec.inputs) traced = traced || (t.defined() && is_traced(*t.impl()));
   if (!traced) return Status::ok();  // constants in, constant out: it runs eagerly, no node
+  if (rec.op == OpId::Dropout)  // the usual cause: a model still in training mode
+    return Status::trace(TraceErrorKind::UnsupportedOperation,
+                         msg(where(op_name(rec.op)), ": dropout in training mode is not traceable (its mask is random); call eval() on the "
+                             "model before tracing — in eval mode Dropout passes values through, as the exported graph does"));
   if (!op_traceable(rec.op))
     return Status::trace(TraceErrorKind::UnsupportedOperation,
                          msg(where(op_name(rec.op)), ": is not traceable (training-only operators have no ONNX equivalent in the "

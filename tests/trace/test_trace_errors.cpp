@@ -155,6 +155,22 @@ TEST_CASE("UnsupportedOperation: training-only operators are refused by name") {
   CHECK(contains(m, "om::cross_entropy"));
 }
 
+TEST_CASE("UnsupportedOperation: Dropout in training mode says to call eval()") {
+  auto model = std::make_shared<om::nn::Sequential>(std::make_shared<om::nn::Linear>(3, 4), std::make_shared<om::nn::Dropout>(0.2));
+  std::string m;
+  CHECK(trace_error_kind([&] { (void)model->trace(om::ones({2, 3}), {"batch", ""}); }, &m) == TraceErrorKind::UnsupportedOperation);
+  CHECK(contains(m, "call eval() on the model before tracing"));
+  model->eval();
+  CHECK(model->trace(om::ones({2, 3}), {"batch", ""}).graph().nodes.size() > 0);
+}
+
+TEST_CASE("nn::Linear's shape error suggests the in_features the input has") {
+  om::nn::Linear fc(4, 2);
+  const std::string m = error_of([&] { fc(om::ones({3, 5})); }).what();
+  CHECK(contains(m, "must end in in_features = 4"));
+  CHECK(contains(m, "construct Linear(5, 2) for this input"));
+}
+
 TEST_CASE("the trace arena is fixed: exhaustion names the capacity and the option") {
   om::TracerOptions o;
   o.arena_bytes = 16 << 10;
