@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     make_images(gen, 256, &train_x, &train_y);
     make_images(gen, 64, &test_x, &test_y);
     auto model = make_model(gen);
-    om::optim::SGD sgd(model->parameters(), {0.05, 0.9});
+    om::optim::SGD sgd(model->parameters(), om::optim::SGDOptions(0.05).momentum(0.9));
     float first = 0, last = 0;
     for (int epoch = 0; epoch < 6; ++epoch) {
       for (int64_t b = 0; b < 256; b += 32) {

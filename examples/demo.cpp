@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
         std::make_shared<om::nn::Linear>(4, 32, true, gen), std::make_shared<om::nn::ReLU>(),
         std::make_shared<om::nn::Linear>(32, 32, true, gen), std::make_shared<om::nn::GELU>(),
         std::make_shared<om::nn::Linear>(32, 3, true, gen)});
-    om::optim::SGD sgd(model->parameters(), om::optim::SGDOptions{0.05, 0.9});
+    om::optim::SGD sgd(model->parameters(), om::optim::SGDOptions(0.05).momentum(0.9));
     float first_loss = 0, loss_value = 0;
     for (int step = 0; step < 300; ++step) {
       om::StoreScope scope;  // this step's activations and gradients-in-flight go away at its end

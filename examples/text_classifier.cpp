@@ -80,7 +80,7 @@ int main() {
   om::Generator gen(2024);
   auto model = std::make_shared<TextClassifier>(gen);
   om::optim::AdamOptions ao;
-  ao.lr = 3e-3;
+  ao.lr(3e-3);
   om::optim::Adam opt(model->parameters(), ao);
   model->train();
   float first = 0, last = 0;

@@ -30,7 +30,7 @@ struct Net {
     model = std::make_shared<om::nn::Sequential>(std::vector<std::shared_ptr<om::nn::Module>>{
         std::make_shared<om::nn::Linear>(4, 16, true, gen), std::make_shared<om::nn::ReLU>(), std::make_shared<om::nn::Dropout>(0.2, seed),
         std::make_shared<om::nn::Linear>(16, 3, true, gen)});
-    sgd = std::make_unique<om::optim::SGD>(model->parameters(), om::optim::SGDOptions{0.1, 0.9});
+    sgd = std::make_unique<om::optim::SGD>(model->parameters(), om::optim::SGDOptions(0.1).momentum(0.9));
     schedule = std::make_unique<om::optim::StepLR>(*sgd, 2, 0.5);
     loader = std::make_unique<om::data::DataLoader>(data, om::data::DataLoaderOptions{16, /*shuffle*/ true, /*drop_last*/ false, /*seed*/ 7});
   }

@@ -50,12 +50,12 @@ void Optimizer::zero_grad() {
 }
 
 SGD::SGD(std::vector<Tensor> params, const SGDOptions& options) : Optimizer(std::move(params)), options_(options) {
-  if (options.lr < 0 || options.momentum < 0 || options.weight_decay < 0)
-    raise(Status::error(ErrorKind::InvalidArgument, msg("om::optim::SGD: lr ", options.lr, ", momentum ", options.momentum, " and weight_decay ",
-                                                        options.weight_decay, " must not be negative")));
-  if (options.nesterov && (options.momentum <= 0 || options.dampening != 0))
+  if (options.lr() < 0 || options.momentum() < 0 || options.weight_decay() < 0)
+    raise(Status::error(ErrorKind::InvalidArgument, msg("om::optim::SGD: lr ", options.lr(), ", momentum ", options.momentum(), " and weight_decay ",
+                                                        options.weight_decay(), " must not be negative")));
+  if (options.nesterov() && (options.momentum() <= 0 || options.dampening() != 0))
     raise(Status::error(ErrorKind::InvalidArgument, "om::optim::SGD: nesterov needs momentum > 0 and dampening 0"));
-  if (options.momentum != 0)
+  if (options.momentum() != 0)
     for (const Tensor& p : params_) momentum_.push_back(zeros(p.shape()));
   started_.assign(params_.size(), 0);
 }
@@ -63,8 +63,8 @@ SGD::SGD(std::vector<Tensor> params, const SGDOptions& options) : Optimizer(std:
 void SGD::step() {
   const char* call = "om::optim::SGD::step";
   detail::InternalNoGrad no_grad;
-  const float lr = float(options_.lr), wd = float(options_.weight_decay), mom = float(options_.momentum);
-  const float damp = float(1.0 - options_.dampening);
+  const float lr = float(options_.lr_), wd = float(options_.weight_decay_), mom = float(options_.momentum_);
+  const float damp = float(1.0 - options_.dampening_);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
     check_param(p, i, call);
@@ -82,7 +82,7 @@ void SGD::step() {
       if (wd != 0) d += wd * pp[k];
       if (pb) {
         pb[k] = started_[i] ? mom * pb[k] + damp * d : d;
-        d = options_.nesterov ? d + mom * pb[k] : pb[k];
+        d = options_.nesterov_ ? d + mom * pb[k] : pb[k];
       }
       pp[k] -= lr * d;
     }
@@ -92,10 +92,10 @@ void SGD::step() {
 }
 
 Adam::Adam(std::vector<Tensor> params, const AdamOptions& options) : Optimizer(std::move(params)), options_(options) {
-  if (options.lr < 0 || options.eps < 0 || options.beta1 < 0 || options.beta1 >= 1 || options.beta2 < 0 || options.beta2 >= 1 ||
-      options.weight_decay < 0)
-    raise(Status::error(ErrorKind::InvalidArgument, msg("om::optim::Adam: invalid options lr ", options.lr, ", betas (", options.beta1, ", ",
-                                                        options.beta2, "), eps ", options.eps, ", weight_decay ", options.weight_decay,
+  const auto [beta1, beta2] = options.betas();
+  if (options.lr() < 0 || options.eps() < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1 || options.weight_decay() < 0)
+    raise(Status::error(ErrorKind::InvalidArgument, msg("om::optim::Adam: invalid options lr ", options.lr(), ", betas (", beta1, ", ", beta2,
+                                                        "), eps ", options.eps(), ", weight_decay ", options.weight_decay(),
                                                         "; betas must lie in [0, 1), the rest be non-negative")));
   for (const Tensor& p : params_) {
     m_.push_back(zeros(p.shape()));
@@ -108,12 +108,12 @@ void Adam::step() { adam_step("om::optim::Adam::step", false); }
 void Adam::adam_step(const char* call, bool decoupled) {
   detail::InternalNoGrad no_grad;
   ++t_;
-  beta1_pow_ *= options_.beta1;
-  beta2_pow_ *= options_.beta2;
+  beta1_pow_ *= std::get<0>(options_.betas_);
+  beta2_pow_ *= std::get<1>(options_.betas_);
   const double bc1 = 1 - beta1_pow_, bc2 = 1 - beta2_pow_;
-  const float step_size = float(options_.lr / bc1);
+  const float step_size = float(options_.lr_ / bc1);
   const float sqrt_bc2 = float(std::sqrt(bc2));
-  const float b1 = float(options_.beta1), b2 = float(options_.beta2), eps = float(options_.eps), wd = float(options_.weight_decay);
+  const float b1 = float(std::get<0>(options_.betas_)), b2 = float(std::get<1>(options_.betas_)), eps = float(options_.eps_), wd = float(options_.weight_decay_);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
     check_param(p, i, call);
@@ -125,7 +125,7 @@ void Adam::adam_step(const char* call, bool decoupled) {
     const float* pg = detail::raw_as<float>(g);
     float* pm = detail::raw_as<float>(m_[i]);
     float* pv = detail::raw_as<float>(v_[i]);
-    const float decay = float(1.0 - options_.lr * options_.weight_decay);
+    const float decay = float(1.0 - options_.lr_ * options_.weight_decay_);
     for (int64_t k = 0; k < p.numel(); ++k) {
       float d = pg[k];
       if (decoupled) {
@@ -144,7 +144,7 @@ void Adam::adam_step(const char* call, bool decoupled) {
 
 StateRefs SGD::state() {
   StateRefs r;
-  r.reals.push_back({"lr", &options_.lr});
+  r.reals.push_back({"lr", &options_.lr_});
   for (size_t i = 0; i < momentum_.size(); ++i) r.tensors.push_back({msg("momentum_buffer.", i), momentum_[i]});
   for (size_t i = 0; i < started_.size(); ++i) r.ints.push_back({msg("started.", i), &started_[i]});
   return r;
@@ -152,7 +152,7 @@ StateRefs SGD::state() {
 
 StateRefs Adam::state() {
   StateRefs r;
-  r.reals.push_back({"lr", &options_.lr});
+  r.reals.push_back({"lr", &options_.lr_});
   r.ints.push_back({"step", &t_});
   r.reals.push_back({"beta1_pow", &beta1_pow_});
   r.reals.push_back({"beta2_pow", &beta2_pow_});
@@ -162,19 +162,19 @@ StateRefs Adam::state() {
 }
 
 AdamW::AdamW(std::vector<Tensor> params, const AdamWOptions& o)
-    : Adam(std::move(params), AdamOptions{o.lr, o.beta1, o.beta2, o.eps, o.weight_decay}) {}
+    : Adam(std::move(params), AdamOptions(o.lr()).betas(o.betas()).eps(o.eps()).weight_decay(o.weight_decay())) {}
 
 void AdamW::step() { adam_step("om::optim::AdamW::step", true); }
 
 RMSprop::RMSprop(std::vector<Tensor> params, const RMSpropOptions& o) : Optimizer(std::move(params)), options_(o) {
-  if (o.lr < 0 || o.eps < 0 || o.alpha < 0 || o.alpha > 1 || o.momentum < 0 || o.weight_decay < 0)
-    raise(Status::error(ErrorKind::InvalidArgument, msg("om::optim::RMSprop: invalid options lr ", o.lr, ", alpha ", o.alpha, ", eps ", o.eps,
-                                                        ", momentum ", o.momentum, ", weight_decay ", o.weight_decay,
+  if (o.lr() < 0 || o.eps() < 0 || o.alpha() < 0 || o.alpha() > 1 || o.momentum() < 0 || o.weight_decay() < 0)
+    raise(Status::error(ErrorKind::InvalidArgument, msg("om::optim::RMSprop: invalid options lr ", o.lr(), ", alpha ", o.alpha(), ", eps ", o.eps(),
+                                                        ", momentum ", o.momentum(), ", weight_decay ", o.weight_decay(),
                                                         "; alpha must lie in [0, 1], the rest be non-negative")));
   for (const Tensor& p : params_) {
     square_avg_.push_back(zeros(p.shape()));
-    if (o.centered) grad_avg_.push_back(zeros(p.shape()));
-    if (o.momentum > 0) momentum_.push_back(zeros(p.shape()));
+    if (o.centered()) grad_avg_.push_back(zeros(p.shape()));
+    if (o.momentum() > 0) momentum_.push_back(zeros(p.shape()));
   }
 }
 
@@ -182,8 +182,8 @@ void RMSprop::step() {
   const char* call = "om::optim::RMSprop::step";
   detail::InternalNoGrad no_grad;
   ++t_;
-  const float lr = float(options_.lr), a = float(options_.alpha), eps = float(options_.eps), wd = float(options_.weight_decay),
-              mom = float(options_.momentum);
+  const float lr = float(options_.lr_), a = float(options_.alpha_), eps = float(options_.eps_), wd = float(options_.weight_decay_),
+              mom = float(options_.momentum_);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
     check_param(p, i, call);
@@ -193,7 +193,7 @@ void RMSprop::step() {
     float* pp = detail::raw_as<float>(p);
     const float* pg = detail::raw_as<float>(g);
     float* sq = detail::raw_as<float>(square_avg_[i]);
-    float* ga = options_.centered ? detail::raw_as<float>(grad_avg_[i]) : nullptr;
+    float* ga = options_.centered_ ? detail::raw_as<float>(grad_avg_[i]) : nullptr;
     float* buf = mom > 0 ? detail::raw_as<float>(momentum_[i]) : nullptr;
     for (int64_t k = 0; k < p.numel(); ++k) {
       float d = pg[k];
@@ -219,7 +219,7 @@ void RMSprop::step() {
 
 StateRefs RMSprop::state() {
   StateRefs r;
-  r.reals.push_back({"lr", &options_.lr});
+  r.reals.push_back({"lr", &options_.lr_});
   r.ints.push_back({"step", &t_});
   for (size_t i = 0; i < square_avg_.size(); ++i) r.tensors.push_back({msg("square_avg.", i), square_avg_[i]});
   for (size_t i = 0; i < grad_avg_.size(); ++i) r.tensors.push_back({msg("grad_avg.", i), grad_avg_[i]});

@@ -4,6 +4,7 @@
 // and skips parameters that have no gradient yet.
 #pragma once
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -45,12 +46,28 @@ class Optimizer {
   double initial_lr_ = 0;
 };
 
-struct SGDOptions {
-  double lr = 0.01;
-  double momentum = 0;
-  double dampening = 0;
-  double weight_decay = 0;
-  bool nesterov = false;
+// libtorch's option style: `SGDOptions(0.1).momentum(0.9)` sets (and chains), `o.momentum()`
+// reads. The optimizer reads the fields directly.
+#define OM_OPTION(T, name, init)       \
+ public:                               \
+  auto& name(T v) {                    \
+    name##_ = v;                       \
+    return *this;                      \
+  }                                    \
+  T name() const { return name##_; }   \
+                                       \
+ private:                              \
+  T name##_ = init;
+
+class SGDOptions {
+ public:
+  SGDOptions(double lr) : lr_(lr) {}  // NOLINT: implicit, as libtorch's (SGD(params, 0.1))
+  OM_OPTION(double, lr, 0.01)
+  OM_OPTION(double, momentum, 0)
+  OM_OPTION(double, dampening, 0)
+  OM_OPTION(double, weight_decay, 0)
+  OM_OPTION(bool, nesterov, false)
+  friend class SGD;
 };
 
 // p -= lr * d, d = g + wd p (then momentum: buf = m buf + (1 - dampening) d, buf = d at the
@@ -58,11 +75,10 @@ struct SGDOptions {
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, const SGDOptions& options);
-  SGD(std::vector<Tensor> params, double lr) : SGD(std::move(params), SGDOptions{lr}) {}
   void step() override;
   SGDOptions& options() { return options_; }
-  double lr() const override { return options_.lr; }
-  void set_lr(double lr) override { options_.lr = lr; }
+  double lr() const override { return options_.lr_; }
+  void set_lr(double lr) override { options_.lr_ = lr; }
   StateRefs state() override;
 
  private:
@@ -71,12 +87,16 @@ class SGD : public Optimizer {
   std::vector<int64_t> started_;  // 1 once a parameter's momentum buffer holds its first step
 };
 
-struct AdamOptions {
-  double lr = 1e-3;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
-  double weight_decay = 0;  // L2 added to the gradient (Adam, not AdamW)
+using Betas = std::tuple<double, double>;  // Adam's (beta1, beta2), as libtorch's betas
+
+class AdamOptions {
+ public:
+  AdamOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT: implicit, as libtorch's
+  OM_OPTION(double, lr, 1e-3)
+  OM_OPTION(Betas, betas, (Betas(0.9, 0.999)))
+  OM_OPTION(double, eps, 1e-8)
+  OM_OPTION(double, weight_decay, 0)  // L2 added to the gradient (Adam, not AdamW)
+  friend class Adam;
 };
 
 class Adam : public Optimizer {
@@ -85,8 +105,8 @@ class Adam : public Optimizer {
   void step() override;
   AdamOptions& options() { return options_; }
   int64_t steps() const { return t_; }
-  double lr() const override { return options_.lr; }
-  void set_lr(double lr) override { options_.lr = lr; }
+  double lr() const override { return options_.lr_; }
+  void set_lr(double lr) override { options_.lr_ = lr; }
   StateRefs state() override;
 
  protected:
@@ -99,12 +119,13 @@ class Adam : public Optimizer {
   double beta1_pow_ = 1, beta2_pow_ = 1;  // beta^t by repeated products: no pow(), same on every machine
 };
 
-struct AdamWOptions {
-  double lr = 1e-3;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
-  double weight_decay = 1e-2;  // decoupled: p -= lr * wd * p before the Adam step (PyTorch's AdamW)
+class AdamWOptions {
+ public:
+  AdamWOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT: implicit, as libtorch's
+  OM_OPTION(double, lr, 1e-3)
+  OM_OPTION(Betas, betas, (Betas(0.9, 0.999)))
+  OM_OPTION(double, eps, 1e-8)
+  OM_OPTION(double, weight_decay, 1e-2)  // decoupled: p -= lr * wd * p before the Adam step (PyTorch's AdamW)
 };
 
 class AdamW : public Adam {
@@ -113,13 +134,16 @@ class AdamW : public Adam {
   void step() override;
 };
 
-struct RMSpropOptions {
-  double lr = 1e-2;
-  double alpha = 0.99;  // smoothing of the squared-gradient average
-  double eps = 1e-8;
-  double weight_decay = 0;  // L2 added to the gradient
-  double momentum = 0;
-  bool centered = false;    // divide by the gradient's estimated variance, not its second moment
+class RMSpropOptions {
+ public:
+  RMSpropOptions(double lr = 1e-2) : lr_(lr) {}  // NOLINT: implicit, as libtorch's
+  OM_OPTION(double, lr, 1e-2)
+  OM_OPTION(double, alpha, 0.99)  // smoothing of the squared-gradient average
+  OM_OPTION(double, eps, 1e-8)
+  OM_OPTION(double, weight_decay, 0)  // L2 added to the gradient
+  OM_OPTION(double, momentum, 0)
+  OM_OPTION(bool, centered, false)  // divide by the gradient's estimated variance, not its second moment
+  friend class RMSprop;
 };
 
 // PyTorch's RMSprop: v = a v + (1-a) g^2; centered: m = a m + (1-a) g and avg = sqrt(v - m^2) +
@@ -129,8 +153,8 @@ class RMSprop : public Optimizer {
   RMSprop(std::vector<Tensor> params, const RMSpropOptions& options = {});
   void step() override;
   RMSpropOptions& options() { return options_; }
-  double lr() const override { return options_.lr; }
-  void set_lr(double lr) override { options_.lr = lr; }
+  double lr() const override { return options_.lr_; }
+  void set_lr(double lr) override { options_.lr_ = lr; }
   StateRefs state() override;
 
  private:

@@ -21,7 +21,7 @@ struct Run {
   std::unique_ptr<om::optim::AdamW> opt;
   std::unique_ptr<om::optim::SequentialLR> schedule;
   explicit Run(uint64_t seed) : model(make_model(seed)) {
-    opt = std::make_unique<om::optim::AdamW>(model->parameters(), om::optim::AdamWOptions{0.05});
+    opt = std::make_unique<om::optim::AdamW>(model->parameters(), om::optim::AdamWOptions(0.05));
     schedule = std::make_unique<om::optim::SequentialLR>(
         *opt, std::vector<std::shared_ptr<om::optim::LrSchedule>>{std::make_shared<om::optim::LinearLR>(*opt, 0.5, 1.0, 3), std::make_shared<om::optim::StepLR>(*opt, 2, 0.7)},
         std::vector<int64_t>{3});

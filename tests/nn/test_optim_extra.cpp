@@ -17,8 +17,8 @@ void set_grad(om::Tensor& p, const std::vector<float>& g) {
 TEST_CASE("AdamW: decoupled weight decay, then the Adam step (PyTorch's rule)") {
   om::Tensor p = om::from_vector<float>({1.0f, -2.0f}).requires_grad_();
   om::optim::AdamWOptions o;
-  o.lr = 0.1;
-  o.weight_decay = 0.5;
+  o.lr(0.1);
+  o.weight_decay(0.5);
   om::optim::AdamW opt({p}, o);
   double x[2] = {1.0, -2.0}, m[2] = {0, 0}, v[2] = {0, 0};
   const std::vector<std::vector<float>> grads = {{0.5f, -1.0f}, {0.2f, 0.3f}, {-0.4f, 0.1f}};
@@ -45,11 +45,11 @@ TEST_CASE("RMSprop: plain, centered, with momentum and weight decay (PyTorch's r
       CAPTURE(mom);
       om::Tensor p = om::from_vector<float>({0.5f, -1.5f}).requires_grad_();
       om::optim::RMSpropOptions o;
-      o.lr = 0.01;
-      o.alpha = 0.9;
-      o.momentum = mom;
-      o.centered = centered;
-      o.weight_decay = 0.1;
+      o.lr(0.01);
+      o.alpha(0.9);
+      o.momentum(mom);
+      o.centered(centered);
+      o.weight_decay(0.1);
       om::optim::RMSprop opt({p}, o);
       double x[2] = {0.5, -1.5}, sq[2] = {0, 0}, ga[2] = {0, 0}, buf[2] = {0, 0};
       const std::vector<std::vector<float>> grads = {{1.0f, -0.5f}, {0.3f, 0.2f}, {-0.7f, 0.4f}};
@@ -100,7 +100,7 @@ TEST_CASE("schedules: step, cosine annealing, linear warm-up then cosine") {
     CHECK(opt.lr() == doctest::Approx(0.01));
   }
   {
-    om::optim::Adam opt({p}, om::optim::AdamOptions{0.2});
+    om::optim::Adam opt({p}, om::optim::AdamOptions(0.2));
     // Warm-up then cosine, each created on the optimizer: both share its initial learning rate.
     auto warm = std::make_shared<om::optim::LinearLR>(opt, 0.25, 1.0, 4);
     CHECK(opt.lr() == doctest::Approx(0.05));

@@ -25,12 +25,7 @@ TEST_CASE("SGD: plain, weight decay, momentum with dampening, nesterov") {
 
   // momentum 0.9, dampening 0.5, weight decay 0.1, two steps with gradient 1, computed in double
   om::Tensor q = om::from_vector<float>({2.0f}).requires_grad_();
-  om::optim::SGDOptions o;
-  o.lr = 0.1;
-  o.momentum = 0.9;
-  o.dampening = 0.5;
-  o.weight_decay = 0.1;
-  om::optim::SGD sgd({q}, o);
+  om::optim::SGD sgd({q}, om::optim::SGDOptions(0.1).momentum(0.9).dampening(0.5).weight_decay(0.1));
   double x = 2.0, buf = 0;
   for (int step = 0; step < 3; ++step) {
     q.zero_grad();
@@ -42,11 +37,7 @@ TEST_CASE("SGD: plain, weight decay, momentum with dampening, nesterov") {
     CHECK(q.item<float>() == doctest::Approx(x).epsilon(1e-6));
   }
   om::Tensor r = om::from_vector<float>({1.0f}).requires_grad_();
-  om::optim::SGDOptions n;
-  n.lr = 0.5;
-  n.momentum = 0.5;
-  n.nesterov = true;
-  om::optim::SGD nest({r}, n);
+  om::optim::SGD nest({r}, om::optim::SGDOptions(0.5).momentum(0.5).nesterov(true));
   double y = 1.0, nb = 0;
   for (int step = 0; step < 3; ++step) {
     r.zero_grad();
@@ -69,11 +60,26 @@ TEST_CASE("SGD: plain, weight decay, momentum with dampening, nesterov") {
   CHECK_THROWS_AS(om::optim::SGD({om::ones({3}).t().expand({2, 3})}, 0.1), om::Error);
 }
 
+TEST_CASE("options in libtorch's style: chained setters, getters, an lr alone converts") {
+  const om::optim::SGDOptions o = om::optim::SGDOptions(0.2).momentum(0.9).nesterov(true);
+  CHECK(o.lr() == 0.2);
+  CHECK(o.momentum() == 0.9);
+  CHECK(o.nesterov());
+  CHECK(o.dampening() == 0);
+  const om::optim::AdamWOptions w = om::optim::AdamWOptions(3e-4).betas({0.9, 0.98}).weight_decay(0.05);
+  CHECK(std::get<1>(w.betas()) == 0.98);
+  CHECK(om::optim::RMSpropOptions().alpha() == 0.99);
+  om::Tensor p = om::zeros({1}).requires_grad_();
+  om::optim::SGD sgd({p}, 0.3);  // SGD(params, lr), as libtorch's
+  CHECK(sgd.lr() == 0.3);
+  CHECK(sgd.options().momentum() == 0);
+}
+
 TEST_CASE("Adam follows PyTorch's update with bias correction") {
   om::Tensor p = om::from_vector<float>({0.5f, -1.0f, 2.0f}).requires_grad_();
   om::optim::AdamOptions o;
-  o.lr = 0.01;
-  o.weight_decay = 0.01;
+  o.lr(0.01);
+  o.weight_decay(0.01);
   om::optim::Adam adam({p}, o);
   double x[3] = {0.5, -1.0, 2.0}, m[3] = {0, 0, 0}, v[3] = {0, 0, 0};
   const float grads[4][3] = {{0.1f, -0.2f, 0.3f}, {1.0f, 0.5f, -0.5f}, {-0.3f, 0.0f, 2.0f}, {0.2f, 0.2f, 0.2f}};
@@ -92,7 +98,7 @@ TEST_CASE("Adam follows PyTorch's update with bias correction") {
     }
   }
   CHECK(adam.steps() == 4);
-  CHECK_THROWS_AS(om::optim::Adam({p}, om::optim::AdamOptions{0.1, 1.0}), om::Error);
+  CHECK_THROWS_AS(om::optim::Adam({p}, om::optim::AdamOptions(0.1).betas({1.0, 0.999})), om::Error);
 }
 
 TEST_CASE("a small MLP trained with SGD on generated data: the loss falls substantially") {
@@ -103,10 +109,7 @@ TEST_CASE("a small MLP trained with SGD on generated data: the loss falls substa
       std::make_shared<om::nn::Linear>(2, 16, true, gen), std::make_shared<om::nn::Tanh>(),
       std::make_shared<om::nn::Linear>(16, 16, true, gen), std::make_shared<om::nn::ReLU>(),
       std::make_shared<om::nn::Linear>(16, 1, true, gen)});
-  om::optim::SGDOptions opt;
-  opt.lr = 0.05;
-  opt.momentum = 0.9;
-  om::optim::SGD sgd(model->parameters(), opt);
+  om::optim::SGD sgd(model->parameters(), om::optim::SGDOptions(0.05).momentum(0.9));
   // y = sin(2 x0) + x0 x1 on [-1, 1]^2
   const int64_t n = 128;
   om::Tensor x = om::sub(om::mul(om::rand({n, 2}, gen), 2.0), 1.0);
@@ -141,7 +144,7 @@ TEST_CASE("Adam trains a classifier with cross_entropy") {
   om::Generator gen(7);
   auto model = std::make_shared<om::nn::Sequential>(std::vector<std::shared_ptr<om::nn::Module>>{
       std::make_shared<om::nn::Linear>(2, 16, true, gen), std::make_shared<om::nn::GELU>(), std::make_shared<om::nn::Linear>(16, 3, true, gen)});
-  om::optim::Adam adam(model->parameters(), om::optim::AdamOptions{0.05});
+  om::optim::Adam adam(model->parameters(), om::optim::AdamOptions(0.05));
   // Three classes by angle sector.
   const int64_t n = 90;
   om::Tensor x = om::randn({n, 2}, gen);

@@ -97,7 +97,7 @@ TEST_CASE("a pre-norm gelu encoder trains: the loss falls") {
   o.activation = om::nn::Activation::Gelu;
   auto layer = std::make_shared<om::nn::TransformerEncoderLayer>(8, 2, o, gen);
   om::optim::AdamOptions ao;
-  ao.lr = 1e-2;
+  ao.lr(1e-2);
   om::optim::Adam opt(layer->parameters(), ao);
   om::Tensor x = om::randn({4, 6, 8}, gen), target = om::randn({4, 6, 8}, gen);
   float first = 0, last = 0;

@@ -75,7 +75,7 @@ inline std::shared_ptr<om::nn::Sequential> cnn(uint64_t seed) {
 
 // Full-batch SGD with momentum on the cross-entropy.
 inline void train(om::nn::Module& model, const Dataset& d, int steps, double lr) {
-  om::optim::SGD sgd(model.parameters(), om::optim::SGDOptions{lr, 0.9});
+  om::optim::SGD sgd(model.parameters(), om::optim::SGDOptions(lr).momentum(0.9));
   for (int s = 0; s < steps; ++s) {
     om::StoreScope scope;
     om::Tensor loss = om::cross_entropy(model(d.x), d.y);

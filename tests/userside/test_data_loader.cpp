@@ -89,7 +89,7 @@ struct Trainer {
     model = std::make_shared<om::nn::Sequential>(std::vector<std::shared_ptr<om::nn::Module>>{
         std::make_shared<om::nn::Linear>(2, 12, true, gen), std::make_shared<om::nn::Tanh>(), std::make_shared<om::nn::Dropout>(0.2, seed),
         std::make_shared<om::nn::Linear>(12, 3, true, gen)});
-    opt = std::make_unique<om::optim::SGD>(model->parameters(), om::optim::SGDOptions{0.05, 0.9});
+    opt = std::make_unique<om::optim::SGD>(model->parameters(), om::optim::SGDOptions(0.05).momentum(0.9));
     schedule = std::make_unique<om::optim::StepLR>(*opt, 1, 0.8);
     loader = std::make_unique<om::data::DataLoader>(data, om::data::DataLoaderOptions{4, true, false, 3});
   }

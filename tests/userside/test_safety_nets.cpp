@@ -53,7 +53,7 @@ size_t train_without_scopes(om::Store& store, int epochs) {
   om::Generator gen(7);
   auto model = std::make_shared<om::nn::Sequential>(
       std::make_shared<om::nn::Linear>(4, 32), std::make_shared<om::nn::ReLU>(), std::make_shared<om::nn::Linear>(32, 3));
-  om::optim::SGD sgd(model->parameters(), {0.05, 0.9});
+  om::optim::SGD sgd(model->parameters(), om::optim::SGDOptions(0.05).momentum(0.9));
   om::Tensor x = om::randn({64, 4}, gen);
   om::Tensor y = om::tensor({0, 1, 2, 0, 1, 2, 0, 1}).expand({8, 8}).reshape({64});
   size_t high = 0;
