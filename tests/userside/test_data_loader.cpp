@@ -190,3 +190,15 @@ TEST_CASE("generator state: get_state/set_state continue a stream; checkpoints c
                            "'generator.default'"));
   std::remove(path.c_str());
 }
+
+TEST_CASE("from_blob: a tracer captures caller memory as a copy, so later writes do not reach the graph") {
+  alignas(64) float w[6] = {1, 2, 3, 4, 5, 6};
+  om::Tensor weight = om::from_blob(w, {3, 2});
+  auto tracer = om::Tracer::begin();
+  om::Tensor x = tracer.input("x", om::ones({4, 3}), {"batch", ""});
+  om::TracedModel m = tracer.finish({{"y", om::matmul(x, weight)}});
+  w[0] = 100;  // after the trace: the caller's memory changes
+  om::Session s(m);
+  const std::vector<float> y = s.run({{"x", om::ones({2, 3})}})[0].to_vector<float>();
+  CHECK(y == std::vector<float>{9, 12, 9, 12});  // the captured values: 1 + 3 + 5, 2 + 4 + 6
+}
