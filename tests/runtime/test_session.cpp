@@ -118,10 +118,10 @@ TEST_CASE("creation lists every unknown operator, and every operator without an 
   }
   g::Graph p;
   p.inputs.push_back(value("x", DType::f32, {2}));
-  p.nodes.push_back(node("Pow", {"x", "x"}, {"y"}));
+  p.nodes.push_back(node("Tan", {"x"}, {"y"}));
   p.outputs.push_back(value("y", DType::f32, {2}));
   CHECK_NOTHROW(om::Session(p, {om::ArithmeticMode::Fast}));
-  CHECK_THROWS_WITH_AS(om::Session(p, {om::ArithmeticMode::Exact}), doctest::Contains("these have none: Pow"), om::Error);
+  CHECK_THROWS_WITH_AS(om::Session(p, {om::ArithmeticMode::Exact}), doctest::Contains("these have none: Tan"), om::Error);
   om::Session empty;
   CHECK(!empty.try_run(nullptr, 0, nullptr, 0).is_ok());
 }
@@ -257,6 +257,43 @@ TEST_CASE("outputs copy into caller buffers; graph inputs and constants as outpu
   CHECK(r[2].as<float>() == std::vector<float>{1, 2});
 }
 
+TEST_CASE("Exact Pow: an integer exponent equals the same exponent as f32; an integer base with a fractional exponent is refused") {
+  g::Graph gr;
+  gr.inputs.push_back(value("x", DType::f32, {4}));
+  gr.initializers.push_back(g::TensorData::from_vector<int32_t>("k", {}, {3}));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("kf", {}, {3.0f}));
+  gr.nodes.push_back(node("Pow", {"x", "k"}, {"a"}));
+  gr.nodes.push_back(node("Pow", {"x", "kf"}, {"b"}));
+  gr.outputs.push_back(value("a", DType::f32, {4}));
+  gr.outputs.push_back(value("b", DType::f32, {4}));
+  const auto out = run_graph(gr, {Feed::of("x", {4}, std::vector<float>{1.5f, -2.0f, 0.1f, 7.0f})}, {om::ArithmeticMode::Exact});
+  CHECK(out[0].bytes == out[1].bytes);
+  g::Graph ii;  // an integer base with integral f32 exponents: exact integers
+  ii.inputs.push_back(value("x", DType::i64, {3}));
+  ii.initializers.push_back(g::TensorData::from_vector<float>("e", {3}, {2.0f, 3.0f, -1.0f}));
+  ii.nodes.push_back(node("Pow", {"x", "e"}, {"y"}));
+  ii.outputs.push_back(value("y", DType::i64, {3}));
+  CHECK(run_graph(ii, {Feed::of("x", {3}, std::vector<int64_t>{7, -3, 5})}, {om::ArithmeticMode::Exact})[0].as<int64_t>() == std::vector<int64_t>{49, -27, 0});
+  g::Graph ib;
+  ib.inputs.push_back(value("x", DType::i64, {2}));
+  ib.initializers.push_back(g::TensorData::from_vector<float>("e", {}, {0.5f}));
+  ib.nodes.push_back(node("Pow", {"x", "e"}, {"y"}));
+  ib.outputs.push_back(value("y", DType::i64, {2}));
+  om::Session s(ib, {om::ArithmeticMode::Exact});
+  const std::vector<int64_t> xs{4, 9};
+  om::TensorView in;
+  in.name = "x";
+  in.dtype = DType::i64;
+  const int64_t dims[] = {2};
+  in.dims = dims;
+  in.rank = 1;
+  in.data = const_cast<int64_t*>(xs.data());
+  om::TensorView y;
+  const om::Status st = s.try_run(&in, 1, &y, 1);
+  REQUIRE(!st.is_ok());
+  CHECK(st.message().find("exponent 0.5 (element 0) has no exact kernel (it needs the C library's pow)") != std::string::npos);
+}
+
 TEST_CASE("fast and exact agree within 1e-5; exact is bit-identical on every ISA here") {
   using om::kernels::Isa;
   const Isa original = om::kernels::active_isa();
@@ -278,6 +315,24 @@ TEST_CASE("fast and exact agree within 1e-5; exact is bit-identical on every ISA
     gr.nodes.push_back(node("MatMul", {"p", "v"}, {"y"}));
     gr.outputs.push_back(value("y", DType::f32, {}));
     models.push_back({"attention", gr, {Feed::of("q", {3, 2, 6, 4}, random_floats(144, 43))}});
+  }
+  {
+    // Pow as exported models write it: squares and roots of a written-out LayerNorm, a general
+    // exponent, an integer-typed exponent (Exact: the library's pow, no C library).
+    g::Graph gr;
+    gr.inputs.push_back(sym_value("x", DType::f32, {"n", "9"}));
+    gr.initializers.push_back(g::TensorData::from_vector<float>("two", {}, {2.0f}));
+    gr.initializers.push_back(g::TensorData::from_vector<float>("half", {}, {0.5f}));
+    gr.initializers.push_back(g::TensorData::from_vector<float>("e", {9}, random_floats(9, 52, -2.5f, 2.5f)));
+    gr.initializers.push_back(g::TensorData::from_vector<int64_t>("k", {}, {-3}));
+    gr.nodes.push_back(node("Abs", {"x"}, {"a"}));
+    gr.nodes.push_back(node("Pow", {"x", "two"}, {"p2"}));
+    gr.nodes.push_back(node("Pow", {"a", "half"}, {"p5"}));
+    gr.nodes.push_back(node("Pow", {"a", "e"}, {"pe"}));
+    gr.nodes.push_back(node("Pow", {"x", "k"}, {"pk"}));
+    gr.nodes.push_back(node("Sum", {"p2", "p5", "pe", "pk"}, {"y"}));
+    gr.outputs.push_back(value("y", DType::f32, {}));
+    models.push_back({"pow", gr, {Feed::of("x", {6, 9}, random_floats(54, 53, 0.5f, 3.0f))}});
   }
   for (auto& m : models) {
     CAPTURE(m.name);

@@ -15,6 +15,7 @@
 #include "onemodel/graph/ops/trig.h"
 #include "onemodel/kernels/int_arith.h"
 #include "onemodel/kernels/kernels.h"
+#include "onemodel/kernels/scalar/elementwise.h"
 
 namespace om::graph::ops {
 namespace {
@@ -219,6 +220,78 @@ Status pow_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+// Exact sessions: the library's pow (kernels/scalar/scalar.cpp: its own exp and log, no C
+// library) for an f32 base, the exponent rounded to f32 first when it has another dtype (exact
+// for integers below 2^24); integer base and exponent by squaring, exact by nature, and so an
+// integer base with integral floating exponents. A fractional exponent of an integer base would
+// need the C library's pow: refused when running, naming the fix.
+template <typename E>
+void pow_f32_exponent_as_f32(const KernelContext& k) {
+  const BroadcastIter& it = k.params<BroadcastParams>().it;
+  const float* a = k.in(0).as<const float>();
+  const E* b = k.in(1).as<const E>();
+  float* y = k.out(0).as<float>();
+  const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
+  it.for_each(k.begin, k.end, [&](const int64_t* off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[off[0] + i] = kernels::elem::pow(a[off[1] + i * sa], float(b[off[2] + i * sb]));
+  });
+}
+
+// An integer base with integral floating exponents: exactly int_pow's result (what Fast's
+// double pow then truncation gives while nothing overflows). The whole exponent is checked
+// first, so every split of the work fails alike on a fractional one.
+template <typename R, typename E>
+Status pow_int_integral_exponent(const KernelContext& k) {
+  const E* b = k.in(1).as<const E>();
+  for (int64_t i = 0; i < k.in(1).numel; ++i)
+    if (!(std::fabs(b[i]) < 9.2e18) || std::trunc(b[i]) != b[i])
+      return k.error(ErrorKind::Unsupported, msg("Pow of a ", dtype_name(k.in(0).dtype), " base with the ", dtype_name(k.in(1).dtype), " exponent ",
+                                                 double(b[i]), " (element ", i, ") has no exact kernel (it needs the C library's pow); cast the "
+                                                 "base to f32 or use a Fast session"));
+  const BroadcastIter& it = k.params<BroadcastParams>().it;
+  const R* a = k.in(0).as<const R>();
+  R* y = k.out(0).as<R>();
+  const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
+  it.for_each(k.begin, k.end, [&](const int64_t* off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      const double e = double(b[off[2] + i * sb]);
+      y[off[0] + i] = int_pow(a[off[1] + i * sa], e < 0, uint64_t(std::fabs(e)));
+    }
+  });
+  return Status::ok();
+}
+
+template <typename R>
+Status pow_int_exact(const KernelContext& k) {
+  if (pow_int<R>(k)) return Status::ok();
+  if (k.in(1).dtype == DType::f32) return pow_int_integral_exponent<R, float>(k);
+  if (k.in(1).dtype == DType::f64) return pow_int_integral_exponent<R, double>(k);
+  return k.error(ErrorKind::DTypeMismatch, "Pow: unsupported exponent dtype");
+}
+
+Status pow_exact_kernel(const KernelContext& k) {
+  if (k.in(0).dtype == DType::f32) {
+    switch (k.in(1).dtype) {
+      case DType::f32: f32_binary_broadcast(k, BinaryOp::Pow); return Status::ok();
+      case DType::f64: pow_f32_exponent_as_f32<double>(k); return Status::ok();
+      case DType::i64: pow_f32_exponent_as_f32<int64_t>(k); return Status::ok();
+      case DType::i32: pow_f32_exponent_as_f32<int32_t>(k); return Status::ok();
+      case DType::i16: pow_f32_exponent_as_f32<int16_t>(k); return Status::ok();
+      case DType::i8: pow_f32_exponent_as_f32<int8_t>(k); return Status::ok();
+      case DType::u64: pow_f32_exponent_as_f32<uint64_t>(k); return Status::ok();
+      case DType::u32: pow_f32_exponent_as_f32<uint32_t>(k); return Status::ok();
+      case DType::u16: pow_f32_exponent_as_f32<uint16_t>(k); return Status::ok();
+      case DType::u8: pow_f32_exponent_as_f32<uint8_t>(k); return Status::ok();
+      default: break;
+    }
+  } else if (k.in(0).dtype == DType::i64) {
+    return pow_int_exact<int64_t>(k);
+  } else if (k.in(0).dtype == DType::i32) {
+    return pow_int_exact<int32_t>(k);
+  }
+  return k.error(ErrorKind::DTypeMismatch, "Pow: unsupported dtype");
+}
+
 // ---- Mod ----
 
 Status infer_mod(InferContext& ctx) {
@@ -415,8 +488,8 @@ constexpr OpDef kOps[] = {
     broadcast_op("Mul", 7, infer_arith, arith_kernel<BinaryOp::Mul>, "f32 i64 i32 i8 u8, broadcasting"),
     broadcast_op("Div", 7, infer_arith, arith_kernel<BinaryOp::Div>,
                  "f32 i64 i32 i8 u8, broadcasting; integer division truncates, by zero is an error"),
-    op("Pow").upgrades_from(7).inputs(2).shapes(infer_pow).prepared(prepare_broadcast).fast_only(pow_kernel)
-        .doc("f32 i64 i32 base, f32 f64 i64 i32 i16 i8 u64 u32 u16 u8 exponent, broadcasting; result has the base's dtype; integer base and exponent: exact, wrapping, a negative exponent gives 1 (base 1), +-1 (base -1) or 0; fast only"),
+    op("Pow").upgrades_from(7).inputs(2).shapes(infer_pow).prepared(prepare_broadcast).kernels(pow_kernel, pow_exact_kernel)
+        .doc("f32 i64 i32 base, f32 f64 i64 i32 i16 i8 u64 u32 u16 u8 exponent, broadcasting; result has the base's dtype; integer base and exponent: exact, wrapping, a negative exponent gives 1 (base 1), +-1 (base -1) or 0; f32 base: the library's pow (Exact rounds another exponent dtype to f32 first); Exact refuses an integer base with a fractional exponent"),
     op("Neg").upgrades_from(6).inputs(1).shapes(infer_neg).prepared(prepare_elements).kernel(neg_kernel).doc("f32 i64 i32"),
     f32_unary_op("Sqrt", unary_kernel<UnaryOp::Sqrt>, "f32"),
     f32_unary_op("Erf", unary_kernel<UnaryOp::Erf>, "f32, library erf").upgrades_from(9),
