@@ -58,5 +58,9 @@ Status finish_attribute(const AttrPayload& p, const std::string& where, graph::A
 // Opsets, operator support (every unsupported op type listed), attribute types, opset-20
 // normalisation, and the IR verifier.
 Status check_and_normalise(Decoded& d);
+// Puts the nodes in topological order, keeping the file's order wherever it is valid (a sorted
+// graph is left untouched); *file_index gets each sorted node's index in the file. A cycle is
+// a Format error naming its nodes (onnx_sort.cpp).
+Status sort_nodes(graph::Graph& g, std::vector<size_t>* file_index);
 
 }  // namespace om::onnx::detail
