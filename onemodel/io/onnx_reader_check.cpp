@@ -293,7 +293,7 @@ Status check_and_normalise(Decoded& d) {
     const OpDef* op = graph::find_op(n.domain, n.op_type);
     ops.push_back(op);
     if (!op) label = is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
-    else if (is_default_domain(n.domain) && op->oldest_opset() > opset) {
+    else if (is_default_domain(n.domain) && op->oldest_opset() > opset && !legacy_version(n.op_type, opset)) {
       label = msg(n.op_type, " (needs opset ", op->oldest_opset(), ", the model imports ", opset, ")");
       newer = true;
     }
@@ -324,8 +324,20 @@ Status check_and_normalise(Decoded& d) {
     OM_TRY(check_attribute_types(*op, n).with_context(msg("om::onnx::read: graph.node[", file_index, "]")));
     if (!n.domain.empty()) continue;
     const std::string where = msg("om::onnx::read: graph.node[", file_index, "] (", node_label(n), ")");
+    int64_t form_opset = opset;
+    if (op->oldest_opset() > opset) {
+      // An old form no record reads: converted into one they do (onnx_legacy.cpp).
+      LegacyContext lc;
+      lc.names = &names;
+      OM_TRY(convert_legacy(g, i, opset, lc).with_context(where));
+      const size_t nb = lc.before.size();
+      g.nodes.insert(g.nodes.begin() + long(i), std::make_move_iterator(lc.before.begin()), std::make_move_iterator(lc.before.end()));
+      i += nb;
+      if (lc.replaced) continue;
+      form_opset = lc.reaches;
+    }
     size_t inserted = 0;
-    OM_TRY(upgrade_node(g, i, *op, opset, &names, &inserted).with_context(where));
+    OM_TRY(upgrade_node(g, i, *op, form_opset, &names, &inserted).with_context(where));
     i += inserted;
   }
   for (graph::OpsetImport& o : g.opsets)
