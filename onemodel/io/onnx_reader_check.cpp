@@ -277,6 +277,11 @@ Status check_and_normalise(Decoded& d) {
                          msg("om::onnx::read: the model imports opset ", opset, " of the default ONNX domain; onemodel reads opsets ",
                              kMinOpset, " to ", kMaxOpset, ". ", opset < kMinOpset ? kReexportAdvice : kNewerAdvice));
 
+  // Files out of topological order are sorted (stable); `file_pos[k]` is the file's index of
+  // the k-th node in the sorted order, for messages.
+  std::vector<size_t> file_pos;
+  OM_TRY(sort_nodes(g, &file_pos));
+
   // Every unsupported op type at once; the registry is the only list.
   std::vector<std::string> unsupported;
   std::unordered_set<std::string> seen;
@@ -288,7 +293,7 @@ Status check_and_normalise(Decoded& d) {
     const OpDef* op = graph::find_op(n.domain, n.op_type);
     ops.push_back(op);
     if (!op) label = is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
-    else if (is_default_domain(n.domain) && op->oldest_opset() > opset) {
+    else if (is_default_domain(n.domain) && op->oldest_opset() > opset && !legacy_version(n.op_type, opset)) {
       label = msg(n.op_type, " (needs opset ", op->oldest_opset(), ", the model imports ", opset, ")");
       newer = true;
     }
@@ -310,16 +315,29 @@ Status check_and_normalise(Decoded& d) {
   for (const auto& t : g.initializers) names.insert(t.name);
   for (const Node& n : g.nodes)
     for (const std::string& o : n.outputs) names.insert(o);
-  // `file_index` counts the file's nodes; nodes an upgrade inserts are already in the newest form.
-  for (size_t i = 0, file_index = 0; i < g.nodes.size(); ++i, ++file_index) {
+  // `k` counts the file's nodes; nodes an upgrade inserts are already in the newest form.
+  for (size_t i = 0, k = 0; i < g.nodes.size(); ++i, ++k) {
     Node& n = g.nodes[i];
+    const size_t file_index = file_pos[k];
     if (is_default_domain(n.domain)) n.domain.clear();
-    const OpDef* op = ops[file_index];
+    const OpDef* op = ops[k];
     OM_TRY(check_attribute_types(*op, n).with_context(msg("om::onnx::read: graph.node[", file_index, "]")));
     if (!n.domain.empty()) continue;
     const std::string where = msg("om::onnx::read: graph.node[", file_index, "] (", node_label(n), ")");
+    int64_t form_opset = opset;
+    if (op->oldest_opset() > opset) {
+      // An old form no record reads: converted into one they do (onnx_legacy.cpp).
+      LegacyContext lc;
+      lc.names = &names;
+      OM_TRY(convert_legacy(g, i, opset, lc).with_context(where));
+      const size_t nb = lc.before.size();
+      g.nodes.insert(g.nodes.begin() + long(i), std::make_move_iterator(lc.before.begin()), std::make_move_iterator(lc.before.end()));
+      i += nb;
+      if (lc.replaced) continue;
+      form_opset = lc.reaches;
+    }
     size_t inserted = 0;
-    OM_TRY(upgrade_node(g, i, *op, opset, &names, &inserted).with_context(where));
+    OM_TRY(upgrade_node(g, i, *op, form_opset, &names, &inserted).with_context(where));
     i += inserted;
   }
   for (graph::OpsetImport& o : g.opsets)

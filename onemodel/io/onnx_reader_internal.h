@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "onemodel/core/status.h"
@@ -58,5 +59,29 @@ Status finish_attribute(const AttrPayload& p, const std::string& where, graph::A
 // Opsets, operator support (every unsupported op type listed), attribute types, opset-20
 // normalisation, and the IR verifier.
 Status check_and_normalise(Decoded& d);
+// Puts the nodes in topological order, keeping the file's order wherever it is valid (a sorted
+// graph is left untouched); *file_index gets each sorted node's index in the file. A cycle is
+// a Format error naming its nodes (onnx_sort.cpp).
+Status sort_nodes(graph::Graph& g, std::vector<size_t>* file_index);
+
+// Old-opset forms the registry's records do not read, converted into ones they do
+// (onnx_legacy.cpp). legacy_version: the ONNX version of `op_type` a model of `opset` uses when
+// the reader converts it, else 0.
+int legacy_version(const std::string& op_type, int64_t opset);
+struct LegacyContext {
+  std::unordered_set<std::string>* names = nullptr;  // every value name of the graph
+  std::vector<graph::Node> before;                    // nodes to insert before the converted one
+  int reaches = 0;        // the ONNX version whose semantics the converted node has
+  bool replaced = false;  // the node and `before` are already in the registry's newest forms
+  std::string fresh(const std::string& base) {
+    std::string n = base;
+    for (int s = 1; names->count(n); ++s) n = base + "_" + std::to_string(s);
+    names->insert(n);
+    return n;
+  }
+};
+// Converts g.nodes[index] (of a model importing `opset`); an old form whose semantics do not
+// map is Unsupported, naming the operator and its version.
+Status convert_legacy(graph::Graph& g, size_t index, int64_t opset, LegacyContext& ctx);
 
 }  // namespace om::onnx::detail

@@ -31,7 +31,7 @@ namespace {
 using om::DType;
 using om::Status;
 
-const char* kDataDir = "/usr/share/libonnx-testdata/data/node";
+const char* kDataRoot = "/usr/share/libonnx-testdata/data";
 
 bool is_dir(const std::string& p) {
   struct stat st;
@@ -203,22 +203,23 @@ bool all_exact(const std::vector<uint8_t>& model) {
   return true;
 }
 
-}  // namespace
-
-TEST_CASE("ONNX backend node tests") {
-  if (!is_dir(kDataDir)) {
-    FAIL("the ONNX node tests are not installed (" << kDataDir << "): run tools/bootstrap.sh (Debian package libonnx-testdata)");
+// Runs every case of one folder of the test data against its skip list; `min_total` guards
+// against a partly installed package.
+void run_group(const std::string& group, const std::string& skip_file, size_t min_total) {
+  const std::string data_dir = std::string(kDataRoot) + "/" + group;
+  if (!is_dir(data_dir)) {
+    FAIL("the ONNX backend tests are not installed (" << data_dir << "): run tools/bootstrap.sh (Debian package libonnx-testdata)");
     return;
   }
-  const std::vector<SkipEntry> skips = read_skip_list(std::string(OM_SOURCE_DIR) + "/tests/conformance/skip.txt");
+  const std::vector<SkipEntry> skips = read_skip_list(std::string(OM_SOURCE_DIR) + "/tests/conformance/" + skip_file);
   REQUIRE(!skips.empty());
   const char* only = std::getenv("OM_CONFORMANCE_ONLY");  // a prefix, for working on one operator
   const bool verbose = std::getenv("OM_CONFORMANCE_VERBOSE") != nullptr;  // also why listed cases fail
   size_t total = 0, passed = 0, exact_runs = 0, skipped = 0;
   std::vector<std::string> wrong;  // failures not listed, and listed cases that pass
   std::map<std::string, size_t> skipped_by_reason;
-  for (const std::string& name : list_dir(kDataDir)) {
-    const std::string dir = std::string(kDataDir) + "/" + name;
+  for (const std::string& name : list_dir(data_dir)) {
+    const std::string dir = data_dir + "/" + name;
     if (only && name.compare(0, std::strlen(only), only) != 0) continue;
     std::vector<uint8_t> model;
     if (!read_all(dir + "/model.onnx", &model)) continue;
@@ -236,16 +237,25 @@ TEST_CASE("ONNX backend node tests") {
     if (skip) {
       ++skipped;
       ++skipped_by_reason[skip->reason];
-      if (why.empty()) wrong.push_back(name + ": passes but is listed in skip.txt (" + skip->reason + "); remove it from the list");
+      if (why.empty()) wrong.push_back(name + ": passes but is listed in " + skip_file + " (" + skip->reason + "); remove it from the list");
       else if (verbose) std::printf("  listed %s: %s\n", name.c_str(), why.substr(0, 300).c_str());
     } else if (!why.empty()) {
       wrong.push_back(name + ": " + why.substr(0, 400));
     }
   }
-  std::printf("ONNX node tests: %zu of %zu cases pass (%zu also in Exact mode); %zu listed in skip.txt\n", passed, total,
-              exact_runs, skipped);
+  std::printf("ONNX backend tests, %s: %zu of %zu cases pass (%zu also in Exact mode); %zu listed in %s\n", group.c_str(), passed,
+              total, exact_runs, skipped, skip_file.c_str());
   for (const auto& [reason, n] : skipped_by_reason) std::printf("  skipped %4zu  %s\n", n, reason.c_str());
   for (const std::string& w : wrong) std::printf("  WRONG %s\n", w.c_str());
   CHECK(wrong.empty());
-  if (!only) CHECK(total >= 900);
+  if (!only) CHECK(total >= min_total);
 }
+
+}  // namespace
+
+TEST_CASE("ONNX backend node tests") { run_group("node", "skip.txt", 900); }
+
+// The models PyTorch exported (at opset 6 and older, the forms the reader converts:
+// docs/onnx.md, "Opsets 1 to 6"), whole layers and operator compositions.
+TEST_CASE("ONNX backend pytorch-converted tests") { run_group("pytorch-converted", "skip_pytorch_converted.txt", 82); }
+TEST_CASE("ONNX backend pytorch-operator tests") { run_group("pytorch-operator", "skip_pytorch_operator.txt", 35); }
