@@ -138,8 +138,9 @@ Status convert_broadcast(Graph& g, Node& n, int version, LegacyContext& ctx) {
     if (ra < 0 || rb < 0)
       return refuse(n, version, msg("broadcast with axis = ", ax->i, " needs the ranks of both inputs, and the file does not declare the rank of '",
                                     ra < 0 ? n.inputs[0] : n.inputs[1], "' (a graph input, initializer or value_info shape)"));
-    const int64_t axis = ax->i < 0 ? ax->i + ra : ax->i;
-    if (axis < 0 || rb > ra || axis + rb > ra)
+    // Before opset 7 axis was >= 0; a negative one counts from A's end, as later forms do.
+    const int64_t axis = ax->i < 0 && ax->i >= -ra ? ax->i + ra : ax->i;
+    if (axis < 0 || rb > ra || axis > ra - rb)  // no sum: a hostile axis must not overflow
       return refuse(n, version, msg("axis ", ax->i, " does not place B (rank ", rb, ") inside A (rank ", ra, ")"));
     const int64_t trailing = ra - axis - rb;
     if (trailing > 0) {

@@ -334,6 +334,11 @@ Status check_and_normalise(Decoded& d) {
       g.nodes.insert(g.nodes.begin() + long(i), std::make_move_iterator(lc.before.begin()), std::make_move_iterator(lc.before.end()));
       i += nb;
       if (lc.replaced) continue;
+      // The conversion table and the records must agree: a converted node the record's own
+      // upgrade cannot take further is refused, never run in a form its kernel does not know.
+      if (lc.reaches < op->oldest_opset())
+        return Status::error(ErrorKind::Unsupported, msg(where, ": converted to the opset-", lc.reaches, " form, but ", op->op_type,
+                                                         " is read from opset ", op->oldest_opset(), " on. ", kReexportAdvice));
       form_opset = lc.reaches;
     }
     size_t inserted = 0;

@@ -247,3 +247,112 @@ TEST_CASE("onemodel quantize: calibration folders, options, the files it writes"
   CHECK(r.code == 1);
   CHECK(contains(r.out, "'nothing'"));
 }
+
+namespace {
+
+// y = x + Relu(c), c a constant of n floats (the passes fold Relu(c): n * 4 bytes), with the
+// output named `out`; saved as ONNX.
+void write_folding_model(const std::string& path, int64_t n, const std::string& out) {
+  using namespace om::graph;
+  Graph g;
+  g.inputs = {ValueInfo{"x", om::DType::f32, true, {Dim::fixed(n)}}};
+  g.outputs = {ValueInfo{out, om::DType::f32, true, {Dim::fixed(n)}}};
+  std::vector<float> c(static_cast<size_t>(n), -1.0f);
+  for (size_t i = 0; i < c.size(); i += 2) c[i] = float(i);
+  g.initializers.push_back(TensorData::copy_of("c", om::DType::f32, {n}, c.data(), c.size() * 4));
+  Node relu;
+  relu.op_type = "Relu";
+  relu.inputs = {"c"};
+  relu.outputs = {"rc"};
+  Node add;
+  add.op_type = "Add";
+  add.inputs = {"x", "rc"};
+  add.outputs = {out};
+  g.nodes = {relu, add};
+  om::onnx::write(g, path);
+}
+
+}  // namespace
+
+TEST_CASE("onemodel run, bench, info: --max-arena, --max-folded and the other session options") {
+  Fixture f;
+  // The MLP at batch 5 needs an arena of some hundred bytes: 16 bytes is too few, 1M plenty.
+  Run r = tool("run " + f.p("mlp.om") + " --input " + f.p("x.npy") + " --max-arena 16 --out " + f.p("o1"));
+  INFO(r.out);
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "SessionOptions::max_arena_bytes = 16"));
+  CHECK(contains(r.out, "--max-arena BYTES"));
+  r = tool("run " + f.p("mlp.om") + " --input " + f.p("x.npy") + " --max-arena 1M --mode exact --out " + f.p("o1"));
+  CHECK(r.code == 0);
+  CHECK(om::load_npy((f.dir / "o1" / "logits.npy").string()).to_vector<float>() == f.expected.to_vector<float>());
+
+  r = tool("bench " + f.p("mlp.om") + " --shape features=64,4 --runs 5 --max-arena=64");
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "SessionOptions::max_arena_bytes = 64"));
+  r = tool("bench " + f.p("mlp.om") + " --shape features=64,4 --runs 5 --max-arena 1M --threads 1");
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "Fast mode, 1 thread,"));
+
+  // info plans for the declared shapes (batch 1) and reports the arena against the limit.
+  r = tool("info " + f.p("mlp.onnx") + " --max-arena 3K");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "plan (Fast, declared shapes): arena "));
+  CHECK(contains(r.out, "limit 3072 B, --max-arena"));
+  CHECK(contains(r.out, "plan (Exact, declared shapes): arena "));
+  r = tool("info " + f.p("mlp.onnx") + " --max-arena 8 --mode exact");
+  CHECK(r.code == 0);
+  CHECK(!contains(r.out, "passes (Fast session)"));
+  CHECK(contains(r.out, "plan (Exact, declared shapes): cannot plan:"));
+  CHECK(contains(r.out, "SessionOptions::max_arena_bytes = 8"));
+
+  // --max-folded bounds the constants the passes compute when the session is created.
+  write_folding_model((f.dir / "fold.onnx").string(), 1024, "y");
+  om::save_npy((f.dir / "x1024.npy").string(), om::zeros({1024}, om::DType::f32));
+  r = tool("run " + f.p("fold.onnx") + " --input " + f.p("x1024.npy") + " --max-folded 1K --out " + f.p("o2"));
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "SessionOptions::max_folded_bytes = 1024"));
+  CHECK(contains(r.out, "--max-folded BYTES"));
+  r = tool("run " + f.p("fold.onnx") + " --input " + f.p("x1024.npy") + " --max-folded 4K --out " + f.p("o2"));
+  CHECK(r.code == 0);
+  const std::vector<float> y = om::load_npy((f.dir / "o2" / "y.npy").string()).to_vector<float>();
+  REQUIRE(y.size() == 1024);
+  CHECK(y[2] == 2.0f);
+  CHECK(y[3] == 0.0f);
+  r = tool("info " + f.p("fold.onnx") + " --max-folded 1K");
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "max_folded_bytes = 1024"));
+
+  // Byte counts: a number with an optional K, M or G; nothing else, nothing that overflows.
+  for (const char* bad : {"0", "12X", "-5", "M", "99999999999999999999", "17179869184G"}) {
+    r = tool("bench " + f.p("mlp.om") + " --max-arena " + bad);
+    INFO(bad, ": ", r.out);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "--max-arena"));
+  }
+  r = tool("info " + f.p("mlp.om") + " --max-folded 1.5M");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "K, M or G suffix"));
+  r = tool("info " + f.p("mlp.om") + " --mode slow");
+  CHECK(r.code == 2);
+}
+
+TEST_CASE("onemodel run: output file names are made safe and listed") {
+  Fixture f;
+  // A name with '/' would leave DIR (or fail); ':' and ' ' are not portable: percent-encoded.
+  const std::string name = "head/out:0 final%";
+  write_folding_model((f.dir / "named.onnx").string(), 4, name);
+  om::save_npy((f.dir / "x4.npy").string(), om::from_vector<float>({1, 2, 3, 4}, {4}));
+  Run r = tool("run " + f.p("named.onnx") + " --input " + f.p("x4.npy") + " --out " + f.p("o3"));
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const fs::path file = f.dir / "o3" / "head%2Fout%3A0%20final%25.npy";
+  CHECK(fs::exists(file));
+  CHECK(!fs::exists(f.dir / "o3" / "head"));
+  CHECK(contains(r.out, "output head/out:0 final% f32[4] -> " + file.string()));
+  CHECK(om::load_npy(file.string()).to_vector<float>() == std::vector<float>{1, 2, 5, 4});
+  // Names already safe are kept as they are.
+  r = tool("run " + f.p("mlp.onnx") + " --input " + f.p("x.npy") + " --out " + f.p("o4"));
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "-> " + (f.dir / "o4" / "logits.npy").string()));
+}

@@ -175,3 +175,47 @@ TEST_CASE("legacy Gemm-6, Pad-2, Upsample-1, MaxPool-1 and Max-6") {
   CHECK(run(max, {{"a", om::from_vector<float>({1, 5, 3}, {3})}, {"b", om::from_vector<float>({4, 2, 3}, {3})}}).to_vector<float>() ==
         std::vector<float>{4, 5, 3});
 }
+
+TEST_CASE("legacy forms: hostile attributes are refused cleanly, never a crash or a wrong shape") {
+  // An axis at the edge of int64 (no overflow when placing B).
+  for (int64_t axis : {INT64_MAX, INT64_MIN, int64_t(-3)}) {
+    Pb m = model_of(iotest::node("Add", {"a", "b"}, {"y"}, {iotest::attr_int("broadcast", 1), iotest::attr_int("axis", axis)}),
+                    {{"a", {2, 3}}, {"b", {3}}}, 6);
+    expect_refused(m, {"Add-6", "does not place B"});
+  }
+  // Pads of the wrong length, and a scale that would overflow the output size: planning refuses
+  // them with the node named.
+  Pb pads = model_of(iotest::node("Pad", {"x"}, {"y"}, {iotest::attr_ints("pads", {1, 2, 3})}), {{"x", {2}}}, 2);
+  REQUIRE(onnx::read_bytes(pads.b.data(), pads.b.size()).is_ok());
+  om::Session s;
+  Status st = Session::try_from_onnx(pads.b.data(), pads.b.size(), {}, &s);
+  if (st.is_ok()) {
+    om::Tensor x = om::from_vector<float>({1, 2}, {2});
+    om::TensorView in;
+    in.name = "x";
+    in.dims = x.shape().data();
+    in.rank = 1;
+    in.data = const_cast<void*>(x.storage().data());
+    om::TensorView out;
+    st = s.try_run(&in, 1, &out, 1);
+  }
+  CHECK(!st.is_ok());
+  CHECK_MESSAGE(st.message().find("pads must have 2 values per padded axis") != std::string::npos, st.message());
+  Pb big = model_of(iotest::node("Upsample", {"x"}, {"y"}, {attr_float("height_scale", 1e30f), attr_float("width_scale", 1.0f)}),
+                    {{"x", {1, 1, 2, 2}}}, 6);
+  om::Session b;
+  st = Session::try_from_onnx(big.b.data(), big.b.size(), {}, &b);
+  CHECK(!st.is_ok());
+  CHECK_MESSAGE(st.message().find("Upsample node producing 'y': scale 2") != std::string::npos, st.message());
+  Pb nan = model_of(iotest::node("Upsample", {"x"}, {"y"}, {attr_float("height_scale", NAN), attr_float("width_scale", 1.0f)}),
+                    {{"x", {1, 1, 2, 2}}}, 6);
+  expect_refused(nan, {"Upsample-1", "scales must be >= 1"});
+  // spatial = 0 statistics that do not match X: planning names the shapes.
+  Pb bn = model_of(iotest::node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}, {iotest::attr_int("is_test", 1), iotest::attr_int("spatial", 0)}),
+                   {{"x", {1, 2, 2}}}, 6,
+                   {init_f32("s", {3}, {1, 1, 1}), init_f32("b", {3}, {0, 0, 0}), init_f32("m", {3}, {0, 0, 0}), init_f32("v", {3}, {1, 1, 1})});
+  om::Session c;
+  st = Session::try_from_onnx(bn.b.data(), bn.b.size(), {}, &c);
+  CHECK(!st.is_ok());
+  CHECK_MESSAGE(st.message().find("do not broadcast") != std::string::npos, st.message());
+}

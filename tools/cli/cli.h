@@ -33,6 +33,18 @@ om::ArithmeticMode parse_mode(const std::string& text, const std::string& comman
 // --threads N: SessionOptions::threads (0 = every core, the default).
 int parse_threads(const std::string& text, const std::string& command);
 
+// The SessionOptions flags run, bench and info share (each --help says them): --mode fast|exact,
+// --threads N, --max-arena BYTES, --max-folded BYTES. BYTES is a count with an optional K, M or
+// G suffix (powers of 1024).
+extern const std::vector<std::string> kSessionOptionFlags;
+om::SessionOptions session_options(const Args& a, const std::string& command);
+uint64_t parse_bytes(const std::string& text, const std::string& option, const std::string& command);
+// The options of a subcommand plus the session ones, for parse().
+std::vector<std::string> with_session_options(std::vector<std::string> own);
+// A value name as a file name: every byte outside [A-Za-z0-9._-] becomes %XX (so '/' or ':' in
+// an output name cannot leave the folder or fail), as the oracle cases name their files.
+std::string safe_file_name(const std::string& name);
+
 std::string dims_str(const om::graph::ValueInfo& v);  // [batch,4], ? for unknown axes
 std::string dims_str(const om::ValueInfo& v);         // the same for a Session's inputs() / outputs()
 std::string human_bytes(uint64_t bytes);

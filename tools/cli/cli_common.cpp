@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 
@@ -88,6 +89,56 @@ int parse_threads(const std::string& text, const std::string& command) {
   if (text.empty() || *end || v < 0 || v > 64)
     throw UsageError{"--threads is a thread count from 0 (every core) to 64, got '" + text + "' (onemodel " + command + ")"};
   return int(v);
+}
+
+const std::vector<std::string> kSessionOptionFlags = {"mode", "threads", "max-arena", "max-folded"};
+
+std::vector<std::string> with_session_options(std::vector<std::string> own) {
+  own.insert(own.end(), kSessionOptionFlags.begin(), kSessionOptionFlags.end());
+  return own;
+}
+
+uint64_t parse_bytes(const std::string& text, const std::string& option, const std::string& command) {
+  const std::string usage = "--" + option + " is a byte count with an optional K, M or G suffix (powers of 1024), e.g. 512M; got '" +
+                            text + "' (onemodel " + command + ")";
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 19) throw UsageError{usage};
+  uint64_t shift = 0;
+  const std::string suffix = text.substr(digits);
+  if (suffix == "K" || suffix == "k" || suffix == "KiB") shift = 10;
+  else if (suffix == "M" || suffix == "MiB") shift = 20;
+  else if (suffix == "G" || suffix == "GiB") shift = 30;
+  else if (!suffix.empty()) throw UsageError{usage};
+  const unsigned long long v = std::strtoull(text.substr(0, digits).c_str(), nullptr, 10);
+  // size_t holds the option: on a 32-bit target the limit is 4 GiB - 1.
+  const uint64_t max = uint64_t(SIZE_MAX);
+  if (v == 0 || v > (max >> shift)) throw UsageError{"--" + option + " " + text + ": must be from 1 byte to " + std::to_string(max) + " bytes (onemodel " + command + ")"};
+  return uint64_t(v) << shift;
+}
+
+om::SessionOptions session_options(const Args& a, const std::string& command) {
+  om::SessionOptions o;
+  o.mode = parse_mode(a.get("mode", "fast"), command);
+  o.threads = parse_threads(a.get("threads", "0"), command);
+  if (a.has("max-arena")) o.max_arena_bytes = size_t(parse_bytes(a.get("max-arena"), "max-arena", command));
+  if (a.has("max-folded")) o.max_folded_bytes = size_t(parse_bytes(a.get("max-folded"), "max-folded", command));
+  return o;
+}
+
+std::string safe_file_name(const std::string& name) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : name) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-') {
+      out.push_back(char(c));
+    } else {
+      out.push_back('%');
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+  }
+  return out;
 }
 
 std::string dims_str(const om::graph::ValueInfo& v) {

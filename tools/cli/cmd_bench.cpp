@@ -12,7 +12,7 @@ namespace cli {
 namespace {
 const char* kHelp =
     "usage: onemodel bench MODEL [--shape NAME=D0,D1,...] [--mode fast|exact] [--runs N] [--warmup N]\n"
-    "                      [--threads N] [--profile]\n"
+    "                      [--threads N] [--max-arena BYTES] [--max-folded BYTES] [--profile]\n"
     "\n"
     "Times Session::run on inputs of the given shapes (symbolic axes default to 1; --shape sets\n"
     "an input's full shape) filled with uniform random values (integer inputs: zeros). Prints\n"
@@ -20,7 +20,9 @@ const char* kHelp =
     "heap allocations per run (counted by the tool's operator new; 0 once planned), and what creating\n"
     "the session and its first run (which plans for the shapes) took. Defaults:\n"
     "--runs 200 --warmup 10 --threads 0 (SessionOptions::threads: 0 = every core). --profile also times every kernel step (SessionOptions::profile) and\n"
-    "prints each step's mean time per run and its share, in run order.\n";
+    "prints each step's mean time per run and its share, in run order. --max-arena and --max-folded\n"
+    "set SessionOptions::max_arena_bytes (default 256M) and max_folded_bytes (default 64M); BYTES\n"
+    "takes a K, M or G suffix.\n";
 
 std::vector<int64_t> parse_dims(const std::string& text, const std::string& spec) {
   std::vector<int64_t> dims;
@@ -44,15 +46,13 @@ int positive(const std::string& text, const char* option) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args a = parse(argc, argv, {"shape", "mode", "runs", "warmup", "threads"}, {"help", "profile"}, "bench");
+  Args a = parse(argc, argv, with_session_options({"shape", "runs", "warmup"}), {"help", "profile"}, "bench");
   if (a.has("help")) return std::fputs(kHelp, stdout), 0;
   if (a.positional.size() != 1) throw UsageError{"expected one MODEL (.om or .onnx)"};
   const int runs = positive(a.get("runs", "200"), "--runs");
   const int warmup = positive(a.get("warmup", "10"), "--warmup");
-  om::SessionOptions options;
-  options.mode = parse_mode(a.get("mode", "fast"), "bench");
+  om::SessionOptions options = session_options(a, "bench");
   options.profile = a.has("profile");
-  options.threads = parse_threads(a.get("threads", "0"), "bench");
   const om::graph::Graph g = load_graph(a.positional[0]);
   const auto created0 = std::chrono::steady_clock::now();
   om::Session session(g, options);

@@ -2,6 +2,7 @@
 // of each mode would do with it.
 #include <cstdio>
 #include <map>
+#include <vector>
 
 #include "cli.h"
 
@@ -9,14 +10,52 @@ namespace cli {
 namespace {
 
 const char* kHelp =
-    "usage: onemodel info MODEL\n"
+    "usage: onemodel info MODEL [--mode fast|exact] [--threads N] [--max-arena BYTES] [--max-folded BYTES]\n"
     "\n"
     "Prints the inputs and outputs (symbolic axes by name), the opsets, a histogram of the\n"
-    "operators with whether each has an exact kernel, the parameter count and bytes, and the\n"
-    "graph passes a Fast and an Exact Session would run (docs/graph-passes.md).\n";
+    "operators with whether each has an exact kernel, the parameter count and bytes, and, for a\n"
+    "Fast and an Exact Session (only the one --mode names, when given), the graph passes it\n"
+    "would run (docs/graph-passes.md) and its plan for the declared input shapes (symbolic axes\n"
+    "1): the activation arena against SessionOptions::max_arena_bytes, or why planning fails.\n"
+    "--max-arena and --max-folded set max_arena_bytes (default 256M) and max_folded_bytes\n"
+    "(default 64M); BYTES takes a K, M or G suffix.\n";
 
-void print_passes(const om::graph::Graph& g, om::ArithmeticMode mode, const char* label) {
-  om::SessionOptions o;
+// Plans the session for the graph's declared input shapes (symbolic axes 1, as bench does);
+// the data is not read.
+void print_plan(const om::graph::Graph& g, om::Session& s, const char* label) {
+  std::vector<std::vector<int64_t>> dims;
+  std::vector<om::TensorView> views;
+  const std::vector<std::string> names = s.input_names();
+  dims.reserve(names.size());
+  for (const std::string& n : names) {
+    const om::graph::ValueInfo* vi = nullptr;
+    for (const auto& v : g.inputs)
+      if (v.name == n) vi = &v;
+    std::vector<int64_t> d;
+    if (vi)
+      for (const auto& dim : vi->shape) d.push_back(dim.is_static() ? dim.size : 1);
+    dims.push_back(d);
+    om::TensorView v;
+    v.name = n.c_str();
+    v.dtype = vi ? vi->dtype : om::DType::f32;
+    views.push_back(v);
+  }
+  for (size_t i = 0; i < views.size(); ++i) {
+    views[i].dims = dims[i].data();
+    views[i].rank = dims[i].size();
+  }
+  const om::Status st = s.try_prepare(views.data(), views.size());
+  if (!st.is_ok()) {
+    std::printf("  plan (%s, declared shapes): cannot plan: %s\n", label, st.message().c_str());
+    return;
+  }
+  const om::PlanStats p = s.last_plan_stats();
+  std::printf("  plan (%s, declared shapes): arena %zu bytes (%s; limit %s, --max-arena), %zu kernel steps, %zu folded\n", label,
+              p.arena_bytes, human_bytes(p.arena_bytes).c_str(), human_bytes(s.options().max_arena_bytes).c_str(), p.steps,
+              p.folded_nodes);
+}
+
+void print_passes(const om::graph::Graph& g, om::SessionOptions o, om::ArithmeticMode mode, const char* label) {
   o.mode = mode;
   om::Session s;
   om::Status st = om::Session::create(g, o, &s);
@@ -28,15 +67,17 @@ void print_passes(const om::graph::Graph& g, om::ArithmeticMode mode, const char
   for (const om::PassReport& p : s.pass_reports())
     std::printf(" %s%s(%zu)", p.name.c_str(), p.exact_safe ? "" : "[fast-only]", p.changes);
   std::printf("\n  -> %zu nodes after the passes\n", s.graph().nodes.size());
+  print_plan(g, s, label);
 }
 
 }  // namespace
 
 int cmd_info(int argc, char** argv) {
-  Args a = parse(argc, argv, {}, {"help"}, "info");
+  Args a = parse(argc, argv, with_session_options({}), {"help"}, "info");
   if (a.has("help")) return std::fputs(kHelp, stdout), 0;
   if (a.positional.size() != 1) throw UsageError{"expected one MODEL (.om or .onnx)"};
   std::string format;
+  const om::SessionOptions options = session_options(a, "info");
   const om::graph::Graph g = load_graph(a.positional[0], &format);
 
   std::printf("model: %s (%s), producer %s %s, IR version %lld\n", a.positional[0].c_str(), format.c_str(),
@@ -84,8 +125,9 @@ int cmd_info(int argc, char** argv) {
   }
   std::printf("parameters: %llu values in %zu tensors, %llu bytes (%s)\n", static_cast<unsigned long long>(values),
               g.initializers.size(), static_cast<unsigned long long>(bytes), human_bytes(bytes).c_str());
-  print_passes(g, om::ArithmeticMode::Fast, "Fast");
-  print_passes(g, om::ArithmeticMode::Exact, "Exact");
+  const bool one_mode = a.has("mode");
+  if (!one_mode || options.mode == om::ArithmeticMode::Fast) print_passes(g, options, om::ArithmeticMode::Fast, "Fast");
+  if (!one_mode || options.mode == om::ArithmeticMode::Exact) print_passes(g, options, om::ArithmeticMode::Exact, "Exact");
   return 0;
 }
 

@@ -11,23 +11,24 @@ namespace cli {
 namespace {
 const char* kHelp =
     "usage: onemodel run MODEL --input NAME=FILE.npy [--input ...] [--mode fast|exact] [--threads N]\n"
-    "                    [--out DIR]\n"
+    "                    [--max-arena BYTES] [--max-folded BYTES] [--out DIR]\n"
     "\n"
     "Runs MODEL once in a Session (Fast by default; --mode exact for the bit-exact kernels,\n"
     "docs/exactness.md). Each input comes from a .npy file (a model with one input also takes\n"
     "--input FILE.npy). Every output is written to DIR/<output name>.npy (DIR defaults to the\n"
-    "current directory) and listed with its FNV-1a 64-bit hash; the last line hashes all\n"
-    "outputs in order, so Exact runs can be compared across machines. --threads N sets\n"
-    "SessionOptions::threads (0 = every core, the default); no thread count changes a bit.\n";
+    "current directory; in the name every byte outside [A-Za-z0-9._-] becomes %XX, so 'a/b'\n"
+    "is written as a%2Fb.npy) and listed with the file and its FNV-1a 64-bit hash; the last\n"
+    "line hashes all outputs in order, so Exact runs can be compared across machines.\n"
+    "--threads N sets SessionOptions::threads (0 = every core, the default); no thread count\n"
+    "changes a bit. --max-arena and --max-folded raise (or lower) SessionOptions::max_arena_bytes\n"
+    "(default 256M) and max_folded_bytes (default 64M); BYTES takes a K, M or G suffix.\n";
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
-  Args a = parse(argc, argv, {"input", "mode", "out", "threads"}, {"help"}, "run");
+  Args a = parse(argc, argv, with_session_options({"input", "out"}), {"help"}, "run");
   if (a.has("help")) return std::fputs(kHelp, stdout), 0;
   if (a.positional.size() != 1) throw UsageError{"expected one MODEL (.om or .onnx)"};
-  om::SessionOptions options;
-  options.mode = parse_mode(a.get("mode", "fast"), "run");
-  options.threads = parse_threads(a.get("threads", "0"), "run");
+  const om::SessionOptions options = session_options(a, "run");
   om::Session session(load_graph(a.positional[0]), options);
   const std::vector<std::string> names = session.input_names();
   std::string listed;  // "image f32[batch,3,h,w], mask bool[batch]" for messages
@@ -73,7 +74,7 @@ int cmd_run(int argc, char** argv) {
   for (const om::TensorView& o : outputs) {
     const size_t nbytes = size_t(o.numel()) * om::dtype_size(o.dtype);
     om::graph::TensorData td = om::graph::TensorData::copy_of(o.name, o.dtype, std::vector<int64_t>(o.dims, o.dims + o.rank), o.data, nbytes);
-    const std::string path = (dir / (std::string(o.name) + ".npy")).string();
+    const std::string path = (dir / (safe_file_name(o.name) + ".npy")).string();
     om::npy::write(td, path);
     const uint64_t h = fnv1a(kFnvOffset, o.data, nbytes);
     all = fnv1a(all, o.data, nbytes);

@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const om::Error& e) {
     std::fprintf(stderr, "onemodel %s: error (%s): %s\n", command.c_str(), om::to_string(e.kind()), e.what());
+    // The library names the SessionOptions field; here the option that sets it is the fix.
+    const std::string m = e.what();
+    if (m.find("max_arena_bytes") != std::string::npos) std::fprintf(stderr, "(the tool sets it with --max-arena BYTES, e.g. --max-arena 512M)\n");
+    if (m.find("max_folded_bytes") != std::string::npos) std::fprintf(stderr, "(the tool sets it with --max-folded BYTES, e.g. --max-folded 256M)\n");
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "onemodel %s: error: %s\n", command.c_str(), e.what());
