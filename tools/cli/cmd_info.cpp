@@ -87,7 +87,7 @@ int cmd_info(int argc, char** argv) {
   // What a Session says it takes and gives (Session::inputs / outputs); the graph's own
   // declarations when no session can be made (an unsupported operator: listed below).
   om::Session session;
-  const bool made = om::Session::create(g, om::SessionOptions{}, &session).is_ok();
+  const bool made = om::Session::create(g, options, &session).is_ok();
   auto row = [](const std::string& name, om::DType dtype, const std::string& dims) {
     std::printf("  %-20s %-5s %s\n", name.c_str(), om::dtype_name(dtype), dims.c_str());
   };
