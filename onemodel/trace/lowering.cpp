@@ -179,20 +179,29 @@ OM_LOWER(Reshape) {
   return reshape_to(c, ext);
 }
 
+// Squeeze and Unsqueeze write ONNX's own nodes (axes as a constant): unlike a Reshape they need
+// no shape operand, so no Shape / Concat chain when several axes are symbolic.
 OM_LOWER(Squeeze) {
   const SymShape in = c.s.sym_of(c.in[0]);
   const Shape shape = c.s.shape_of(c.in[0]);
   const int64_t d = c.rec.attrs_of<OpId::Squeeze>().dim;
   SymShape ext;
-  for (size_t k = 0; k < in.size(); ++k)
-    if (!(shape[k] == 1 && (d < 0 || int64_t(k) == d))) ext.push_back(in[k]);
-  return reshape_to(c, ext);
+  std::vector<int64_t> axes;
+  for (size_t k = 0; k < in.size(); ++k) {
+    if (shape[k] == 1 && (d < 0 || int64_t(k) == d)) axes.push_back(int64_t(k));
+    else ext.push_back(in[k]);
+  }
+  if (axes.empty()) return c.in[0];
+  OM_ASSIGN_OR_RETURN(ValueId ax, c.s.const_i64(axes));
+  return c.emit("Squeeze", {c.in[0], ax}, {}, ext);
 }
 
 OM_LOWER(Unsqueeze) {
   SymShape ext = c.s.sym_of(c.in[0]);
-  ext.insert(ext.begin() + c.rec.attrs_of<OpId::Unsqueeze>().dim, Extent::fixed(1));
-  return reshape_to(c, ext);
+  const int64_t d = c.rec.attrs_of<OpId::Unsqueeze>().dim;
+  ext.insert(ext.begin() + d, Extent::fixed(1));
+  OM_ASSIGN_OR_RETURN(ValueId ax, c.s.const_i64({d}));
+  return c.emit("Unsqueeze", {c.in[0], ax}, {}, ext);
 }
 
 OM_LOWER(Permute) {
