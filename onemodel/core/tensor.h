@@ -88,6 +88,8 @@ class Tensor {
   Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
   Tensor select(int64_t dim, int64_t index) const;
   Tensor flip(int64_t dim) const;
+  // Dims start_dim..end_dim (negative counts from the end) merged into one: a reshape.
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor detach() const;

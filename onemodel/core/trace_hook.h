@@ -17,7 +17,8 @@ class TraceHook {
   virtual ~TraceHook() = default;
   // True when `t` depends on a trace input (it then reports requires_grad()).
   virtual bool is_traced(const TensorImpl& t) const = 0;
-  // Called after an operator with at least one input requiring gradients built its record.
+  // Called after an operator with at least one input requiring gradients built its record
+  // (and for an expand of inputs that need none: its target size may be a symbol's).
   virtual Status on_record(const BackwardRecord& record, TensorImpl& output) = 0;
   // User code reads or writes tensor data (`call` names the API, e.g. "om::Tensor::to_vector").
   virtual Status on_user_read(const TensorImpl& t, const char* call) = 0;

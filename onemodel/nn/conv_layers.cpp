@@ -102,8 +102,7 @@ Tensor Upsample::forward(const Tensor& x) {
   if (scale_h_ > 0) {
     if (!x.defined() || x.dim() != 4)
       raise(Status::error(ErrorKind::ShapeMismatch, msg("om::nn::Upsample::forward (module ", display_name(), "): input must be [N, C, H, W]")));
-    return resize2d(x, int64_t(std::floor(double(x.shape()[2]) * scale_h_)), int64_t(std::floor(double(x.shape()[3]) * scale_w_)), mode_,
-                    align_corners_);
+    return interpolate(x, scale_h_, scale_w_, mode_, align_corners_);
   }
   return resize2d(x, size_.h, size_.w, mode_, align_corners_);
 }

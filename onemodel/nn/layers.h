@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "onemodel/nn/module.h"
+#include "onemodel/ops/activation_extra.h"
 #include "onemodel/ops/ops.h"
 
 namespace om::nn {
@@ -64,6 +65,42 @@ class Sigmoid : public Module {
  public:
   Sigmoid() : Module("Sigmoid") {}
   Tensor forward(const Tensor& x) override { return sigmoid(x); }
+};
+
+class ReLU6 : public Module {
+ public:
+  ReLU6() : Module("ReLU6") {}
+  Tensor forward(const Tensor& x) override { return relu6(x); }
+};
+
+class Hardtanh : public Module {
+ public:
+  explicit Hardtanh(double min_val = -1.0, double max_val = 1.0) : Module("Hardtanh"), min_(min_val), max_(max_val) {
+    if (!(min_val < max_val))
+      raise(Status::error(ErrorKind::InvalidArgument, msg("om::nn::Hardtanh: min_val ", min_val, " must be below max_val ", max_val)));
+  }
+  Tensor forward(const Tensor& x) override { return hardtanh(x, min_, max_); }
+
+ private:
+  double min_, max_;
+};
+
+class Hardswish : public Module {
+ public:
+  Hardswish() : Module("Hardswish") {}
+  Tensor forward(const Tensor& x) override { return hardswish(x); }
+};
+
+class SiLU : public Module {
+ public:
+  SiLU() : Module("SiLU") {}
+  Tensor forward(const Tensor& x) override { return silu(x); }
+};
+
+class Mish : public Module {
+ public:
+  Mish() : Module("Mish") {}
+  Tensor forward(const Tensor& x) override { return mish(x); }
 };
 
 class GELU : public Module {

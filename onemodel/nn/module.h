@@ -4,6 +4,7 @@
 // their state-dict paths ("fc1.weight", "encoder.layers.1.bias") come from the registration
 // names. Parameters and buffers live in the om::Store that was current when they were created.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -76,6 +77,19 @@ class Module : public std::enable_shared_from_this<Module> {
   // path, one output `output_name` (module_trace.cpp).
   TracedModel trace(const Tensor& example, const std::vector<std::string>& axis_names = {}, const std::string& input_name = "input",
                     const std::string& output_name = "output", const TracerOptions& options = {});
+  // Traces a forward taking several tensors and returning several (a method of this module
+  // called through `forward`, e.g. [&](auto& x) { return std::vector<Tensor>{m->forward(x[0], x[1])}; }):
+  // one graph input per TraceInput (name, example, axis names), outputs named by `output_names`
+  // (default "output" for one, "output_0", "output_1", ... for more); parameters and buffers by
+  // state-dict path, verified like the one-input form.
+  struct TraceInput {
+    std::string name;
+    Tensor example;
+    std::vector<std::string> axis_names;
+  };
+  using TraceForward = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+  TracedModel trace(const std::vector<TraceInput>& inputs, const TraceForward& forward, const std::vector<std::string>& output_names = {},
+                    const TracerOptions& options = {});
 
   void train(bool on = true);  // recursive
   void eval() { train(false); }

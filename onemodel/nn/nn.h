@@ -2,6 +2,7 @@
 #pragma once
 #include "onemodel/nn/layers.h"
 #include "onemodel/nn/conv_layers.h"
+#include "onemodel/nn/conv1d_layers.h"
 #include "onemodel/nn/module.h"
 #include "onemodel/core/module_path.h"
 #include "onemodel/nn/optim.h"

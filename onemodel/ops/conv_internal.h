@@ -48,6 +48,11 @@ inline kernels::ResizeGeom resize_geom(const Shape& x, const Resize2dAttrs& a) {
   g.OW = a.out_w;
   g.scale_h = double(a.out_h) / double(x[2]);
   g.scale_w = double(a.out_w) / double(x[3]);
+  if (a.scale_h > 0) {  // scale-based: the transform ONNX Resize applies with `scales`
+    g.scale_h = double(a.scale_h);
+    g.scale_w = double(a.scale_w);
+    g.from_scales = true;
+  }
   if (a.bilinear) {
     g.mode = kernels::ResizeMode::Linear;
     g.coord = a.align_corners ? kernels::ResizeCoord::AlignCorners : kernels::ResizeCoord::HalfPixel;

@@ -50,6 +50,11 @@ Tensor global_avg_pool2d(const Tensor& x);
 // bilinear: half-pixel centres, or align_corners.
 Tensor resize2d(const Tensor& x, int64_t out_h, int64_t out_w, Interpolation mode = Interpolation::Nearest,
                 bool align_corners = false);
+// By scale factors (PyTorch's F.interpolate(x, scale_factor=...)): output floor(in * scale), the
+// coordinate transform using the scale (as ONNX Resize with `scales`; the same as resize2d for
+// integer scales). Traced with a symbolic height or width, it follows them.
+Tensor interpolate(const Tensor& x, double scale_factor, Interpolation mode = Interpolation::Nearest, bool align_corners = false);
+Tensor interpolate(const Tensor& x, double scale_h, double scale_w, Interpolation mode, bool align_corners = false);
 
 namespace ops {
 Result<Tensor> conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Size2d stride, Pad2d padding, Size2d dilation,
@@ -62,6 +67,7 @@ Result<Tensor> max_pool2d(const Tensor& x, Size2d kernel, Size2d stride, Pad2d p
 Result<Tensor> avg_pool2d(const Tensor& x, Size2d kernel, Size2d stride, Pad2d padding, bool ceil_mode, bool count_include_pad);
 Result<Tensor> global_avg_pool2d(const Tensor& x);
 Result<Tensor> resize2d(const Tensor& x, int64_t out_h, int64_t out_w, Interpolation mode, bool align_corners);
+Result<Tensor> interpolate(const Tensor& x, double scale_h, double scale_w, Interpolation mode, bool align_corners);
 }  // namespace ops
 
 }  // namespace om

@@ -41,6 +41,9 @@ struct UnsqueezeAttrs {
 };
 struct SliceAttrs {
   int64_t dim = 0, start = 0, end = 0, step = 1;  // normalised and clamped to the input
+  // As the user wrote them: on a symbolic axis a negative bound (or an end at or past the size,
+  // INT64_MAX = "to the end") keeps counting from the end at every size.
+  int64_t start_as_given = 0, end_as_given = 0;
 };
 struct SelectAttrs {
   int64_t dim = 0;
@@ -134,6 +137,9 @@ struct BatchNormAttrs {
 struct Resize2dAttrs {
   int64_t out_h = 1, out_w = 1;
   bool bilinear = false, align_corners = false;
+  // Scale factors (om::interpolate, Upsample::with_scale; 0 = an explicit size): the output is
+  // floor(in * scale) and the coordinate transform uses the scale, as ONNX Resize with `scales`.
+  float scale_h = 0, scale_w = 0;
 };
 
 // Every attribute struct once (a variant needs distinct types).

@@ -12,7 +12,11 @@ Status record_op(OpId op, std::vector<Tensor> inputs, Tensor& output, OpAttrs at
   if (!GradMode::is_enabled()) return Status::ok();
   bool any = false;
   for (const Tensor& t : inputs) any = any || (t.defined() && t.requires_grad());
-  if (!any) return Status::ok();
+  detail::TraceHook* hook = detail::trace_hook();
+  // While a trace records, an expand of constants that need no gradient (a buffer expanded to
+  // the batch) is still shown to the tracer: its target size may be a symbol's (creation from
+  // sizes, docs/tracing.md). No gradient record is attached.
+  if (!any && !(hook && op == OpId::Expand)) return Status::ok();
   auto rec = std::make_shared<BackwardRecord>();
   rec->op = op;
   rec->inputs = std::move(inputs);
@@ -24,9 +28,11 @@ Status record_op(OpId op, std::vector<Tensor> inputs, Tensor& output, OpAttrs at
   // The same impl may come back (contiguous of a contiguous tensor returns its input).
   for (const Tensor& t : rec->inputs)
     if (t.impl() == out) return Status::ok();
-  out->grad_fn = rec;
-  out->requires_grad = true;
-  if (detail::TraceHook* h = detail::trace_hook()) OM_TRY(h->on_record(*rec, *out));
+  if (any) {
+    out->grad_fn = rec;
+    out->requires_grad = true;
+  }
+  if (hook) OM_TRY(hook->on_record(*rec, *out));
   return Status::ok();
 }
 

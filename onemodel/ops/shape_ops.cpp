@@ -205,7 +205,7 @@ Result<Tensor> slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, i
   shape[size_t(d)] = (e - s + step - 1) / step;
   strides[size_t(d)] *= step;
   Tensor out = detail::make_view(x, shape, strides, x.storage_offset() + s * x.strides()[size_t(d)]);
-  OM_TRY(record<OpId::Slice>({x}, out, SliceAttrs{d, s, e, step}));
+  OM_TRY(record<OpId::Slice>({x}, out, SliceAttrs{d, s, e, step, start, end}));
   return out;
 }
 

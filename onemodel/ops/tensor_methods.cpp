@@ -19,6 +19,20 @@ Tensor Tensor::squeeze(int64_t d) const { return unwrap(ops::squeeze(*this, d));
 Tensor Tensor::unsqueeze(int64_t d) const { return unwrap(ops::unsqueeze(*this, d)); }
 Tensor Tensor::expand(const Shape& s) const { return unwrap(ops::expand(*this, s)); }
 Tensor Tensor::slice(int64_t d, int64_t s, int64_t e, int64_t st) const { return unwrap(ops::slice(*this, d, s, e, st)); }
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  check(ops::check_input(*this, "om::Tensor::flatten"));
+  if (dim() == 0) return reshape({1});  // PyTorch: a 0-d tensor flattens to [1]
+  int64_t s = 0, e = 0;
+  if (!normalize_axis(start_dim, dim(), &s) || !normalize_axis(end_dim, dim(), &e) || s > e)
+    raise(Status::error(ErrorKind::InvalidArgument, msg("om::Tensor::flatten: start_dim ", start_dim, " and end_dim ", end_dim,
+                                                        " do not name dims in order of ", to_string())));
+  Shape out(shape().begin(), shape().begin() + s);
+  int64_t n = 1;
+  for (int64_t k = s; k <= e; ++k) n *= shape()[size_t(k)];
+  out.push_back(n);
+  out.insert(out.end(), shape().begin() + e + 1, shape().end());
+  return reshape(out);
+}
 Tensor Tensor::select(int64_t d, int64_t i) const { return unwrap(ops::select(*this, d, i)); }
 Tensor Tensor::flip(int64_t d) const { return unwrap(ops::flip(*this, d)); }
 Tensor Tensor::contiguous() const { return unwrap(ops::contiguous(*this)); }

@@ -22,7 +22,22 @@ struct Symbol {
   std::string name;
   int64_t example = 0;
   int64_t size = 0;  // for the re-run
+  bool given = false;  // by TracerOptions::verify_sizes
+  // Further sizes to try when the model cannot run at `size` at all (default sizes only).
+  std::vector<int64_t> fallbacks;
 };
+
+// Sizes the model's strides and pools are likely to allow: above the example, keeping the
+// largest power of two (up to 64) that divides it, so a U-Net traced at 20 is re-run at 24 or 28.
+std::vector<int64_t> fallback_sizes(int64_t example, int64_t first, const std::set<int64_t>& taken) {
+  int64_t g = 1;
+  while (g < 64 && example % (g * 2) == 0) g *= 2;
+  std::vector<int64_t> out;
+  if (g == 1) return out;
+  for (int64_t s = (first / g + 1) * g; out.size() < 3; s += g)
+    if (!taken.count(s)) out.push_back(s);
+  return out;
+}
 
 // Inputs for the re-run: each input's axes named `symbol` take `size`.
 Result<std::vector<Tensor>> make_inputs(const VerifyPlan& plan, const Symbol& sym, Generator& gen) {
@@ -118,10 +133,14 @@ Status verify_traced(const graph::Graph& g, const VerifyPlan& plan, const RerunF
   for (const Symbol& s : symbols) taken.insert(s.example);
   for (Symbol& s : symbols) {
     for (const auto& [name, size] : options.verify_sizes)
-      if (name == s.name) s.size = size;
+      if (name == s.name) {
+        s.size = size;
+        s.given = true;
+      }
     if (s.size == 0) {
       s.size = s.example + 1;
       while (taken.count(s.size)) ++s.size;
+      s.fallbacks = fallback_sizes(s.example, s.size, taken);
     } else if (s.size < 2 || s.size == s.example) {
       return Status::error(ErrorKind::InvalidArgument, msg(call, ": TracerOptions::verify_sizes gives symbolic axis '", s.name, "' the size ", s.size,
                                                            "; choose a size of at least 2 that differs from its example size ", s.example));
@@ -132,8 +151,8 @@ Status verify_traced(const graph::Graph& g, const VerifyPlan& plan, const RerunF
   StoreScope scope;  // everything the re-runs allocate comes back at the end
   Generator gen(options.verify_seed);
   Session session(g);
-  for (const Symbol& s : symbols) {
-    const std::string head = msg(call, ": verification of symbolic axis '", s.name, "' failed (traced at size ", s.example, ", re-run at size ",
+  for (Symbol& s : symbols) {
+    std::string head = msg(call, ": verification of symbolic axis '", s.name, "' failed (traced at size ", s.example, ", re-run at size ",
                                  s.size, "): ");
     std::string tail;
     {
@@ -145,19 +164,40 @@ Status verify_traced(const graph::Graph& g, const VerifyPlan& plan, const RerunF
                   "operators, or trace with example sizes that differ from every fixed size of the model. TracerOptions::verify = false "
                   "switches this check off; verify_sizes chooses the sizes");
     }
-    OM_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, make_inputs(plan, s, gen));
+    std::vector<Tensor> inputs;
     std::vector<Tensor> eager;
     std::vector<Tensor> traced;
+#if defined(__cpp_exceptions)
+    // The re-run is user code and the Session's edge throws: either failing names the axis. When
+    // the model itself cannot run at a default size (the eager run fails, before the graph is
+    // involved), the next sizes its strides and pools allow are tried.
+    std::vector<int64_t> tried;
+    for (;;) {
+      OM_ASSIGN_OR_RETURN(inputs, make_inputs(plan, s, gen));
+      try {
+        NoGradGuard no_grad;
+        eager = rerun(inputs);
+        break;
+      } catch (const Error& e) {
+        tried.push_back(s.size);
+        if (s.given)
+          return Status::trace(TraceErrorKind::SymbolicShape, msg(head, "the eager re-run failed: ", e.what(), tail));
+        if (s.fallbacks.empty()) {
+          std::string sizes;
+          for (int64_t t : tried) sizes += (sizes.empty() ? "" : ", ") + std::to_string(t);
+          return Status::trace(TraceErrorKind::SymbolicShape,
+                               msg(call, ": verification of symbolic axis '", s.name, "' (traced at size ", s.example,
+                                   ") could not run the model itself at size", tried.size() > 1 ? "s " : " ", sizes,
+                                   " (the eager run failed: ", e.what(), "); nothing is known to be wrong with the graph. Give a size the model "
+                                   "accepts with TracerOptions::verify_sizes (for example {\"", s.name, "\", N}), or set verify = false"));
+        }
+        s.size = s.fallbacks.front();
+        s.fallbacks.erase(s.fallbacks.begin());
+        head = msg(call, ": verification of symbolic axis '", s.name, "' failed (traced at size ", s.example, ", re-run at size ", s.size, "): ");
+      }
+    }
     std::vector<std::pair<std::string, Tensor>> feeds;
     for (size_t i = 0; i < inputs.size(); ++i) feeds.push_back({plan.inputs[i].name, inputs[i]});
-#if defined(__cpp_exceptions)
-    // The re-run is user code and the Session's edge throws: either failing names the axis.
-    try {
-      NoGradGuard no_grad;
-      eager = rerun(inputs);
-    } catch (const Error& e) {
-      return Status::trace(TraceErrorKind::SymbolicShape, msg(head, "the eager re-run failed: ", e.what(), tail));
-    }
     try {
       traced = session.run(feeds);
     } catch (const Error& e) {
@@ -165,6 +205,9 @@ Status verify_traced(const graph::Graph& g, const VerifyPlan& plan, const RerunF
     }
 #else
     // Without exceptions a failure goes to the error handler (docs/deploying.md).
+    OM_ASSIGN_OR_RETURN(inputs, make_inputs(plan, s, gen));
+    std::vector<std::pair<std::string, Tensor>> feeds;
+    for (size_t i = 0; i < inputs.size(); ++i) feeds.push_back({plan.inputs[i].name, inputs[i]});
     {
       NoGradGuard no_grad;
       eager = rerun(inputs);

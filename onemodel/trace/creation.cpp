@@ -3,6 +3,9 @@
 // A size equal to exactly one symbol's example size (above 1) is recorded from `Shape` at run
 // time: arange as Range(start, start + n * step, step), full as Expand of a scalar to a shape
 // operand built like Reshape's. Otherwise the tensor stays a constant, as before.
+// The same holds for `expand` of a constant (ViT's `cls_token.expand({B, -1, -1})`): a size-1
+// axis expanded to a symbol's example size becomes an Expand whose shape operand reads that
+// symbol's run-time size, so a later concatenation with traced tokens follows the batch.
 #include <cstring>
 
 #include "onemodel/core/tensor_internal.h"
@@ -54,6 +57,26 @@ Status TraceState::on_create(detail::TensorImpl& t, detail::CreateKind kind, dou
   t.trace_id = id_;
   t.trace_value = out;
   created_.insert(out);
+  return Status::ok();
+}
+
+Status TraceState::expand_constant(const BackwardRecord& rec, detail::TensorImpl& output) {
+  const Tensor& x = rec.inputs[0];
+  const Shape& target = rec.output_shape;
+  const size_t lead = target.size() - size_t(x.dim());
+  bool symbolic = false;
+  for (size_t k = 0; k < target.size() && !symbolic; ++k) {
+    const bool expanded = k < lead || x.shape()[k - lead] == 1;
+    uint32_t atom;
+    symbolic = expanded && target[k] > 1 && atom_with_size(target[k], &atom);
+  }
+  if (!symbolic) return Status::ok();
+  OM_ASSIGN_OR_RETURN(ValueId in, capture_constant(x));
+  OM_ASSIGN_OR_RETURN(ValueId out, lower(*this, rec, {in}));
+  note_sizes(rec);
+  output.trace_id = id_;
+  output.trace_value = out;
+  created_.insert(out);  // holds no input data: readable, like a creation from sizes
   return Status::ok();
 }
 

@@ -8,10 +8,19 @@
 namespace om::trace {
 
 namespace {
+// A symbolic dim is named after its extent: the atom's name ("h", or "h/2" for an atom a pool
+// derived), or a product with the coefficient first ("2*h", "batch*seq"). Compound names are put
+// in parentheses where they take part in a product.
 graph::Dim dim_of(const SymDim& d, int64_t example, ArenaList<Atom>& atoms) {
   if (d.atoms.size == 0) return graph::Dim::fixed(example);
   if (d.atoms.size == 1 && d.coef == 1) return graph::Dim::symbol(atoms[d.atoms[0]].name);
-  return graph::Dim{};  // a compound extent: left unnamed
+  std::string name = d.coef == 1 ? std::string() : std::to_string(d.coef);
+  for (uint32_t a : d.atoms) {
+    std::string atom = atoms[a].name;
+    if (atom.find_first_of("+-*/") != std::string::npos) atom = "(" + atom + ")";
+    name += (name.empty() ? "" : "*") + atom;
+  }
+  return graph::Dim::symbol(name);
 }
 }  // namespace
 

@@ -63,6 +63,28 @@ Result<ValueId> reshape_to(Ctx& c, const SymShape& ext) {
   OM_ASSIGN_OR_RETURN(ValueId shape, c.s.shape_operand(ext, true));
   return c.emit("Reshape", {c.in[0], shape}, {}, ext);
 }
+// The name of an atom derived from `in` by out = floor((n + offset) / stride), when `in` is one
+// atom: "h-2", "h+1", "h/2" (floor division, offset 0); otherwise the internal name `fallback`.
+std::string derived_name(Ctx& c, const Extent& in, int64_t offset, int64_t stride, const std::string& fallback) {
+  if (in.atoms.size() != 1 || in.coef != 1) return fallback;
+  const std::string n = c.s.atom_name(in.atoms[0]);
+  const std::string base = n.find_first_of("+-*/") == std::string::npos ? n : "(" + n + ")";
+  if (stride == 1) {
+    // "h+4" then "-4" gives "h" again: a trailing constant term is folded in.
+    std::string root = n;
+    int64_t total = offset;
+    const size_t pos = n.find_last_of("+-");
+    if (pos != std::string::npos && pos > 0 && n.find_first_of("*/()") == std::string::npos &&
+        n.find_first_not_of("0123456789", pos + 1) == std::string::npos && pos + 1 < n.size()) {
+      root = n.substr(0, pos);
+      total += (n[pos] == '+' ? 1 : -1) * std::stoll(n.substr(pos + 1));
+    }
+    const std::string rb = root.find_first_of("+-*/") == std::string::npos ? root : "(" + root + ")";
+    return total == 0 ? root : msg(rb, total > 0 ? "+" : "-", total > 0 ? total : -total);
+  }
+  if (offset == 0) return msg(base, "/", stride);
+  return fallback;
+}
 }  // namespace
 
 OM_LOWER(Add) { return elementwise(c, "Add"); }
@@ -157,20 +179,29 @@ OM_LOWER(Reshape) {
   return reshape_to(c, ext);
 }
 
+// Squeeze and Unsqueeze write ONNX's own nodes (axes as a constant): unlike a Reshape they need
+// no shape operand, so no Shape / Concat chain when several axes are symbolic.
 OM_LOWER(Squeeze) {
   const SymShape in = c.s.sym_of(c.in[0]);
   const Shape shape = c.s.shape_of(c.in[0]);
   const int64_t d = c.rec.attrs_of<OpId::Squeeze>().dim;
   SymShape ext;
-  for (size_t k = 0; k < in.size(); ++k)
-    if (!(shape[k] == 1 && (d < 0 || int64_t(k) == d))) ext.push_back(in[k]);
-  return reshape_to(c, ext);
+  std::vector<int64_t> axes;
+  for (size_t k = 0; k < in.size(); ++k) {
+    if (shape[k] == 1 && (d < 0 || int64_t(k) == d)) axes.push_back(int64_t(k));
+    else ext.push_back(in[k]);
+  }
+  if (axes.empty()) return c.in[0];
+  OM_ASSIGN_OR_RETURN(ValueId ax, c.s.const_i64(axes));
+  return c.emit("Squeeze", {c.in[0], ax}, {}, ext);
 }
 
 OM_LOWER(Unsqueeze) {
   SymShape ext = c.s.sym_of(c.in[0]);
-  ext.insert(ext.begin() + c.rec.attrs_of<OpId::Unsqueeze>().dim, Extent::fixed(1));
-  return reshape_to(c, ext);
+  const int64_t d = c.rec.attrs_of<OpId::Unsqueeze>().dim;
+  ext.insert(ext.begin() + d, Extent::fixed(1));
+  OM_ASSIGN_OR_RETURN(ValueId ax, c.s.const_i64({d}));
+  return c.emit("Unsqueeze", {c.in[0], ax}, {}, ext);
 }
 
 OM_LOWER(Permute) {
@@ -204,20 +235,46 @@ OM_LOWER(Expand) {
 
 OM_LOWER(Slice) {
   const SliceAttrs& a = c.rec.attrs_of<OpId::Slice>();
-  const int64_t d = a.dim, start = a.start, end = a.end, step = a.step;
+  const int64_t d = a.dim, step = a.step;
   SymShape sym = c.s.sym_of(c.in[0]);
   const int64_t size = c.s.shape_of(c.in[0])[size_t(d)];
-  if (start == 0 && end == size && step == 1) return c.in[0];  // full range: an alias
-  if (!sym[size_t(d)].is_static())
-    return Status::trace(TraceErrorKind::SymbolicShape,
-                         msg(c.s.where(c.call()), ": a partial slice [", start, ":", end, ":", step, "] of symbolic axis ", d,
-                             " cannot be expressed for other sizes; slice a static axis or take the full range"));
-  sym[size_t(d)] = Extent::fixed(c.rec.output_shape[size_t(d)]);
+  if (a.start == 0 && a.end == size && step == 1) return c.in[0];  // full range: an alias
+  int64_t start = a.start, end = a.end;
+  const int64_t out_len = c.rec.output_shape[size_t(d)];
+  if (sym[size_t(d)].is_static()) {
+    sym[size_t(d)] = Extent::fixed(out_len);
+  } else {
+    // A symbolic axis keeps the bounds as written when they hold at every size: the start from
+    // the beginning or from the end, the end from the end (negative) or "to the end" (at or past
+    // the size, INT64_MAX). An end at a fixed position inside the axis cannot follow it.
+    const int64_t gs = a.start_as_given, ge = a.end_as_given;
+    const bool end_from_end = ge < 0, to_end = ge >= size;
+    if ((!end_from_end && !to_end) || gs >= size) {
+      auto bound = [](int64_t v) { return v == INT64_MAX ? std::string("INT64_MAX") : std::to_string(v); };
+      return Status::trace(TraceErrorKind::SymbolicShape,
+                           msg(c.s.where(c.call()), ": the slice [", bound(gs), ":", bound(ge), ":", step, "] of symbolic axis ", d,
+                               " (example size ", size, ") ends at a fixed position, which cannot be expressed for other sizes; "
+                               "count the end from the end (a negative end, or INT64_MAX for \"to the end\"), or slice a static axis"));
+    }
+    start = gs;
+    end = to_end ? INT64_MAX : ge;
+    // Both bounds from the end: a fixed length; a start from the beginning: a new atom below.
+    sym[size_t(d)] = Extent::fixed(out_len);
+  }
   OM_ASSIGN_OR_RETURN(ValueId s0, c.s.const_i64({start}));
   OM_ASSIGN_OR_RETURN(ValueId e0, c.s.const_i64({end}));
   OM_ASSIGN_OR_RETURN(ValueId ax, c.s.const_i64({d}));
   OM_ASSIGN_OR_RETURN(ValueId st, c.s.const_i64({step}));
-  return c.emit("Slice", {c.in[0], s0, e0, ax, st}, {}, sym);
+  OM_ASSIGN_OR_RETURN(ValueId y, c.emit("Slice", {c.in[0], s0, e0, ax, st}, {}, sym));
+  if (!c.s.sym_of(c.in[0])[size_t(d)].is_static() && a.start_as_given >= 0) {
+    // The length depends on the size: a new atom held by the output (as a strided convolution's).
+    const std::string internal = msg("Slice_", y, "_", d);
+    const int64_t cut = a.start_as_given + (a.end_as_given < 0 ? -a.end_as_given : 0);  // n - cut elements
+    const std::string name = step == 1 ? derived_name(c, c.s.sym_of(c.in[0])[size_t(d)], -cut, 1, internal) : internal;
+    sym[size_t(d)] = Extent::atom(c.s.new_atom(name, out_len, y, uint32_t(d)));
+    OM_TRY(c.s.update_sym(y, sym));
+  }
+  return y;
 }
 
 OM_LOWER(Select) {
@@ -355,14 +412,20 @@ SpatialSym spatial_sym(Ctx& c, const bool keeps[2]) {
   }
   return out;
 }
+// `offset` / `stride` per spatial axis: out = floor((n + offset) / stride), for naming the new atoms
+// (ConvTranspose passes stride 0: no simple name).
 Result<ValueId> emit_spatial(Ctx& c, const char* op, const std::vector<ValueId>& inputs, const std::vector<AttrSpec>& attrs,
-                             const bool keeps[2]) {
+                             const bool keeps[2], const int64_t offset[2] = nullptr, const int64_t stride[2] = nullptr) {
   SpatialSym ss = spatial_sym(c, keeps);
   OM_ASSIGN_OR_RETURN(ValueId y, c.emit(op, inputs, attrs, ss.sym));
   if (!ss.new_atom[0] && !ss.new_atom[1]) return y;
+  const SymShape in = c.s.sym_of(c.in[0]);
   for (size_t k = 0; k < 2; ++k)
-    if (ss.new_atom[k])
-      ss.sym[2 + k] = Extent::atom(c.s.new_atom(msg(op, "_", y, "_", 2 + k), c.rec.output_shape[2 + k], y, uint32_t(2 + k)));
+    if (ss.new_atom[k]) {
+      const std::string internal = msg(op, "_", y, "_", 2 + k);
+      const std::string name = offset && stride && stride[k] > 0 ? derived_name(c, in[2 + k], offset[k], stride[k], internal) : internal;
+      ss.sym[2 + k] = Extent::atom(c.s.new_atom(name, c.rec.output_shape[2 + k], y, uint32_t(2 + k)));
+    }
   OM_TRY(c.s.update_sym(y, ss.sym));
   return y;
 }
@@ -374,12 +437,18 @@ OM_LOWER(Conv2d) {
   const Conv2dAttrs& a = c.rec.attrs_of<OpId::Conv2d>();
   const Shape w = c.rec.inputs[1].shape();
   bool keeps[2];
-  for (size_t k = 0; k < 2; ++k) keeps[k] = a.stride[k] == 1 && a.pads[k] + a.pads[2 + k] == (w[2 + k] - 1) * a.dilation[k];
+  int64_t offset[2], stride[2];
+  for (size_t k = 0; k < 2; ++k) {
+    keeps[k] = a.stride[k] == 1 && a.pads[k] + a.pads[2 + k] == (w[2 + k] - 1) * a.dilation[k];
+    // out = floor((n + pads - dilation * (kernel - 1) - 1) / stride) + 1
+    stride[k] = a.stride[k];
+    offset[k] = a.pads[k] + a.pads[2 + k] - a.dilation[k] * (w[2 + k] - 1) - 1 + a.stride[k];
+  }
   return emit_spatial(c, "Conv", c.in,
                       {AttrSpec::of_ints("kernel_shape", {w[2], w[3]}), AttrSpec::of_ints("strides", ints2(a.stride)),
                        AttrSpec::of_ints("pads", ints4(a.pads)), AttrSpec::of_ints("dilations", ints2(a.dilation)),
                        AttrSpec::of_int("group", a.groups)},
-                      keeps);
+                      keeps, offset, stride);
 }
 
 OM_LOWER(ConvTranspose2d) {
@@ -411,13 +480,17 @@ OM_LOWER(BatchNorm2d) {
 namespace {
 Result<ValueId> pool(Ctx& c, const char* op, const Pool2dAttrs& a, bool average) {
   bool keeps[2];
-  for (size_t k = 0; k < 2; ++k)
+  int64_t offset[2], stride[2];
+  for (size_t k = 0; k < 2; ++k) {
     keeps[k] = !a.ceil_mode && a.stride[k] == 1 && a.pads[k] + a.pads[2 + k] == (a.kernel[k] - 1) * a.dilation[k];
+    stride[k] = a.ceil_mode ? 0 : a.stride[k];  // ceil mode: no simple name
+    offset[k] = a.pads[k] + a.pads[2 + k] - a.dilation[k] * (a.kernel[k] - 1) - 1 + a.stride[k];
+  }
   std::vector<AttrSpec> attrs{AttrSpec::of_ints("kernel_shape", ints2(a.kernel)), AttrSpec::of_ints("strides", ints2(a.stride)),
                               AttrSpec::of_ints("pads", ints4(a.pads)), AttrSpec::of_int("ceil_mode", a.ceil_mode ? 1 : 0)};
   if (average) attrs.push_back(AttrSpec::of_int("count_include_pad", a.count_include_pad ? 1 : 0));
   else attrs.push_back(AttrSpec::of_ints("dilations", ints2(a.dilation)));
-  return emit_spatial(c, op, c.in, attrs, keeps);
+  return emit_spatial(c, op, c.in, attrs, keeps, offset, stride);
 }
 }  // namespace
 
@@ -432,14 +505,12 @@ OM_LOWER(GlobalAvgPool2d) {
 OM_LOWER(Resize2d) {
   const Resize2dAttrs& a = c.rec.attrs_of<OpId::Resize2d>();
   const SymShape in = c.s.sym_of(c.in[0]);
-  if (!in[2].is_static() || !in[3].is_static())
+  const bool by_scale = a.scale_h > 0;
+  if (!by_scale && (!in[2].is_static() || !in[3].is_static()))
     return Status::trace(TraceErrorKind::SymbolicShape,
-                         msg(c.s.where(c.call()), ": a symbolic spatial axis reaches resize2d, whose output size is fixed; trace with a "
-                                                  "static height and width, or resize to a size computed outside the model"));
-  const SymShape out{in[0], in[1], Extent::fixed(a.out_h), Extent::fixed(a.out_w)};
-  OM_ASSIGN_OR_RETURN(ValueId sizes, c.s.shape_operand(out, false));
-  OM_ASSIGN_OR_RETURN(Tensor none, detail::make_tensor({0}, DType::f32));
-  OM_ASSIGN_OR_RETURN(ValueId empty, c.s.value_of(none));
+                         msg(c.s.where(c.call()), ": a symbolic spatial axis reaches resize2d, whose output size is fixed; resize by a "
+                                                  "scale factor (om::interpolate, nn::Upsample::with_scale), trace with a static height "
+                                                  "and width, or resize to a size computed outside the model"));
   std::vector<AttrSpec> attrs;
   if (a.bilinear) {
     attrs = {AttrSpec::of_string("mode", "linear"),
@@ -448,7 +519,36 @@ OM_LOWER(Resize2d) {
     attrs = {AttrSpec::of_string("mode", "nearest"), AttrSpec::of_string("coordinate_transformation_mode", "asymmetric"),
              AttrSpec::of_string("nearest_mode", "floor")};
   }
-  return c.emit("Resize", {c.in[0], empty, empty, sizes}, attrs, out);
+  OM_ASSIGN_OR_RETURN(Tensor none, detail::make_tensor({0}, DType::f32));
+  OM_ASSIGN_OR_RETURN(ValueId empty, c.s.value_of(none));
+  if (!by_scale) {
+    const SymShape out{in[0], in[1], Extent::fixed(a.out_h), Extent::fixed(a.out_w)};
+    OM_ASSIGN_OR_RETURN(ValueId sizes, c.s.shape_operand(out, false));
+    return c.emit("Resize", {c.in[0], empty, empty, sizes}, attrs, out);
+  }
+  // Resize with `scales`: floor(in * scale) at every size. An integer scale multiplies the
+  // extent (h becomes 2*h); another scale gives a new atom held by the output.
+  OM_ASSIGN_OR_RETURN(Tensor scales, detail::make_tensor({4}, DType::f32));
+  float* sv = detail::raw_as<float>(scales);
+  sv[0] = sv[1] = 1.0f;
+  sv[2] = a.scale_h;
+  sv[3] = a.scale_w;
+  OM_ASSIGN_OR_RETURN(ValueId scales_v, c.s.value_of(scales));
+  SymShape out{in[0], in[1], Extent::fixed(c.rec.output_shape[2]), Extent::fixed(c.rec.output_shape[3])};
+  bool fresh[2] = {false, false};
+  for (size_t k = 0; k < 2; ++k) {
+    const float sc = k == 0 ? a.scale_h : a.scale_w;
+    if (in[2 + k].is_static()) continue;
+    if (sc >= 1 && sc == std::floor(sc)) out[2 + k] = multiply(in[2 + k], Extent::fixed(int64_t(sc)));
+    else fresh[k] = true;
+  }
+  OM_ASSIGN_OR_RETURN(ValueId y, c.emit("Resize", {c.in[0], empty, scales_v}, attrs, out));
+  if (fresh[0] || fresh[1]) {
+    for (size_t k = 0; k < 2; ++k)
+      if (fresh[k]) out[2 + k] = Extent::atom(c.s.new_atom(msg("Resize_", y, "_", 2 + k), c.rec.output_shape[2 + k], y, uint32_t(2 + k)));
+    OM_TRY(c.s.update_sym(y, out));
+  }
+  return y;
 }
 
 namespace {

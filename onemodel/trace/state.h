@@ -109,6 +109,8 @@ class TraceState : public detail::TraceHook {
   Status on_no_grad() override;
   void on_alias(const detail::TensorImpl& source, detail::TensorImpl& alias) override;
   Status on_create(detail::TensorImpl& t, detail::CreateKind kind, double a, double b) override;  // creation.cpp
+  // An expand of a constant whose new size equals a symbol's example size (creation.cpp).
+  Status expand_constant(const BackwardRecord& rec, detail::TensorImpl& output);
 
   // ---- public calls ----
   Result<Tensor> add_input(const std::string& name, const Tensor& example, const std::vector<std::string>& axis_names);
@@ -144,6 +146,7 @@ class TraceState : public detail::TraceHook {
   Status update_sym(ValueId v, const SymShape& sym) { return set_sym(values_[v], shape_of(v), sym); }
   Shape shape_of(ValueId v);
   int64_t atom_size(uint32_t atom) { return atoms_[atom].example; }
+  std::string atom_name(uint32_t atom) { return atoms_[atom].name; }
   AtomSize atom_sizer() {
     return [this](uint32_t a) { return atoms_[a].example; };
   }

@@ -69,7 +69,8 @@ void TraceState::on_alias(const detail::TensorImpl& source, detail::TensorImpl& 
 Status TraceState::on_record(const BackwardRecord& rec, detail::TensorImpl& output) {
   bool traced = false;
   for (const Tensor& t : rec.inputs) traced = traced || (t.defined() && is_traced(*t.impl()));
-  if (!traced) return Status::ok();  // constants in, constant out: it runs eagerly, no node
+  // Constants in, constant out: it runs eagerly, no node — except an expand to a symbol's size.
+  if (!traced) return rec.op == OpId::Expand ? expand_constant(rec, output) : Status::ok();
   if (rec.op == OpId::Dropout)  // the usual cause: a model still in training mode
     return Status::trace(TraceErrorKind::UnsupportedOperation,
                          msg(where(op_name(rec.op)), ": dropout in training mode is not traceable (its mask is random); call eval() on the "

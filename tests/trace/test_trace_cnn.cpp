@@ -143,7 +143,7 @@ TEST_CASE("a conv autoencoder with ConvTranspose2d and Resize2d, symbolic batch"
   check_module("autoencoder", *m, {"batch", "", "", ""}, {om::randn({2, 1, 24, 28}, g), om::randn({4, 1, 24, 28}, g)});
 }
 
-TEST_CASE("tracing refuses BatchNorm in training mode naming the module, and a symbolic spatial axis into resize2d") {
+TEST_CASE("tracing refuses BatchNorm in training mode naming the module, and a symbolic spatial axis into resize2d to a fixed size") {
   om::Generator g(104);
   auto m = resnet(g);
   m->train();
@@ -152,12 +152,21 @@ TEST_CASE("tracing refuses BatchNorm in training mode naming the module, and a s
   CHECK(message.find("om::batch_norm2d") != std::string::npos);
   CHECK(message.find("'1'") != std::string::npos);  // the module path of the first BatchNorm2d
   CHECK(message.find("eval()") != std::string::npos);
-  auto up = std::make_shared<Sequential>(std::vector<std::shared_ptr<Module>>{std::make_shared<Conv2d>(1, 2, 3, 1, 1, 1, 1, true, g),
-                                                    Upsample::with_scale(2, 2, om::Interpolation::Bilinear)});
-  up->eval();
-  CHECK(tracetest::trace_error_kind([&] { up->trace(om::randn({1, 1, 8, 10}, g), {"", "", "h", "w"}); }, &message) ==
+  // An explicit output size cannot follow a symbolic spatial axis; a scale factor can.
+  auto fixed = std::make_shared<Sequential>(std::make_shared<Conv2d>(1, 2, 3, 1, 1, 1, 1, true, g),
+                                            std::make_shared<Upsample>(om::Size2d(16, 20), om::Interpolation::Bilinear));
+  fixed->eval();
+  CHECK(tracetest::trace_error_kind([&] { fixed->trace(om::randn({1, 1, 8, 10}, g), {"", "", "h", "w"}); }, &message) ==
         om::TraceErrorKind::SymbolicShape);
   CHECK(message.find("resize2d") != std::string::npos);
+  auto up = std::make_shared<Sequential>(std::make_shared<Conv2d>(1, 2, 3, 1, 1, 1, 1, true, g),
+                                         Upsample::with_scale(2, 2, om::Interpolation::Bilinear));
+  up->eval();
+  const om::TracedModel scaled = up->trace(om::randn({1, 1, 8, 10}, g), {"", "", "h", "w"});
+  om::Tensor x = om::randn({1, 1, 5, 13}, g);
+  const auto got = tracetest::run_graph(scaled.graph(), {{"input", x}});
+  CHECK(got[0].shape() == om::Shape{1, 2, 10, 26});
+  CHECK(tracetest::scaled_error(got[0], (*up)(x)) < 1e-5);
   // With static spatial axes the same model traces.
   const om::TracedModel ok = up->trace(om::randn({2, 1, 8, 8}, g), {"batch", "", "", ""});
   CHECK(tracetest::count_ops(ok.graph(), "Resize") == 1);

@@ -101,6 +101,10 @@ TEST_CASE("SymbolicShape: partial slice of a symbolic axis, ambiguous reshape") 
     std::string m;
     CHECK(trace_error_kind([&] { (void)x.slice(0, 0, 2); }, &m) == TraceErrorKind::SymbolicShape);
     CHECK(contains(m, "om::Tensor::slice"));
+    CHECK(contains(m, "the slice [0:2:1] of symbolic axis 0 (example size 4) ends at a fixed position"));
+    CHECK(trace_error_kind([&] { (void)x.slice(0, -3, 3); }, &m) == TraceErrorKind::SymbolicShape);
+    CHECK(contains(m, "the slice [-3:3:1] of symbolic axis 0"));  // the bounds as written
+    CHECK_NOTHROW((void)x.slice(0, 0, -1));  // counted from the end: traced
     CHECK_NOTHROW((void)x.slice(1, 0, 2));  // a static axis is fine
     CHECK_NOTHROW((void)x.slice(0, 0, 4));  // so is the full range
   }
