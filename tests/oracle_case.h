@@ -27,20 +27,7 @@ inline std::string case_dir(const std::string& case_name) {
   return std::string(OM_BINARY_DIR) + "/oracle_cases/" + case_name;
 }
 
-inline std::string encode_name(const std::string& name) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : name) {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-') {
-      out.push_back(char(c));
-    } else {
-      out.push_back('%');
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 15]);
-    }
-  }
-  return out;
-}
+inline std::string encode_name(const std::string& name) { return om::npy::file_name_of(name); }
 
 inline void write_tensors(const std::string& dir, const char* prefix, const std::vector<om::graph::TensorData>& ts) {
   for (const om::graph::TensorData& t : ts) om::npy::write(t, dir + "/" + prefix + encode_name(t.name) + ".npy");

@@ -235,4 +235,19 @@ Status write_file(const graph::TensorData& t, const std::string& path) {
 graph::TensorData read(const std::string& path) { return unwrap(read_file(path)); }
 void write(const graph::TensorData& t, const std::string& path) { check(write_file(t, path)); }
 
+std::string file_name_of(const std::string& value_name) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : value_name) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-') {
+      out.push_back(char(c));
+    } else {
+      out.push_back('%');
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+  }
+  return out;
+}
+
 }  // namespace om::npy

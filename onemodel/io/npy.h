@@ -22,4 +22,9 @@ Status write_file(const graph::TensorData& t, const std::string& path);
 graph::TensorData read(const std::string& path);
 void write(const graph::TensorData& t, const std::string& path);
 
+// A value name as a file name: every byte outside [A-Za-z0-9._-] becomes %XX (upper-case hex),
+// so names with '/' or ':' are safe and distinct names stay distinct. `onemodel run` names its
+// output files so; the ONNX Runtime oracle's cases too.
+std::string file_name_of(const std::string& value_name);
+
 }  // namespace om::npy

@@ -125,3 +125,10 @@ TEST_CASE("npy: malformed and unsupported files") {
   std::vector<uint8_t> ok = unwrap(npy::write_bytes(TensorData::from_vector<float>("x", {3}, {1, 2, 3})));
   for (size_t n = 0; n < ok.size(); ++n) CHECK(!npy::read_bytes(ok.data(), n).is_ok());
 }
+
+TEST_CASE("file_name_of: value names as file names, one-to-one") {
+  CHECK(om::npy::file_name_of("logits") == "logits");
+  CHECK(om::npy::file_name_of("head/out:0") == "head%2Fout%3A0");
+  CHECK(om::npy::file_name_of("a%b") == "a%25b");  // '%' itself is encoded: distinct names stay distinct
+  CHECK(om::npy::file_name_of("..") == "..");
+}

@@ -41,10 +41,6 @@ om::SessionOptions session_options(const Args& a, const std::string& command);
 uint64_t parse_bytes(const std::string& text, const std::string& option, const std::string& command);
 // The options of a subcommand plus the session ones, for parse().
 std::vector<std::string> with_session_options(std::vector<std::string> own);
-// A value name as a file name: every byte outside [A-Za-z0-9._-] becomes %XX (so '/' or ':' in
-// an output name cannot leave the folder or fail), as the oracle cases name their files.
-std::string safe_file_name(const std::string& name);
-
 std::string dims_str(const om::graph::ValueInfo& v);  // [batch,4], ? for unknown axes
 std::string dims_str(const om::ValueInfo& v);         // the same for a Session's inputs() / outputs()
 std::string human_bytes(uint64_t bytes);

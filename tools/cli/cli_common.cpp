@@ -126,21 +126,6 @@ om::SessionOptions session_options(const Args& a, const std::string& command) {
   return o;
 }
 
-std::string safe_file_name(const std::string& name) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : name) {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-') {
-      out.push_back(char(c));
-    } else {
-      out.push_back('%');
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 15]);
-    }
-  }
-  return out;
-}
-
 std::string dims_str(const om::graph::ValueInfo& v) {
   if (!v.has_shape) return "[?rank]";
   std::string s = "[";

@@ -71,7 +71,7 @@ int cmd_run(int argc, char** argv) {
   for (const om::TensorView& o : outputs) {
     const size_t nbytes = size_t(o.numel()) * om::dtype_size(o.dtype);
     om::graph::TensorData td = om::graph::TensorData::copy_of(o.name, o.dtype, std::vector<int64_t>(o.dims, o.dims + o.rank), o.data, nbytes);
-    const std::string path = (dir / (safe_file_name(o.name) + ".npy")).string();
+    const std::string path = (dir / (om::npy::file_name_of(o.name) + ".npy")).string();
     om::npy::write(td, path);
     const uint64_t h = fnv1a(kFnvOffset, o.data, nbytes);
     all = fnv1a(all, o.data, nbytes);
