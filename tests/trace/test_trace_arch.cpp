@@ -273,3 +273,28 @@ TEST_CASE("output axes are named after simple functions of the input symbols") {
   CHECK(got[2].shape() == om::Shape{3, 1, 20, 18});
   CHECK(got[3].shape() == om::Shape{3, 1, 10, 6});
 }
+
+namespace {
+// A class token repeated by a loop over the batch read from the shape: the copies are constants,
+// so the graph holds exactly the example's number of them.
+class LoopTokens : public om::nn::Module {
+ public:
+  LoopTokens() : Module("LoopTokens") { cls = register_parameter("cls", om::randn({1, 1, 4})); }
+  om::Tensor forward(const om::Tensor& x) override {  // [B, 3, 4]
+    std::vector<om::Tensor> copies;
+    for (int64_t b = 0; b < x.shape()[0]; ++b) copies.push_back(cls);
+    om::Tensor tokens = om::cat({om::cat(copies, 0), om::relu(x)}, 1);  // [B, 4, 4]
+    return om::mul(tokens, 2.0);
+  }
+  om::Tensor cls;
+};
+}  // namespace
+
+TEST_CASE("verification's likely cause: the first node where a constant holding the example size meets a symbolic axis") {
+  auto model = std::make_shared<LoopTokens>();
+  std::string m;
+  CHECK(tracetest::trace_error_kind([&] { (void)model->trace(om::randn({5, 3, 4}), {"batch", "", ""}); }, &m) == om::TraceErrorKind::SymbolicShape);
+  CHECK(contains(m, "re-run at size 6"));
+  CHECK(contains(m, "the traced graph does not run at this size"));
+  CHECK(contains(m, "The likely cause: node 'Concat_1' (Concat) reads the constant 'const_0' of shape [5, 1, 4], the example size of 'batch'"));
+}
