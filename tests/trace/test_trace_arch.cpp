@@ -88,15 +88,14 @@ class TemporalBlock : public om::nn::Module {
  public:
   TemporalBlock(int64_t channels, int64_t kernel, int64_t dilation, om::Generator& gen) : Module("TemporalBlock") {
     const int64_t pad = (kernel - 1) * dilation;
-    conv = register_module("conv", std::make_shared<om::nn::Conv2d>(channels, channels, om::Size2d(1, kernel), 1, om::Pad2d(0, pad),
-                                                                     om::Size2d(1, dilation), 1, true, gen));
+    conv = register_module("conv", std::make_shared<om::nn::Conv1d>(channels, channels, kernel, 1, pad, dilation, 1, true, gen));
     chomp = register_module("chomp", std::make_shared<Chomp1d>(pad));
   }
   om::Tensor forward(const om::Tensor& x) override {  // [N, C, T]
-    om::Tensor h = (*conv)(x.unsqueeze(2)).squeeze(2);  // [N, C, T + pad]
+    om::Tensor h = (*conv)(x);  // [N, C, T + pad]
     return om::relu(om::add((*chomp)(om::relu(h)), x));
   }
-  std::shared_ptr<om::nn::Conv2d> conv;
+  std::shared_ptr<om::nn::Conv1d> conv;
   std::shared_ptr<Chomp1d> chomp;
 };
 
