@@ -1,7 +1,7 @@
 // 1-D layers over [N, C, L] with PyTorch's parameters and defaults: Conv1d (weight
 // [out, in/groups, k]), MaxPool1d, AvgPool1d. They run the 2-D operators on [N, C, 1, L] (a
 // size-1 height), so gradients and kernels are those of conv2d and the pools; traced, each is
-// Unsqueeze, the 2-D Conv / MaxPool / AveragePool, Squeeze.
+// one 1-D Conv / MaxPool / AveragePool node (onemodel/trace/lowering.cpp).
 #pragma once
 #include <cstdint>
 #include <memory>

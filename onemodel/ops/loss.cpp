@@ -2,6 +2,7 @@
 #include "onemodel/ops/record.h"
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/ops/ops.h"
+#include "onemodel/ops/loss_internal.h"
 #include <vector>
 
 namespace om {
@@ -11,6 +12,12 @@ Result<Tensor> nll_loss(const Tensor& logp, const Tensor& target, Reduction redu
   const char* call = "om::nll_loss";
   OM_TRY(check_input(logp, call));
   OM_TRY(check_input(target, call));
+  if (logp.dim() > 2) {
+    OM_ASSIGN_OR_RETURN(loss_detail::Flattened f, loss_detail::flatten_k_dim(logp, target, call, "log-probabilities"));
+    OM_ASSIGN_OR_RETURN(Tensor loss, ops::nll_loss(f.scores, f.target, reduction, ignore_index, weight));
+    if (reduction != Reduction::None) return loss;
+    return ops::reshape(loss, f.per_element);
+  }
   if (logp.dtype() != DType::f32 || logp.dim() != 2)
     return Status::error(ErrorKind::InvalidArgument, msg(call, ": log-probabilities must be f32 [batch, classes], got ", logp.to_string()));
   if (target.dtype() != DType::i64 || target.dim() != 1 || target.shape()[0] != logp.shape()[0])

@@ -2,6 +2,7 @@
 // label smoothing), mse, l1, smooth_l1 / huber, binary_cross_entropy_with_logits (pos_weight).
 // CTC is in ops/ctc.cpp. Every one records a training-only operator the tracer refuses.
 #include "onemodel/ops/losses.h"
+#include "onemodel/ops/loss_internal.h"
 
 #include <cmath>
 
@@ -44,8 +45,35 @@ Result<BroadcastPair> pair(const Tensor& a, const Tensor& b, const char* call) {
 
 }  // namespace
 
+namespace loss_detail {
+Result<Flattened> flatten_k_dim(const Tensor& scores, const Tensor& target, const char* call, const char* what) {
+  OM_TRY(check_input(scores, call));
+  OM_TRY(check_input(target, call));
+  Shape want = scores.shape();
+  want.erase(want.begin() + 1);
+  if (target.shape() != want)
+    return Status::error(ErrorKind::InvalidArgument, msg(call, ": ", what, " ", scores.to_string(), " are [N, C, d1, ...], so the target must be i64 ",
+                                                         shape_str(want), " class indices, got ", target.to_string()));
+  std::vector<int64_t> perm{0};
+  for (int64_t k = 2; k < scores.dim(); ++k) perm.push_back(k);
+  perm.push_back(1);
+  OM_ASSIGN_OR_RETURN(Tensor moved, ops::permute(scores, perm));
+  Flattened f;
+  OM_ASSIGN_OR_RETURN(f.scores, ops::reshape(moved, {-1, scores.shape()[1]}));
+  OM_ASSIGN_OR_RETURN(f.target, ops::reshape(target, {-1}));
+  f.per_element = want;
+  return f;
+}
+}  // namespace loss_detail
+
 Result<Tensor> cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& o) {
   const char* call = "om::cross_entropy";
+  if (logits.defined() && logits.dim() > 2) {
+    OM_ASSIGN_OR_RETURN(loss_detail::Flattened f, loss_detail::flatten_k_dim(logits, target, call, "logits"));
+    OM_ASSIGN_OR_RETURN(Tensor loss, ops::cross_entropy(f.scores, f.target, o));
+    if (o.reduction != Reduction::None) return loss;
+    return ops::reshape(loss, f.per_element);
+  }
   OM_TRY(need(logits, DType::f32, call, "the logits"));
   OM_TRY(need(target, DType::i64, call, "the target"));
   if (logits.dim() != 2)

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "onemodel/core/error.h"
 #include "onemodel/core/grad_mode.h"
@@ -64,12 +65,24 @@ Result<std::vector<Tensor>> make_inputs(const VerifyPlan& plan, const Symbol& sy
   return out;
 }
 
-// The first node (in graph order) with a constant operand (not its first input) that holds
-// `size` as a value of an integer constant, or else as a dim of a constant: a size read from a
-// shape and frozen into the graph (docs/tracing.md, "Verification").
+// Where a size read from a shape was most likely frozen into the graph (docs/tracing.md,
+// "Verification"): the first node (in graph order) where a constant holding `size` meets a
+// value that depends on a symbolic input axis — an integer constant operand (not the first
+// input) holding the value `size`, else a constant with a dim of that size (a constant expanded
+// to the example batch, concatenated with traced tokens). Without such a meeting, the first node
+// with such a constant at all.
 std::string baked_node(const graph::Graph& g, int64_t size) {
-  std::string by_dim;
+  // Values that vary with a symbolic axis: inputs with a dim_param and everything computed from them.
+  std::set<std::string> varying;
+  for (const graph::ValueInfo& in : g.inputs)
+    for (const graph::Dim& d : in.shape)
+      if (d.is_symbolic()) varying.insert(in.name);
+  std::string by_value, by_dim, meets_dim;
   for (const graph::Node& n : g.nodes) {
+    bool meets = false;
+    for (const std::string& in : n.inputs) meets = meets || varying.count(in);
+    if (meets)
+      for (const std::string& out : n.outputs) varying.insert(out);
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const graph::TensorData* c = g.find_initializer(n.inputs[i]);
       if (!c) continue;
@@ -83,19 +96,24 @@ std::string baked_node(const graph::Graph& g, int64_t size) {
             std::memcpy(&w, c->bytes + k * 4, 4);
             v = w;
           }
-          if (v == size)
-            return msg("node '", n.name, "' (", n.op_type, ") has a shape operand '", n.inputs[i], "' holding the constant ", size);
+          if (v == size) {
+            const std::string found = msg("node '", n.name, "' (", n.op_type, ") has a shape operand '", n.inputs[i], "' holding the constant ", size);
+            if (meets) return found;
+            if (by_value.empty()) by_value = found;
+          }
         }
       }
-      if (by_dim.empty())
-        for (int64_t d : c->dims)
-          if (d == size) {
-            by_dim = msg("node '", n.name, "' (", n.op_type, ") reads the constant '", n.inputs[i], "' of shape ", shape_str(c->dims));
-            break;
-          }
+      for (int64_t d : c->dims)
+        if (d == size) {
+          const std::string found = msg("node '", n.name, "' (", n.op_type, ") reads the constant '", n.inputs[i], "' of shape ", shape_str(c->dims));
+          if (meets && meets_dim.empty()) meets_dim = found;
+          if (by_dim.empty()) by_dim = found;
+          break;
+        }
     }
   }
-  return by_dim;
+  if (!meets_dim.empty()) return meets_dim;
+  return by_value.empty() ? by_dim : by_value;
 }
 
 double scaled_error(const Tensor& eager, const Tensor& graph) {

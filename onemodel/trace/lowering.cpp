@@ -192,6 +192,10 @@ OM_LOWER(Squeeze) {
     else ext.push_back(in[k]);
   }
   if (axes.empty()) return c.in[0];
+  // Squeezing what an Unsqueeze added gives its input back (the 1-D layers, which run the 2-D
+  // operators on a height-1 view; their Conv and pools are written 1-D, see below).
+  if (const Node* p = c.s.producer(c.in[0]); p && std::string(p->op_type) == "Unsqueeze" && c.s.shape_of(p->inputs[0]) == c.rec.output_shape)
+    return p->inputs[0];
   OM_ASSIGN_OR_RETURN(ValueId ax, c.s.const_i64(axes));
   return c.emit("Squeeze", {c.in[0], ax}, {}, ext);
 }
@@ -433,6 +437,38 @@ std::vector<int64_t> ints2(const std::array<int64_t, 2>& a) { return {a[0], a[1]
 std::vector<int64_t> ints4(const std::array<int64_t, 4>& a) { return {a[0], a[1], a[2], a[3]}; }
 }  // namespace
 
+namespace {
+// The 3-D value a 4-D input was unsqueezed from on axis 2 ([N, C, L] -> [N, C, 1, L]: nn::Conv1d and
+// the 1-D pools), or kNoValue. Such operators are written as 1-D ONNX nodes on it.
+ValueId unsqueezed_1d(Ctx& c) {
+  const Node* p = c.s.producer(c.in[0]);
+  if (!p || std::string(p->op_type) != "Unsqueeze") return kNoValue;
+  const Shape in = c.s.shape_of(p->inputs[0]), x = c.s.shape_of(c.in[0]);
+  if (in.size() != 3 || x.size() != 4 || x[2] != 1 || x[0] != in[0] || x[1] != in[1] || x[3] != in[2]) return kNoValue;
+  return p->inputs[0];
+}
+
+// A 1-D spatial node on `x3` for a height-1 2-D record: the width's extent as emit_spatial gives it,
+// then an Unsqueeze back to the record's 4-D shape (which a following squeeze(2) skips).
+Result<ValueId> emit_spatial_1d(Ctx& c, const char* op, ValueId x3, std::vector<ValueId> rest, const std::vector<AttrSpec>& attrs, bool keeps,
+                                int64_t offset, int64_t stride) {
+  const SymShape in = c.s.sym_of(x3);
+  const Shape& o4 = c.rec.output_shape;
+  const Shape o3{o4[0], o4[1], o4[3]};
+  SymShape sym{in[0], Extent::fixed(o4[1]), !in[2].is_static() && keeps ? in[2] : Extent::fixed(o4[3])};
+  rest.insert(rest.begin(), x3);
+  OM_ASSIGN_OR_RETURN(ValueId y, c.s.emit(op, rest, attrs, c.rec.output_dtype, o3, sym));
+  if (!in[2].is_static() && !keeps) {
+    const std::string internal = msg(op, "_", y, "_", 2);
+    const std::string name = stride > 0 ? derived_name(c, in[2], offset, stride, internal) : internal;
+    sym[2] = Extent::atom(c.s.new_atom(name, o4[3], y, 2));
+    OM_TRY(c.s.update_sym(y, sym));
+  }
+  OM_ASSIGN_OR_RETURN(ValueId ax, c.s.const_i64({2}));
+  return c.emit("Unsqueeze", {y, ax}, {}, {sym[0], sym[1], Extent::fixed(1), sym[2]});
+}
+}  // namespace
+
 OM_LOWER(Conv2d) {
   const Conv2dAttrs& a = c.rec.attrs_of<OpId::Conv2d>();
   const Shape w = c.rec.inputs[1].shape();
@@ -443,6 +479,21 @@ OM_LOWER(Conv2d) {
     // out = floor((n + pads - dilation * (kernel - 1) - 1) / stride) + 1
     stride[k] = a.stride[k];
     offset[k] = a.pads[k] + a.pads[2 + k] - a.dilation[k] * (w[2 + k] - 1) - 1 + a.stride[k];
+  }
+  const ValueId x3 = unsqueezed_1d(c);
+  const Tensor& w4 = c.rec.inputs[1];
+  if (x3 != kNoValue && w[2] == 1 && a.stride[0] == 1 && a.pads[0] == 0 && a.pads[2] == 0 && !c.s.is_traced(*w4.impl())) {
+    // nn::Conv1d: one 1-D Conv on [N, C, L] with the [O, I, K] weight (a view of the 4-D one,
+    // so a named parameter keeps its name).
+    const Tensor w3 = detail::make_view(w4, {w[0], w[1], w[3]}, {w4.strides()[0], w4.strides()[1], w4.strides()[3]}, w4.storage_offset());
+    OM_ASSIGN_OR_RETURN(ValueId wv, c.s.value_of(w3));
+    std::vector<ValueId> rest{wv};
+    for (size_t i = 2; i < c.in.size(); ++i) rest.push_back(c.in[i]);
+    return emit_spatial_1d(c, "Conv", x3, rest,
+                           {AttrSpec::of_ints("kernel_shape", {w[3]}), AttrSpec::of_ints("strides", {a.stride[1]}),
+                            AttrSpec::of_ints("pads", {a.pads[1], a.pads[3]}), AttrSpec::of_ints("dilations", {a.dilation[1]}),
+                            AttrSpec::of_int("group", a.groups)},
+                           keeps[1], offset[1], stride[1]);
   }
   return emit_spatial(c, "Conv", c.in,
                       {AttrSpec::of_ints("kernel_shape", {w[2], w[3]}), AttrSpec::of_ints("strides", ints2(a.stride)),
@@ -488,6 +539,15 @@ Result<ValueId> pool(Ctx& c, const char* op, const Pool2dAttrs& a, bool average)
   }
   std::vector<AttrSpec> attrs{AttrSpec::of_ints("kernel_shape", ints2(a.kernel)), AttrSpec::of_ints("strides", ints2(a.stride)),
                               AttrSpec::of_ints("pads", ints4(a.pads)), AttrSpec::of_int("ceil_mode", a.ceil_mode ? 1 : 0)};
+  const ValueId x3 = unsqueezed_1d(c);
+  if (x3 != kNoValue && a.kernel[0] == 1 && a.stride[0] == 1 && a.pads[0] == 0 && a.pads[2] == 0) {
+    // MaxPool1d / AvgPool1d: one 1-D node on [N, C, L].
+    std::vector<AttrSpec> attrs1{AttrSpec::of_ints("kernel_shape", {a.kernel[1]}), AttrSpec::of_ints("strides", {a.stride[1]}),
+                                 AttrSpec::of_ints("pads", {a.pads[1], a.pads[3]}), AttrSpec::of_int("ceil_mode", a.ceil_mode ? 1 : 0)};
+    if (average) attrs1.push_back(AttrSpec::of_int("count_include_pad", a.count_include_pad ? 1 : 0));
+    else attrs1.push_back(AttrSpec::of_ints("dilations", {a.dilation[1]}));
+    return emit_spatial_1d(c, op, x3, {}, attrs1, keeps[1], offset[1], stride[1]);
+  }
   if (average) attrs.push_back(AttrSpec::of_int("count_include_pad", a.count_include_pad ? 1 : 0));
   else attrs.push_back(AttrSpec::of_ints("dilations", ints2(a.dilation)));
   return emit_spatial(c, op, c.in, attrs, keeps, offset, stride);

@@ -142,6 +142,11 @@ class TraceState : public detail::TraceHook {
   // Gives the node that produced `first` a second output (TopK's indices) and returns it.
   Result<ValueId> add_output(ValueId first, DType dtype, const Shape& shape, const SymShape& sym);
   const Value& value(ValueId v) { return values_[v]; }
+  // The node that computed `v`, or null for an input or a constant.
+  const Node* producer(ValueId v) {
+    const Value& x = values_[v];
+    return x.kind == ValueKind::Node ? &nodes_[size_t(x.node)] : nullptr;
+  }
   SymShape sym_of(ValueId v);
   Status update_sym(ValueId v, const SymShape& sym) { return set_sym(values_[v], shape_of(v), sym); }
   Shape shape_of(ValueId v);

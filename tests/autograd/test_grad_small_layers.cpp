@@ -78,3 +78,29 @@ TEST_CASE("gradients of Conv1d (stride, padding, dilation, groups), MaxPool1d an
   om::nn::MaxPool1d maxp(2);
   CHECK(gc::gradcheck([&](const Ts& t) { return maxp(t[0]); }, {om::from_vector<float>(v, {1, 2, 9})}) == 0);
 }
+
+TEST_CASE("cross_entropy and nll_loss over [N, C, d1, d2]: values per element, reductions, gradients") {
+  om::Generator g(30);
+  const om::Tensor x = gc::random({2, 3, 4, 5}, g);
+  std::vector<int64_t> tv(40);
+  for (size_t i = 0; i < tv.size(); ++i) tv[i] = int64_t((i * 5 + 1) % 3);
+  const om::Tensor target = om::from_vector<int64_t>(tv, {2, 4, 5});
+  // reference: the per-pixel loss by hand, -log_softmax at the target class
+  const om::Tensor per = om::cross_entropy(x, target, om::Reduction::None);
+  REQUIRE(per.shape() == om::Shape{2, 4, 5});
+  const std::vector<float> lp = om::log_softmax(x, 1).contiguous().to_vector<float>(), pv = per.to_vector<float>();
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t p = 0; p < 20; ++p) {
+      const int64_t cls = tv[size_t(n * 20 + p)];
+      CHECK(pv[size_t(n * 20 + p)] == doctest::Approx(-lp[size_t((n * 3 + cls) * 20 + p)]).epsilon(1e-5));
+    }
+  CHECK(om::cross_entropy(x, target).item<float>() == doctest::Approx(om::mean(per).item<float>()).epsilon(1e-5));
+  CHECK(om::cross_entropy(x, target, om::Reduction::Sum).item<float>() == doctest::Approx(om::sum(per).item<float>()).epsilon(1e-5));
+  CHECK(om::nll_loss(om::log_softmax(x, 1), target, om::Reduction::None).shape() == om::Shape{2, 4, 5});
+  CHECK(gc::gradcheck([&](const Ts& t) { return om::cross_entropy(t[0], target); }, {x}) == 0);
+  CHECK(gc::gradcheck([&](const Ts& t) { return om::cross_entropy(t[0], target, om::Reduction::None); }, {x}) == 0);
+  CHECK(gc::gradcheck([&](const Ts& t) { return om::nll_loss(om::log_softmax(t[0], 1), target, om::Reduction::Sum); }, {x}) == 0);
+  // a target of the wrong shape names both shapes
+  CHECK_THROWS_WITH_AS((void)om::cross_entropy(x, om::zeros({2, 4}, om::DType::i64)), doctest::Contains("the target must be i64 [2, 4, 5]"),
+                       om::Error);
+}

@@ -88,15 +88,14 @@ class TemporalBlock : public om::nn::Module {
  public:
   TemporalBlock(int64_t channels, int64_t kernel, int64_t dilation, om::Generator& gen) : Module("TemporalBlock") {
     const int64_t pad = (kernel - 1) * dilation;
-    conv = register_module("conv", std::make_shared<om::nn::Conv2d>(channels, channels, om::Size2d(1, kernel), 1, om::Pad2d(0, pad),
-                                                                     om::Size2d(1, dilation), 1, true, gen));
+    conv = register_module("conv", std::make_shared<om::nn::Conv1d>(channels, channels, kernel, 1, pad, dilation, 1, true, gen));
     chomp = register_module("chomp", std::make_shared<Chomp1d>(pad));
   }
   om::Tensor forward(const om::Tensor& x) override {  // [N, C, T]
-    om::Tensor h = (*conv)(x.unsqueeze(2)).squeeze(2);  // [N, C, T + pad]
+    om::Tensor h = (*conv)(x);  // [N, C, T + pad]
     return om::relu(om::add((*chomp)(om::relu(h)), x));
   }
-  std::shared_ptr<om::nn::Conv2d> conv;
+  std::shared_ptr<om::nn::Conv1d> conv;
   std::shared_ptr<Chomp1d> chomp;
 };
 
@@ -272,4 +271,29 @@ TEST_CASE("output axes are named after simple functions of the input symbols") {
   CHECK(got[1].shape() == om::Shape{3, 2, 8, 7});
   CHECK(got[2].shape() == om::Shape{3, 1, 20, 18});
   CHECK(got[3].shape() == om::Shape{3, 1, 10, 6});
+}
+
+namespace {
+// A class token repeated by a loop over the batch read from the shape: the copies are constants,
+// so the graph holds exactly the example's number of them.
+class LoopTokens : public om::nn::Module {
+ public:
+  LoopTokens() : Module("LoopTokens") { cls = register_parameter("cls", om::randn({1, 1, 4})); }
+  om::Tensor forward(const om::Tensor& x) override {  // [B, 3, 4]
+    std::vector<om::Tensor> copies;
+    for (int64_t b = 0; b < x.shape()[0]; ++b) copies.push_back(cls);
+    om::Tensor tokens = om::cat({om::cat(copies, 0), om::relu(x)}, 1);  // [B, 4, 4]
+    return om::mul(tokens, 2.0);
+  }
+  om::Tensor cls;
+};
+}  // namespace
+
+TEST_CASE("verification's likely cause: the first node where a constant holding the example size meets a symbolic axis") {
+  auto model = std::make_shared<LoopTokens>();
+  std::string m;
+  CHECK(tracetest::trace_error_kind([&] { (void)model->trace(om::randn({5, 3, 4}), {"batch", "", ""}); }, &m) == om::TraceErrorKind::SymbolicShape);
+  CHECK(contains(m, "re-run at size 6"));
+  CHECK(contains(m, "the traced graph does not run at this size"));
+  CHECK(contains(m, "The likely cause: node 'Concat_1' (Concat) reads the constant 'const_0' of shape [5, 1, 4], the example size of 'batch'"));
 }
