@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -108,8 +109,14 @@ Tensor empty(const Shape& shape, DType dtype = DType::f32);
 Tensor zeros(const Shape& shape, DType dtype = DType::f32);
 Tensor ones(const Shape& shape, DType dtype = DType::f32);
 Tensor full(const Shape& shape, double value, DType dtype = DType::f32);
-Tensor arange(int64_t end, DType dtype = DType::f32);
+// PyTorch's arange: integer arguments give i64, a floating one f32 (or the dtype given).
+Tensor arange(int64_t end, DType dtype = DType::i64);
 Tensor arange(double start, double end, double step = 1, DType dtype = DType::f32);
+template <typename A, typename B, typename C = int64_t,
+          typename = std::enable_if_t<std::is_integral_v<A> && std::is_integral_v<B> && std::is_integral_v<C>>>
+Tensor arange(A start, B end, C step = 1, DType dtype = DType::i64) {
+  return arange(double(start), double(end), double(step), dtype);
+}
 template <typename T> Tensor from_vector(const std::vector<T>& values, const Shape& shape);
 template <typename T> Tensor from_vector(const std::vector<T>& values) {
   return from_vector<T>(values, Shape{int64_t(values.size())});

@@ -118,7 +118,7 @@ Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const
     // The same composition as om::attention with dropout on the attention weights.
     Tensor s = mul(matmul(qh, kh.transpose(-1, -2)), 1.0 / std::sqrt(double(Dh)));
     if (masks.is_causal) {
-      Tensor c = mul(relu(sub(arange(S).unsqueeze(0), arange(L).unsqueeze(1))), -1e30);
+      Tensor c = mul(relu(sub(arange(S, DType::f32).unsqueeze(0), arange(L, DType::f32).unsqueeze(1))), -1e30);
       mask = mask.defined() ? add(mask, c) : c;
     }
     if (mask.defined()) s = add(s, mask);

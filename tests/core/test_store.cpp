@@ -158,7 +158,7 @@ TEST_CASE("a tensor used after its scope was released throws UseAfterRelease, ne
   om::Tensor dead, dead_view;
   {
     om::StoreScope scope;
-    dead = om::arange(6).reshape({2, 3});
+    dead = om::arange(6, om::DType::f32).reshape({2, 3});
     dead_view = dead.t();
   }
   {

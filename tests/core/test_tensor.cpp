@@ -131,11 +131,16 @@ TEST_CASE("zeros ones full empty scalar_tensor for every dtype") {
 }
 
 TEST_CASE("arange") {
-  CHECK(om::arange(5).to_vector<float>() == std::vector<float>{0, 1, 2, 3, 4});
+  CHECK(om::arange(5, om::DType::f32).to_vector<float>() == std::vector<float>{0, 1, 2, 3, 4});
+  // PyTorch's dtypes: integer arguments give i64, a floating one f32
+  CHECK(om::arange(5).dtype() == om::DType::i64);
+  CHECK(om::arange(5).to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2, 3, 4});
+  CHECK(om::arange(int64_t(2), 8, 3).to_vector<int64_t>() == std::vector<int64_t>{2, 5});
+  CHECK(om::arange(0, 2.5).dtype() == om::DType::f32);
   CHECK(om::arange(4, om::DType::i64).to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2, 3});
   CHECK(om::arange(1, 2, 0.25).to_vector<float>() == std::vector<float>{1, 1.25f, 1.5f, 1.75f});
   CHECK(om::arange(0, 1, 0.3).numel() == 4);  // ceil(1 / 0.3)
-  CHECK(om::arange(3, 0, -1).to_vector<float>() == std::vector<float>{3, 2, 1});
+  CHECK(om::arange(3, 0, -1).to_vector<int64_t>() == std::vector<int64_t>{3, 2, 1});
   CHECK(om::arange(2, 2).numel() == 0);
   CHECK(error_of([] { om::arange(0, 1, 0); }).kind() == om::ErrorKind::InvalidArgument);
   CHECK(error_of([] { om::arange(0, -1, 1); }).kind() == om::ErrorKind::InvalidArgument);
@@ -157,7 +162,7 @@ TEST_CASE("from_vector for each element type; size mismatch is a ShapeMismatch")
 }
 
 TEST_CASE("to_vector get item data read logical elements of views") {
-  om::Tensor x = om::arange(6).reshape({2, 3});
+  om::Tensor x = om::arange(6, om::DType::f32).reshape({2, 3});
   om::Tensor xt = x.t();
   CHECK(xt.to_vector<float>() == std::vector<float>{0, 3, 1, 4, 2, 5});
   CHECK(xt.get<float>({2, 1}) == 5.0f);
@@ -173,7 +178,7 @@ TEST_CASE("to_vector get item data read logical elements of views") {
 }
 
 TEST_CASE("accessor errors: dtype mismatch, bad index, item of many, data of a strided view") {
-  om::Tensor x = om::arange(6).reshape({2, 3});
+  om::Tensor x = om::arange(6, om::DType::f32).reshape({2, 3});
   om::Error e = error_of([&] { x.to_vector<int64_t>(); });
   CHECK(e.kind() == om::ErrorKind::DTypeMismatch);
   CHECK(contains(e.what(), "f32"));
@@ -211,7 +216,7 @@ TEST_CASE("fill_ set mutable_data mutable_storage copy_from write through views"
   om::Storage st = x.mutable_storage();
   CHECK(st == x.storage());
   // copy_from with a transposed source and a strided destination
-  om::Tensor src = om::arange(6).reshape({3, 2});
+  om::Tensor src = om::arange(6, om::DType::f32).reshape({3, 2});
   om::Tensor dst = om::zeros({2, 3});
   dst.copy_from(src.t());
   CHECK(dst.to_vector<float>() == std::vector<float>{0, 2, 4, 1, 3, 5});

@@ -24,7 +24,7 @@ std::vector<float> iota(int n) {
 }  // namespace
 
 TEST_CASE("reshape: a view when strides allow, -1 inferred") {
-  om::Tensor x = om::arange(24);
+  om::Tensor x = om::arange(24, om::DType::f32);
   om::Tensor a = x.reshape({2, 3, 4});
   CHECK(shares(a, x));
   CHECK(a.strides() == om::Shape{12, 4, 1});
@@ -35,7 +35,7 @@ TEST_CASE("reshape: a view when strides allow, -1 inferred") {
   CHECK(om::ones({1}).reshape({}).dim() == 0);
   CHECK(om::scalar_tensor(2).reshape({1, 1}).shape() == om::Shape{1, 1});
   // A transposed tensor can be split without a copy (a chunk stays one stride run).
-  om::Tensor t = om::arange(12).reshape({4, 3}).t();  // [3,4] strides (1,3)
+  om::Tensor t = om::arange(12, om::DType::f32).reshape({4, 3}).t();  // [3,4] strides (1,3)
   om::Tensor split = t.reshape({3, 2, 2});
   CHECK(shares(split, t));
   CHECK(split.strides() == om::Shape{1, 6, 3});
@@ -54,19 +54,19 @@ TEST_CASE("reshape: a view when strides allow, -1 inferred") {
 }
 
 TEST_CASE("reshape: a copy when the memory order does not allow a view") {
-  om::Tensor x = om::arange(6).reshape({2, 3});
+  om::Tensor x = om::arange(6, om::DType::f32).reshape({2, 3});
   om::Tensor flat = x.t().reshape({6});
   CHECK_FALSE(shares(flat, x));
   CHECK(flat.to_vector<float>() == std::vector<float>{0, 3, 1, 4, 2, 5});
   CHECK(flat.is_contiguous());
   // A stepped slice whose elements are evenly spaced merges as a view (stride 2) ...
-  om::Tensor y = om::arange(12).reshape({3, 4}).slice(1, 0, 4, 2);  // [3,2] strides (4,2)
+  om::Tensor y = om::arange(12, om::DType::f32).reshape({3, 4}).slice(1, 0, 4, 2);  // [3,2] strides (4,2)
   om::Tensor m = y.reshape({6});
   CHECK(shares(m, y));
   CHECK(m.strides() == om::Shape{2});
   CHECK(m.to_vector<float>() == std::vector<float>{0, 2, 4, 6, 8, 10});
   // ... a partial slice with a gap between rows does not.
-  om::Tensor g = om::arange(12).reshape({3, 4}).slice(1, 0, 2);  // [3,2] strides (4,1)
+  om::Tensor g = om::arange(12, om::DType::f32).reshape({3, 4}).slice(1, 0, 2);  // [3,2] strides (4,1)
   om::Tensor gm = g.reshape({6});
   CHECK_FALSE(shares(gm, g));
   CHECK(gm.to_vector<float>() == std::vector<float>{0, 1, 4, 5, 8, 9});
@@ -75,7 +75,7 @@ TEST_CASE("reshape: a copy when the memory order does not allow a view") {
   CHECK(shares(v, g));
   CHECK(v.to_vector<float>() == std::vector<float>{0, 1, 4, 5, 8, 9});
   // An expanded tensor merges only by copying.
-  om::Tensor e = om::arange(3).expand({2, 3});
+  om::Tensor e = om::arange(3, om::DType::f32).expand({2, 3});
   om::Tensor ef = e.reshape({6});
   CHECK(ef.to_vector<float>() == std::vector<float>{0, 1, 2, 0, 1, 2});
   ef.fill_(9.0);
@@ -83,7 +83,7 @@ TEST_CASE("reshape: a copy when the memory order does not allow a view") {
 }
 
 TEST_CASE("permute transpose t") {
-  om::Tensor x = om::arange(24).reshape({2, 3, 4});
+  om::Tensor x = om::arange(24, om::DType::f32).reshape({2, 3, 4});
   om::Tensor p = x.permute({2, 0, 1});
   CHECK(shares(p, x));
   CHECK(p.shape() == om::Shape{4, 2, 3});
@@ -99,15 +99,15 @@ TEST_CASE("permute transpose t") {
   CHECK(tr.shape() == om::Shape{4, 3, 2});
   CHECK(tr.get<float>({3, 1, 1}) == float(1 * 12 + 1 * 4 + 3));
   CHECK(error_of([&] { x.transpose(0, 3); }).kind() == om::ErrorKind::InvalidArgument);
-  om::Tensor m = om::arange(6).reshape({2, 3});
+  om::Tensor m = om::arange(6, om::DType::f32).reshape({2, 3});
   CHECK(m.t().shape() == om::Shape{3, 2});
   CHECK(m.t().t().to_vector<float>() == iota(6));
-  CHECK(om::arange(3).t().to_vector<float>() == iota(3));  // 1-D: unchanged
+  CHECK(om::arange(3, om::DType::f32).t().to_vector<float>() == iota(3));  // 1-D: unchanged
   CHECK(error_of([&] { x.t(); }).kind() == om::ErrorKind::InvalidArgument);
 }
 
 TEST_CASE("squeeze unsqueeze") {
-  om::Tensor x = om::arange(6).reshape({1, 2, 1, 3});
+  om::Tensor x = om::arange(6, om::DType::f32).reshape({1, 2, 1, 3});
   CHECK(x.squeeze().shape() == om::Shape{2, 3});
   CHECK(x.squeeze(2).shape() == om::Shape{1, 2, 3});
   CHECK(x.squeeze(-4).shape() == om::Shape{2, 1, 3});
@@ -115,7 +115,7 @@ TEST_CASE("squeeze unsqueeze") {
   CHECK(shares(x.squeeze(), x));
   CHECK(x.squeeze().to_vector<float>() == iota(6));
   CHECK(error_of([&] { x.squeeze(4); }).kind() == om::ErrorKind::InvalidArgument);
-  om::Tensor y = om::arange(6).reshape({2, 3});
+  om::Tensor y = om::arange(6, om::DType::f32).reshape({2, 3});
   CHECK(y.unsqueeze(0).shape() == om::Shape{1, 2, 3});
   CHECK(y.unsqueeze(1).shape() == om::Shape{2, 1, 3});
   CHECK(y.unsqueeze(2).shape() == om::Shape{2, 3, 1});
@@ -148,7 +148,7 @@ TEST_CASE("expand") {
 }
 
 TEST_CASE("slice: clamping and steps, like x[start:end:step]") {
-  om::Tensor x = om::arange(10);
+  om::Tensor x = om::arange(10, om::DType::f32);
   auto sl = [&](int64_t s, int64_t e, int64_t st) { return x.slice(0, s, e, st).to_vector<float>(); };
   CHECK(sl(2, 5, 1) == std::vector<float>{2, 3, 4});
   CHECK(sl(-100, 100, 1) == iota(10));
@@ -162,7 +162,7 @@ TEST_CASE("slice: clamping and steps, like x[start:end:step]") {
   CHECK(sl(10, 20, 1).empty());
   CHECK(sl(0, INT64_MAX, 2) == std::vector<float>{0, 2, 4, 6, 8});
   CHECK(x.slice(0, 5, 2).shape() == om::Shape{0});
-  om::Tensor m = om::arange(12).reshape({3, 4});
+  om::Tensor m = om::arange(12, om::DType::f32).reshape({3, 4});
   om::Tensor c = m.slice(1, 1, 4, 2);
   CHECK(shares(c, m));
   CHECK(c.shape() == om::Shape{3, 2});
@@ -176,7 +176,7 @@ TEST_CASE("slice: clamping and steps, like x[start:end:step]") {
 }
 
 TEST_CASE("select flip") {
-  om::Tensor m = om::arange(12).reshape({3, 4});
+  om::Tensor m = om::arange(12, om::DType::f32).reshape({3, 4});
   CHECK(m.select(0, -1).to_vector<float>() == std::vector<float>{8, 9, 10, 11});
   CHECK(m.select(1, 2).to_vector<float>() == std::vector<float>{2, 6, 10});
   CHECK(shares(m.select(1, 2), m));
@@ -198,7 +198,7 @@ TEST_CASE("select flip") {
 }
 
 TEST_CASE("contiguous clone detach") {
-  om::Tensor m = om::arange(6).reshape({2, 3});
+  om::Tensor m = om::arange(6, om::DType::f32).reshape({2, 3});
   om::Tensor same = m.contiguous();
   CHECK(shares(same, m));
   om::Tensor c = m.t().contiguous();
@@ -301,7 +301,7 @@ TEST_CASE("to(dtype) casts between all seven dtypes") {
     }
   }
   // Strided sources cast in logical order.
-  om::Tensor m = om::arange(6).reshape({2, 3}).t().to(om::DType::i32);
+  om::Tensor m = om::arange(6, om::DType::f32).reshape({2, 3}).t().to(om::DType::i32);
   CHECK(m.to_vector<int32_t>() == std::vector<int32_t>{0, 3, 1, 4, 2, 5});
   // Large integers keep their value through i64 -> i64 and round once to f32.
   om::Tensor big = om::from_vector<int64_t>({(int64_t(1) << 53) + 1, -(int64_t(1) << 40) - 3});

@@ -39,7 +39,7 @@ TEST_CASE("binary operators on strided, transposed and expanded views") {
   om::Tensor base = ref::random({4, 6}, g);
   om::Tensor a = base.t();                     // [6, 4] non-contiguous
   om::Tensor b = base.slice(1, 0, 6, 2);       // [4, 3] stepped
-  om::Tensor c = om::arange(4).reshape({4, 1}).expand({4, 3});
+  om::Tensor c = om::arange(4, om::DType::f32).reshape({4, 1}).expand({4, 3});
   ref::check_close(om::add(a.t(), base), ref::binary(ref::of(base), ref::of(base), [](double x, double y) { return x + y; }));
   ref::check_close(om::mul(b, c), ref::binary(ref::of(b), ref::of(c), [](double x, double y) { return x * y; }));
   ref::check_close(om::sub(base.flip(0), base.select(0, 2)),

@@ -16,7 +16,7 @@ TEST_CASE("sum and mean over everything") {
       CHECK(mn.item<float>() == doctest::Approx(total / double(ref::numel(s))).epsilon(1e-5));
     }
   }
-  om::Tensor m = om::arange(12).reshape({3, 4});
+  om::Tensor m = om::arange(12, om::DType::f32).reshape({3, 4});
   CHECK(om::sum(m.t()).item<float>() == 66.0f);
   CHECK(om::sum(m.slice(1, 0, 4, 2)).item<float>() == 30.0f);
   CHECK(om::sum(om::zeros({0, 3})).item<float>() == 0.0f);
@@ -108,7 +108,7 @@ TEST_CASE("concat along every dim, with views and empty parts") {
     ref::check_close(om::cat({a, b, c, d}, axis), concat_ref({ref::of(a), ref::of(b), ref::of(c), ref::of(d)}, axis), 0, 0);
     ref::check_close(om::cat({d, a}, axis - 3), concat_ref({ref::of(d), ref::of(a)}, axis), 0, 0);
   }
-  om::Tensor one = om::cat({om::arange(3)});
+  om::Tensor one = om::cat({om::arange(3, om::DType::f32)});
   CHECK(one.to_vector<float>() == std::vector<float>{0, 1, 2});
   om::Tensor ints = om::cat({om::arange(2, om::DType::i64), om::arange(3, om::DType::i64)});
   CHECK(ints.to_vector<int64_t>() == std::vector<int64_t>{0, 1, 0, 1, 2});

@@ -30,7 +30,7 @@ TEST_CASE("save_npy / load_npy round-trip every dtype, strided tensors in logica
     CHECK(back.shape() == om::Shape{2, 3});
     CHECK(back.to(om::DType::f32).to_vector<float>() == t.to(om::DType::f32).to_vector<float>());
   }
-  om::Tensor base = om::arange(6).reshape({2, 3});
+  om::Tensor base = om::arange(6, om::DType::f32).reshape({2, 3});
   om::save_npy(path, base.t());  // a transposed view: written in its logical (C) order
   om::Tensor back = om::load_npy(path);
   CHECK(back.shape() == om::Shape{3, 2});
@@ -55,7 +55,7 @@ TEST_CASE("printing shows values, shape and dtype; large tensors are summarised"
   CHECK(contains(om::to_string(om::tensor({1e-6f, 1.f})), "e-06"));
 
   std::ostringstream os;
-  os << om::arange(2000).reshape({40, 50});
+  os << om::arange(2000, om::DType::f32).reshape({40, 50});
   const std::string s = os.str();
   CHECK(contains(s, "tensor([[   0.,    1.,    2., ...,   47.,   48.,   49.],"));
   CHECK(contains(s, "        ...,\n"));
