@@ -49,28 +49,34 @@ class Sequential : public Module {
   std::vector<std::shared_ptr<Module>> modules_;
 };
 
-class ReLU : public Module {
+// A module that applies one parameterless function (the activations below, for Sequential).
+class UnaryActivation : public Module {
  public:
-  ReLU() : Module("ReLU") {}
-  Tensor forward(const Tensor& x) override { return relu(x); }
+  UnaryActivation(const char* type_name, Tensor (*fn)(const Tensor&)) : Module(type_name), fn_(fn) {}
+  Tensor forward(const Tensor& x) override { return fn_(x); }
+
+ private:
+  Tensor (*fn_)(const Tensor&);
 };
 
-class Tanh : public Module {
+class ReLU : public UnaryActivation {
  public:
-  Tanh() : Module("Tanh") {}
-  Tensor forward(const Tensor& x) override { return om::tanh(x); }
+  ReLU() : UnaryActivation("ReLU", relu) {}
 };
 
-class Sigmoid : public Module {
+class Tanh : public UnaryActivation {
  public:
-  Sigmoid() : Module("Sigmoid") {}
-  Tensor forward(const Tensor& x) override { return sigmoid(x); }
+  Tanh() : UnaryActivation("Tanh", om::tanh) {}
 };
 
-class ReLU6 : public Module {
+class Sigmoid : public UnaryActivation {
  public:
-  ReLU6() : Module("ReLU6") {}
-  Tensor forward(const Tensor& x) override { return relu6(x); }
+  Sigmoid() : UnaryActivation("Sigmoid", sigmoid) {}
+};
+
+class ReLU6 : public UnaryActivation {
+ public:
+  ReLU6() : UnaryActivation("ReLU6", relu6) {}
 };
 
 class Hardtanh : public Module {
@@ -85,22 +91,19 @@ class Hardtanh : public Module {
   double min_, max_;
 };
 
-class Hardswish : public Module {
+class Hardswish : public UnaryActivation {
  public:
-  Hardswish() : Module("Hardswish") {}
-  Tensor forward(const Tensor& x) override { return hardswish(x); }
+  Hardswish() : UnaryActivation("Hardswish", hardswish) {}
 };
 
-class SiLU : public Module {
+class SiLU : public UnaryActivation {
  public:
-  SiLU() : Module("SiLU") {}
-  Tensor forward(const Tensor& x) override { return silu(x); }
+  SiLU() : UnaryActivation("SiLU", silu) {}
 };
 
-class Mish : public Module {
+class Mish : public UnaryActivation {
  public:
-  Mish() : Module("Mish") {}
-  Tensor forward(const Tensor& x) override { return mish(x); }
+  Mish() : UnaryActivation("Mish", mish) {}
 };
 
 class GELU : public Module {
