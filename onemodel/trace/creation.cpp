@@ -1,7 +1,7 @@
 // Creation from sizes (docs/tracing.md): om::full / zeros / ones and om::arange take plain
 // integers, so like Reshape operands the tracer recovers their meaning from the example sizes.
-// A size equal to exactly one symbol's example size (above 1) is recorded from `Shape` at run
-// time: arange as Range(start, start + n * step, step), full as Expand of a scalar to a shape
+// A size equal to exactly one symbol's example size (above 1), or to the product of exactly one
+// pair of them (B*T), is recorded from `Shape` at run time: arange as Range(start, start + n * step, step), full as Expand of a scalar to a shape
 // operand built like Reshape's. Otherwise the tensor stays a constant, as before.
 // The same holds for `expand` of a constant (ViT's `cls_token.expand({B, -1, -1})`): a size-1
 // axis expanded to a symbol's example size becomes an Expand whose shape operand reads that
@@ -26,15 +26,17 @@ Status TraceState::on_create(detail::TensorImpl& t, detail::CreateKind kind, dou
   SymShape ext;
   bool symbolic = false;
   for (int64_t d : t.shape) {
-    uint32_t atom;
-    if (d > 1 && atom_with_size(d, &atom)) {
-      ext.push_back(Extent::atom(atom));
+    Extent e;
+    if (extent_with_size(d, &e)) {
+      ext.push_back(e);
       symbolic = true;
     } else {
       ext.push_back(Extent::fixed(d));
     }
   }
   if (!symbolic) return Status::ok();
+  // arange's length must be one symbol (a Range up to its run-time size).
+  if (kind != detail::CreateKind::Full && ext[0].atoms.size() != 1) return Status::ok();
   ValueId out;
   if (kind == detail::CreateKind::Full) {
     OM_ASSIGN_OR_RETURN(ValueId shape, shape_operand(ext, false));
@@ -67,8 +69,8 @@ Status TraceState::expand_constant(const BackwardRecord& rec, detail::TensorImpl
   bool symbolic = false;
   for (size_t k = 0; k < target.size() && !symbolic; ++k) {
     const bool expanded = k < lead || x.shape()[k - lead] == 1;
-    uint32_t atom;
-    symbolic = expanded && target[k] > 1 && atom_with_size(target[k], &atom);
+    Extent e;
+    symbolic = expanded && extent_with_size(target[k], &e);
   }
   if (!symbolic) return Status::ok();
   OM_ASSIGN_OR_RETURN(ValueId in, capture_constant(x));

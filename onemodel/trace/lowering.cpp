@@ -229,8 +229,8 @@ OM_LOWER(Expand) {
       operand[k] = Extent::fixed(1);  // broadcasting keeps the input's extent
       continue;
     }
-    uint32_t atom;
-    out[k] = target[k] > 1 && c.s.atom_with_size(target[k], &atom) ? Extent::atom(atom) : Extent::fixed(target[k]);
+    Extent e;
+    out[k] = c.s.extent_with_size(target[k], &e) ? e : Extent::fixed(target[k]);
     operand[k] = out[k];
   }
   OM_ASSIGN_OR_RETURN(ValueId shape, c.s.shape_operand(operand, false));

@@ -157,6 +157,10 @@ class TraceState : public detail::TraceHook {
   }
   // An atom whose example size equals `n` (declared or derived), if exactly one exists.
   bool atom_with_size(int64_t n, uint32_t* atom);
+  // The extent a size list's entry `n` (> 1) stands for in a creation from sizes or an expand:
+  // one atom of that example size, else the one pair of distinct atoms whose example sizes
+  // multiply to it (B*T, by the reshape rule); false when neither is unique.
+  bool extent_with_size(int64_t n, Extent* out);
   uint32_t new_atom(const std::string& name, int64_t example, ValueId source, uint32_t axis);
   // A [1] i64 value holding the run-time size of `atom` (a Shape node, cached).
   Result<ValueId> atom_extent(uint32_t atom);

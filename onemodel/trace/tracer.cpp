@@ -264,6 +264,26 @@ bool TraceState::atom_with_size(int64_t n, uint32_t* atom) {
   return found == 1;
 }
 
+bool TraceState::extent_with_size(int64_t n, Extent* out) {
+  uint32_t atom;
+  if (n <= 1) return false;
+  if (atom_with_size(n, &atom)) {
+    *out = Extent::atom(atom);
+    return true;
+  }
+  int found = 0;
+  const size_t count = atoms_.size();
+  for (size_t i = 0; i < count && found < 2; ++i)
+    for (size_t j = i + 1; j < count && found < 2; ++j) {
+      const int64_t a = atoms_[uint32_t(i)].example, b = atoms_[uint32_t(j)].example;
+      if (a > 1 && b > 1 && a <= n / b && a * b == n) {
+        *out = Extent{1, {uint32_t(i), uint32_t(j)}};
+        ++found;
+      }
+    }
+  return found == 1;
+}
+
 Result<ValueId> TraceState::atom_extent(uint32_t atom) {
   const Atom& a = atoms_[atom];
   auto key = std::make_pair(a.source, a.axis);

@@ -297,3 +297,19 @@ TEST_CASE("verification's likely cause: the first node where a constant holding 
   CHECK(contains(m, "the traced graph does not run at this size"));
   CHECK(contains(m, "The likely cause: node 'Concat_1' (Concat) reads the constant 'const_0' of shape [5, 1, 4], the example size of 'batch'"));
 }
+
+TEST_CASE("creation and expand to a product of two symbols' sizes (B*T) follow both") {
+  // [B, T, D] flattened to [B*T, D], plus a bias row expanded and zeros created at B*T rows.
+  om::Generator gen(297);
+  const om::Tensor bias = om::randn({1, 4}, gen);
+  auto forward = [bias](const om::Tensor& x) {
+    const int64_t rows = x.shape()[0] * x.shape()[1];
+    om::Tensor flat = x.reshape({rows, 4});
+    return om::add(om::add(flat, bias.expand({rows, 4})), om::ones({rows, 4}));
+  };
+  auto tracer = om::Tracer::begin();
+  om::Tensor x = tracer.input("x", om::randn({3, 5, 4}, gen), {"batch", "time", ""});
+  om::TracedModel traced = tracer.finish({{"y", forward(x)}});
+  archtest::agree_at("arch_product_sizes", traced, [&](const std::vector<om::Tensor>& in) { return std::vector<om::Tensor>{forward(in[0])}; },
+                     {"x"}, {{om::randn({3, 5, 4}, gen)}, {om::randn({2, 7, 4}, gen)}, {om::randn({6, 2, 4}, gen)}});
+}
