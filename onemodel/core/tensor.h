@@ -91,6 +91,10 @@ class Tensor {
   Tensor flip(int64_t dim) const;
   // Dims start_dim..end_dim (negative counts from the end) merged into one: a reshape.
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  // PyTorch's repeat: the tensor tiled repeats[k] times along axis k (leading 1s added when
+  // repeats is longer than the rank). Recorded as Unsqueeze, Expand and Reshape, so it is traced
+  // (a count equal to a symbol's size follows it, as expand does) and differentiated.
+  Tensor repeat(const Shape& repeats) const;
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor detach() const;

@@ -33,6 +33,29 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   out.insert(out.end(), shape().begin() + e + 1, shape().end());
   return reshape(out);
 }
+Tensor Tensor::repeat(const Shape& repeats) const {
+  check(ops::check_input(*this, "om::Tensor::repeat"));
+  if (int64_t(repeats.size()) < dim())
+    raise(Status::error(ErrorKind::InvalidArgument, msg("om::Tensor::repeat: ", repeats.size(), " repeat counts for ", to_string(),
+                                                        "; give at least one per dim (", dim(), ")")));
+  for (int64_t r : repeats)
+    if (r < 0) raise(Status::error(ErrorKind::InvalidArgument, msg("om::Tensor::repeat: repeat count ", r, " must not be negative")));
+  // [s0, s1, ...] -> [1, s0, 1, s1, ...] -> expand to [r0, s0, r1, s1, ...] -> [r0*s0, r1*s1, ...]
+  Tensor x = *this;
+  while (x.dim() < int64_t(repeats.size())) x = x.unsqueeze(0);
+  Shape interleaved, target;
+  for (size_t k = 0; k < repeats.size(); ++k) {
+    x = x.unsqueeze(int64_t(2 * k));
+    interleaved.push_back(repeats[k]);
+    interleaved.push_back(x.shape()[2 * k + 1]);
+    int64_t n = 0;
+    if (!checked_mul(repeats[k], x.shape()[2 * k + 1], &n))
+      raise(Status::error(ErrorKind::InvalidArgument, msg("om::Tensor::repeat: ", repeats[k], " repeats of an axis of ", x.shape()[2 * k + 1],
+                                                          " overflow")));
+    target.push_back(n);
+  }
+  return x.expand(interleaved).reshape(target);
+}
 Tensor Tensor::select(int64_t d, int64_t i) const { return unwrap(ops::select(*this, d, i)); }
 Tensor Tensor::flip(int64_t d) const { return unwrap(ops::flip(*this, d)); }
 Tensor Tensor::contiguous() const { return unwrap(ops::contiguous(*this)); }

@@ -313,3 +313,22 @@ TEST_CASE("creation and expand to a product of two symbols' sizes (B*T) follow b
   archtest::agree_at("arch_product_sizes", traced, [&](const std::vector<om::Tensor>& in) { return std::vector<om::Tensor>{forward(in[0])}; },
                      {"x"}, {{om::randn({3, 5, 4}, gen)}, {om::randn({2, 7, 4}, gen)}, {om::randn({6, 2, 4}, gen)}});
 }
+
+TEST_CASE("Tensor::repeat: values as PyTorch's, gradients, and a count equal to the batch follows it when traced") {
+  const om::Tensor a = om::tensor({1.f, 2.f, 3.f}, {1, 3});
+  CHECK(a.repeat({2, 2}).to_vector<float>() == std::vector<float>{1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3});
+  CHECK(a.repeat({2, 1, 1}).shape() == om::Shape{2, 1, 3});
+  CHECK(contains(testutil::error_of([&] { a.repeat({2}); }).what(), "give at least one per dim (2)"));
+  om::Tensor w = om::tensor({1.f, 2.f}, {2}).requires_grad_();
+  om::sum(om::mul(w.repeat({3}), om::arange(6, om::DType::f32))).backward();
+  CHECK(w.grad().to_vector<float>() == std::vector<float>{0 + 2 + 4, 1 + 3 + 5});
+  // A learned query row repeated to the batch, concatenated with the input.
+  om::Generator gen(311);
+  const om::Tensor query = om::randn({1, 4}, gen);
+  auto forward = [query](const om::Tensor& x) { return om::cat({query.repeat({x.shape()[0], 1}), x}, 1); };
+  auto tracer = om::Tracer::begin();
+  om::Tensor x = tracer.input("x", om::randn({5, 4}, gen), {"batch", ""});
+  om::TracedModel traced = tracer.finish({{"y", forward(x)}});
+  archtest::agree_at("arch_repeat", traced, [&](const std::vector<om::Tensor>& in) { return std::vector<om::Tensor>{forward(in[0])}; },
+                     {"x"}, {{om::randn({5, 4}, gen)}, {om::randn({2, 4}, gen)}, {om::randn({9, 4}, gen)}});
+}
