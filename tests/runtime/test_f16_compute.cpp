@@ -262,3 +262,66 @@ TEST_CASE("compute_f16_in_f32: an fp16 CNN with its Casts at the end of the node
   // ulps (2^-11 relative each) may separate the results.
   set_oracle_rtol("runtime_f16_cnn", 2e-3);
 }
+
+TEST_CASE("compute_f16_in_f32: f16 graphs run without optimisation too, with the same bits in Exact mode") {
+  om::SessionOptions on, off;
+  on.mode = off.mode = om::ArithmeticMode::Exact;
+  off.optimize = false;
+  const std::vector<Feed> feeds = {Feed::of("x", {2, 8}, to_half(random_floats(16, 17)))};
+  om::Session s(mlp16(), off);
+  REQUIRE(s.pass_reports().size() == 1);
+  CHECK(s.pass_reports()[0].name == "compute_f16_in_f32");
+  const auto a = run(s, feeds);
+  const auto b = run_graph(mlp16(), feeds, on);
+  CHECK(bits(a[0].as<half>()) == bits(b[0].as<half>()));
+}
+
+namespace {
+
+// f16 in and out, no Casts: Conv, BatchNormalization, Clip, ConvTranspose, AveragePool,
+// GlobalAveragePool, Flatten, Gemm, LayerNormalization, all f16 weights.
+g::Graph head16() {
+  g::Graph gr;
+  gr.name = "head16";
+  gr.inputs = {value("x", DType::f16, {2, 4, 6, 6})};
+  gr.outputs = {value("y", DType::f16, {2, 5}), value("t", DType::f16, {2, 3, 6, 6})};
+  gr.initializers = {f16_weight("W", {3, 4, 3, 3}, 41, 0.4f), f16_weight("s", {3}, 42, 1.0f), f16_weight("b", {3}, 43, 0.5f),
+                     f16_weight("mu", {3}, 44, 0.3f),
+                     g::TensorData::from_vector("var", {3}, to_half({0.5f, 1.25f, 2.0f})),
+                     f16_weight("WT", {3, 3, 2, 2}, 45, 0.4f), f16_weight("G", {5, 3}, 46, 0.6f), f16_weight("GB", {5}, 47, 0.2f),
+                     f16_weight("lo", {}, 48, 0.1f), g::TensorData::from_vector("hi", {}, to_half({1.5f})),
+                     f16_weight("ls", {5}, 49, 1.0f), f16_weight("lb", {5}, 50, 0.3f)};
+  gr.nodes = {
+      node("Conv", {"x", "W"}, {"c"}, {Attribute::of_ints("pads", {1, 1, 1, 1})}),
+      node("BatchNormalization", {"c", "s", "b", "mu", "var"}, {"n"}),
+      node("Clip", {"n", "lo", "hi"}, {"k"}),
+      node("ConvTranspose", {"k", "WT"}, {"u"}, {Attribute::of_ints("strides", {2, 2})}),
+      node("AveragePool", {"u"}, {"t"}, {Attribute::of_ints("kernel_shape", {2, 2}), Attribute::of_ints("strides", {2, 2})}),
+      node("GlobalAveragePool", {"t"}, {"gp"}),
+      node("Flatten", {"gp"}, {"f"}),
+      node("Gemm", {"f", "G", "GB"}, {"gm"}, {Attribute::of_int("transB", 1)}),
+      node("LayerNormalization", {"gm", "ls", "lb"}, {"y"}, {Attribute::of_int("axis", -1)}),
+  };
+  return gr;
+}
+
+}  // namespace
+
+TEST_CASE("compute_f16_in_f32: an f16 head (norms, Gemm, ConvTranspose, pools) agrees with ONNX Runtime") {
+  const g::Graph gr = head16();
+  const std::vector<half> x = to_half(random_floats(2 * 4 * 36, 51));
+  const auto out = run_graph(gr, {Feed::of("x", {2, 4, 6, 6}, x)});
+  REQUIRE(out.size() == 2);
+  om::SessionOptions exact;
+  exact.mode = om::ArithmeticMode::Exact;
+  const auto got = run_graph(gr, {Feed::of("x", {2, 4, 6, 6}, x)}, exact);
+  const auto ref = run_graph(f32_twin(gr), {Feed::of("x", {2, 4, 6, 6}, widen(x))}, exact);
+  CHECK(bits(got[0].as<half>()) == bits(to_half(ref[0].as<float>())));
+  CHECK(bits(got[1].as<half>()) == bits(to_half(ref[1].as<float>())));
+
+  g::TensorData xin = g::TensorData::from_vector("x", {2, 4, 6, 6}, x);
+  g::TensorData y = g::TensorData::copy_of("y", DType::f16, {2, 5}, out[0].bytes.data(), out[0].bytes.size());
+  g::TensorData t = g::TensorData::copy_of("t", DType::f16, {2, 3, 6, 6}, out[1].bytes.data(), out[1].bytes.size());
+  write_oracle_case("runtime_f16_head", gr, {xin}, {y, t});
+  set_oracle_rtol("runtime_f16_head", 2e-3);
+}
