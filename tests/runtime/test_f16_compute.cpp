@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 
 #include "../oracle_case.h"
@@ -324,4 +325,47 @@ TEST_CASE("compute_f16_in_f32: an f16 head (norms, Gemm, ConvTranspose, pools) a
   g::TensorData t = g::TensorData::copy_of("t", DType::f16, {2, 3, 6, 6}, out[1].bytes.data(), out[1].bytes.size());
   write_oracle_case("runtime_f16_head", gr, {xin}, {y, t});
   set_oracle_rtol("runtime_f16_head", 2e-3);
+}
+
+TEST_CASE("compute_f16_in_f32: f16 Constants, overridable f16 initializers and readers outside the list") {
+  g::Graph gr;
+  gr.inputs = {value("x", DType::f16, {2, 3}), value("k", DType::f16, {3})};
+  gr.outputs = {value("y", DType::f16, {3, 2})};
+  gr.initializers = {g::TensorData::from_vector("k", {3}, to_half({0.5f, -1.0f, 2.0f}))};  // backs input k
+  g::Node c = node("Constant", {}, {"c"});
+  c.attributes = {Attribute::of_tensor("value", g::TensorData::from_vector("c", {1}, to_half({0.25f})))};
+  // Shape reads the f32 region's value through its f16 exit (it is outside the list).
+  gr.nodes = {c, node("Mul", {"x", "k"}, {"m"}), node("Add", {"m", "c"}, {"a"}), node("Shape", {"a"}, {"sh"}),
+              node("Gather", {"sh", "idx"}, {"rev"}, {Attribute::of_int("axis", 0)}), node("Reshape", {"a", "rev"}, {"y"})};
+  gr.initializers.push_back(g::TensorData::from_vector("idx", {2}, std::vector<int64_t>{1, 0}));
+  const std::vector<half> x = to_half(random_floats(6, 61));
+  const std::vector<float> xf = widen(x);
+  for (bool override_k : {false, true}) {
+    const std::vector<half> k = override_k ? to_half({3.0f, 0.125f, -0.5f}) : to_half({0.5f, -1.0f, 2.0f});
+    std::vector<Feed> feeds = {Feed::of("x", {2, 3}, x)};
+    if (override_k) feeds.push_back(Feed::of("k", {3}, k));
+    const auto out = run_graph(gr, feeds);
+    REQUIRE(out[0].dims == std::vector<int64_t>{3, 2});
+    const std::vector<float> kf = widen(k);
+    std::vector<half> want(6);
+    for (size_t i = 0; i < 6; ++i) {
+      volatile float product = xf[i] * kf[i % 3];  // rounded to f32 as the Mul kernel does (no fma)
+      want[i] = om::float_to_half(product + 0.25f);  // the one f16 rounding, at the output
+    }
+    CHECK(bits(out[0].as<half>()) == bits(want));
+  }
+}
+
+TEST_CASE("compute_f16_in_f32: a 10,000-node f16 chain is one region, rewritten in linear time") {
+  g::Graph gr;
+  gr.inputs = {value("x", DType::f16, {4})};
+  gr.outputs = {value("y", DType::f16, {4})};
+  const int n = 10000;
+  for (int i = 0; i < n; ++i)
+    gr.nodes.push_back(node(i % 2 ? "Relu" : "Neg", {i ? "v" + std::to_string(i - 1) : std::string("x")}, {i + 1 < n ? "v" + std::to_string(i) : std::string("y")}));
+  const auto start = std::chrono::steady_clock::now();
+  const g::Graph p = after_pass(gr);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+  CHECK(count_op(p, "Cast") == 2);
+  CHECK(p.nodes.size() == size_t(n) + 2);
 }
