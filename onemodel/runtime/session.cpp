@@ -201,6 +201,16 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
     if (changes) {
       OM_ASSIGN_OR_RETURN(ops, runtime::resolve_ops(impl->graph, options.mode));
     }
+  } else {
+    // Without optimisation an f16 graph still runs: compute_f16_in_f32 is what its f16 nodes
+    // mean here (f16 storage, f32 arithmetic), not an optimisation.
+    size_t changes = 0;
+    OM_TRY(graph::passes::compute_f16_in_f32(impl->graph, options.mode, &changes).with_context("om::Session"));
+    if (changes) {
+      OM_TRY(graph::verify(impl->graph).with_context("om::Session"));
+      impl->passes.push_back({"compute_f16_in_f32", true, changes});
+      OM_ASSIGN_OR_RETURN(ops, runtime::resolve_ops(impl->graph, options.mode));
+    }
   }
   OM_ASSIGN_OR_RETURN(impl->compiled, runtime::compile_graph(impl->graph, std::move(ops)));
   OM_TRY(runtime::check_plan_time_operands(impl->compiled).with_context("om::Session"));

@@ -41,7 +41,7 @@ class Tensor;       // onemodel/core/tensor.h
 
 struct SessionOptions {
   ArithmeticMode mode = ArithmeticMode::Fast;
-  bool optimize = true;        // run the graph passes the mode allows
+  bool optimize = true;        // run the graph passes the mode allows (compute_f16_in_f32, which defines how f16 graphs run, runs either way)
   // Plans kept for different input-shape signatures (>= 1). Beyond it the least recently used
   // plan is dropped (its output views become invalid).
   size_t max_cached_plans = 8;

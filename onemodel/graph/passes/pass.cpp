@@ -6,6 +6,7 @@ namespace om::graph::passes {
 
 const std::vector<Pass>& all_passes() {
   static const std::vector<Pass> passes = {
+      {"compute_f16_in_f32", BitRule::Exact, compute_f16_in_f32},
       {"remove_identities", BitRule::Exact, remove_identities},
       {"fuse_qdq_conv", BitRule::FastOnly, fuse_qdq_conv},
       {"fuse_qdq_matmul", BitRule::FastOnly, fuse_qdq_matmul},

@@ -31,7 +31,8 @@ struct PassRun {
   size_t changes = 0;
 };
 
-// In order: identity removal, QDQ Conv and MatMul fusion into QLinearConv / QLinearMatMul
+// In order: f16 computed in f32 (f16 storage, f32 arithmetic; first, so every later pass sees
+// f32 nodes), identity removal, QDQ Conv and MatMul fusion into QLinearConv / QLinearMatMul
 // (FastOnly; before folding turns the weights' DequantizeLinear into floats), constant folding, attention fusion (FastOnly), MatMul epilogue
 // fusion (bias + activation), Transposes folded into MatMul operands/output, scalar Mul folded
 // into MatMul, Q/K/V projection merge, MatMul residual fusion (FastOnly), Conv +
@@ -116,6 +117,7 @@ Status rewrite_scan(Graph& g, size_t* changes, Rewrite rewrite) {
 
 // The individual passes (for tests).
 Status remove_identities(Graph& g, ArithmeticMode mode, size_t* changes);
+Status compute_f16_in_f32(Graph& g, ArithmeticMode mode, size_t* changes);    // f16_compute.cpp
 Status fold_constants(Graph& g, ArithmeticMode mode, size_t* changes);  // no byte limit
 Status fold_constants_within(Graph& g, ArithmeticMode mode, size_t max_folded_bytes, size_t* changes);
 Status fuse_matmul_epilogue(Graph& g, ArithmeticMode mode, size_t* changes);
