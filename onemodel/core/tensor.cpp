@@ -1,5 +1,6 @@
 #include "onemodel/core/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -373,10 +374,24 @@ Tensor Tensor::detach() const {
 }
 
 // ---- creation ----
-Tensor empty(const Shape& shape, DType dtype) { return unwrap(detail::make_tensor(shape, dtype, false, "om::empty")); }
+Tensor empty(const Shape& shape, DType dtype) {
+  if (detail::trace_hook()) return unwrap(detail::create_full(shape, 0.0, dtype, "om::empty"));
+  return unwrap(detail::make_tensor(shape, dtype, false, "om::empty"));
+}
 Tensor zeros(const Shape& shape, DType dtype) { return unwrap(detail::create_full(shape, 0.0, dtype, "om::zeros")); }
 Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
 Tensor full(const Shape& shape, double value, DType dtype) { return unwrap(detail::create_full(shape, value, dtype, "om::full")); }
+Tensor eye(int64_t n, int64_t m, DType dtype) {
+  if (m == -1) m = n;
+  if (n < 0 || m < 0)
+    raise(Status::error(ErrorKind::InvalidArgument, msg("om::eye: sizes ", n, " x ", m, " must not be negative (m = -1 gives a square matrix)")));
+  Tensor t = unwrap(detail::make_tensor({n, m}, dtype, true, "om::eye"));
+  uint8_t* p = static_cast<uint8_t*>(detail::raw(t));
+  const size_t es = dtype_size(dtype);
+  for (int64_t i = 0; i < std::min(n, m); ++i) detail::store_any(dtype, p + size_t(i * m + i) * es, 1.0);
+  if (detail::TraceHook* h = detail::trace_hook()) check(h->on_create(*t.impl(), detail::CreateKind::Eye, 0, 0));
+  return t;
+}
 Tensor arange(int64_t end, DType dtype) { return arange(0, double(end), 1, dtype); }
 Tensor arange(double start, double end, double step, DType dtype) { return unwrap(detail::create_range(start, end, step, dtype)); }
 

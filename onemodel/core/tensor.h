@@ -79,6 +79,8 @@ class Tensor {
 
   // ---- views and copies (PyTorch semantics) ----
   Tensor reshape(const Shape& shape) const;  // a view when strides allow, else a copy; one -1
+  // PyTorch's view: reshape that never copies; strides that would need a copy are an error.
+  Tensor view(const Shape& shape) const;
   Tensor permute(const std::vector<int64_t>& dims) const;
   Tensor transpose(int64_t dim0, int64_t dim1) const;
   Tensor t() const;
@@ -109,10 +111,14 @@ class Tensor {
 };
 
 // ---- creation (in the current store) ----
+// Uninitialised, as PyTorch's; while a trace records it is zeros and recorded as zeros (what
+// PyTorch's exporter writes), so a graph never holds arbitrary bytes.
 Tensor empty(const Shape& shape, DType dtype = DType::f32);
 Tensor zeros(const Shape& shape, DType dtype = DType::f32);
 Tensor ones(const Shape& shape, DType dtype = DType::f32);
 Tensor full(const Shape& shape, double value, DType dtype = DType::f32);
+// PyTorch's eye: ones on the diagonal of an n x m matrix (m = -1: square). Traced as EyeLike.
+Tensor eye(int64_t n, int64_t m = -1, DType dtype = DType::f32);
 // PyTorch's arange: integer arguments give i64, a floating one f32 (or the dtype given).
 Tensor arange(int64_t end, DType dtype = DType::i64);
 Tensor arange(double start, double end, double step = 1, DType dtype = DType::f32);

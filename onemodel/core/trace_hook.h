@@ -10,7 +10,7 @@ namespace detail {
 struct TensorImpl;
 
 // What a creation from sizes made (on_create).
-enum class CreateKind { Full, Range };
+enum class CreateKind { Full, Range, Eye };
 
 class TraceHook {
  public:
@@ -27,8 +27,8 @@ class TraceHook {
   virtual Status on_no_grad() = 0;
   // A tensor that aliases a traced one (contiguous, clone, same-shape reshape) shares its value.
   virtual void on_alias(const TensorImpl& source, TensorImpl& alias) = 0;
-  // om::full / zeros / ones (a = the value) or om::arange (a = start, b = step) created `t`; the
-  // tracer records it when a size equals a symbol's example size.
+  // om::full / zeros / ones / empty (a = the value), om::arange (a = start, b = step) or om::eye
+  // created `t`; the tracer records it when a size equals a symbol's example size.
   virtual Status on_create(TensorImpl& t, CreateKind kind, double a, double b) {
     (void)t; (void)kind; (void)a; (void)b;
     return Status::ok();

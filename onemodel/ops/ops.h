@@ -87,6 +87,7 @@ Result<Tensor> nll_loss(const Tensor& log_probs, const Tensor& target, Reduction
                         const Tensor& weight = Tensor());
 
 Result<Tensor> reshape(const Tensor& x, const Shape& shape);
+Result<Tensor> view(const Tensor& x, const Shape& shape);  // reshape without a copy, or an error
 Result<Tensor> permute(const Tensor& x, const std::vector<int64_t>& dims);
 Result<Tensor> transpose(const Tensor& x, int64_t dim0, int64_t dim1);
 Result<Tensor> squeeze(const Tensor& x, std::optional<int64_t> dim);

@@ -80,13 +80,18 @@ Result<Tensor> copy_of(const Tensor& x, OpId id) {
 
 }  // namespace
 
-Result<Tensor> reshape(const Tensor& x, const Shape& shape) {
-  const char* call = "om::Tensor::reshape";
+namespace {
+// reshape and view: one recording (Reshape); only view refuses strides that need a copy.
+Result<Tensor> reshape_or_view(const Tensor& x, const Shape& shape, bool may_copy, const char* call) {
   OM_TRY(check_input(x, call));
   OM_ASSIGN_OR_RETURN(Shape s, resolve_shape(x, shape, call));
   Tensor out;
   if (auto st = view_strides(x.shape(), x.strides(), s)) {
     out = detail::make_view(x, s, *st, x.storage_offset());
+  } else if (!may_copy) {
+    return Status::error(ErrorKind::InvalidArgument,
+                         msg(call, ": shape ", shape_str(s), " cannot view ", x.to_string(), " with strides ", shape_str(x.strides()),
+                             " without a copy; use reshape() (which copies when it must) or contiguous().view()"));
   } else {
     OM_ASSIGN_OR_RETURN(Tensor dense, detail::make_tensor(x.shape(), x.dtype()));
     OM_TRY(detail::copy_elements(x, dense));
@@ -95,6 +100,10 @@ Result<Tensor> reshape(const Tensor& x, const Shape& shape) {
   OM_TRY(record<OpId::Reshape>({x}, out));
   return out;
 }
+}  // namespace
+
+Result<Tensor> reshape(const Tensor& x, const Shape& shape) { return reshape_or_view(x, shape, true, "om::Tensor::reshape"); }
+Result<Tensor> view(const Tensor& x, const Shape& shape) { return reshape_or_view(x, shape, false, "om::Tensor::view"); }
 
 Result<Tensor> permute(const Tensor& x, const std::vector<int64_t>& dims) {
   const char* call = "om::Tensor::permute";

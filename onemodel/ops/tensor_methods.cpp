@@ -7,6 +7,7 @@
 namespace om {
 
 Tensor Tensor::reshape(const Shape& s) const { return unwrap(ops::reshape(*this, s)); }
+Tensor Tensor::view(const Shape& s) const { return unwrap(ops::view(*this, s)); }
 Tensor Tensor::permute(const std::vector<int64_t>& d) const { return unwrap(ops::permute(*this, d)); }
 Tensor Tensor::transpose(int64_t a, int64_t b) const { return unwrap(ops::transpose(*this, a, b)); }
 Tensor Tensor::t() const {

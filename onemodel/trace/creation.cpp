@@ -1,8 +1,8 @@
-// Creation from sizes (docs/tracing.md): om::full / zeros / ones and om::arange take plain
+// Creation from sizes (docs/tracing.md): om::full / zeros / ones / empty, om::eye and om::arange take plain
 // integers, so like Reshape operands the tracer recovers their meaning from the example sizes.
 // A size equal to exactly one symbol's example size (above 1), or to the product of exactly one
 // pair of them (B*T), is recorded from `Shape` at run time: arange as Range(start, start + n * step, step), full as Expand of a scalar to a shape
-// operand built like Reshape's. Otherwise the tensor stays a constant, as before.
+// operand built like Reshape's, eye as EyeLike of such an Expand of zero. Otherwise the tensor stays a constant, as before.
 // The same holds for `expand` of a constant (ViT's `cls_token.expand({B, -1, -1})`): a size-1
 // axis expanded to a symbol's example size becomes an Expand whose shape operand reads that
 // symbol's run-time size, so a later concatenation with traced tokens follows the batch.
@@ -36,12 +36,13 @@ Status TraceState::on_create(detail::TensorImpl& t, detail::CreateKind kind, dou
   }
   if (!symbolic) return Status::ok();
   // arange's length must be one symbol (a Range up to its run-time size).
-  if (kind != detail::CreateKind::Full && ext[0].atoms.size() != 1) return Status::ok();
+  if (kind == detail::CreateKind::Range && ext[0].atoms.size() != 1) return Status::ok();
   ValueId out;
-  if (kind == detail::CreateKind::Full) {
+  if (kind != detail::CreateKind::Range) {
     OM_ASSIGN_OR_RETURN(ValueId shape, shape_operand(ext, false));
     OM_ASSIGN_OR_RETURN(ValueId value, scalar_constant(a, t.dtype));
     OM_ASSIGN_OR_RETURN(out, emit("Expand", {value, shape}, {}, t.dtype, t.shape, ext));
+    if (kind == detail::CreateKind::Eye) { OM_ASSIGN_OR_RETURN(out, emit("EyeLike", {out}, {}, t.dtype, t.shape, ext)); }
   } else {
     const uint32_t atom = ext[0].atoms[0];
     OM_ASSIGN_OR_RETURN(ValueId n1, atom_extent(atom));  // [1] i64

@@ -19,6 +19,22 @@ namespace archtest {
 
 using Eager = std::function<std::vector<om::Tensor>(const std::vector<om::Tensor>&)>;
 
+// One SGD step on the mean squared output, then eval(): models are traced as users trace them,
+// trained (weights moved off their initial values, BatchNorm statistics updated), not fresh.
+inline void train_one_step(om::nn::Module& model, const om::Tensor& input) {
+  model.train();
+  std::vector<om::Tensor> params = model.parameters();
+  REQUIRE(!params.empty());
+  const std::vector<float> before = params[0].to_vector<float>();
+  om::optim::SGD opt(params, 0.05);
+  opt.zero_grad();
+  om::Tensor out = model(input);
+  om::mean(om::mul(out, out)).backward();
+  opt.step();
+  CHECK(params[0].to_vector<float>() != before);
+  model.eval();
+}
+
 inline om::graph::TensorData data_of(const std::string& name, const om::Tensor& x) {
   om::Tensor c = x.clone();  // fresh storage: offset 0
   return om::graph::TensorData::copy_of(name, c.dtype(), c.shape(), c.storage().data(), size_t(c.numel()) * om::dtype_size(c.dtype()));

@@ -1,6 +1,6 @@
-// Architectures as users write them (ViT, TCN, U-Net, a two-input model), traced through
-// Module::trace with its verification, then run at three sizes in the Session and in ONNX
-// Runtime (the oracle) against eager.
+// Architectures as users write them (ViT, TCN, U-Net, a two-input model), trained one step,
+// traced through Module::trace with its verification, then run at three sizes in the Session and
+// in ONNX Runtime (the oracle) against eager.
 #include <doctest/doctest.h>
 
 #include "arch_helpers.h"
@@ -50,7 +50,7 @@ class TinyViT : public om::nn::Module {
 TEST_CASE("ViT: cls_token.expand({B, -1, -1}) follows the symbolic batch through cat") {
   om::Generator gen(281);
   auto vit = std::make_shared<TinyViT>(gen);
-  vit->eval();
+  archtest::train_one_step(*vit, om::randn({4, 3, 16, 16}, gen));
   om::TracedModel traced = vit->trace(om::randn({6, 3, 16, 16}, gen), {"batch", "", "", ""});
   CHECK(tracetest::count_ops(traced.graph(), "Expand") >= 1);
   archtest::agree_at("arch_vit", traced, [&](const std::vector<om::Tensor>& x) { return std::vector<om::Tensor>{(*vit)(x[0])}; },
@@ -104,7 +104,7 @@ class TemporalBlock : public om::nn::Module {
 TEST_CASE("TCN: Chomp1d's x.slice(2, 0, -p) traces on a symbolic time axis") {
   om::Generator gen(282);
   auto tcn = std::make_shared<om::nn::Sequential>(std::make_shared<TemporalBlock>(4, 3, 1, gen), std::make_shared<TemporalBlock>(4, 3, 2, gen));
-  tcn->eval();
+  archtest::train_one_step(*tcn, om::randn({2, 4, 37}, gen));
   om::TracedModel traced = tcn->trace(om::randn({2, 4, 37}, gen), {"batch", "", "time"});
   CHECK(tracetest::count_ops(traced.graph(), "Slice") == 2);
   archtest::agree_at("arch_tcn", traced, [&](const std::vector<om::Tensor>& x) { return std::vector<om::Tensor>{(*tcn)(x[0])}; },
@@ -160,7 +160,7 @@ class TinyUNet : public om::nn::Module {
 TEST_CASE("U-Net: scale-based upsampling lowers to Resize with scales and follows symbolic height and width") {
   om::Generator gen(283);
   auto unet = std::make_shared<TinyUNet>(gen);
-  unet->eval();
+  archtest::train_one_step(*unet, om::randn({2, 1, 20, 24}, gen));
   // Default verification: the model cannot run at h = 21 or w = 25 (the pools and the skip
   // concatenations need multiples of 4), so the next sizes keeping the examples' factors of two
   // are tried.
@@ -331,4 +331,35 @@ TEST_CASE("Tensor::repeat: values as PyTorch's, gradients, and a count equal to 
   om::TracedModel traced = tracer.finish({{"y", forward(x)}});
   archtest::agree_at("arch_repeat", traced, [&](const std::vector<om::Tensor>& in) { return std::vector<om::Tensor>{forward(in[0])}; },
                      {"x"}, {{om::randn({5, 4}, gen)}, {om::randn({2, 4}, gen)}, {om::randn({9, 4}, gen)}});
+}
+
+TEST_CASE("om::eye, om::empty and Tensor::view: eager values as PyTorch's, and traced from sizes") {
+  CHECK(om::eye(2, 3).to_vector<float>() == std::vector<float>{1, 0, 0, 0, 1, 0});
+  CHECK(om::eye(3).shape() == om::Shape{3, 3});
+  CHECK(om::eye(2, -1, om::DType::i64).to_vector<int64_t>() == std::vector<int64_t>{1, 0, 0, 1});
+  CHECK(contains(testutil::error_of([] { om::eye(-2); }).what(), "om::eye: sizes -2 x -2 must not be negative"));
+  const om::Tensor a = om::arange(6, om::DType::f32);
+  om::Tensor v = a.view({2, 3});
+  CHECK(v.storage().data() == a.storage().data());  // a view: no copy
+  CHECK(v.view({3, -1}).shape() == om::Shape{3, 2});
+  // A transposed matrix cannot be merged without a copy: PyTorch's view refuses it, so do we.
+  const std::string m = testutil::error_of([&] { v.t().view({6}); }).what();
+  CHECK(contains(m, "om::Tensor::view: shape [6] cannot view"));
+  CHECK(contains(m, "use reshape()"));
+  CHECK(v.t().reshape({6}).to_vector<float>() == std::vector<float>{0, 3, 1, 4, 2, 5});
+  // Traced: an identity mask and an accumulator of the batch's size follow the batch; view
+  // records a Reshape that follows it too.
+  om::Generator gen(331);
+  // (Eager empty is uninitialised; while tracing it is zeros, so the eager reference uses zeros.)
+  auto forward = [](const om::Tensor& x, bool tracing) {
+    const int64_t B = x.shape()[0];
+    om::Tensor acc = om::add(tracing ? om::empty({B, 4}) : om::zeros({B, 4}), x.view({B, 4}));
+    return om::add(om::matmul(om::eye(B), acc), om::eye(B, 4));
+  };
+  auto tracer = om::Tracer::begin();
+  om::Tensor x = tracer.input("x", om::randn({5, 2, 2}, gen), {"batch", "", ""});
+  om::TracedModel traced = tracer.finish({{"y", forward(x, true)}});
+  CHECK(tracetest::count_ops(traced.graph(), "EyeLike") == 2);
+  archtest::agree_at("arch_eye_empty_view", traced, [&](const std::vector<om::Tensor>& in) { return std::vector<om::Tensor>{forward(in[0], false)}; },
+                     {"x"}, {{om::randn({5, 2, 2}, gen)}, {om::randn({2, 2, 2}, gen)}, {om::randn({7, 2, 2}, gen)}});
 }
