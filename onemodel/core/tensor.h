@@ -97,6 +97,8 @@ class Tensor {
   // repeats is longer than the rank). Recorded as Unsqueeze, Expand and Reshape, so it is traced
   // (a count equal to a symbol's size follows it, as expand does) and differentiated.
   Tensor repeat(const Shape& repeats) const;
+  // PyTorch's tile: repeat, where fewer counts than dims repeat the last dims (1s prepended).
+  Tensor tile(const Shape& dims) const;
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor detach() const;

@@ -1,6 +1,8 @@
 // Tensor's view and copy methods: declared with the tensor (core) and defined here, beside the
 // recorded operators they forward to (ops/shape_ops.cpp), so the tensor layer does not depend
 // on the operators.
+#include <algorithm>
+
 #include "onemodel/core/tensor_internal.h"
 #include "onemodel/ops/ops.h"
 
@@ -56,6 +58,12 @@ Tensor Tensor::repeat(const Shape& repeats) const {
     target.push_back(n);
   }
   return x.expand(interleaved).reshape(target);
+}
+Tensor Tensor::tile(const Shape& dims) const {
+  // PyTorch's tile: repeat, with leading 1s when fewer counts than dims are given.
+  Shape repeats(size_t(std::max<int64_t>(0, dim() - int64_t(dims.size()))), 1);
+  repeats.insert(repeats.end(), dims.begin(), dims.end());
+  return repeat(repeats);
 }
 Tensor Tensor::select(int64_t d, int64_t i) const { return unwrap(ops::select(*this, d, i)); }
 Tensor Tensor::flip(int64_t d) const { return unwrap(ops::flip(*this, d)); }

@@ -144,7 +144,7 @@ Status verify_traced(const graph::Graph& g, const VerifyPlan& plan, const RerunF
       if (in.axes[k].empty()) continue;
       bool seen = false;
       for (const Symbol& s : symbols) seen = seen || s.name == in.axes[k];
-      if (!seen) symbols.push_back({in.axes[k], in.example.shape()[k], 0});
+      if (!seen) symbols.push_back({in.axes[k], in.example.shape()[k], 0, false, {}});
     }
   if (symbols.empty()) return Status::ok();
   std::set<int64_t> taken = plan.static_sizes;

@@ -318,6 +318,9 @@ TEST_CASE("Tensor::repeat: values as PyTorch's, gradients, and a count equal to 
   const om::Tensor a = om::tensor({1.f, 2.f, 3.f}, {1, 3});
   CHECK(a.repeat({2, 2}).to_vector<float>() == std::vector<float>{1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3});
   CHECK(a.repeat({2, 1, 1}).shape() == om::Shape{2, 1, 3});
+  CHECK(a.tile({2}).to_vector<float>() == std::vector<float>{1, 2, 3, 1, 2, 3});  // PyTorch: [1, 6]
+  CHECK(a.tile({2}).shape() == om::Shape{1, 6});
+  CHECK(a.tile({2, 1, 1}).shape() == om::Shape{2, 1, 3});
   CHECK(contains(testutil::error_of([&] { a.repeat({2}); }).what(), "give at least one per dim (2)"));
   om::Tensor w = om::tensor({1.f, 2.f}, {2}).requires_grad_();
   om::sum(om::mul(w.repeat({3}), om::arange(6, om::DType::f32))).backward();
