@@ -162,7 +162,7 @@ StateRefs Adam::state() {
 }
 
 AdamW::AdamW(std::vector<Tensor> params, const AdamWOptions& o)
-    : Adam(std::move(params), AdamOptions(o.lr()).betas(o.betas()).eps(o.eps()).weight_decay(o.weight_decay())) {}
+    : Adam(std::move(params), AdamOptions(o)) {}
 
 void AdamW::step() { adam_step("om::optim::AdamW::step", true); }
 

@@ -89,14 +89,52 @@ class SGD : public Optimizer {
 
 using Betas = std::tuple<double, double>;  // Adam's (beta1, beta2), as libtorch's betas
 
-class AdamOptions {
- public:
-  AdamOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT: implicit, as libtorch's
-  OM_OPTION(double, lr, 1e-3)
-  OM_OPTION(Betas, betas, (Betas(0.9, 0.999)))
-  OM_OPTION(double, eps, 1e-8)
-  OM_OPTION(double, weight_decay, 0)  // L2 added to the gradient (Adam, not AdamW)
+// Adam's and AdamW's options, listed once: libtorch has both classes, and they differ only in the
+// weight-decay default (0 for Adam, 1e-2 for AdamW) and in what the decay means (see the classes).
+class AdamFields {
+ protected:
+  AdamFields(double lr, double weight_decay) : lr_(lr), weight_decay_(weight_decay) {}
+  double lr_;
+  Betas betas_ = Betas(0.9, 0.999);
+  double eps_ = 1e-8;
+  double weight_decay_;
   friend class Adam;
+};
+
+template <class Self>
+class AdamOptionsOf : public AdamFields {
+ public:
+  Self& lr(double v) { return set(lr_, v); }
+  Self& betas(Betas v) { return set(betas_, v); }
+  Self& eps(double v) { return set(eps_, v); }
+  Self& weight_decay(double v) { return set(weight_decay_, v); }
+  double lr() const { return lr_; }
+  Betas betas() const { return betas_; }
+  double eps() const { return eps_; }
+  double weight_decay() const { return weight_decay_; }
+
+ protected:
+  using AdamFields::AdamFields;
+  explicit AdamOptionsOf(const AdamFields& fields) : AdamFields(fields) {}
+
+ private:
+  template <typename T> Self& set(T& field, T v) {
+    field = v;
+    return static_cast<Self&>(*this);
+  }
+};
+
+class AdamOptions : public AdamOptionsOf<AdamOptions> {
+ public:
+  AdamOptions(double lr = 1e-3) : AdamOptionsOf(lr, 0) {}  // NOLINT: implicit, as libtorch's
+  explicit AdamOptions(const AdamFields& fields) : AdamOptionsOf(fields) {}
+};
+
+// weight_decay: L2 added to the gradient (Adam), or decoupled, p -= lr * wd * p before the Adam
+// step (AdamW, PyTorch's).
+class AdamWOptions : public AdamOptionsOf<AdamWOptions> {
+ public:
+  AdamWOptions(double lr = 1e-3) : AdamOptionsOf(lr, 1e-2) {}  // NOLINT: implicit, as libtorch's
 };
 
 class Adam : public Optimizer {
@@ -117,15 +155,6 @@ class Adam : public Optimizer {
   std::vector<Tensor> m_, v_;
   int64_t t_ = 0;
   double beta1_pow_ = 1, beta2_pow_ = 1;  // beta^t by repeated products: no pow(), same on every machine
-};
-
-class AdamWOptions {
- public:
-  AdamWOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT: implicit, as libtorch's
-  OM_OPTION(double, lr, 1e-3)
-  OM_OPTION(Betas, betas, (Betas(0.9, 0.999)))
-  OM_OPTION(double, eps, 1e-8)
-  OM_OPTION(double, weight_decay, 1e-2)  // decoupled: p -= lr * wd * p before the Adam step (PyTorch's AdamW)
 };
 
 class AdamW : public Adam {

@@ -68,6 +68,11 @@ TEST_CASE("options in libtorch's style: chained setters, getters, an lr alone co
   CHECK(o.dampening() == 0);
   const om::optim::AdamWOptions w = om::optim::AdamWOptions(3e-4).betas({0.9, 0.98}).weight_decay(0.05);
   CHECK(std::get<1>(w.betas()) == 0.98);
+  CHECK(w.weight_decay() == 0.05);
+  // One option list, two defaults: Adam's weight decay is 0, AdamW's 1e-2 (PyTorch's).
+  CHECK(om::optim::AdamOptions().weight_decay() == 0);
+  CHECK(om::optim::AdamWOptions().weight_decay() == 1e-2);
+  CHECK(om::optim::AdamWOptions(0.1).eps() == 1e-8);
   CHECK(om::optim::RMSpropOptions().alpha() == 0.99);
   om::Tensor p = om::zeros({1}).requires_grad_();
   om::optim::SGD sgd({p}, 0.3);  // SGD(params, lr), as libtorch's
