@@ -276,7 +276,62 @@ size_t conv_packed_a_floats(const ConvGeom& g) {
   return n <= (size_t(1) << 20) ? n : 0;
 }
 
+// The transposed form (conv.h) may run on any geometry its weights were packed for: group 1, not
+// depthwise, enough output channels. Its scratch: a block of the im2col tile, the block's
+// transposed product, the GEMM's workspace.
+bool may_run_transposed(const ConvGeom& g) {
+  return g.group == 1 && !is_depthwise(g) && g.M >= kConvTransposedMinChannels;
+}
+int64_t transposed_tile(const ConvGeom& g) { return std::max<int64_t>(1, std::min(g.OH * g.OW, kConvTransposedTile)); }
+size_t transposed_scratch_floats(const ConvGeom& g) {
+  const int64_t K = g.C * g.kH * g.kW, pt = transposed_tile(g);
+  return round16(size_t(pt * K)) + round16(size_t(pt * g.M)) + gemm_workspace_floats(size_t(pt), size_t(g.M), size_t(K));
+}
+
+// Y^T[p, m] = col^T[p, k] W^T[k, m] per image and block of positions, into the scratch, then
+// transposed into Y; the bias and Relu in the GEMM's registers (a column bias here), else the
+// epilogue pass on Y's rows as in the direct form.
+void conv_transposed_gemm(const ConvGeom& g, const float* x, const float* wt, const float* bias, UnaryOp act, float* y,
+                          float* scratch, ArithmeticMode mode, const ConvNorm* norm) {
+  const int64_t K = g.C * g.kH * g.kW, P = g.OH * g.OW, M = g.M, pt = transposed_tile(g);
+  float* col = scratch;
+  float* ct = col + round16(size_t(pt * K));
+  const bool gemm_epilogue = !norm && (act == UnaryOp::Identity || act == UnaryOp::Relu);
+  GemmArgs a;
+  a.N = size_t(M);
+  a.K = size_t(K);
+  a.a = col;
+  a.a_rs = 1;
+  a.c = ct;
+  a.ldc = size_t(M);
+  a.workspace = ct + round16(size_t(pt * M));
+  if (gemm_epilogue) {
+    a.bias = bias;
+    a.activation = act;
+  }
+  for (int64_t n = 0; n < g.N; ++n) {
+    const float* xn = x + n * g.C * g.H * g.W;
+    float* yn = y + n * M * P;
+    for (int64_t p0 = 0; p0 < P; p0 += pt) {
+      const int64_t cur = std::min(pt, P - p0);
+      im2col_tile(g, xn, 0, g.C, p0, cur, col);  // col[k * cur + p]: A^T with row stride cur
+      a.M = size_t(cur);
+      a.a_cs = cur;
+      f32_gemm_prepacked(a, wt, mode);
+      for (int64_t m = 0; m < M; ++m) {
+        float* row = yn + m * P + p0;
+        for (int64_t p = 0; p < cur; ++p) row[p] = ct[p * M + m];
+        if (!gemm_epilogue) epilogue_row(row, size_t(cur), bias ? bias + m : nullptr, norm, m, act);
+      }
+    }
+  }
+}
+
 }  // namespace
+
+bool conv_prefers_transposed(const ConvGeom& g) {
+  return may_run_transposed(g) && g.OH * g.OW <= kConvTransposedMaxPositions;
+}
 
 size_t conv_scratch_floats(const ConvGeom& g) {
   if (is_depthwise(g)) return padded_floats(g) < 0 ? 0 : tap_table_floats(g) + round16(size_t(padded_floats(g)));
@@ -285,7 +340,8 @@ size_t conv_scratch_floats(const ConvGeom& g) {
   size_t before = 0;  // the im2col tile, or the implicit path's tap table and padded planes
   if (conv_b(g) == ConvB::Tile) before = round16(size_t(pt * K));
   if (conv_b(g) == ConvB::Implicit) before = tap_table_floats(g) + row_table_floats(g) + implicit_planes_floats(g);
-  return before + conv_packed_a_floats(g) + gemm_workspace_floats(size_t(Mg) + 8, size_t(pt) + 16, size_t(K));
+  const size_t direct = before + conv_packed_a_floats(g) + gemm_workspace_floats(size_t(Mg) + 8, size_t(pt) + 16, size_t(K));
+  return may_run_transposed(g) ? std::max(direct, transposed_scratch_floats(g)) : direct;
 }
 
 // Y[m, p] (NCHW, row stride P) = W[m, k] x col[k, p] per group and pixel tile: the weights are
@@ -323,6 +379,8 @@ void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const flo
                      float* scratch, const float* packed_w, ArithmeticMode mode, const ConvNorm* norm) {
   if (algo == ConvAlgo::Depthwise) return depthwise(g, x, w, bias, act, y, scratch, norm);
   if (algo == ConvAlgo::Winograd && conv_winograd(g, x, packed_w, bias, act, y, scratch)) return;
+  if (algo != ConvAlgo::Depthwise)
+    if (const float* wt = conv_packed_transposed_weights(g, packed_w)) return conv_transposed_gemm(g, x, wt, bias, act, y, scratch, mode, norm);
   const float* planned_a = conv_packed_gemm_weights(g, packed_w);  // null unless packed for this node
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW, HW = g.H * g.W;
   const int64_t pt = conv_pixel_tile(g, P, K);

@@ -79,10 +79,25 @@ void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const flo
 // as 16 left operands. Packed for the ISA active when packing: f32_conv2d checks that and uses W
 // itself when they do not fit (the same bits for the GEMM form: packing is a copy). With too
 // little memory for the transform the buffer is left without a header and is ignored.
+//
+// With `transposed`, W^T [K, M] is packed as the GEMM's right-hand operand instead (gemm_pack_b):
+// for convolutions with few output positions (conv_prefers_transposed: a 1-D STFT over a few
+// frames, a late small feature map), f32_conv2d then runs the product transposed, Y^T[p, m] =
+// col^T[p, k] W^T[k, m], in blocks of kConvTransposedTile positions, so the micro-kernels'
+// columns run over output channels rather than mostly empty pixel panels. Each output is still
+// the fma chain over k in order, then the bias and the activation: the bits of the other GEMM
+// forms, in both modes. It serves any later input size (the blocks bound its scratch).
 struct ConvWeightPack {
   int64_t M = 0, K = 0;
   bool winograd = false;
+  bool transposed = false;
 };
+// Below this many output positions (and from kConvTransposedMinChannels output channels up,
+// group 1, not depthwise) the transposed form pays: at 16 positions the direct form fills at most
+// half of a 32-column panel, while the transposed one fills every column (measured on the
+// melspectrogram STFT, docs/performance.md).
+constexpr int64_t kConvTransposedMaxPositions = 16, kConvTransposedMinChannels = 32, kConvTransposedTile = 64;
+bool conv_prefers_transposed(const ConvGeom& g);
 size_t conv_packed_weights_floats(const ConvWeightPack& p);
 void conv_pack_weights(const ConvWeightPack& p, const float* w, float* packed);
 // Whether the Winograd form applies: group 1, a 3x3 kernel, strides and dilations 1, and at
@@ -97,6 +112,8 @@ bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const
                    float* scratch);
 // The GEMM-form packed weights inside `packed` when it holds them for g, else null.
 const float* conv_packed_gemm_weights(const ConvGeom& g, const float* packed);
+// The transposed form's packed W^T inside `packed` when it holds them for g, else null.
+const float* conv_packed_transposed_weights(const ConvGeom& g, const float* packed);
 
 // Transposed convolution (the gradient of conv2d with respect to its input, plus a bias).
 // Exact mode: for every input pixel p (row-major) the GEMM gives t[p, m, kh, kw] as the fma

@@ -32,6 +32,7 @@ using winograd::tile_rows;
 constexpr int kPositions = 16;                     // the 4x4 transformed patch
 constexpr uint32_t kWinogradMagic = 0x4e495750u;   // header of a Winograd weight buffer
 constexpr uint32_t kGemmFormMagic = 0x4d474350u;   // header of a GEMM-form weight buffer
+constexpr uint32_t kTransposedMagic = 0x4d475450u;  // header of a transposed-form weight buffer
 constexpr size_t kHeaderFloats = 16;               // keeps the packed panels 64-byte aligned
 struct PackHeader {
   uint32_t magic;
@@ -209,6 +210,7 @@ size_t conv_winograd_scratch_floats(const ConvGeom& g) {
 
 size_t conv_packed_weights_floats(const ConvWeightPack& p) {
   if (p.winograd) return kHeaderFloats + kPositions * position_floats(p.M, p.K);
+  if (p.transposed) return kHeaderFloats + round16(gemm_packed_b_floats(size_t(p.K), size_t(p.M)));
   return kHeaderFloats + round16(gemm_packed_a_floats(size_t(p.M), size_t(p.K)));
 }
 
@@ -219,7 +221,9 @@ void conv_pack_weights(const ConvWeightPack& p, const float* w, float* packed) {
   a.K = size_t(p.K);
   a.a_rs = p.K;
   a.a_cs = 1;
-  if (!p.winograd) {
+  if (p.transposed) {
+    gemm_pack_b(w, 1, p.K, size_t(p.K), size_t(p.M), packed + kHeaderFloats);  // W^T[k, m] = w[m * K + k]
+  } else if (!p.winograd) {
     a.a = w;
     gemm_pack_a(a, packed + kHeaderFloats);
   } else {
@@ -237,16 +241,24 @@ void conv_pack_weights(const ConvWeightPack& p, const float* w, float* packed) {
       gemm_pack_a(a, packed + kHeaderFloats + size_t(xi) * position_floats(p.M, p.K));
     }
   }
-  const PackHeader h{p.winograd ? kWinogradMagic : kGemmFormMagic, 0, uint64_t(p.M), uint64_t(p.K)};
+  const uint32_t magic = p.winograd ? kWinogradMagic : p.transposed ? kTransposedMagic : kGemmFormMagic;
+  const PackHeader h{magic, 0, uint64_t(p.M), uint64_t(p.K)};
   std::memcpy(packed, &h, sizeof h);
 }
 
-const float* conv_packed_gemm_weights(const ConvGeom& g, const float* packed) {
+namespace {
+const float* packed_form(const ConvGeom& g, const float* packed, uint32_t magic) {
   if (!packed || g.group != 1) return nullptr;
   const PackHeader h = header_of(packed);
   const int64_t K = g.C * g.kH * g.kW;
-  if (h.magic != kGemmFormMagic || h.M != uint64_t(g.M) || h.K != uint64_t(K)) return nullptr;
+  if (h.magic != magic || h.M != uint64_t(g.M) || h.K != uint64_t(K)) return nullptr;
   return packed + kHeaderFloats;  // the GEMM checks that it fits the active tile
+}
+}  // namespace
+
+const float* conv_packed_gemm_weights(const ConvGeom& g, const float* packed) { return packed_form(g, packed, kGemmFormMagic); }
+const float* conv_packed_transposed_weights(const ConvGeom& g, const float* packed) {
+  return packed_form(g, packed, kTransposedMagic);
 }
 
 bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const float* bias, UnaryOp act, float* y,

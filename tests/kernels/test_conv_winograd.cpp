@@ -168,3 +168,73 @@ TEST_CASE("conv_pack_weights: a buffer from another ISA's tile or a geometry out
   const auto with = run(s, x, w, nullptr, UnaryOp::Identity, wino.data(), ArithmeticMode::Fast);
   CHECK(first_mismatch(with.data(), plain.data(), plain.size()) == plain.size());
 }
+
+namespace {
+
+// A geometry of any kernel size and stride (the cases above are 3x3 stride 1).
+ConvGeom general_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t kH, int64_t kW, int64_t s, int64_t pad) {
+  ConvGeom g;
+  g.N = N, g.C = C, g.H = H, g.W = W, g.M = M, g.kH = kH, g.kW = kW, g.sH = H == 1 ? 1 : s, g.sW = s;
+  g.pad_t = H == 1 ? 0 : pad, g.pad_l = pad;
+  g.OH = conv_out_extent(H, kH, g.sH, 1, g.pad_t, g.pad_t, false);
+  g.OW = conv_out_extent(W, kW, s, 1, pad, pad, false);
+  return g;
+}
+
+std::vector<float> packed_transposed(const ConvGeom& g, const std::vector<float>& w) {
+  ConvWeightPack p;
+  p.M = g.M;
+  p.K = g.C * g.kH * g.kW;
+  p.transposed = true;
+  std::vector<float> buf(conv_packed_weights_floats(p), NAN);
+  conv_pack_weights(p, w.data(), buf.data());
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("conv_pack_weights, transposed form: the unpacked bits in both modes, on every ISA, at any later size") {
+  // The melspectrogram's STFT (1-D, kernel 512, stride 160, 5 frames), a late 4x4 feature map,
+  // a strided padded one with two images, and sizes beyond the choice (150 and 70 positions:
+  // several blocks of kConvTransposedTile) that a plan of another input size would run.
+  const ConvGeom cases[] = {general_geom(1, 1, 1, 1280, 257, 1, 512, 160, 0), general_geom(1, 64, 4, 4, 48, 3, 3, 1, 1),
+                            general_geom(2, 8, 7, 6, 40, 3, 3, 2, 1), general_geom(1, 1, 1, 24352, 257, 1, 512, 160, 0),
+                            general_geom(2, 5, 1, 75, 33, 1, 6, 1, 0)};
+  CHECK(conv_prefers_transposed(cases[0]));
+  CHECK(conv_prefers_transposed(cases[1]));
+  CHECK_FALSE(conv_prefers_transposed(cases[3]));  // 150 positions: the direct form is chosen
+  CHECK_FALSE(conv_prefers_transposed(general_geom(1, 64, 4, 4, 16, 3, 3, 1, 1)));  // too few channels
+  for (const ConvGeom& g : cases) {
+    REQUIRE(g.OW > 0);
+    const auto x = awkward_values(size_t(g.N * g.C * g.H * g.W), uint32_t(g.C * 7 + g.W), 2.0f, false);
+    const auto w = awkward_values(size_t(g.M * g.C * g.kH * g.kW), uint32_t(g.M * 3 + g.kW), 1.0f, false);
+    const auto b = awkward_values(size_t(g.M), uint32_t(g.M + 5), 1.0f, false);
+    const std::vector<float> scale(size_t(g.M), 1.5f), mean(size_t(g.M), 0.25f), var(size_t(g.M), 2.0f), shift(size_t(g.M), -0.5f);
+    const ConvNorm norm{scale.data(), shift.data(), mean.data(), var.data(), 1e-5f};
+    for (Isa packer : available_isas())
+      for (Isa runner : available_isas()) {
+        std::vector<float> wt;
+        {
+          IsaScope scope(packer);
+          wt = packed_transposed(g, w);
+        }
+        IsaScope scope(runner);
+        REQUIRE(conv_packed_transposed_weights(g, wt.data()) != nullptr);
+        CHECK(conv_packed_gemm_weights(g, wt.data()) == nullptr);
+        INFO("packed on " << isa_name(packer) << ", run on " << isa_name(runner) << "; M " << g.M << " K " << g.C * g.kH * g.kW
+                          << " positions " << g.OH * g.OW << " images " << g.N);
+        for (ArithmeticMode mode : {ArithmeticMode::Exact, ArithmeticMode::Fast})
+          for (UnaryOp act : {UnaryOp::Identity, UnaryOp::Relu, UnaryOp::Sigmoid}) {
+            const auto plain = run(g, x, w, b.data(), act, nullptr, mode);
+            const auto with = run(g, x, w, b.data(), act, wt.data(), mode);
+            CHECK(first_mismatch(with.data(), plain.data(), plain.size()) == plain.size());
+          }
+        // With an inference batch normalisation (an Exact FusedConv): the epilogue pass.
+        std::vector<float> y0(size_t(g.N * g.M * g.OH * g.OW)), y1(y0.size());
+        std::vector<float> scratch(conv_scratch_floats(g) + 1, NAN);
+        f32_conv2d(g, x.data(), w.data(), b.data(), UnaryOp::Relu, y0.data(), scratch.data(), nullptr, ArithmeticMode::Exact, &norm);
+        f32_conv2d(g, x.data(), w.data(), b.data(), UnaryOp::Relu, y1.data(), scratch.data(), wt.data(), ArithmeticMode::Exact, &norm);
+        CHECK(first_mismatch(y1.data(), y0.data(), y0.size()) == y0.size());
+      }
+  }
+}

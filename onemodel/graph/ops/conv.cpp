@@ -333,13 +333,15 @@ void pack_conv_weights(const int64_t* params, const void* w, float* dst) {
   kernels::ConvWeightPack p;
   p.M = params[0];
   p.K = params[1];
-  p.winograd = params[2] != 0;
+  p.winograd = params[2] == 1;
+  p.transposed = params[2] == 2;
   kernels::conv_pack_weights(p, static_cast<const float*>(w), dst);
 }
 
 // Conv's weights (group 1) as the GEMM's packed left operand, or in Fast plans their Winograd
-// transform when the geometry takes that form (kernels/conv.h). The choice depends only on the
-// weights and attributes, so the packed copy serves every later plan of other input sizes.
+// transform when the geometry takes that form, or transposed as the right-hand operand when the
+// first plan has few output positions (kernels/conv.h). Every form serves every later plan of
+// other input sizes (the transposed one in blocks of positions), with the same bits.
 bool conv_packable_weights(const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
   SpatialGeom sg;
   const auto& x = inputs[0]->shape;
@@ -349,6 +351,7 @@ bool conv_packable_weights(const Node& node, const std::vector<const ValueDesc*>
   kernels::ConvWeightPack p;
   p.M = g.M;
   p.winograd = out->mode == ArithmeticMode::Fast && kernels::conv_winograd_fits(g);
+  p.transposed = !p.winograd && kernels::conv_prefers_transposed(g);
   if (!checked_mul(g.C, g.kH * g.kW, &p.K) || p.M <= 0 || p.K <= 0) return false;
   if (p.winograd) p.K = g.C;
   out->K = size_t(p.K);
@@ -357,7 +360,7 @@ bool conv_packable_weights(const Node& node, const std::vector<const ValueDesc*>
   out->pack = pack_conv_weights;
   out->params[0] = p.M;
   out->params[1] = p.K;
-  out->params[2] = p.winograd ? 1 : 0;
+  out->params[2] = p.winograd ? 1 : p.transposed ? 2 : 0;
   return true;
 }
 
