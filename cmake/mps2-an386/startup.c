@@ -37,6 +37,9 @@ void _exit(int status) {
 
 void om_fault_handler(void) { _exit(134); }
 
+/* C++ registers static destructors against this handle (crtbegin.o defines it in a hosted link). */
+void* __dso_handle = &__dso_handle;
+
 /* crt0's hooks around the constructors; there is nothing to do in them here. */
 void _init(void) {}
 void _fini(void) {}
