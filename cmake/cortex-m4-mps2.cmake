@@ -31,11 +31,11 @@ if(NOT EXISTS "${OM_MPS2_STARTUP}" OR "${OM_MPS2_DIR}/startup.c" IS_NEWER_THAN "
     message(FATAL_ERROR "cortex-m4-mps2.cmake: compiling ${OM_MPS2_DIR}/startup.c failed (is gcc-arm-none-eabi installed? tools/bootstrap.sh mcu)")
   endif()
 endif()
-# --specs=nano.specs: newlib-nano (small printf); -lrdimon: semihosting system calls. Our start-up
-# replaces crt0 (-nostartfiles); --gc-sections drops what nothing references.
-set(CMAKE_EXE_LINKER_FLAGS_INIT
-    "--specs=nano.specs -nostartfiles -T${OM_MPS2_DIR}/mps2-an386.ld -Wl,--gc-sections ${OM_MPS2_STARTUP}")
-set(CMAKE_C_STANDARD_LIBRARIES "-Wl,--start-group -lstdc++_nano -lm -lc_nano -lrdimon_nano -lgcc -Wl,--end-group")
+# newlib (the full one: printf with 64-bit integers, which the tests' hash lines need) and rdimon,
+# its semihosting system calls. Our start-up replaces crt0 (-nostartfiles); --gc-sections drops
+# what nothing references.
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-nostartfiles -T${OM_MPS2_DIR}/mps2-an386.ld -Wl,--gc-sections ${OM_MPS2_STARTUP}")
+set(CMAKE_C_STANDARD_LIBRARIES "-Wl,--start-group -lstdc++ -lm -lc -lrdimon -lgcc -Wl,--end-group")
 set(CMAKE_CXX_STANDARD_LIBRARIES "${CMAKE_C_STANDARD_LIBRARIES}")
 
 set(CMAKE_FIND_ROOT_PATH /usr/lib/arm-none-eabi ${CMAKE_PREFIX_PATH})

@@ -8,7 +8,7 @@
 # A Cortex-M build (make mcu-test) adds a third column: its tests/mcu/device programs run under
 # qemu-system-arm (MPS2 AN386) and print EXACT_HASH lines for the models the x86-64 and AArch64
 # test_mcu print. An AArch64 directory of "-" leaves that column out; ONEMODEL_EXACTNESS_TESTS
-# (e.g. test_mcu) limits the test_* executables run.
+# (e.g. "test_mcu test_kernels") limits the test_* executables run.
 # Usage: tools/exactness.sh <x86-build-dir> <aarch64-build-dir|-> [<cortex-m-build-dir>]
 set -u
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
@@ -44,7 +44,7 @@ run() {
 }
 
 found=0
-selected() { [ -z "$only" ] || [ "$(basename "$1")" = "$only" ]; }
+selected() { [ -z "$only" ] || [[ " $only " == *" $(basename "$1") "* ]]; }
 for t in "$x86_dir"/test_*; do
   [ -x "$t" ] && [ -f "$t" ] || continue
   selected "$t" || continue

@@ -35,10 +35,10 @@ for src in "$here"/tests/mcu/device/*.cpp; do
 done
 [ $ran -gt 0 ] || { echo "mcu-test: no programs in tests/mcu/device" >&2; exit 1; }
 # The hashes: x86-64 (native, forced scalar, 1/3/8 threads), AArch64 when built, Cortex-M.
-if [ -n "$arm_dir" ] && [ -x "$arm_dir/test_mcu" ]; then
-  ONEMODEL_EXACTNESS_TESTS=test_mcu "$here/tools/exactness.sh" "$host_dir" "$arm_dir" "$mcu_dir" || status=1
+if [ -n "$arm_dir" ] && [ -x "$arm_dir/test_mcu" ] && [ -x "$arm_dir/test_kernels" ]; then
+  ONEMODEL_EXACTNESS_TESTS="test_mcu test_kernels" "$here/tools/exactness.sh" "$host_dir" "$arm_dir" "$mcu_dir" || status=1
 else
-  echo "mcu-test: no AArch64 build with test_mcu (make cross-test): comparing x86-64 and Cortex-M only"
-  ONEMODEL_EXACTNESS_TESTS=test_mcu "$here/tools/exactness.sh" "$host_dir" - "$mcu_dir" || status=1
+  echo "mcu-test: no AArch64 build with test_mcu and test_kernels (make cross-test): comparing x86-64 and Cortex-M only"
+  ONEMODEL_EXACTNESS_TESTS="test_mcu test_kernels" "$here/tools/exactness.sh" "$host_dir" - "$mcu_dir" || status=1
 fi
 exit $status

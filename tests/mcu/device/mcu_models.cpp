@@ -2,7 +2,8 @@
 // mcu_models.h, read from its in-flash .om bytes, run in Exact mode; prints the EXACT_HASH lines
 // tools/exactness.sh compares with x86-64 and AArch64 and fails unless each hash equals the one
 // the host computed. The exit status is qemu's.
-#include <cstdio>
+#include <cstdio>  // before <cinttypes>: newlib defines PRIx64 only once <cstdio> has set it up
+#include <cinttypes>
 
 #include "mcu_models.h"
 #include "onemodel/io/format_v1.h"
@@ -19,12 +20,6 @@ uint64_t fnv1a(const void* data, size_t n, uint64_t h) {
   }
   return h;
 }
-
-// newlib-nano's printf has no 64-bit conversions: the hash goes out as two 32-bit halves.
-struct Hex64 {
-  char text[17];
-  explicit Hex64(uint64_t v) { std::snprintf(text, sizeof text, "%08lx%08lx", (unsigned long)(v >> 32), (unsigned long)(v & 0xffffffffu)); }
-};
 
 bool run_model(const McuModel& m) {
   auto graph = om::format_v1::read_bytes(m.om, m.om_size);
@@ -60,9 +55,9 @@ bool run_model(const McuModel& m) {
   }
   uint64_t h = 0xcbf29ce484222325ull;
   for (size_t o = 0; o < n_out; ++o) h = fnv1a(out[o].data, size_t(out[o].numel()) * om::dtype_size(out[o].dtype), h);
-  std::printf("EXACT_HASH mcu_%s %s %s\n", m.name, om::kernels::isa_name(om::kernels::active_isa()), Hex64(h).text);
+  std::printf("EXACT_HASH mcu_%s %s %016" PRIx64 "\n", m.name, om::kernels::isa_name(om::kernels::active_isa()), h);
   if (h != m.hash) {
-    std::printf("FAIL %s: hash %s, the host's is %s\n", m.name, Hex64(h).text, Hex64(m.hash).text);
+    std::printf("FAIL %s: hash %016" PRIx64 ", the host's is %016" PRIx64 "\n", m.name, h, m.hash);
     return false;
   }
   std::printf("ok   %s (arena %u bytes)\n", m.name, unsigned(session.last_plan_stats().arena_bytes));
