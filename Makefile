@@ -60,6 +60,11 @@ mcu-test: configure
 	@cd $(BUILD) && ./test_mcu >/dev/null
 	@cmake -S . -B build-mcu $(MCU_CMAKE) -DONEMODEL_MCU_MODELS_DIR=$(abspath $(BUILD))/mcu >/dev/null
 	@cmake --build build-mcu -j $(JOBS)
+	@cmake --install build-mcu --prefix build-mcu/install >/dev/null
+	@cmake -S examples/cortex_m_kws -B build-mcu/kws -DCMAKE_BUILD_TYPE=Release -DKWS_MODEL=$(abspath $(BUILD))/mcu/kws_cnn.om \
+	  -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/build-mcu/install/share/onemodel/cortex-m4-mps2.cmake \
+	  -DCMAKE_PREFIX_PATH=$(CURDIR)/build-mcu/install >/dev/null
+	@cmake --build build-mcu/kws -j $(JOBS)
 	@tools/mcu_test.sh $(BUILD) build-mcu build-aarch64
 
 # Stripped size of an inference-only AArch64 program; fails above 400 KB (docs/performance.md).
@@ -136,6 +141,14 @@ install-aarch64:
 	  -DCMAKE_BUILD_TYPE=Release $(LIB_ONLY) -DONEMODEL_BUILD_CLI=OFF $(CMAKE_ARGS) >/dev/null
 	@cmake --build build-install-aarch64 -j $(JOBS)
 	@cmake --install build-install-aarch64 $(if $(PREFIX),--prefix $(PREFIX),)
+
+# The bare-metal Cortex-M4F library (cmake/cortex-m4-mps2.cmake), its headers, the CMake package
+# and share/onemodel/cortex-m4-mps2.cmake with the MPS2 AN386 board files (give PREFIX).
+install-cortex-m:
+	@tools/bootstrap.sh mcu
+	@cmake -S . -B build-install-cortex-m $(MCU_CMAKE) $(CMAKE_ARGS) >/dev/null
+	@cmake --build build-install-cortex-m -j $(JOBS)
+	@cmake --install build-install-cortex-m $(if $(PREFIX),--prefix $(PREFIX),)
 
 clean:
 	rm -rf build build-aarch64 build-sanitize build-tsan build-fuzz build-noexc build-install build-install-noexc build-install-aarch64 build-size-aarch64 build-mcu build-install-cortex-m

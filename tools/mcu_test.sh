@@ -34,6 +34,16 @@ for src in "$here"/tests/mcu/device/*.cpp; do
   fi
 done
 [ $ran -gt 0 ] || { echo "mcu-test: no programs in tests/mcu/device" >&2; exit 1; }
+# The example, built against the installed package (make mcu-test puts it in <mcu>/kws).
+kws="$mcu_dir/kws/cortex_m_kws"
+if [ -f "$kws" ]; then
+  echo "== cortex_m_kws (examples/cortex_m_kws, qemu-system-arm -M mps2-an386)"
+  timeout 120 qemu-system-arm -M mps2-an386 -nographic -semihosting -kernel "$kws" || { echo "mcu-test: cortex_m_kws failed" >&2; status=1; }
+  "$here/tools/mcu_size.sh" "$kws" || status=1
+else
+  echo "mcu-test: $kws was not built" >&2
+  status=1
+fi
 # The hashes: x86-64 (native, forced scalar, 1/3/8 threads), AArch64 when built, Cortex-M.
 if [ -n "$arm_dir" ] && [ -x "$arm_dir/test_mcu" ] && [ -x "$arm_dir/test_kernels" ]; then
   ONEMODEL_EXACTNESS_TESTS="test_mcu test_kernels" "$here/tools/exactness.sh" "$host_dir" "$arm_dir" "$mcu_dir" || status=1

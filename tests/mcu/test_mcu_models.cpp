@@ -1,7 +1,8 @@
 // The models `make mcu-test` runs on the Cortex-M4 (tests/mcu/device/mcu_models.cpp under
 // qemu-system-arm): built here, run in Exact mode on every ISA of this machine (EXACT_HASH lines
 // that tools/exactness.sh compares with the AArch64 and Cortex-M runs), and written with their
-// inputs and the expected hash as C arrays to <build>/mcu/mcu_models.h for the device program.
+// inputs and the expected hash as C arrays to <build>/mcu/mcu_models.h for the device program
+// (and each model as <build>/mcu/<name>.om).
 #include <doctest/doctest.h>
 
 #include <cinttypes>
@@ -141,6 +142,13 @@ TEST_CASE("the Cortex-M models: exact on every ISA here, written as C arrays for
     REQUIRE(back.is_ok());
     CHECK(hash_outputs(run_graph(back.value(), {m.feed}, {om::ArithmeticMode::Exact})) == hashes[0]);
     const std::string id = m.name;
+    {
+      // The .om file itself too: examples/cortex_m_kws embeds it as its C array.
+      std::system(("mkdir -p '" + std::string(OM_BINARY_DIR) + "/mcu'").c_str());
+      std::ofstream om_file(std::string(OM_BINARY_DIR) + "/mcu/" + id + ".om", std::ios::binary);
+      om_file.write(reinterpret_cast<const char*>(bytes.value().data()), std::streamsize(bytes.value().size()));
+      REQUIRE(om_file.good());
+    }
     write_array(header, id + "_om", bytes.value());
     write_array(header, id + "_input", m.feed.bytes);
     header << "static const int64_t " << id << "_dims[] = {";
