@@ -1,4 +1,4 @@
-#include "onemodel/core/sync.h"
+#include "onemodel/kernels/sync.h"
 #include "onemodel/core/module_path.h"
 
 #include <utility>

@@ -1,7 +1,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "onemodel/core/sync.h"
+#include "onemodel/kernels/sync.h"
 #include "onemodel/core/status.h"
 
 #include "onemodel/core/tensor.h"

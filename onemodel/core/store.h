@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include "onemodel/core/sync.h"
+#include "onemodel/kernels/sync.h"
 #include <vector>
 
 #include "onemodel/core/status.h"

@@ -1,4 +1,4 @@
-#include "onemodel/core/sync.h"
+#include "onemodel/kernels/sync.h"
 #include "onemodel/core/trace_hook.h"
 
 namespace om::detail {

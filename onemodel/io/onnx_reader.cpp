@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "onemodel/core/sync.h"
+#include "onemodel/kernels/sync.h"
 #include "onemodel/io/onnx.h"
 #include "onemodel/io/onnx_reader_internal.h"
 #include "onnx.pb.h"

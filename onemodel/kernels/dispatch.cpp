@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "onemodel/core/sync.h"
+#include "onemodel/kernels/sync.h"
 #include "onemodel/kernels/kernels_internal.h"
 #include "onemodel/kernels/q8_gemm.h"
 #include "onemodel/kernels/thread_pool.h"

@@ -9,7 +9,7 @@
 #include <chrono>
 
 #include <cstdlib>
-#include "onemodel/core/sync.h"
+#include "onemodel/kernels/sync.h"
 #if !defined(ONEMODEL_NO_THREADS)
 #include <thread>
 #endif

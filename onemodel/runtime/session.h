@@ -22,7 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include "onemodel/core/sync.h"
+#include "onemodel/kernels/sync.h"
 #include <string>
 #include <utility>
 #include <vector>

@@ -1,6 +1,7 @@
-// The library's lock and thread-local types. A build with ONEMODEL_NO_THREADS (the bare-metal one,
-// docs/deploying.md) has one thread of execution and a C++ library without std::mutex: the locks
-// are then no-ops and thread-local state is plain static state, so the same code serves both.
+// The library's lock and thread-local types (in kernels/, the bottom room: every layer uses them).
+// A build with ONEMODEL_NO_THREADS (the bare-metal one, docs/deploying.md) has one thread of
+// execution and a C++ library without std::mutex: the locks are then no-ops and thread-local
+// state is plain static state, so the same code serves both.
 #pragma once
 
 #if defined(ONEMODEL_NO_THREADS)
