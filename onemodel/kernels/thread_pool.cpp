@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-
 #include <cstdlib>
-#include "onemodel/kernels/sync.h"
+#include <vector>
 #if !defined(ONEMODEL_NO_THREADS)
 #include <thread>
 #endif
-#include <vector>
+
+#include "onemodel/kernels/sync.h"
 
 #if defined(__linux__)
 #include <sched.h>

@@ -2,7 +2,6 @@
 #include "onemodel/trace/traced_model.h"
 
 #include <algorithm>
-
 #include <cstring>
 
 #include "onemodel/core/shape.h"
