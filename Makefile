@@ -3,7 +3,7 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: bench-int8 all bootstrap configure build test demo bench bench-real cross-test sanitize sanitize-ci tsan fuzz install install-no-exceptions install-aarch64 size no-exceptions clean
+.PHONY: bench-int8 all bootstrap configure build test demo bench bench-real cross-test sanitize sanitize-ci tsan fuzz install install-no-exceptions install-aarch64 install-cortex-m mcu-test size no-exceptions clean
 
 all: build
 
@@ -48,6 +48,24 @@ cross-test: build
 	@cmake --build build-aarch64 -j $(JOBS)
 	@cd build-aarch64 && OM_TEST_EMULATOR="qemu-aarch64 -L /usr/aarch64-linux-gnu" ctest --output-on-failure -j 1 -E 'oracle|test_quant'
 	@tools/exactness.sh $(BUILD) build-aarch64
+
+# The runtime on a Cortex-M4F with no OS, under qemu-system-arm (MPS2 AN386; docs/deploying.md,
+# "Microcontrollers"): the host's test_mcu writes its models as C arrays, the bare-metal build
+# (cmake/cortex-m4-mps2.cmake) runs them in Exact mode and the keyword-spotting example, the hashes
+# are compared with x86-64's (and AArch64's after make cross-test), the example's flash is checked.
+MCU_CMAKE = -DCMAKE_TOOLCHAIN_FILE=cmake/cortex-m4-mps2.cmake -DCMAKE_BUILD_TYPE=Release
+mcu-test: configure
+	@tools/bootstrap.sh mcu
+	@cmake --build $(BUILD) -j $(JOBS) --target test_mcu test_kernels
+	@cd $(BUILD) && ./test_mcu >/dev/null
+	@cmake -S . -B build-mcu $(MCU_CMAKE) -DONEMODEL_MCU_MODELS_DIR=$(abspath $(BUILD))/mcu >/dev/null
+	@cmake --build build-mcu -j $(JOBS)
+	@cmake --install build-mcu --prefix build-mcu/install >/dev/null
+	@cmake -S examples/cortex_m_kws -B build-mcu/kws -DCMAKE_BUILD_TYPE=Release -DKWS_MODEL=$(abspath $(BUILD))/mcu/kws_cnn.om \
+	  -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/build-mcu/install/share/onemodel/cortex-m4-mps2.cmake \
+	  -DCMAKE_PREFIX_PATH=$(CURDIR)/build-mcu/install >/dev/null
+	@cmake --build build-mcu/kws -j $(JOBS)
+	@tools/mcu_test.sh $(BUILD) build-mcu build-aarch64
 
 # Stripped size of an inference-only AArch64 program; fails above 400 KB (docs/performance.md).
 size:
@@ -124,5 +142,13 @@ install-aarch64:
 	@cmake --build build-install-aarch64 -j $(JOBS)
 	@cmake --install build-install-aarch64 $(if $(PREFIX),--prefix $(PREFIX),)
 
+# The bare-metal Cortex-M4F library (cmake/cortex-m4-mps2.cmake), its headers, the CMake package
+# and share/onemodel/cortex-m4-mps2.cmake with the MPS2 AN386 board files (give PREFIX).
+install-cortex-m:
+	@tools/bootstrap.sh mcu
+	@cmake -S . -B build-install-cortex-m $(MCU_CMAKE) $(CMAKE_ARGS) >/dev/null
+	@cmake --build build-install-cortex-m -j $(JOBS)
+	@cmake --install build-install-cortex-m $(if $(PREFIX),--prefix $(PREFIX),)
+
 clean:
-	rm -rf build build-aarch64 build-sanitize build-tsan build-fuzz build-noexc build-install build-install-noexc build-install-aarch64 build-size-aarch64
+	rm -rf build build-aarch64 build-sanitize build-tsan build-fuzz build-noexc build-install build-install-noexc build-install-aarch64 build-size-aarch64 build-mcu build-install-cortex-m

@@ -5,10 +5,12 @@
 #   tools/bootstrap.sh lib      only what building the library needs (make install: no test
 #                               tools, no Node.js, no ONNX Runtime)
 #   tools/bootstrap.sh lib-cross  the same plus the AArch64 cross toolchain (make install-aarch64)
+#   tools/bootstrap.sh mcu      the bare-metal Cortex-M toolchain (newlib, libstdc++) and
+#                               qemu-system-arm (make mcu-test, make install-cortex-m)
 set -euo pipefail
 mode="${1:-}"
 lib_only=0
-case "$mode" in lib) lib_only=1 ;; lib-cross) lib_only=1; mode=cross ;; esac
+case "$mode" in lib|mcu) lib_only=1 ;; lib-cross) lib_only=1; mode=cross ;; esac
 here=$(cd "$(dirname "$0")/.." && pwd)
 sudo_cmd=""
 if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
@@ -29,6 +31,11 @@ for p in $pkgs; do
 done
 if [ "$mode" = cross ]; then
   for p in g++-aarch64-linux-gnu qemu-user; do have_pkg "$p" || need+=("$p"); done
+fi
+if [ "$mode" = mcu ]; then
+  for p in gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm; do
+    have_pkg "$p" || need+=("$p")
+  done
 fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "bootstrap: installing ${need[*]}"

@@ -5,14 +5,21 @@
 # they print, and fails if the hashes for one <name> differ between any two runs. The x86-64 tests
 # that print hashes also run at 1, 3 and 8 threads with every kernel's work split over all of
 # them (ONEMODEL_NUM_THREADS, ONEMODEL_TEST_MIN_PART_COST=1): the thread count changes no bit.
-# Usage: tools/exactness.sh <x86-build-dir> <aarch64-build-dir>
+# A Cortex-M build (make mcu-test) adds a third column: its tests/mcu/device programs run under
+# qemu-system-arm (MPS2 AN386) and print EXACT_HASH lines for the models the x86-64 and AArch64
+# test_mcu print. An AArch64 directory of "-" leaves that column out; ONEMODEL_EXACTNESS_TESTS
+# (e.g. "test_mcu test_kernels") limits the test_* executables run.
+# Usage: tools/exactness.sh <x86-build-dir> <aarch64-build-dir|-> [<cortex-m-build-dir>]
 set -u
-if [ $# -ne 2 ]; then
-  echo "usage: $0 <x86-build-dir> <aarch64-build-dir>" >&2
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+  echo "usage: $0 <x86-build-dir> <aarch64-build-dir|-> [<cortex-m-build-dir>]" >&2
   exit 2
 fi
 x86_dir=$1
 arm_dir=$2
+mcu_dir=${3:-}
+only=${ONEMODEL_EXACTNESS_TESTS:-}
+here=$(cd "$(dirname "$0")/.." && pwd)
 sysroot=${ONEMODEL_AARCH64_SYSROOT:-/usr/aarch64-linux-gnu}
 qemu=${QEMU_AARCH64:-qemu-aarch64}
 out=$(mktemp)
@@ -37,8 +44,10 @@ run() {
 }
 
 found=0
+selected() { [ -z "$only" ] || [[ " $only " == *" $(basename "$1") "* ]]; }
 for t in "$x86_dir"/test_*; do
   [ -x "$t" ] && [ -f "$t" ] || continue
+  selected "$t" || continue
   found=1
   (cd "$x86_dir" && run "x86-64" "./$(basename "$t")")
   (cd "$x86_dir" && ONEMODEL_ISA=scalar run "x86-64/forced" "./$(basename "$t")")
@@ -49,13 +58,23 @@ for t in "$x86_dir"/test_*; do
   fi
 done
 for t in "$arm_dir"/test_*; do
+  [ "$arm_dir" != - ] || break
   [ -x "$t" ] && [ -f "$t" ] || continue
+  selected "$t" || continue
   found=1
   # Under the emulator only the programs that print hashes run here (the cross ctest run has run
   # every test once already).
   grep -q EXACT_HASH "$t" || continue
   (cd "$arm_dir" && OM_TEST_EMULATOR="$qemu -L $sysroot" run "aarch64" "$qemu" -L "$sysroot" "./$(basename "$t")")
 done
+if [ -n "$mcu_dir" ]; then
+  for src in "$here"/tests/mcu/device/*.cpp; do
+    p="$mcu_dir/$(basename "$src" .cpp)"
+    [ -f "$p" ] || continue
+    found=1
+    run "cortex-m4" timeout 300 qemu-system-arm -M mps2-an386 -nographic -semihosting -kernel "$p"
+  done
+fi
 if [ $found -eq 0 ]; then
   echo "exactness: no test_* executables in $x86_dir or $arm_dir" >&2
   exit 2
@@ -83,8 +102,21 @@ for name in $(awk '{ print $2 }' "$out" | sort -u); do
   fi
 done
 machines=$(awk '{ print $1 }' "$out" | sort -u | wc -l)
-if [ "$machines" -lt 6 ]; then
-  echo "exactness: expected hashes from x86-64 (at 1, 3, 8 threads too), x86-64/forced and aarch64 runs, got $machines" >&2
+expected=5
+[ "$arm_dir" = - ] || expected=$((expected + 1))
+[ -z "$mcu_dir" ] || expected=$((expected + 1))
+if [ "$machines" -lt $expected ]; then
+  echo "exactness: expected hashes from x86-64 (at 1, 3, 8 threads too), x86-64/forced$([ "$arm_dir" = - ] || echo " and aarch64")${mcu_dir:+ and cortex-m4} runs, got $machines" >&2
   status=1
+fi
+# Every name the microcontroller printed must have been compared with another machine's.
+if [ -n "$mcu_dir" ]; then
+  for name in $(awk '$1 == "cortex-m4" { print $2 }' "$out" | sort -u); do
+    others=$(awk -v n="$name" '$2 == n && $1 != "cortex-m4"' "$out" | wc -l)
+    if [ "$others" -eq 0 ]; then
+      echo "exactness: $name was hashed on the Cortex-M only (no x86-64 or AArch64 hash to compare)" >&2
+      status=1
+    fi
+  done
 fi
 exit $status

@@ -1,3 +1,4 @@
+#include "onemodel/kernels/sync.h"
 #include "onemodel/core/grad_mode.h"
 
 #include "onemodel/core/status.h"
@@ -5,7 +6,7 @@
 
 namespace om {
 namespace {
-thread_local bool t_grad_enabled = true;
+OM_THREAD_LOCAL bool t_grad_enabled = true;
 }
 
 bool GradMode::is_enabled() { return t_grad_enabled; }

@@ -1,3 +1,4 @@
+#include "onemodel/kernels/sync.h"
 #include "onemodel/core/module_path.h"
 
 #include <utility>
@@ -5,7 +6,7 @@
 
 namespace om::nn {
 namespace {
-thread_local std::vector<std::string> t_paths;
+OM_THREAD_LOCAL std::vector<std::string> t_paths;
 }
 
 std::string current_module_path() { return t_paths.empty() ? std::string() : t_paths.back(); }

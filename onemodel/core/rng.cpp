@@ -1,6 +1,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "onemodel/kernels/sync.h"
 #include "onemodel/core/status.h"
 
 #include "onemodel/core/tensor.h"
@@ -74,7 +75,7 @@ float Generator::normal() {
 }
 
 Generator& default_generator() {
-  static thread_local Generator gen;
+  static OM_THREAD_LOCAL Generator gen;
   return gen;
 }
 

@@ -21,7 +21,7 @@ struct StorageImpl {
 
   bool live() const {
     if (!store) return true;
-    std::lock_guard<std::mutex> lock(store->mutex);
+    std::lock_guard<Mutex> lock(store->mutex);
     return store->scope_live(generation);
   }
 };

@@ -48,7 +48,7 @@ void sweep(StoreState& s) {
 }  // namespace
 
 void StoreState::on_storage_freed(const void* p) {
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<Mutex> lock(mutex);
   if (!alive) return;
   const uint8_t* q = static_cast<const uint8_t*>(p);
   for (size_t i = 0; i < blocks.size(); ++i) {
@@ -62,7 +62,7 @@ void StoreState::on_storage_freed(const void* p) {
 }  // namespace detail
 
 namespace {
-thread_local Store* t_current = nullptr;
+OM_THREAD_LOCAL Store* t_current = nullptr;
 
 size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
@@ -91,24 +91,24 @@ Store& Store::operator=(Store&&) noexcept = default;
 
 Store::~Store() {
   if (!state_) return;
-  std::lock_guard<std::mutex> lock(state_->mutex);
+  std::lock_guard<Mutex> lock(state_->mutex);
   state_->alive = false;  // storages still holding the state now report UseAfterRelease
   state_->blocks.clear();
 }
 
 bool Store::is_fixed() const { return state_->fixed; }
 size_t Store::capacity() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
+  std::lock_guard<Mutex> lock(state_->mutex);
   size_t n = 0;
   for (const auto& b : state_->blocks) n += b.size;
   return n;
 }
 size_t Store::used() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
+  std::lock_guard<Mutex> lock(state_->mutex);
   return state_->used;
 }
 size_t Store::peak() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
+  std::lock_guard<Mutex> lock(state_->mutex);
   return state_->peak;
 }
 
@@ -125,7 +125,7 @@ struct DefaultStoreHolder {
     delete store;
   }
 };
-thread_local DefaultStoreHolder t_default;
+OM_THREAD_LOCAL DefaultStoreHolder t_default;
 }  // namespace
 
 void Store::detach_state(Store& s) { s.state_.reset(); }
@@ -139,7 +139,7 @@ Store& Store::current() { return t_current ? *t_current : default_store(); }
 
 Result<void*> Store::allocate(size_t bytes, uint64_t* scope_id) {
   detail::StoreState& s = *state_;
-  std::lock_guard<std::mutex> lock(s.mutex);
+  std::lock_guard<Mutex> lock(s.mutex);
   const size_t need = align_up(std::max<size_t>(bytes, 1), kAlignment);
   *scope_id = s.scopes.empty() ? 0 : s.scopes.back().id;
   // Try the current block, then later (already reserved) blocks, then a new one.
@@ -187,13 +187,13 @@ StoreGuard::~StoreGuard() { t_current = previous_; }
 StoreScope::StoreScope() : StoreScope(Store::current()) {}
 
 StoreScope::StoreScope(Store& store) : state_(store.state()) {
-  std::lock_guard<std::mutex> lock(state_->mutex);
+  std::lock_guard<Mutex> lock(state_->mutex);
   id_ = state_->next_scope_id++;
   state_->scopes.push_back({id_, state_->block, state_->offset, state_->used});
 }
 
 StoreScope::~StoreScope() {
-  std::lock_guard<std::mutex> lock(state_->mutex);
+  std::lock_guard<Mutex> lock(state_->mutex);
   auto& scopes = state_->scopes;
   // Strict nesting is the contract; tolerate a missing mark rather than corrupting the store.
   for (size_t i = scopes.size(); i-- > 0;) {

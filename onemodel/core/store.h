@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
+#include "onemodel/kernels/sync.h"
 #include <vector>
 
 #include "onemodel/core/status.h"
@@ -98,7 +98,7 @@ struct ScopeMark {
 };
 
 struct StoreState {
-  std::mutex mutex;
+  Mutex mutex;
   bool fixed = false;
   bool alive = true;
   size_t block_bytes = 0;

@@ -135,7 +135,7 @@ const char* attr_kind_name(AttrKind kind) {
 
 std::shared_ptr<void> aligned_buffer(size_t nbytes) {
   const size_t size = (nbytes + 63) / 64 * 64 + 64;  // never zero, so every buffer has an address
-  void* p = std::aligned_alloc(64, size);
+  void* p = ::aligned_alloc(64, size);
   if (!p) return nullptr;  // callers turn this into an OutOfMemory status
   std::memset(p, 0, size);
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });

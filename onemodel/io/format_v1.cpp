@@ -435,7 +435,19 @@ Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g, graph::GraphChec
   return std::move(w.b);
 }
 
+#if defined(ONEMODEL_BARE_METAL)
+// No file system on bare metal: models come from memory (read_bytes, a .om array in flash).
+static Status no_files(const char* call, const std::string& path) {
+  return Status::error(ErrorKind::Unsupported, msg("format_v1::", call, ": '", path, "': the bare-metal build has no files; ",
+                                                   "give the model's bytes to format_v1::read_bytes instead"));
+}
+#endif
+
 Status write_file(const graph::Graph& g, const std::string& path, graph::GraphCheck check) {
+#if defined(ONEMODEL_BARE_METAL)
+  (void)g, (void)check;
+  return no_files("write_file", path);
+#else
   OM_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, write_bytes(g, check));
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return Status::error(ErrorKind::Io, msg("format_v1::write_file: cannot open '", path, "' for writing"));
@@ -443,16 +455,21 @@ Status write_file(const graph::Graph& g, const std::string& path, graph::GraphCh
   const bool closed = std::fclose(f) == 0;
   if (!ok || !closed) return Status::error(ErrorKind::Io, msg("format_v1::write_file: writing '", path, "' failed (disk full?)"));
   return Status::ok();
+#endif
 }
 
 Result<graph::Graph> read_bytes(const uint8_t* data, size_t size) {
-  std::shared_ptr<void> buf(std::aligned_alloc(64, align64(size) + 64), [](void* p) { std::free(p); });
+  std::shared_ptr<void> buf(::aligned_alloc(64, align64(size) + 64), [](void* p) { std::free(p); });
   if (!buf) return Status::error(ErrorKind::OutOfMemory, msg("format_v1::read_bytes: cannot allocate ", size, " bytes"));
   if (size) std::memcpy(buf.get(), data, size);
   return parse(static_cast<const uint8_t*>(buf.get()), size, buf);
 }
 
 Result<graph::Graph> read_file(const std::string& path, bool map) {
+#if defined(ONEMODEL_BARE_METAL)
+  (void)map;
+  return no_files("read_file", path);
+#else
 #if defined(OM_HAVE_MMAP)
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);
@@ -478,7 +495,7 @@ Result<graph::Graph> read_file(const std::string& path, bool map) {
   if (!map) {
     // The copying load: one read into aligned memory; later changes to the file cannot reach
     // the weights. The size is the one just measured, so the read is bounded.
-    std::shared_ptr<void> buf(std::aligned_alloc(64, (size + 63) / 64 * 64), [](void* q) { std::free(q); });
+    std::shared_ptr<void> buf(::aligned_alloc(64, (size + 63) / 64 * 64), [](void* q) { std::free(q); });
     if (!buf) {
       ::close(fd);
       return Status::error(ErrorKind::OutOfMemory, msg("format_v1::read_file: cannot allocate ", size, " bytes for '", path, "'"));
@@ -520,6 +537,7 @@ Result<graph::Graph> read_file(const std::string& path, bool map) {
   auto r = read_bytes(bytes.data(), bytes.size());
   if (!r.is_ok()) return r.status().with_context(path);
   return r;
+#endif
 }
 
 }  // namespace om::format_v1

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "onemodel/kernels/sync.h"
 #include "onemodel/io/onnx.h"
 #include "onemodel/io/onnx_reader_internal.h"
 #include "onnx.pb.h"
@@ -34,7 +35,7 @@ struct Ctx {
   std::vector<std::string> path;  // e.g. graph, node[3], attribute[1]
   Decoded* out = nullptr;
 };
-thread_local Ctx* t_ctx = nullptr;
+OM_THREAD_LOCAL Ctx* t_ctx = nullptr;
 
 bool mem_read(pb_istream_t* s, pb_byte_t* buf, size_t n) {
   // nanopb checks bytes_left (bounded by the input size) before calling.
@@ -487,7 +488,7 @@ Result<Graph> decode_model(pb_istream_t* s, Ctx& ctx) {
 
 std::shared_ptr<uint8_t> alloc_aligned(size_t n) {
   const size_t cap = n == 0 ? 64 : (n + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, cap);
+  void* p = ::aligned_alloc(64, cap);
   if (!p) return nullptr;
   return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
 }

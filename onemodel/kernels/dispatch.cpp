@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "onemodel/kernels/sync.h"
 #include "onemodel/kernels/kernels_internal.h"
 #include "onemodel/kernels/q8_gemm.h"
 #include "onemodel/kernels/thread_pool.h"
@@ -149,7 +150,7 @@ const KernelTable& table() {
 }
 
 float* thread_workspace(size_t floats) {
-  thread_local std::vector<float> buffer;
+  OM_THREAD_LOCAL std::vector<float> buffer;
   if (buffer.size() < floats) buffer.resize(floats);
   return buffer.data();
 }

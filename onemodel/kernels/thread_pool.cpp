@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
-#include <mutex>
-#include <thread>
 #include <vector>
+#if !defined(ONEMODEL_NO_THREADS)
+#include <thread>
+#endif
+
+#include "onemodel/kernels/sync.h"
 
 #if defined(__linux__)
 #include <sched.h>
@@ -20,9 +22,9 @@
 namespace om::kernels {
 namespace {
 
-thread_local bool t_in_part = false;
-thread_local bool t_scope_set = false;
-thread_local ThreadPool* t_scope_pool = nullptr;
+OM_THREAD_LOCAL bool t_in_part = false;
+OM_THREAD_LOCAL bool t_scope_set = false;
+OM_THREAD_LOCAL ThreadPool* t_scope_pool = nullptr;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -39,9 +41,9 @@ struct FreeDeleter {
 }  // namespace
 
 struct ThreadPool::State {
-  std::mutex job_mu;  // held by the caller whose job runs
-  std::mutex mu;      // job fields, sleeping workers
-  std::condition_variable work_cv, done_cv;
+  Mutex job_mu;  // held by the caller whose job runs
+  Mutex mu;      // job fields, sleeping workers
+  CondVar work_cv, done_cv;
   std::atomic<uint32_t> generation{0};
   std::atomic<uint64_t> next{0};  // generation << 32 | next part to claim
   std::atomic<size_t> pending{0};  // parts of the current job not finished
@@ -52,7 +54,9 @@ struct ThreadPool::State {
   int sleeping = 0;
   bool caller_waiting = false;
   std::vector<std::unique_ptr<void, FreeDeleter>> scratch;  // per worker slot
+#if !defined(ONEMODEL_NO_THREADS)
   std::vector<std::thread> workers;
+#endif
 
   // Claims and runs parts of job `gen` until none is left; returns how many it ran.
   void work(uint32_t gen, PartFn f, void* c, size_t n, size_t slot) {
@@ -62,7 +66,7 @@ struct ThreadPool::State {
       if (!next.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel)) continue;
       f(c, size_t(v & 0xffffffffu), slot);
       if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        std::lock_guard<std::mutex> lock(mu);
+        std::lock_guard<Mutex> lock(mu);
         if (caller_waiting) done_cv.notify_all();
       }
       v = next.load(std::memory_order_acquire);
@@ -84,7 +88,7 @@ struct ThreadPool::State {
       size_t n;
       uint32_t gen;
       {
-        std::unique_lock<std::mutex> lock(mu);
+        std::unique_lock<Mutex> lock(mu);
         if (generation.load(std::memory_order_relaxed) == seen && !stop) {
           ++sleeping;
           work_cv.wait(lock, [&] { return stop || generation.load(std::memory_order_relaxed) != seen; });
@@ -114,11 +118,13 @@ ThreadPool::ThreadPool(int threads) : state_(new State) {
 
 ThreadPool::~ThreadPool() {
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    std::lock_guard<Mutex> lock(state_->mu);
     state_->stop = true;
   }
   state_->work_cv.notify_all();
+#if !defined(ONEMODEL_NO_THREADS)
   for (std::thread& t : state_->workers) t.join();
+#endif
 }
 
 void ThreadPool::run(size_t parts, PartFn fn, void* ctx) {
@@ -134,7 +140,7 @@ void ThreadPool::run(size_t parts, PartFn fn, void* ctx) {
   uint32_t gen;
   bool wake;
   {
-    std::lock_guard<std::mutex> lock(st.mu);
+    std::lock_guard<Mutex> lock(st.mu);
     st.fn = fn;
     st.ctx = ctx;
     st.parts = parts;
@@ -151,7 +157,7 @@ void ThreadPool::run(size_t parts, PartFn fn, void* ctx) {
   // The caller's parts are done; wait for the workers' (briefly polling, then sleeping).
   for (unsigned i = 0; i < 4096 && st.pending.load(std::memory_order_acquire) != 0; ++i) cpu_relax();
   if (st.pending.load(std::memory_order_acquire) != 0) {
-    std::unique_lock<std::mutex> lock(st.mu);
+    std::unique_lock<Mutex> lock(st.mu);
     st.caller_waiting = true;
     st.done_cv.wait(lock, [&] { return st.pending.load(std::memory_order_acquire) == 0; });
     st.caller_waiting = false;
@@ -161,13 +167,13 @@ void ThreadPool::run(size_t parts, PartFn fn, void* ctx) {
 
 bool ThreadPool::reserve_scratch(size_t bytes) {
   if (bytes <= slot_scratch_bytes() || threads_ == 1) return true;
-  std::lock_guard<std::mutex> job(state_->job_mu);
+  std::lock_guard<Mutex> job(state_->job_mu);
   if (bytes <= slot_scratch_bytes()) return true;  // another plan reserved enough meanwhile
   const size_t size = (bytes + 63) / 64 * 64;
   std::vector<std::unique_ptr<void, FreeDeleter>> fresh;
   fresh.resize(size_t(threads_));
   for (int s = 1; s < threads_; ++s) {
-    fresh[size_t(s)].reset(std::aligned_alloc(64, size));
+    fresh[size_t(s)].reset(::aligned_alloc(64, size));
     if (!fresh[size_t(s)]) return false;
   }
   state_->scratch.swap(fresh);
@@ -201,7 +207,7 @@ int hardware_threads() {
 }
 
 namespace {
-std::mutex g_default_mu;
+Mutex g_default_mu;
 int g_default_threads = 0;
 std::atomic<ThreadPool*> g_default_pool{nullptr};
 std::atomic<bool> g_default_single{false};
@@ -213,7 +219,7 @@ std::vector<ThreadPool*>& retired_pools() {  // reachable until exit: never dest
 ThreadPool* default_pool() {
   ThreadPool* p = g_default_pool.load(std::memory_order_acquire);
   if (p != nullptr || g_default_single.load(std::memory_order_acquire)) return p;
-  std::lock_guard<std::mutex> lock(g_default_mu);
+  std::lock_guard<Mutex> lock(g_default_mu);
   p = g_default_pool.load(std::memory_order_relaxed);
   if (p != nullptr) return p;
   const int n = g_default_threads <= 0 ? hardware_threads() : g_default_threads;
@@ -229,14 +235,14 @@ ThreadPool* default_pool() {
 }  // namespace
 
 void set_default_threads(int threads) {
-  std::lock_guard<std::mutex> lock(g_default_mu);
+  std::lock_guard<Mutex> lock(g_default_mu);
   g_default_threads = threads < 0 ? 0 : threads;
   g_default_pool.store(nullptr, std::memory_order_release);  // the next request builds one of the new size
   g_default_single.store(false, std::memory_order_release);
 }
 
 int default_threads() {
-  std::lock_guard<std::mutex> lock(g_default_mu);
+  std::lock_guard<Mutex> lock(g_default_mu);
   return g_default_threads <= 0 ? hardware_threads() : g_default_threads;
 }
 

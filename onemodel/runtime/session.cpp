@@ -2,7 +2,6 @@
 #include "onemodel/trace/traced_model.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
 
 #include "onemodel/core/shape.h"
@@ -43,8 +42,8 @@ struct Session::Impl {
   std::vector<char> overridable;               // per graph input: backed by an initializer
   // Guards the plans, their contexts, the caller slots and `last`; held while planning, never
   // while a run executes (unless profiling: the step times are shared).
-  std::mutex mu;
-  std::condition_variable caller_free;
+  Mutex mu;
+  CondVar caller_free;
   std::shared_ptr<ThreadPool> pool;  // null: single-threaded
   runtime::CompiledGraph compiled;
   std::vector<std::shared_ptr<PlanEntry>> plans;  // least recently used first; a run holds its own
@@ -61,7 +60,7 @@ namespace {
 class CallerLease {
  public:
   explicit CallerLease(Session::Impl& impl) : impl_(impl) {
-    std::unique_lock<std::mutex> lock(impl.mu);
+    std::unique_lock<Mutex> lock(impl.mu);
     impl.caller_free.wait(lock, [&] { return !impl.idle_callers.empty() || impl.callers.size() < impl.options.max_concurrent_runs; });
     if (impl.idle_callers.empty()) {
       impl.callers.push_back(std::make_unique<Caller>(impl.graph.inputs.size()));
@@ -74,7 +73,7 @@ class CallerLease {
   }
   ~CallerLease() {
     {
-      std::lock_guard<std::mutex> lock(impl_.mu);
+      std::lock_guard<Mutex> lock(impl_.mu);
       impl_.idle_callers.push_back(caller_);
     }
     impl_.caller_free.notify_one();
@@ -140,7 +139,7 @@ static Status plan_static_signature(Session::Impl& impl) {
     c.ordered[j] = &views[j];
     c.fed[j] = 1;
   }
-  std::lock_guard<std::mutex> lock(impl.mu);
+  std::lock_guard<Mutex> lock(impl.mu);
   Result<std::shared_ptr<PlanEntry>> r = find_or_plan(impl, c);
   for (auto& p : c.ordered) p = nullptr;
   return r.status();
@@ -286,14 +285,14 @@ const SessionOptions& Session::options() const {
 }
 size_t Session::cached_plan_count() const {
   if (!impl_) return 0;
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::lock_guard<Mutex> lock(impl_->mu);
   return impl_->plans.size();
 }
 
 PlanStats Session::last_plan_stats() const {
   PlanStats s;
   if (!impl_) return s;
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::lock_guard<Mutex> lock(impl_->mu);
   if (!impl_->last) return s;
   const runtime::Plan& p = *impl_->last->plan;
   s.arena_bytes = p.arena_bytes;
@@ -309,7 +308,7 @@ PlanStats Session::last_plan_stats() const {
 std::vector<StepProfile> Session::step_profile() const {
   std::vector<StepProfile> out;
   if (!impl_) return out;
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::lock_guard<Mutex> lock(impl_->mu);
   if (!impl_->last || !impl_->options.profile) return out;
   const runtime::Plan& p = *impl_->last->plan;
   for (size_t i = 0; i < p.steps.size() && i < p.step_ns.size(); ++i) {
@@ -483,7 +482,7 @@ Status Session::try_prepare(const TensorView* inputs, size_t num_inputs) {
   CallerLease caller(*impl_);
   OM_TRY(bind_inputs(*impl_, *caller, inputs, num_inputs, false));
   kernels::PoolScope threads(impl_->pool.get());  // plan-time evaluation on the session's threads
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::lock_guard<Mutex> lock(impl_->mu);
   OM_ASSIGN_OR_RETURN(impl_->last, find_or_plan(*impl_, *caller));
   return Status::ok();
 }
@@ -508,7 +507,7 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
   size_t context = 0;
   runtime::ExecContext* ctx = nullptr;  // stays put when another run adds a context
   {
-    std::lock_guard<std::mutex> lock(impl.mu);
+    std::lock_guard<Mutex> lock(impl.mu);
     OM_ASSIGN_OR_RETURN(entry, find_or_plan(impl, *caller));
     impl.last = entry;
     OM_ASSIGN_OR_RETURN(context, acquire_context(*entry));
@@ -519,13 +518,13 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
     PlanEntry& entry;
     size_t context;
     ~ContextLease() {
-      std::lock_guard<std::mutex> lock(impl.mu);
+      std::lock_guard<Mutex> lock(impl.mu);
       entry.idle.push_back(context);
     }
   } lease{impl, *entry, context};
   runtime::Plan& plan = *entry->plan;
   if (impl.options.profile) {
-    std::lock_guard<std::mutex> lock(impl.mu);  // the step times are the plan's
+    std::lock_guard<Mutex> lock(impl.mu);  // the step times are the plan's
     OM_TRY(runtime::execute_plan(plan, impl.options.mode, caller->input_data.data(), true, ctx));
   } else {
     OM_TRY(runtime::execute_plan(plan, impl.options.mode, caller->input_data.data(), false, ctx));

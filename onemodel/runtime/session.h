@@ -22,7 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
+#include "onemodel/kernels/sync.h"
 #include <string>
 #include <utility>
 #include <vector>

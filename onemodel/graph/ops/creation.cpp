@@ -38,14 +38,17 @@ Status infer_range(InferContext& ctx) {
   double count = std::max(0.0, std::ceil((limit - start) / delta));
   if (in[0]->dtype != DType::f32) {
     // Integers: the count in exact integer arithmetic (a double rounds starts and limits beyond
-    // 2^53, and the count with them); 128 bits hold any difference of two int64 values.
-    const auto as_int = [](const ValueDesc& v) -> __int128 {
+    // 2^53, and the count with them). |limit - start| and |delta| of any two int64 values fit in
+    // 64 unsigned bits (32-bit targets have no 128-bit type).
+    const auto as_int = [](const ValueDesc& v) -> int64_t {
       return v.dtype == DType::i64 ? *static_cast<const int64_t*>(v.data) : *static_cast<const int32_t*>(v.data);
     };
-    const __int128 s = as_int(*in[0]), l = as_int(*in[1]), d = as_int(*in[2]);
-    const __int128 span = l - s;
-    const __int128 n = (span > 0) != (d > 0) || span == 0 ? 0 : (span + d + (d > 0 ? -1 : 1)) / d;
-    count = n > __int128(kMaxNumel) ? double(kMaxNumel) * 2.0 : double(int64_t(n));
+    const int64_t s = as_int(*in[0]), l = as_int(*in[1]), d = as_int(*in[2]);
+    const bool up = l > s;
+    const uint64_t span = up ? uint64_t(l) - uint64_t(s) : uint64_t(s) - uint64_t(l);
+    const uint64_t step = d > 0 ? uint64_t(d) : uint64_t(0) - uint64_t(d);
+    const uint64_t n = l == s || up != (d > 0) ? 0 : span / step + (span % step != 0 ? 1 : 0);
+    count = n > uint64_t(kMaxNumel) ? double(kMaxNumel) * 2.0 : double(n);
   }
   if (!(count <= double(kMaxNumel)))
     return ctx.error(ErrorKind::InvalidArgument, msg("start ", start, ", limit ", limit, ", delta ", delta, " give too many elements"));
