@@ -143,11 +143,14 @@ enum OpFlags : uint32_t {
   kOpAlias = 1u << 0,
   // Reads only its input's shape (Shape): always evaluated at plan time.
   kOpShapeOnly = 1u << 1,
+  // Control flow (If): the plan runs the node's subgraphs, not a kernel (runtime/plan.cpp), so
+  // the record has no infer step or kernels of its own.
+  kOpControlFlow = 1u << 2,
 };
 
 // The type an attribute must have. PositiveInt(s): every value must be >= 1 (kernel sizes,
 // strides, dilations, group, hidden sizes); a 0 or negative one is refused by the reader.
-enum class AttrKind { Int, PositiveInt, Float, String, Ints, PositiveInts, Floats, Strings, Tensor };
+enum class AttrKind { Int, PositiveInt, Float, String, Ints, PositiveInts, Floats, Strings, Tensor, Graph };
 struct AttrSpec {
   const char* name;
   AttrKind kind;
