@@ -291,6 +291,13 @@ struct OpDef {
 };
 constexpr OpDef op(const char* op_type) { OpDef d; d.op_type = op_type; return d; }
 
+// Whether a session of `mode` runs the op: it has that mode's kernel, or it is control flow (it
+// runs its subgraphs' kernels, each checked by itself).
+inline bool runs_in(const OpDef& op, ArithmeticMode mode) {
+  if (op.flags & kOpControlFlow) return true;
+  return mode == ArithmeticMode::Exact ? op.exact != nullptr : op.fast != nullptr;
+}
+
 // The plan packs the node's constant right-hand GEMM operand when its op has a prepack hook.
 bool packable_b(const OpDef& op, const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out);
 

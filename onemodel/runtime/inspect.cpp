@@ -14,8 +14,7 @@ bool is_known_operator(const std::string& domain, const std::string& op_type) {
 
 bool has_exact_kernel(const std::string& domain, const std::string& op_type) {
   const graph::OpDef* op = graph::find_op(domain, op_type);
-  // Control flow has no kernel of its own: it runs its subgraphs' (each listed by itself).
-  return op && (op->exact || (op->flags & graph::kOpControlFlow));
+  return op && graph::runs_in(*op, ArithmeticMode::Exact);
 }
 
 namespace {

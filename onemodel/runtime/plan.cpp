@@ -48,7 +48,7 @@ Result<std::vector<const OpDef*>> resolve_ops(const graph::Graph& g, ArithmeticM
     const OpDef* op = graph::find_op(n.domain, n.op_type);
     if (!op) add_once(unknown, n);
     // Control flow runs its subgraphs' kernels, checked node by node here.
-    else if (mode == ArithmeticMode::Exact && !op->exact && !(op->flags & graph::kOpControlFlow)) add_once(inexact, n);
+    else if (mode == ArithmeticMode::Exact && !graph::runs_in(*op, mode)) add_once(inexact, n);
     // Graphs built in code skip the reader: the same attribute schema check here.
     if (op && attrs.is_ok()) attrs = graph::check_attributes(*op, n, ErrorKind::InvalidArgument);
   });
