@@ -279,18 +279,34 @@ const float* packed_operand(CompiledGraph& cg, size_t ni, const std::vector<cons
   pb.mode = mode;
   if (!graph::packable_b(*cg.ops[ni], node, in_desc, &pb) || pb.K == 0 || pb.N == 0) return nullptr;
   const graph::TensorData* w = cg.graph->find_initializer(node.inputs[pb.input]);
-  if (!w && pb.input < cg.node_inputs[ni].size())  // a subgraph's own weight
+  const int operand = pb.input < cg.node_inputs[ni].size() ? cg.node_inputs[ni][pb.input] : -1;
+  if (!w && operand >= 0)  // a subgraph's own weight
     for (const auto& t : cg.sub_initializers)
-      if (t.first == cg.node_inputs[ni][pb.input]) w = t.second;
-  if (!w || !w->bytes) return nullptr;  // plan-time values differ per plan
-  if (w->dtype != (pb.pack ? in_desc[pb.input]->dtype : DType::f32)) return nullptr;
-  for (const auto& in : cg.graph->inputs)
-    if (in.name == w->name) return nullptr;  // overridable by the caller
+      if (t.first == operand) w = t.second;
+  const void* bytes = w ? static_cast<const void*>(w->bytes) : nullptr;
+  DType dtype = w ? w->dtype : DType::f32;
+  if (!w && operand >= 0) {
+    // A Constant node's output (weights exported as Constants, as in subgraphs) is the same in
+    // every plan, so its packed copy may be kept like an initializer's; other plan-time values
+    // differ per plan.
+    for (size_t p = 0; p < cg.nodes.size() && !bytes; ++p) {
+      const auto& outs = cg.node_outputs[p];
+      if (std::find(outs.begin(), outs.end(), operand) == outs.end()) continue;
+      if (cg.nodes[p]->op_type != "Constant" || !graph::is_default_domain(cg.nodes[p]->domain)) return nullptr;
+      bytes = in_desc[pb.input]->data;
+      dtype = in_desc[pb.input]->dtype;
+    }
+  }
+  if (!bytes) return nullptr;
+  if (dtype != (pb.pack ? in_desc[pb.input]->dtype : DType::f32)) return nullptr;
+  if (w)
+    for (const auto& in : cg.graph->inputs)
+      if (in.name == w->name) return nullptr;  // overridable by the caller
   const size_t floats = pb.pack ? pb.floats : kernels::gemm_packed_b_floats(pb.K, pb.N);
   std::shared_ptr<void> buf = graph::aligned_buffer(floats * sizeof(float));
   if (!buf) return nullptr;
-  if (pb.pack) pb.pack(pb.params, w->bytes, static_cast<float*>(buf.get()));
-  else kernels::gemm_pack_b(w->data<float>(), pb.rs, pb.cs, pb.K, pb.N, static_cast<float*>(buf.get()));
+  if (pb.pack) pb.pack(pb.params, bytes, static_cast<float*>(buf.get()));
+  else kernels::gemm_pack_b(static_cast<const float*>(bytes), pb.rs, pb.cs, pb.K, pb.N, static_cast<float*>(buf.get()));
   cg.packed_b[ni] = std::static_pointer_cast<const float>(std::shared_ptr<void>(buf, static_cast<float*>(buf.get())));
   return cg.packed_b[ni].get();
 }

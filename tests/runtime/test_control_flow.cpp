@@ -248,3 +248,34 @@ TEST_CASE("nesting deeper than kMaxSubgraphDepth is refused by verify and by the
   REQUIRE_FALSE(r.is_ok());
   CHECK(r.status().message().find("nest deeper than") != std::string::npos);
 }
+
+TEST_CASE("a GEMM weight from a Constant node is packed once, like an initializer, with the same bits") {
+  // Exporters that write subgraphs (Silero VAD v5) give weights as Constant nodes.
+  const std::vector<float> w = {0.5f, -1.0f, 2.0f, 0.25f, 1.5f, -0.75f, 3.0f, -2.0f, 0.125f, 1.0f, -0.5f, 0.0f};
+  auto graph_with = [&](bool as_constant) {
+    g::Graph gr;
+    gr.inputs = {value("x", DType::f32, {2, 4})};
+    g::TensorData t = g::TensorData::from_vector("w", {4, 3}, w);
+    if (as_constant) {
+      t.name.clear();
+      gr.nodes.push_back(node("Constant", {}, {"w"}, {g::Attribute::of_tensor("value", t)}));
+    } else {
+      gr.initializers.push_back(t);
+    }
+    gr.nodes.push_back(node("MatMul", {"x", "w"}, {"y"}));
+    gr.outputs = {value("y", DType::f32, {2, 3})};
+    return gr;
+  };
+  const std::vector<float> x = {1, 2, 3, 4, -1, -2, -3, -4};
+  for (om::ArithmeticMode mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
+    om::SessionOptions opt;
+    opt.mode = mode;
+    opt.optimize = false;  // keep the Constant node (folding would make it an initializer)
+    om::Session c(graph_with(true), opt), i(graph_with(false), opt);
+    const std::vector<Out> yc = run(c, {Feed::of("x", {2, 4}, x)});
+    CHECK(c.last_plan_stats().packed_weights == 1);
+    const std::vector<Out> yi = run(i, {Feed::of("x", {2, 4}, x)});
+    CHECK(i.last_plan_stats().packed_weights == 1);
+    CHECK(yc[0].bytes == yi[0].bytes);
+  }
+}
