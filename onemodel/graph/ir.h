@@ -32,6 +32,9 @@ struct ValueInfo {
   DType dtype = DType::f32;
   bool has_shape = true;  // false: rank unknown
   std::vector<Dim> shape;
+  // false: the file gives no type (allowed for a subgraph's inputs and outputs, which take the
+  // types of what they are bound to); dtype is then meaningless and the writer leaves it out.
+  bool has_type = true;
 };
 
 // Tensor payload of an initializer or a tensor attribute. `bytes` points either into `owner`'s
@@ -55,8 +58,16 @@ struct TensorData {
   const T* data() const { return reinterpret_cast<const T*>(bytes); }
 };
 
+struct Graph;
+
 // Codes equal ONNX AttributeProto.AttributeType.
-enum class AttrType : int32_t { Float = 1, Int = 2, String = 3, Tensor = 4, Floats = 6, Ints = 7, Strings = 8 };
+enum class AttrType : int32_t {
+  Float = 1, Int = 2, String = 3, Tensor = 4, Graph = 5, Floats = 6, Ints = 7, Strings = 8, Graphs = 10
+};
+
+// Subgraphs (If's branches, Loop's and Scan's bodies) nest at most this deep: a hostile file's
+// nesting is refused by the reader and verify() before anything recurses further.
+constexpr int kMaxSubgraphDepth = 16;
 
 struct Attribute {
   std::string name;
@@ -68,6 +79,10 @@ struct Attribute {
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
   std::shared_ptr<TensorData> t;
+  // A GRAPH attribute's graph, a GRAPHS attribute's graphs. Copies of a node share them: no pass
+  // rewrites a subgraph in place.
+  std::shared_ptr<Graph> g;
+  std::vector<std::shared_ptr<Graph>> graphs;
 
   static Attribute of_int(std::string name, int64_t v);
   static Attribute of_float(std::string name, float v);
@@ -75,6 +90,7 @@ struct Attribute {
   static Attribute of_ints(std::string name, std::vector<int64_t> v);
   static Attribute of_floats(std::string name, std::vector<float> v);
   static Attribute of_tensor(std::string name, TensorData v);
+  static Attribute of_graph(std::string name, Graph v);
 };
 
 struct Node {
@@ -122,7 +138,19 @@ struct Graph {
 
 // Topological order, single assignment, every input defined (graph input, initializer or an
 // earlier node's output), outputs defined, attribute payloads consistent with their types.
+// Subgraphs likewise, where a name may also be a value of an enclosing graph defined before the
+// node holding the subgraph (ONNX's outer-scope rule); a subgraph never redefines an enclosing
+// graph's name, and nesting is bounded by kMaxSubgraphDepth.
 Status verify(const Graph& g);
+
+// The names node `n`'s subgraphs read from the graph holding `n` (outer-scope references, nested
+// subgraphs' included), each once, in first-use order. Passes keep these values alive and
+// unrenamed, as they do graph outputs.
+std::vector<std::string> outer_reads(const Node& n);
+// Every node's outer_reads in g.
+std::vector<std::string> outer_reads(const Graph& g);
+// Whether some node of g holds a subgraph.
+bool has_subgraphs(const Graph& g);
 
 // Whether a function handed a graph must verify it. A graph is verified once where it enters
 // the library (reader, tracer, passes); functions handed a graph that already passed (a

@@ -116,6 +116,7 @@ AttrType attr_type_of(AttrKind kind) {
     case AttrKind::Floats: return AttrType::Floats;
     case AttrKind::Strings: return AttrType::Strings;
     case AttrKind::Tensor: return AttrType::Tensor;
+    case AttrKind::Graph: return AttrType::Graph;
   }
   return AttrType::Int;
 }
@@ -129,6 +130,7 @@ const char* attr_kind_name(AttrKind kind) {
     case AttrKind::Floats: return "floats";
     case AttrKind::Strings: return "strings";
     case AttrKind::Tensor: return "tensor";
+    case AttrKind::Graph: return "graph";
   }
   return "?";
 }

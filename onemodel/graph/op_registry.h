@@ -143,11 +143,14 @@ enum OpFlags : uint32_t {
   kOpAlias = 1u << 0,
   // Reads only its input's shape (Shape): always evaluated at plan time.
   kOpShapeOnly = 1u << 1,
+  // Control flow (If): the plan runs the node's subgraphs, not a kernel (runtime/plan.cpp), so
+  // the record has no infer step or kernels of its own.
+  kOpControlFlow = 1u << 2,
 };
 
 // The type an attribute must have. PositiveInt(s): every value must be >= 1 (kernel sizes,
 // strides, dilations, group, hidden sizes); a 0 or negative one is refused by the reader.
-enum class AttrKind { Int, PositiveInt, Float, String, Ints, PositiveInts, Floats, Strings, Tensor };
+enum class AttrKind { Int, PositiveInt, Float, String, Ints, PositiveInts, Floats, Strings, Tensor, Graph };
 struct AttrSpec {
   const char* name;
   AttrKind kind;
@@ -287,6 +290,13 @@ struct OpDef {
   constexpr OpDef doc(const char* line) const { OpDef d = *this; d.notes = line; return d; }
 };
 constexpr OpDef op(const char* op_type) { OpDef d; d.op_type = op_type; return d; }
+
+// Whether a session of `mode` runs the op: it has that mode's kernel, or it is control flow (it
+// runs its subgraphs' kernels, each checked by itself).
+inline bool runs_in(const OpDef& op, ArithmeticMode mode) {
+  if (op.flags & kOpControlFlow) return true;
+  return mode == ArithmeticMode::Exact ? op.exact != nullptr : op.fast != nullptr;
+}
 
 // The plan packs the node's constant right-hand GEMM operand when its op has a prepack hook.
 bool packable_b(const OpDef& op, const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out);

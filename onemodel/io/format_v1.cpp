@@ -104,6 +104,7 @@ void write_graph_section(Writer& w, const graph::Graph& g) {
           w.u64(a.t->nbytes);
           w.raw(a.t->bytes, a.t->nbytes);
           break;
+        case graph::AttrType::Graph: case graph::AttrType::Graphs: break;  // refused by write_bytes
       }
     }
   }
@@ -385,6 +386,9 @@ uint32_t crc32(const uint8_t* data, size_t size, uint32_t crc) {
 
 Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g, graph::GraphCheck check) {
   if (check == graph::GraphCheck::Verify) OM_TRY(graph::verify(g).with_context("format_v1::write"));
+  if (graph::has_subgraphs(g))
+    return Status::error(ErrorKind::Unsupported, "format_v1::write: the graph has subgraphs (If, Loop or Scan), which library "
+                                                 "format v1 cannot hold; save it as ONNX (om::onnx::write_file) instead");
   Writer w;
   w.raw(kMagic, 8);
   w.u32(kVersion);

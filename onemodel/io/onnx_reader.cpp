@@ -34,6 +34,7 @@ struct Ctx {
   FILE* file = nullptr;           // file input
   std::vector<std::string> path;  // e.g. graph, node[3], attribute[1]
   Decoded* out = nullptr;
+  int depth = 0;  // subgraphs entered (bounded by graph::kMaxSubgraphDepth before recursing)
 };
 OM_THREAD_LOCAL Ctx* t_ctx = nullptr;
 
@@ -327,6 +328,11 @@ bool dec_value_info(pb_istream_t* s, const pb_field_t* f, void** arg) {
   set(m.type, dec_type, &vd);
   if (!decode_msg(s, onemodel_onnx_ValueInfoProto_fields, &m)) return false;
   const bool is_value_info = std::strcmp(vl->role, "value_info") == 0;
+  if (vd.tensor_fields == 0 && t_ctx->depth > 0 && !is_value_info) {
+    v.has_type = false;  // a subgraph's value typed by what it is bound to (ONNX allows leaving it out)
+    vl->list->push_back(std::move(v));
+    return true;
+  }
   if (vd.tensor_fields == 0) {
     if (is_value_info) return true;  // shapes of intermediates are optional: skip an untyped one
     return format_error(s, msg("graph ", vl->role, " '", v.name, "' has no tensor type (onemodel reads tensor values only)"));
@@ -344,8 +350,42 @@ struct AttrDecode {
   Attribute a;
   std::string ref_attr_name;
   int tensors = 0;
+  int graphs = 0;
   bool has_s = false;
 };
+
+bool decode_graph(pb_istream_t* s, Graph* g);
+
+// A subgraph (If's branches, Loop's body...): the nesting is bounded here, before the decoder
+// recurses, so a hostile file cannot exhaust the stack.
+bool decode_subgraph(pb_istream_t* s, Graph* g) {
+  if (t_ctx->depth >= graph::kMaxSubgraphDepth)
+    return fail(Status::error(ErrorKind::Format, msg("om::onnx::read: ", where(), ": subgraphs nest deeper than ",
+                                                     graph::kMaxSubgraphDepth, " levels; onemodel refuses such a model")));
+  ++t_ctx->depth;
+  g->name.clear();
+  g->opsets.clear();
+  const bool ok = decode_graph(s, g);
+  --t_ctx->depth;
+  return ok;
+}
+
+bool dec_attr_g(pb_istream_t* s, const pb_field_t* f, void** arg) {
+  auto* ad = static_cast<AttrDecode*>(*arg);
+  Scope scope("g");
+  if (!need_ld(s, f)) return false;
+  ++ad->graphs;
+  ad->a.g = std::make_shared<Graph>();
+  return decode_subgraph(s, ad->a.g.get());
+}
+
+bool dec_attr_graphs(pb_istream_t* s, const pb_field_t* f, void** arg) {
+  auto* ad = static_cast<AttrDecode*>(*arg);
+  Scope scope(msg("graphs[", ad->a.graphs.size(), "]"));
+  if (!need_ld(s, f)) return false;
+  ad->a.graphs.push_back(std::make_shared<Graph>());
+  return decode_subgraph(s, ad->a.graphs.back().get());
+}
 
 bool dec_attr_s(pb_istream_t* s, const pb_field_t* f, void** arg) {
   auto* ad = static_cast<AttrDecode*>(*arg);
@@ -376,6 +416,8 @@ bool dec_attribute(pb_istream_t* s, const pb_field_t* f, void** arg) {
   set(m.name, dec_string, &ad.a.name);
   set(m.s, dec_attr_s, &ad);
   set(m.t, dec_attr_t, &ad);
+  set(m.g, dec_attr_g, &ad);
+  set(m.graphs, dec_attr_graphs, &ad);
   set(m.floats, dec_floats, &ad.a.floats);
   set(m.ints, dec_int64s, &ad.a.ints);
   set(m.strings, dec_strings, &ad.a.strings);
@@ -388,6 +430,8 @@ bool dec_attribute(pb_istream_t* s, const pb_field_t* f, void** arg) {
   p.has_i = m.has_i;
   p.has_s = ad.has_s;
   p.tensors = ad.tensors;
+  p.graphs = ad.graphs;
+  p.graph_list = int(ad.a.graphs.size());
   p.ref_attr_name = ad.ref_attr_name;
   ad.a.f = m.f;
   ad.a.i = m.i;
@@ -429,13 +473,10 @@ bool dec_node(pb_istream_t* s, const pb_field_t* f, void** arg) {
 
 // ---- graph and model ----
 
-bool dec_graph(pb_istream_t* s, const pb_field_t* f, void** arg) {
-  auto* d = static_cast<Decoded*>(*arg);
-  Scope scope("graph");
-  if (!need_ld(s, f)) return false;
-  if (++d->graph_fields > 1) return format_error(s, "the model has two graph fields");
-  Graph& g = d->graph;
-  NodeList nodes{&g.nodes, &d->node_deferred};
+// One GraphProto into g; its nodes' deferred attribute errors (subgraphs' too) join the model's.
+bool decode_graph(pb_istream_t* s, Graph* gp) {
+  Graph& g = *gp;
+  NodeList nodes{&g.nodes, &t_ctx->out->node_deferred};
   ValueList inputs{&g.inputs, "input"}, outputs{&g.outputs, "output"}, infos{&g.value_info, "value_info"};
   onemodel_onnx_GraphProto m = onemodel_onnx_GraphProto_init_zero;
   set(m.node, dec_node, &nodes);
@@ -445,6 +486,14 @@ bool dec_graph(pb_istream_t* s, const pb_field_t* f, void** arg) {
   set(m.output, dec_value_info, &outputs);
   set(m.value_info, dec_value_info, &infos);
   return decode_msg(s, onemodel_onnx_GraphProto_fields, &m);
+}
+
+bool dec_graph(pb_istream_t* s, const pb_field_t* f, void** arg) {
+  auto* d = static_cast<Decoded*>(*arg);
+  Scope scope("graph");
+  if (!need_ld(s, f)) return false;
+  if (++d->graph_fields > 1) return format_error(s, "the model has two graph fields");
+  return decode_graph(s, &d->graph);
 }
 
 bool dec_opset(pb_istream_t* s, const pb_field_t* f, void** arg) {

@@ -181,9 +181,21 @@ Status finish_attribute(const AttrPayload& p, const std::string& where, Attribut
   if (!p.has_type) return format(where, who + " has no type field");
   if (p.type <= 0 || p.type > 14) return format(where, msg(who, " has an unknown type code ", p.type));
   if (p.tensors > 1) return format(where, who + " carries more than one tensor");
-  if (p.type == 5 || p.type >= 9) {
+  if (p.graphs > 1) return format(where, who + " carries more than one graph");
+  if (p.type == 5 || p.type == 10) {
+    // A graph (GRAPH) or graphs (GRAPHS): exactly that payload.
+    const bool other = p.has_f || p.has_i || p.has_s || p.tensors > 0 || !a->floats.empty() || !a->ints.empty() || !a->strings.empty();
+    if (other || (p.type == 5 && p.graph_list > 0) || (p.type == 10 && p.graphs > 0))
+      return format(where, msg(who, " is declared ", attr_type_name(p.type), " but carries another payload"));
+    if (p.type == 5 && p.graphs == 0) return format(where, who + " is declared GRAPH but carries no graph");
+    a->type = static_cast<AttrType>(p.type);
+    return Status::ok();
+  }
+  if (p.graphs > 0 || p.graph_list > 0)
+    return format(where, msg(who, " is declared ", attr_type_name(p.type), " but carries a graph payload"));
+  if (p.type >= 9) {
     *deferred = Status::error(ErrorKind::Unsupported, msg("om::onnx::read: ", where, ": ", who, " is of type ", attr_type_name(p.type),
-                                                          "; onemodel reads FLOAT, INT, STRING, TENSOR, FLOATS, INTS and STRINGS attributes"));
+                                                          "; onemodel reads FLOAT, INT, STRING, TENSOR, GRAPH, FLOATS, INTS, STRINGS and GRAPHS attributes"));
     return Status::ok();
   }
   // Exactly the payload the declared type names, nothing else.
@@ -255,6 +267,84 @@ Status upgrade_node(Graph& g, size_t index, const OpDef& op, int64_t opset, std:
   return Status::ok();
 }
 
+// One graph of the model (the main graph or a subgraph) as the checks see it: its nodes'
+// operators, looked up once, and each sorted node's index in the file.
+struct GraphForm {
+  Graph* g = nullptr;
+  std::string where;  // "graph", "graph.node[3].then_branch"...
+  std::vector<const OpDef*> ops;
+  std::vector<size_t> file_pos;
+};
+
+// Sorts g (files out of topological order are sorted, stably) and looks up its operators, then
+// its subgraphs' (depth first); every unsupported op type goes to *unsupported once.
+Status sort_and_resolve(Graph& g, int64_t opset, const std::string& where, std::vector<GraphForm>* forms,
+                        std::vector<std::string>* unsupported, std::unordered_set<std::string>* seen, bool* newer) {
+  GraphForm f;
+  f.g = &g;
+  f.where = where;
+  OM_TRY(sort_nodes(g, &f.file_pos));
+  f.ops.reserve(g.nodes.size());
+  for (const Node& n : g.nodes) {
+    std::string label;
+    const OpDef* op = graph::find_op(n.domain, n.op_type);
+    f.ops.push_back(op);
+    if (!op) label = is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
+    else if (is_default_domain(n.domain) && op->oldest_opset() > opset && !legacy_version(n.op_type, opset)) {
+      label = msg(n.op_type, " (needs opset ", op->oldest_opset(), ", the model imports ", opset, ")");
+      *newer = true;
+    }
+    if (!label.empty() && seen->insert(label).second) unsupported->push_back(label);
+  }
+  const size_t self = forms->size();
+  forms->push_back(std::move(f));
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (graph::Attribute& a : g.nodes[i].attributes) {
+      const std::string at = msg(where, ".node[", (*forms)[self].file_pos[i], "].", a.name);
+      if (a.type == graph::AttrType::Graph && a.g) OM_TRY(sort_and_resolve(*a.g, opset, at, forms, unsupported, seen, newer));
+      if (a.type == graph::AttrType::Graphs)
+        for (size_t k = 0; k < a.graphs.size(); ++k)
+          if (a.graphs[k]) OM_TRY(sort_and_resolve(*a.graphs[k], opset, msg(at, "[", k, "]"), forms, unsupported, seen, newer));
+    }
+  return Status::ok();
+}
+
+// Attribute types and the registry's form for every node of one graph.
+Status normalise_nodes(GraphForm& f, int64_t opset, std::unordered_set<std::string>* names) {
+  Graph& g = *f.g;
+  // `k` counts the file's nodes; nodes an upgrade inserts are already in the newest form.
+  for (size_t i = 0, k = 0; i < g.nodes.size(); ++i, ++k) {
+    Node& n = g.nodes[i];
+    const size_t file_index = f.file_pos[k];
+    if (is_default_domain(n.domain)) n.domain.clear();
+    const OpDef* op = f.ops[k];
+    OM_TRY(check_attribute_types(*op, n).with_context(msg("om::onnx::read: ", f.where, ".node[", file_index, "]")));
+    if (!n.domain.empty()) continue;
+    const std::string where = msg("om::onnx::read: ", f.where, ".node[", file_index, "] (", node_label(n), ")");
+    int64_t form_opset = opset;
+    if (op->oldest_opset() > opset) {
+      // An old form no record reads: converted into one they do (onnx_legacy.cpp).
+      LegacyContext lc;
+      lc.names = names;
+      OM_TRY(convert_legacy(g, i, opset, lc).with_context(where));
+      const size_t nb = lc.before.size();
+      g.nodes.insert(g.nodes.begin() + long(i), std::make_move_iterator(lc.before.begin()), std::make_move_iterator(lc.before.end()));
+      i += nb;
+      if (lc.replaced) continue;
+      // The conversion table and the records must agree: a converted node the record's own
+      // upgrade cannot take further is refused, never run in a form its kernel does not know.
+      if (lc.reaches < op->oldest_opset())
+        return Status::error(ErrorKind::Unsupported, msg(where, ": converted to the opset-", lc.reaches, " form, but ", op->op_type,
+                                                         " is read from opset ", op->oldest_opset(), " on. ", kReexportAdvice));
+      form_opset = lc.reaches;
+    }
+    size_t inserted = 0;
+    OM_TRY(upgrade_node(g, i, *op, form_opset, names, &inserted).with_context(where));
+    i += inserted;
+  }
+  return Status::ok();
+}
+
 Status check_and_normalise(Decoded& d) {
   Graph& g = d.graph;
   if (!d.has_ir_version) return format("model", "no ir_version field: this is not an ONNX model (or it is truncated)");
@@ -277,28 +367,11 @@ Status check_and_normalise(Decoded& d) {
                          msg("om::onnx::read: the model imports opset ", opset, " of the default ONNX domain; onemodel reads opsets ",
                              kMinOpset, " to ", kMaxOpset, ". ", opset < kMinOpset ? kReexportAdvice : kNewerAdvice));
 
-  // Files out of topological order are sorted (stable); `file_pos[k]` is the file's index of
-  // the k-th node in the sorted order, for messages.
-  std::vector<size_t> file_pos;
-  OM_TRY(sort_nodes(g, &file_pos));
-
-  // Every unsupported op type at once; the registry is the only list.
   std::vector<std::string> unsupported;
   std::unordered_set<std::string> seen;
   bool newer = false;  // some operator's form needs a newer opset than the model imports
-  std::vector<const OpDef*> ops;  // per file node: the one lookup by name
-  ops.reserve(g.nodes.size());
-  for (const Node& n : g.nodes) {
-    std::string label;
-    const OpDef* op = graph::find_op(n.domain, n.op_type);
-    ops.push_back(op);
-    if (!op) label = is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
-    else if (is_default_domain(n.domain) && op->oldest_opset() > opset && !legacy_version(n.op_type, opset)) {
-      label = msg(n.op_type, " (needs opset ", op->oldest_opset(), ", the model imports ", opset, ")");
-      newer = true;
-    }
-    if (!label.empty() && seen.insert(label).second) unsupported.push_back(label);
-  }
+  std::vector<GraphForm> forms;
+  OM_TRY(sort_and_resolve(g, opset, "graph", &forms, &unsupported, &seen, &newer));
   if (!unsupported.empty()) {
     std::string list;
     for (const std::string& u : unsupported) list += (list.empty() ? "" : ", ") + u;
@@ -309,42 +382,16 @@ Status check_and_normalise(Decoded& d) {
   }
   for (const Status& st : d.node_deferred) OM_TRY(st);
 
-  // Attribute types, then the opset-20 form: attributes that became inputs move there.
+  // Attribute types, then the opset-20 form: attributes that became inputs move there. Fresh
+  // names are new in every scope.
   std::unordered_set<std::string> names;
-  for (const auto& v : g.inputs) names.insert(v.name);
-  for (const auto& t : g.initializers) names.insert(t.name);
-  for (const Node& n : g.nodes)
-    for (const std::string& o : n.outputs) names.insert(o);
-  // `k` counts the file's nodes; nodes an upgrade inserts are already in the newest form.
-  for (size_t i = 0, k = 0; i < g.nodes.size(); ++i, ++k) {
-    Node& n = g.nodes[i];
-    const size_t file_index = file_pos[k];
-    if (is_default_domain(n.domain)) n.domain.clear();
-    const OpDef* op = ops[k];
-    OM_TRY(check_attribute_types(*op, n).with_context(msg("om::onnx::read: graph.node[", file_index, "]")));
-    if (!n.domain.empty()) continue;
-    const std::string where = msg("om::onnx::read: graph.node[", file_index, "] (", node_label(n), ")");
-    int64_t form_opset = opset;
-    if (op->oldest_opset() > opset) {
-      // An old form no record reads: converted into one they do (onnx_legacy.cpp).
-      LegacyContext lc;
-      lc.names = &names;
-      OM_TRY(convert_legacy(g, i, opset, lc).with_context(where));
-      const size_t nb = lc.before.size();
-      g.nodes.insert(g.nodes.begin() + long(i), std::make_move_iterator(lc.before.begin()), std::make_move_iterator(lc.before.end()));
-      i += nb;
-      if (lc.replaced) continue;
-      // The conversion table and the records must agree: a converted node the record's own
-      // upgrade cannot take further is refused, never run in a form its kernel does not know.
-      if (lc.reaches < op->oldest_opset())
-        return Status::error(ErrorKind::Unsupported, msg(where, ": converted to the opset-", lc.reaches, " form, but ", op->op_type,
-                                                         " is read from opset ", op->oldest_opset(), " on. ", kReexportAdvice));
-      form_opset = lc.reaches;
-    }
-    size_t inserted = 0;
-    OM_TRY(upgrade_node(g, i, *op, form_opset, &names, &inserted).with_context(where));
-    i += inserted;
+  for (const GraphForm& f : forms) {
+    for (const auto& v : f.g->inputs) names.insert(v.name);
+    for (const auto& t : f.g->initializers) names.insert(t.name);
+    for (const Node& n : f.g->nodes)
+      for (const std::string& o : n.outputs) names.insert(o);
   }
+  for (GraphForm& f : forms) OM_TRY(normalise_nodes(f, opset, &names));
   for (graph::OpsetImport& o : g.opsets)
     if (o.domain.empty()) o.version = kMaxOpset;
   if (g.opsets.empty() || opset == 0) g.opsets.insert(g.opsets.begin(), graph::OpsetImport{"", kMaxOpset});

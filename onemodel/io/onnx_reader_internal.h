@@ -42,6 +42,8 @@ struct AttrPayload {
   int type = 0;
   bool has_f = false, has_i = false, has_s = false;
   int tensors = 0;
+  int graphs = 0;       // g fields (GRAPH)
+  int graph_list = 0;   // graphs entries (GRAPHS)
   std::string ref_attr_name;
 };
 

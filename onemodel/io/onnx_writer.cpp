@@ -136,8 +136,18 @@ bool enc_value_infos(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
   for (const ValueInfo& v : arg_as<std::vector<ValueInfo>>(arg)) {
     onemodel_onnx_ValueInfoProto m = onemodel_onnx_ValueInfoProto_init_zero;
     set(m.name, enc_string, &v.name);
-    set(m.type, enc_type, &v);
+    if (v.has_type) set(m.type, enc_type, &v);
     if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, onemodel_onnx_ValueInfoProto_fields, &m)) return false;
+  }
+  return true;
+}
+
+bool enc_graph(pb_ostream_t* s, const pb_field_t* f, void* const* arg);
+
+bool enc_graphs(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
+  for (const auto& g : arg_as<std::vector<std::shared_ptr<Graph>>>(arg)) {
+    void* p = g.get();
+    if (!enc_graph(s, f, &p)) return false;
   }
   return true;
 }
@@ -154,6 +164,8 @@ bool enc_attributes(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
       case AttrType::Floats: set(m.floats, enc_floats, &a.floats); break;
       case AttrType::Ints: set(m.ints, enc_ints, &a.ints); break;
       case AttrType::Strings: set(m.strings, enc_strings, &a.strings); break;
+      case AttrType::Graph: set(m.g, enc_graph, a.g.get()); break;
+      case AttrType::Graphs: set(m.graphs, enc_graphs, &a.graphs); break;
     }
     m.has_type = true;
     m.type = static_cast<int32_t>(a.type);
@@ -217,14 +229,24 @@ Status check_tensor_size(const TensorData& t, const char* what) {
   return Status::ok();
 }
 
+// Every tensor of g and of its subgraphs (verify() bounds their nesting).
+Status check_tensor_sizes(const Graph& g) {
+  for (const TensorData& t : g.initializers) OM_TRY(check_tensor_size(t, "initializer"));
+  for (const Node& n : g.nodes)
+    for (const Attribute& a : n.attributes) {
+      if (a.type == AttrType::Tensor) OM_TRY(check_tensor_size(*a.t, "tensor attribute"));
+      if (a.type == AttrType::Graph) OM_TRY(check_tensor_sizes(*a.g));
+      if (a.type == AttrType::Graphs)
+        for (const auto& sub : a.graphs) OM_TRY(check_tensor_sizes(*sub));
+    }
+  return Status::ok();
+}
+
 // Checks the graph and prepares the message. The default-domain opset is written as 20: the IR
 // is always in opset-20 form (the reader normalises older files).
 Status prepare(const Graph& g, graph::GraphCheck check, ModelView& v) {
   if (check == graph::GraphCheck::Verify) OM_TRY(graph::verify(g).with_context("om::onnx::write"));
-  for (const TensorData& t : g.initializers) OM_TRY(check_tensor_size(t, "initializer"));
-  for (const Node& n : g.nodes)
-    for (const Attribute& a : n.attributes)
-      if (a.type == AttrType::Tensor) OM_TRY(check_tensor_size(*a.t, "tensor attribute"));
+  OM_TRY(check_tensor_sizes(g));
   for (const auto* list : {&g.inputs, &g.outputs, &g.value_info})
     for (const ValueInfo& vi : *list)
       if (dtype_size(vi.dtype) == 0)

@@ -14,7 +14,7 @@ bool is_known_operator(const std::string& domain, const std::string& op_type) {
 
 bool has_exact_kernel(const std::string& domain, const std::string& op_type) {
   const graph::OpDef* op = graph::find_op(domain, op_type);
-  return op && op->exact;
+  return op && graph::runs_in(*op, ArithmeticMode::Exact);
 }
 
 namespace {

@@ -16,22 +16,43 @@ using graph::OpDef;
 using graph::TensorArg;
 using graph::ValueDesc;
 
+namespace {
+
+// Every node of g and of its subgraphs, depth first (verify() bounds the nesting).
+template <typename Fn>
+void for_each_node(const graph::Graph& g, Fn fn) {
+  for (const auto& n : g.nodes) {
+    fn(n);
+    for (const auto& a : n.attributes) {
+      if (a.type == graph::AttrType::Graph && a.g) for_each_node(*a.g, fn);
+      if (a.type == graph::AttrType::Graphs)
+        for (const auto& sub : a.graphs)
+          if (sub) for_each_node(*sub, fn);
+    }
+  }
+}
+
+}  // namespace
+
 Result<std::vector<const OpDef*>> resolve_ops(const graph::Graph& g, ArithmeticMode mode) {
   std::vector<const OpDef*> ops;
   ops.reserve(g.nodes.size());
+  for (const auto& n : g.nodes) ops.push_back(graph::find_op(n.domain, n.op_type));
   std::vector<std::string> unknown, inexact;
   auto add_once = [](std::vector<std::string>& v, const graph::Node& n) {
     std::string s = graph::is_default_domain(n.domain) ? n.op_type : n.domain + "::" + n.op_type;
     if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(std::move(s));
   };
-  for (const auto& n : g.nodes) {
+  Status attrs = Status::ok();
+  for_each_node(g, [&](const graph::Node& n) {
     const OpDef* op = graph::find_op(n.domain, n.op_type);
-    ops.push_back(op);
     if (!op) add_once(unknown, n);
-    else if (mode == ArithmeticMode::Exact && !op->exact) add_once(inexact, n);
+    // Control flow runs its subgraphs' kernels, checked node by node here.
+    else if (mode == ArithmeticMode::Exact && !graph::runs_in(*op, mode)) add_once(inexact, n);
     // Graphs built in code skip the reader: the same attribute schema check here.
-    if (op) OM_TRY(graph::check_attributes(*op, n, ErrorKind::InvalidArgument));
-  }
+    if (op && attrs.is_ok()) attrs = graph::check_attributes(*op, n, ErrorKind::InvalidArgument);
+  });
+  OM_TRY(attrs);
   auto join = [](const std::vector<std::string>& v) {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -46,12 +67,97 @@ Result<std::vector<const OpDef*>> resolve_ops(const graph::Graph& g, ArithmeticM
   return ops;
 }
 
+namespace {
+
+// Builds cg's flat entries for g's nodes. `scopes` maps names to value ids, the main graph's
+// first (cg.ids) and each enclosing subgraph's after it; a name resolves in the innermost scope
+// that has it.
+struct Flattener {
+  CompiledGraph& cg;
+  std::vector<std::unordered_map<std::string, int>*> scopes;
+
+  int lookup(const std::string& name) {
+    for (size_t k = scopes.size(); k-- > 0;) {
+      auto it = scopes[k]->find(name);
+      if (it != scopes[k]->end()) return it->second;
+    }
+    return -1;
+  }
+  int define(const std::string& name) {
+    auto& m = *scopes.back();
+    auto it = m.find(name);
+    if (it != m.end()) return it->second;
+    m.emplace(name, cg.num_values);
+    return cg.num_values++;
+  }
+  int use(const std::string& name) {
+    const int id = lookup(name);
+    return id >= 0 ? id : define(name);  // verify() ran: only a main-graph value not yet seen
+  }
+  void entry(const graph::Node* n, const OpDef* op, std::vector<int> ins, std::vector<int> outs, FlatEntry e) {
+    cg.nodes.push_back(n);
+    cg.ops.push_back(op);
+    cg.node_inputs.push_back(std::move(ins));
+    cg.node_outputs.push_back(std::move(outs));
+    cg.flat.push_back(e);
+  }
+
+  Status nodes_of(const graph::Graph& g, const std::vector<const OpDef*>* top_ops, int guard, int branch) {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const graph::Node& n = g.nodes[i];
+      const OpDef* op = top_ops ? (*top_ops)[i] : graph::find_op(n.domain, n.op_type);
+      if (!op) return Status::error(ErrorKind::Internal, msg("compile_graph: ", n.label(), " has no resolved operator"));
+      std::vector<int> ins, outs;
+      for (const auto& in : n.inputs) ins.push_back(in.empty() ? -1 : use(in));
+      FlatEntry e;
+      e.guard = guard;
+      e.branch = branch;
+      if (!(op->flags & graph::kOpControlFlow)) {
+        for (const auto& out : n.outputs) outs.push_back(out.empty() ? -1 : define(out));
+        entry(&n, op, std::move(ins), std::move(outs), e);
+        continue;
+      }
+      // If: the condition entry, both branches, then the join that defines the outputs.
+      const int at = int(cg.nodes.size());
+      entry(&n, op, std::move(ins), {}, e);
+      std::vector<int> join_ins;
+      size_t per_branch = 0;
+      const char* names[2] = {"then_branch", "else_branch"};
+      for (int b = 0; b < 2; ++b) {
+        const graph::Attribute* a = n.attr(names[b]);
+        if (!a || a->type != graph::AttrType::Graph || !a->g)
+          return Status::error(ErrorKind::InvalidArgument, msg(n.label(), ": attribute '", names[b], "' (a graph) is missing"));
+        const graph::Graph& sub = *a->g;
+        if (sub.outputs.size() != n.outputs.size())
+          return Status::error(ErrorKind::InvalidArgument, msg(n.label(), ": ", names[b], " has ", sub.outputs.size(),
+                                                               " outputs, the node ", n.outputs.size(), "; each branch must give one per output"));
+        std::unordered_map<std::string, int> local;
+        scopes.push_back(&local);
+        for (const auto& t : sub.initializers) cg.sub_initializers.push_back({define(t.name), &t});
+        Status st = nodes_of(sub, nullptr, at, b);
+        for (const auto& o : sub.outputs) join_ins.push_back(use(o.name));
+        scopes.pop_back();
+        OM_TRY(st);
+        per_branch = sub.outputs.size();
+      }
+      for (const auto& out : n.outputs) outs.push_back(out.empty() ? -1 : define(out));
+      FlatEntry j = e;
+      j.kind = FlatKind::IfJoin;
+      j.if_at = at;
+      j.branch_outputs = per_branch;
+      entry(&n, op, std::move(join_ins), std::move(outs), j);
+    }
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
 Result<CompiledGraph> compile_graph(const graph::Graph& g, std::vector<const OpDef*> ops) {
   if (ops.size() != g.nodes.size())
     return Status::error(ErrorKind::Internal, msg("compile_graph: ", ops.size(), " resolved operators for ", g.nodes.size(), " nodes"));
   CompiledGraph cg;
   cg.graph = &g;
-  cg.ops = std::move(ops);
   auto id_of = [&](const std::string& name) {
     auto it = cg.ids.find(name);
     if (it != cg.ids.end()) return it->second;
@@ -60,24 +166,20 @@ Result<CompiledGraph> compile_graph(const graph::Graph& g, std::vector<const OpD
   };
   for (const auto& t : g.initializers) id_of(t.name);
   for (const auto& v : g.inputs) cg.input_ids.push_back(id_of(v.name));
-  for (const auto& n : g.nodes) {
-    std::vector<int> ins, outs;
-    for (const auto& in : n.inputs) ins.push_back(in.empty() ? -1 : id_of(in));
-    for (const auto& out : n.outputs) outs.push_back(out.empty() ? -1 : id_of(out));
-    cg.node_inputs.push_back(std::move(ins));
-    cg.node_outputs.push_back(std::move(outs));
-  }
+  Flattener fl{cg, {&cg.ids}};
+  OM_TRY(fl.nodes_of(g, &ops, -1, 0));
   for (const auto& v : g.outputs) cg.output_ids.push_back(id_of(v.name));
   // Values that must be known when planning, walked back from the plan-time operands.
   std::vector<char> needed(size_t(cg.num_values), 0);
-  for (size_t ni = g.nodes.size(); ni-- > 0;) {
+  for (size_t ni = cg.nodes.size(); ni-- > 0;) {
     const OpDef& op = *cg.ops[ni];
     bool out_needed = false;
     for (int o : cg.node_outputs[ni]) out_needed = out_needed || (o >= 0 && needed[size_t(o)]);
     const bool through = out_needed && !(op.flags & graph::kOpShapeOnly);
     const auto& ins = cg.node_inputs[ni];
+    const bool join = cg.flat[ni].kind == FlatKind::IfJoin;
     for (size_t i = 0; i < ins.size(); ++i)
-      if (ins[i] >= 0 && (through || (i < 32 && ((op.plan_time_inputs >> i) & 1u)))) needed[size_t(ins[i])] = 1;
+      if (ins[i] >= 0 && (through || (!join && i < 32 && ((op.plan_time_inputs >> i) & 1u)))) needed[size_t(ins[i])] = 1;
   }
   // Eligible: integer or bool inputs, and any input declared with a static shape of at most
   // kMaxValueInputElements elements (OneHot's f32 depth); never a float input of open size.
@@ -96,22 +198,29 @@ Status check_plan_time_operands(const CompiledGraph& cg) {
   const graph::Graph& g = *cg.graph;
   std::vector<char> knowable(size_t(cg.num_values), 0);
   for (const auto& t : g.initializers) knowable[size_t(cg.ids.at(t.name))] = 1;
+  for (const auto& t : cg.sub_initializers) knowable[size_t(t.first)] = 1;
   for (size_t j = 0; j < g.inputs.size(); ++j) {
     const bool init = g.find_initializer(g.inputs[j].name) != nullptr;
     // An overridable initializer stays knowable: a caller's value of it is a value input or the
     // plan refuses it.
     knowable[size_t(cg.input_ids[j])] = cg.value_input[j] || init;
   }
-  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
-    const graph::Node& node = g.nodes[ni];
+  for (size_t ni = 0; ni < cg.nodes.size(); ++ni) {
+    const graph::Node& node = *cg.nodes[ni];
     const OpDef& op = *cg.ops[ni];
     const auto& ins = cg.node_inputs[ni];
+    const bool join = cg.flat[ni].kind == FlatKind::IfJoin;
     bool all = true;
     for (size_t i = 0; i < ins.size(); ++i) {
       if (ins[i] < 0) continue;
       const bool k = knowable[size_t(ins[i])] != 0;
       all = all && k;
-      if (!k && i < 32 && ((op.plan_time_inputs >> i) & 1u))
+      if (!k && !join && (op.flags & graph::kOpControlFlow))
+        return Status::error(ErrorKind::Unsupported,
+                             msg(node.label(), ": the condition ('", node.inputs[i], "') must be known when the session plans, but it is "
+                                 "computed from run-time data. onemodel runs If when its condition is a constant, follows from shapes, or "
+                                 "comes from an i64/bool graph input (each value then gets a plan of its own); docs/onnx.md, \"Control flow\""));
+      if (!k && !join && i < 32 && ((op.plan_time_inputs >> i) & 1u))
         return Status::error(ErrorKind::Unsupported,
                              msg(node.label(), ": input ", i, " ('", node.inputs[i], "') decides the output shape, so it must be known "
                                  "when the session plans, but it is computed from run-time data (a float graph input or a node that "
@@ -165,20 +274,39 @@ const float* packed_operand(CompiledGraph& cg, size_t ni, const std::vector<cons
                             ArithmeticMode mode) {
   if (cg.packed_b.size() != cg.ops.size()) cg.packed_b.resize(cg.ops.size());
   if (cg.packed_b[ni]) return cg.packed_b[ni].get();
-  const graph::Node& node = cg.graph->nodes[ni];
+  const graph::Node& node = *cg.nodes[ni];
   graph::PackableB pb;
   pb.mode = mode;
   if (!graph::packable_b(*cg.ops[ni], node, in_desc, &pb) || pb.K == 0 || pb.N == 0) return nullptr;
   const graph::TensorData* w = cg.graph->find_initializer(node.inputs[pb.input]);
-  if (!w || !w->bytes) return nullptr;  // plan-time values differ per plan
-  if (w->dtype != (pb.pack ? in_desc[pb.input]->dtype : DType::f32)) return nullptr;
-  for (const auto& in : cg.graph->inputs)
-    if (in.name == w->name) return nullptr;  // overridable by the caller
+  const int operand = pb.input < cg.node_inputs[ni].size() ? cg.node_inputs[ni][pb.input] : -1;
+  if (!w && operand >= 0)  // a subgraph's own weight
+    for (const auto& t : cg.sub_initializers)
+      if (t.first == operand) w = t.second;
+  const void* bytes = w ? static_cast<const void*>(w->bytes) : nullptr;
+  DType dtype = w ? w->dtype : DType::f32;
+  if (!w && operand >= 0) {
+    // A Constant node's output (weights exported as Constants, as in subgraphs) is the same in
+    // every plan, so its packed copy may be kept like an initializer's; other plan-time values
+    // differ per plan.
+    for (size_t p = 0; p < cg.nodes.size() && !bytes; ++p) {
+      const auto& outs = cg.node_outputs[p];
+      if (std::find(outs.begin(), outs.end(), operand) == outs.end()) continue;
+      if (cg.nodes[p]->op_type != "Constant" || !graph::is_default_domain(cg.nodes[p]->domain)) return nullptr;
+      bytes = in_desc[pb.input]->data;
+      dtype = in_desc[pb.input]->dtype;
+    }
+  }
+  if (!bytes) return nullptr;
+  if (dtype != (pb.pack ? in_desc[pb.input]->dtype : DType::f32)) return nullptr;
+  if (w)
+    for (const auto& in : cg.graph->inputs)
+      if (in.name == w->name) return nullptr;  // overridable by the caller
   const size_t floats = pb.pack ? pb.floats : kernels::gemm_packed_b_floats(pb.K, pb.N);
   std::shared_ptr<void> buf = graph::aligned_buffer(floats * sizeof(float));
   if (!buf) return nullptr;
-  if (pb.pack) pb.pack(pb.params, w->bytes, static_cast<float*>(buf.get()));
-  else kernels::gemm_pack_b(w->data<float>(), pb.rs, pb.cs, pb.K, pb.N, static_cast<float*>(buf.get()));
+  if (pb.pack) pb.pack(pb.params, bytes, static_cast<float*>(buf.get()));
+  else kernels::gemm_pack_b(static_cast<const float*>(bytes), pb.rs, pb.cs, pb.K, pb.N, static_cast<float*>(buf.get()));
   cg.packed_b[ni] = std::static_pointer_cast<const float>(std::shared_ptr<void>(buf, static_cast<float*>(buf.get())));
   return cg.packed_b[ni].get();
 }
@@ -237,6 +365,17 @@ Status Planner::seed(const std::vector<std::vector<int64_t>>& input_dims, const 
     buf_of[size_t(id)] = int(bufs.size());
     bufs.push_back(b);
   }
+  for (const auto& [id, t] : cg.sub_initializers) {
+    ValueDesc& v = plan->values[size_t(id)];
+    v.dtype = t->dtype;
+    v.shape = t->dims;
+    v.data = t->bytes ? static_cast<const void*>(t->bytes) : graph::kEmptyValue;
+    known[size_t(id)] = true;
+    Buffer b;
+    b.kind = BufKind::Const;
+    buf_of[size_t(id)] = int(bufs.size());
+    bufs.push_back(b);
+  }
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const int id = cg.input_ids[i];
     if (!plan->fed[i]) continue;  // an initializer-backed input left out: the initializer's value
@@ -279,11 +418,48 @@ Status Planner::seed(const std::vector<std::vector<int64_t>>& input_dims, const 
 }
 
 Status Planner::nodes() {
-  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
-    const graph::Node& node = g.nodes[ni];
+  // Per flat entry of an If: the branch this plan runs (-1: the If itself is in a branch not run).
+  std::vector<int> chosen(cg.nodes.size(), -1);
+  for (size_t ni = 0; ni < cg.nodes.size(); ++ni) {
+    const graph::Node& node = *cg.nodes[ni];
     const OpDef& op = *cg.ops[ni];
     const auto& ins = cg.node_inputs[ni];
     const auto& outs = cg.node_outputs[ni];
+    const FlatEntry& fe = cg.flat[ni];
+    if (fe.guard >= 0 && chosen[size_t(fe.guard)] != fe.branch) continue;  // in a branch this plan does not run
+    if (fe.kind == FlatKind::IfJoin) {
+      // The If's outputs are the chosen branch's: the same values and buffers.
+      const size_t first = size_t(chosen[size_t(fe.if_at)]) * fe.branch_outputs;
+      for (size_t o = 0; o < outs.size(); ++o) {
+        const int from = ins[first + o];
+        if (outs[o] < 0) continue;
+        if (from < 0 || !known[size_t(from)])
+          return Status::error(ErrorKind::Internal, msg("plan: ", node.label(), ": branch output ", o, " is not defined"));
+        plan->values[size_t(outs[o])] = plan->values[size_t(from)];
+        buf_of[size_t(outs[o])] = buf_of[size_t(from)];
+        known[size_t(outs[o])] = true;
+      }
+      continue;
+    }
+    if (op.flags & graph::kOpControlFlow) {
+      const ValueDesc* cond = ins.empty() || ins[0] < 0 || !known[size_t(ins[0])] ? nullptr : &plan->values[size_t(ins[0])];
+      if (!cond || !cond->data)
+        return Status::error(ErrorKind::Unsupported, msg(node.label(), ": the condition is not known when planning (computed from "
+                                                         "run-time data); docs/onnx.md, \"Control flow\""));
+      if (cond->numel() != 1 || (cond->dtype != DType::boolean && cond->dtype != DType::u8 && cond->dtype != DType::i64 &&
+                                 cond->dtype != DType::i32))
+        return Status::error(ErrorKind::InvalidArgument, msg(node.label(), ": the condition must be one bool, got ", dtype_name(cond->dtype),
+                                                             " ", shape_str(cond->shape)));
+      bool c = false;
+      switch (cond->dtype) {
+        case DType::i64: c = *static_cast<const int64_t*>(cond->data) != 0; break;
+        case DType::i32: c = *static_cast<const int32_t*>(cond->data) != 0; break;
+        default: c = *static_cast<const uint8_t*>(cond->data) != 0; break;
+      }
+      chosen[ni] = c ? 0 : 1;
+      ++plan->folded_nodes;
+      continue;
+    }
     std::vector<const ValueDesc*> in_desc(ins.size(), nullptr);
     bool all_const = true;
     for (size_t i = 0; i < ins.size(); ++i) {
@@ -415,7 +591,7 @@ Status Planner::place() {
     return Status::error(ErrorKind::OutOfMemory, msg("plan: the activation arena needs ", mp.arena_bytes,
                                                      " bytes, above SessionOptions::max_arena_bytes = ", limits.max_arena_bytes,
                                                      " (the largest buffer, ", big.size, " bytes, is written by ",
-                                                     g.nodes[pending[size_t(big.first)].node].label(),
+                                                     cg.nodes[pending[size_t(big.first)].node]->label(),
                                                      "); raise that option or use smaller input shapes"));
   }
   for (size_t r = 0; r < reqs.size(); ++r) bufs[req_buf[r]].offset = mp.offsets[r];
@@ -456,7 +632,7 @@ Status Planner::emit() {
   if (!plan->params) return Status::error(ErrorKind::OutOfMemory, "plan: cannot allocate the prepared operator records");
   if (!records.empty()) std::memcpy(plan->params.get(), records.data(), records.size());
   plan->labels.reserve(pending.size());
-  for (const PendingStep& st : pending) plan->labels.push_back(g.nodes[st.node].label());
+  for (const PendingStep& st : pending) plan->labels.push_back(cg.nodes[st.node]->label());
   for (const PendingStep& st : pending) {
     Plan::Step s;
     s.work = st.work;

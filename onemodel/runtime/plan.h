@@ -20,14 +20,32 @@ namespace om::runtime {
 // shape is static with at most this many elements.
 constexpr int64_t kMaxValueInputElements = 64;
 
+// The planner's node list: the graph's nodes in order, each If followed by its branches' nodes
+// (then, else; nested Ifs likewise) and a join entry that names the If's outputs. A plan runs
+// the branch its condition chooses (known when planning) and skips the other; the join makes
+// the If's outputs the chosen branch's outputs (same buffers, no copy).
+enum class FlatKind : uint8_t { Node, IfJoin };
+struct FlatEntry {
+  FlatKind kind = FlatKind::Node;
+  int guard = -1;   // the flat index of the If whose branch holds this entry (-1: the main graph)
+  int branch = 0;   // 0: then_branch, 1: else_branch
+  int if_at = -1;   // IfJoin: the flat index of its If
+  size_t branch_outputs = 0;  // IfJoin: outputs per branch (its inputs are then's, then else's)
+};
+
 struct CompiledGraph {
   const graph::Graph* graph = nullptr;
-  std::vector<const graph::OpDef*> ops;           // per node
+  // Per flat entry (see FlatEntry; without control flow, exactly the graph's nodes):
+  std::vector<const graph::Node*> nodes;
+  std::vector<FlatEntry> flat;
+  std::vector<const graph::OpDef*> ops;           // per flat entry
   std::unordered_map<std::string, int> ids;       // value name -> id
   int num_values = 0;
   std::vector<std::vector<int>> node_inputs;      // -1 for omitted optional inputs
   std::vector<std::vector<int>> node_outputs;     // -1 for omitted outputs
   std::vector<int> input_ids, output_ids;
+  // Initializers of subgraphs (each value id with its tensor): constants of every plan.
+  std::vector<std::pair<int, const graph::TensorData*>> sub_initializers;
   // Per node: its constant right-hand GEMM operand packed once for the session (initializers
   // only, so every plan can share it), filled by the first plan that needs it.
   std::vector<std::shared_ptr<const float>> packed_b;
@@ -42,7 +60,8 @@ struct CompiledGraph {
 // is Exact, and each node's attributes against its schema are errors.
 Result<std::vector<const graph::OpDef*>> resolve_ops(const graph::Graph& g, ArithmeticMode mode);
 
-// Indexes g's values; `ops` is resolve_ops(g, ...), kept per node.
+// Indexes g's values; `ops` is resolve_ops(g, ...), per node of g (subgraphs' nodes are looked
+// up here, resolve_ops having checked them).
 Result<CompiledGraph> compile_graph(const graph::Graph& g, std::vector<const graph::OpDef*> ops);
 
 // Creation-time check: every operand that must be known when planning (OpDef::plan_time_inputs)
@@ -73,7 +92,7 @@ struct Plan {
 
   struct Step {
     graph::KernelFn fn = nullptr;
-    size_t node = 0;  // its node's index in the graph (for profiles; kernels never see the node)
+    size_t node = 0;  // its node's flat index (CompiledGraph::nodes, for profiles; kernels never see the node)
     uint32_t in_begin = 0, num_in = 0, out_begin = 0, num_out = 0;
     void* scratch = nullptr;
     size_t scratch_bytes = 0;

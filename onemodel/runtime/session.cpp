@@ -313,7 +313,7 @@ std::vector<StepProfile> Session::step_profile() const {
   const runtime::Plan& p = *impl_->last->plan;
   for (size_t i = 0; i < p.steps.size() && i < p.step_ns.size(); ++i) {
     StepProfile s;
-    const graph::Node& n = impl_->graph.nodes[p.steps[i].node];
+    const graph::Node& n = *impl_->compiled.nodes[p.steps[i].node];
     s.node = n.name.empty() ? n.op_type : n.name;
     s.op = n.op_type;
     s.total_us = double(p.step_ns[i]) / 1000.0;

@@ -192,15 +192,19 @@ std::string run_case(const std::string& dir, const std::vector<uint8_t>& model, 
   return "";
 }
 
-// Whether every operator of the model has an exact kernel (then Exact mode runs too).
-bool all_exact(const std::vector<uint8_t>& model) {
-  auto g = om::onnx::read_bytes(model.data(), model.size());
-  if (!g.is_ok()) return false;
-  for (const om::graph::Node& n : g.value().nodes) {
+// Whether every operator of the graph and its subgraphs runs in Exact mode (then Exact runs too).
+bool all_exact(const om::graph::Graph& g) {
+  for (const om::graph::Node& n : g.nodes) {
     const om::graph::OpDef* op = om::graph::find_op(n.domain, n.op_type);
-    if (!op || !op->exact) return false;
+    if (!op || !om::graph::runs_in(*op, om::ArithmeticMode::Exact)) return false;
+    for (const om::graph::Attribute& a : n.attributes)
+      if (a.type == om::graph::AttrType::Graph && !all_exact(*a.g)) return false;
   }
   return true;
+}
+bool all_exact(const std::vector<uint8_t>& model) {
+  auto g = om::onnx::read_bytes(model.data(), model.size());
+  return g.is_ok() && all_exact(g.value());
 }
 
 // Runs every case of one folder of the test data against its skip list; `min_total` guards

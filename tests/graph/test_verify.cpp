@@ -96,9 +96,14 @@ TEST_CASE("verify: attribute types") {
   expect_bad(g, "has no tensor");
   g = chain();
   Attribute bad = Attribute::of_int("k", 1);
-  bad.type = static_cast<AttrType>(5);  // GRAPH: not an IR attribute type
+  bad.type = static_cast<AttrType>(11);  // SPARSE_TENSOR: not an IR attribute type
   g.nodes[1].attributes = {bad};
-  expect_bad(g, "unknown type code 5");
+  expect_bad(g, "unknown type code 11");
+  g = chain();
+  Attribute no_graph = Attribute::of_int("k", 1);
+  no_graph.type = AttrType::Graph;  // declared GRAPH, no graph held
+  g.nodes[1].attributes = {no_graph};
+  expect_bad(g, "has no graph");
   g = chain();
   g.nodes[1].attributes = {Attribute::of_int("k", 1), Attribute::of_float("k", 2)};
   expect_bad(g, "appears twice");

@@ -143,11 +143,11 @@ TEST_CASE("onnx reader: a file with three unsupported operators names all three"
   Pb m = Pb().i64(1, 9).msg(7, g).msg(8, Pb().i64(2, 17)).msg(8, Pb().str(1, "com.microsoft").i64(2, 1));
   expect_error(read_pb(m), ErrorKind::Unsupported, {"3 operator types", "SequenceAt", "StringNormalizer", "com.microsoft::FusedGelu"});
   // An operator newer than the imported opset is listed with the reason.
-  Pb g2 = iotest::relu_graph({iotest::node("Gelu", {"y"}, {"z"}), iotest::node("If", {"y"}, {"w"})});
-  expect_error(read_pb(iotest::model(g2, 17)), ErrorKind::Unsupported, {"Gelu (needs opset 20", "If"});
+  Pb g2 = iotest::relu_graph({iotest::node("Gelu", {"y"}, {"z"}), iotest::node("Loop", {"y"}, {"w"})});
+  expect_error(read_pb(iotest::model(g2, 17)), ErrorKind::Unsupported, {"Gelu (needs opset 20", "Loop"});
   CHECK(graph::find_op("", "MatMul") != nullptr);
   CHECK(graph::find_op("ai.onnx", "MatMul") == graph::find_op("", "MatMul"));
-  CHECK(graph::find_op("", "If") == nullptr);
+  CHECK(graph::find_op("", "Loop") == nullptr);
 }
 
 TEST_CASE("onnx reader: each operator decides how old a node it reads; opsets above 20 refused") {
@@ -243,9 +243,15 @@ TEST_CASE("onnx reader: attribute declared type must match its payload") {
   Pb untyped = Pb().str(1, "alpha").f32(2, 0.1f);
   expect_error(read_pb(iotest::model(iotest::relu_graph({iotest::node("LeakyRelu", {"y"}, {"z"}, {untyped})}))),
                ErrorKind::Format, {"no type"});
-  Pb graph_attr = Pb().str(1, "body").msg(6, Pb()).i64(20, 5);  // a subgraph on a supported op
-  expect_error(read_pb(iotest::model(iotest::relu_graph({iotest::node("Identity", {"y"}, {"z"}, {graph_attr})}))),
-               ErrorKind::Unsupported, {"GRAPH"});
+  Pb tensors_attr = Pb().str(1, "body").i64(20, 9);  // TENSORS on a supported op: a kind the IR has not
+  expect_error(read_pb(iotest::model(iotest::relu_graph({iotest::node("Identity", {"y"}, {"z"}, {tensors_attr})}))),
+               ErrorKind::Unsupported, {"TENSORS"});
+  Pb graph_int = Pb().str(1, "body").i64(3, 2).i64(20, 5);  // says GRAPH, carries an int
+  expect_error(read_pb(iotest::model(iotest::relu_graph({iotest::node("Identity", {"y"}, {"z"}, {graph_int})}))),
+               ErrorKind::Format, {"declared GRAPH", "another payload"});
+  Pb graphs_in_g = Pb().str(1, "body").msg(6, Pb()).i64(20, 10);  // says GRAPHS, carries a GRAPH field
+  expect_error(read_pb(iotest::model(iotest::relu_graph({iotest::node("Identity", {"y"}, {"z"}, {graphs_in_g})}))),
+               ErrorKind::Format, {"declared GRAPHS"});
   Pb weird = Pb().str(1, "x").i64(20, 99);
   expect_error(read_pb(iotest::model(iotest::relu_graph({iotest::node("Identity", {"y"}, {"z"}, {weird})}))), ErrorKind::Format,
                {"unknown type code 99"});

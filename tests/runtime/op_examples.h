@@ -90,6 +90,23 @@ inline const std::map<std::string, std::function<Example()>>& examples() {
        }},
       {"Neg", unary}, {"Relu", unary}, {"Sigmoid", unary}, {"Tanh", unary}, {"Erf", unary}, {"Exp", unary},
       {"Abs", unary}, {"Reciprocal", unary}, {"Identity", unary},
+      {"If", [] {
+         // The condition is a bool value input (one plan per value); each branch reads the
+         // enclosing graph's x by name.
+         Example e{{Feed::of("c", {}, std::vector<uint8_t>{1}), f32("x", {2, 3})}, {}, {"c"}, {}};
+         e.feeds[0].dtype = om::DType::boolean;
+         auto branch = [](const char* op, const char* out) {
+           g::Graph b;
+           b.name = out;
+           b.nodes.push_back(node(op, {"x"}, {out}));
+           g::ValueInfo v;
+           v.name = out;
+           b.outputs.push_back(v);
+           return b;
+         };
+         e.attrs = {Attribute::of_graph("then_branch", branch("Neg", "t")), Attribute::of_graph("else_branch", branch("Relu", "r"))};
+         return e;
+       }},
       {"Sqrt", [] { return Example{{Feed::of("x", {3}, std::vector<float>{0.25f, 1, 9})}, {}, {"x"}, {}}; }},
       {"Log", [] { return Example{{Feed::of("x", {3}, std::vector<float>{0.25f, 1, 9})}, {}, {"x"}, {}}; }},
       {"Gelu", [] { Example e = unary(); e.attrs = {Attribute::of_string("approximate", "tanh")}; return e; }},

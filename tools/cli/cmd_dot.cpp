@@ -64,6 +64,10 @@ std::string to_dot(const om::graph::Graph& g, std::string* note) {
         for (int64_t d : w->dims) vi.shape.push_back(om::graph::Dim::fixed(d));
         text += "\\n" + in + " " + om::dtype_name(w->dtype) + dims_str(vi);
       }
+    // Subgraphs (If's branches) are summarised on their node; `onemodel info` counts their operators.
+    for (const auto& at : n.attributes)
+      if (at.type == om::graph::AttrType::Graph && at.g)
+        text += "\\n" + at.name + ": " + std::to_string(at.g->nodes.size()) + " nodes";
     os << "  " << id << " [label=" << quote(text) << "];\n";
     for (const auto& in : n.inputs) {
       auto it = producer.find(in);

@@ -1,6 +1,7 @@
 // onemodel info MODEL: what a model takes and gives, what it is made of, and what a Session
 // of each mode would do with it.
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -105,9 +106,24 @@ int cmd_info(int argc, char** argv) {
     for (const auto& v : g.outputs) row(v.name, v.dtype, dims_str(v));
   }
 
+  // Subgraphs' nodes (If's branches) count with the main graph's.
   std::map<std::pair<std::string, std::string>, size_t> histogram;
-  for (const auto& n : g.nodes) ++histogram[{n.domain, n.op_type}];
-  std::printf("operators: %zu nodes, %zu kinds\n", g.nodes.size(), histogram.size());
+  size_t nodes = 0, subgraphs = 0;
+  std::function<void(const om::graph::Graph&)> count = [&](const om::graph::Graph& sub) {
+    for (const auto& n : sub.nodes) {
+      ++histogram[{n.domain, n.op_type}];
+      ++nodes;
+      for (const auto& at : n.attributes) {
+        if (at.type == om::graph::AttrType::Graph && at.g) ++subgraphs, count(*at.g);
+        if (at.type == om::graph::AttrType::Graphs)
+          for (const auto& s : at.graphs) ++subgraphs, count(*s);
+      }
+    }
+  };
+  count(g);
+  std::printf("operators: %zu nodes, %zu kinds", nodes, histogram.size());
+  if (subgraphs) std::printf(" (%zu in %zu subgraphs)", nodes - g.nodes.size(), subgraphs);
+  std::printf("\n");
   size_t without_exact = 0;
   for (const auto& [key, count] : histogram) {
     const bool known = om::is_known_operator(key.first, key.second);

@@ -33,6 +33,8 @@ DefUse::DefUse(Graph& g) : g_(g), dropped_(g.nodes.size(), 0) {
   for (const auto& t : g.initializers) inits_.emplace(t.name, &t);  // the first of a name, as find_initializer
   for (const auto& v : g.inputs) inputs_.insert(v.name);
   for (const auto& v : g.outputs) outputs_.insert(v.name);
+  // A value a subgraph reads by name is observable as an output is: never renamed or fused away.
+  for (std::string& v : outer_reads(g)) outputs_.insert(std::move(v));
 }
 
 size_t DefUse::producer(const std::string& v) const {

@@ -15,6 +15,7 @@ Status remove_identities(Graph& g, ArithmeticMode, size_t* changes) {
   std::unordered_map<std::string, std::string> rename;
   std::unordered_set<std::string> outputs;
   for (const auto& o : g.outputs) outputs.insert(o.name);
+  for (std::string& v : outer_reads(g)) outputs.insert(std::move(v));  // subgraphs read them by name
   std::vector<Node> kept;
   for (Node& n : g.nodes) {
     for (auto& in : n.inputs) {
@@ -23,7 +24,7 @@ Status remove_identities(Graph& g, ArithmeticMode, size_t* changes) {
     }
     const bool identity = n.op_type == "Identity" && is_default_domain(n.domain) && n.inputs.size() == 1 &&
                           n.outputs.size() == 1 && !n.inputs[0].empty();
-    // An identity that names a graph output stays: the output name must be produced.
+    // An identity that names a graph output (or a value a subgraph reads) stays: the name must be produced.
     if (identity && !outputs.count(n.outputs[0])) {
       rename[n.outputs[0]] = n.inputs[0];
       ++*changes;
@@ -38,6 +39,7 @@ Status remove_identities(Graph& g, ArithmeticMode, size_t* changes) {
 Status remove_dead_nodes(Graph& g, ArithmeticMode, size_t* changes) {
   std::unordered_set<std::string> needed;
   for (const auto& o : g.outputs) needed.insert(o.name);
+  for (std::string& v : outer_reads(g)) needed.insert(std::move(v));
   std::vector<bool> live(g.nodes.size(), false);
   for (size_t i = g.nodes.size(); i-- > 0;) {
     const Node& n = g.nodes[i];
