@@ -232,6 +232,18 @@ Status Session::try_load(const std::string& path, SessionOptions options, Sessio
   return create(g, options, out, graph::GraphCheck::AlreadyVerified);  // the reader verified it
 }
 
+Status Session::try_from_bytes(const void* data, size_t size, SessionOptions options, Session* out) {
+  auto g = format_v1::view_bytes(static_cast<const uint8_t*>(data), size);
+  if (!g.is_ok()) return g.status().with_context("Session::try_from_bytes");
+  return create(g.value(), options, out, graph::GraphCheck::AlreadyVerified);  // the reader verified it
+}
+
+Session Session::from_bytes(const void* data, size_t size, SessionOptions options) {
+  Session s;
+  check(try_from_bytes(data, size, options, &s));
+  return s;
+}
+
 Session Session::load(const std::string& path, SessionOptions options) {
   Session s;
   check(try_load(path, options, &s));

@@ -154,6 +154,14 @@ class Session {
   // Library format v1 (docs/format.md).
   static Session load(const std::string& path, SessionOptions options = {});
   static Status try_load(const std::string& path, SessionOptions options, Session* out);
+  // A library-format model already in memory (an array in the program, a mapping the caller
+  // made), used in place: the weights are read from `data`, not copied; only the session's own
+  // tables are allocated. The caller keeps the bytes alive and unchanged for the Session's life.
+  // `data` must be 64-byte aligned (format_v1::kTensorAlignment; e.g. alignas(64) on the array):
+  // a misplaced tensor is refused naming it. Checksums and bounds are checked as Session::load
+  // checks a file.
+  static Session from_bytes(const void* data, size_t size, SessionOptions options = {});
+  static Status try_from_bytes(const void* data, size_t size, SessionOptions options, Session* out);
 
   std::vector<std::string> input_names() const;  // the inputs a run must give
   // Graph inputs backed by an initializer: a run may give them by name (overriding the
