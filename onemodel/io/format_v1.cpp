@@ -278,8 +278,9 @@ Status header_error(const std::string& what) {
   return Status::error(ErrorKind::Format, msg("library format v1: section 'header': ", what));
 }
 
-// Parses a whole file held at `base` (64-byte aligned); initializers point into it and share
-// `owner`.
+// Parses a whole file held at `base`; initializers point into it and share `owner` (null when
+// the caller keeps the bytes alive: view_bytes). Every tensor's address must be 64-byte aligned,
+// which the copying and mapping readers guarantee and a caller's buffer may not.
 Result<graph::Graph> parse(const uint8_t* base, size_t size, std::shared_ptr<const void> owner) {
   const size_t table_end = kHeaderBytes + kNumSections * kEntryBytes;
   if (size < 8 || std::memcmp(base, kMagic, 8) != 0)
@@ -353,6 +354,12 @@ Result<graph::Graph> parse(const uint8_t* base, size_t size, std::shared_ptr<con
     if (off % 64 != 0) return tr.fail(msg("tensor '", t.name, "' starts at ", off, ", not 64-byte aligned"));
     if (off > data_size || nbytes > data_size - off)
       return tr.fail(msg("tensor '", t.name, "' spans ", off, "+", nbytes, ", outside the ", data_size, "-byte data section"));
+    if (reinterpret_cast<uintptr_t>(data + off) % kTensorAlignment != 0)
+      return Status::error(ErrorKind::InvalidArgument,
+                           msg("library format v1: tensor '", t.name, "' at file offset ", secs[2].off + off, " lies at address ",
+                               static_cast<const void*>(data + off), ", not ", kTensorAlignment,
+                               "-byte aligned: place the model bytes on a ", kTensorAlignment, "-byte boundary (alignas(",
+                               kTensorAlignment, ") on the array, or aligned_alloc), or use format_v1::read_bytes, which copies"));
     t.bytes = data + off;
     t.nbytes = size_t(nbytes);
     t.owner = owner;
@@ -467,6 +474,11 @@ Result<graph::Graph> read_bytes(const uint8_t* data, size_t size) {
   if (!buf) return Status::error(ErrorKind::OutOfMemory, msg("format_v1::read_bytes: cannot allocate ", size, " bytes"));
   if (size) std::memcpy(buf.get(), data, size);
   return parse(static_cast<const uint8_t*>(buf.get()), size, buf);
+}
+
+Result<graph::Graph> view_bytes(const uint8_t* data, size_t size) {
+  if (!data && size) return Status::error(ErrorKind::InvalidArgument, msg("format_v1::view_bytes: data is null, size ", size));
+  return parse(data, size, nullptr);
 }
 
 Result<graph::Graph> read_file(const std::string& path, bool map) {

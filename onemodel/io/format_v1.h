@@ -15,12 +15,19 @@
 namespace om::format_v1 {
 
 constexpr uint32_t kVersion = 1;
+// Every tensor's data starts on this boundary in the file, and in memory when read in place.
+constexpr size_t kTensorAlignment = 64;
 
 Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g, graph::GraphCheck check = graph::GraphCheck::Verify);
 Status write_file(const graph::Graph& g, const std::string& path, graph::GraphCheck check = graph::GraphCheck::Verify);
 
 // Copies the bytes into a 64-byte aligned buffer owned by the returned graph's initializers.
 Result<graph::Graph> read_bytes(const uint8_t* data, size_t size);
+// Reads the bytes in place: the initializers point into `data`, nothing of the weights is
+// copied. The caller keeps the bytes alive and unchanged while the graph (or a Session made from
+// it) lives. `data` must be 64-byte aligned (kTensorAlignment): a misplaced tensor is refused
+// naming it, its offset and the alignment.
+Result<graph::Graph> view_bytes(const uint8_t* data, size_t size);
 // Maps the file read-only (POSIX mmap) and points the initializers into the mapping; falls back
 // to reading when mapping is unavailable. A mapped file must not be truncated or rewritten while
 // the graph (or a Session made from it) is alive (docs/format.md). With map = false the file is

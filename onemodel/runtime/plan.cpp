@@ -597,7 +597,17 @@ Status Planner::place() {
   for (size_t r = 0; r < reqs.size(); ++r) bufs[req_buf[r]].offset = mp.offsets[r];
   plan->arena_bytes = mp.arena_bytes;
   plan->lower_bound_bytes = mp.lower_bound_bytes;
-  plan->arena = graph::aligned_buffer(mp.arena_bytes);
+  if (limits.arena) {
+    if (mp.arena_bytes > limits.arena_bytes)
+      return Status::error(ErrorKind::OutOfMemory, msg("plan: the activation arena needs ", mp.arena_bytes,
+                                                       " bytes, SessionOptions::arena_bytes gives ", limits.arena_bytes,
+                                                       "; pass a buffer of at least ", mp.arena_bytes,
+                                                       " bytes (Session::arena_bytes_for, `onemodel info MODEL --arena`)"));
+    // Aliasing an empty owner: the caller frees the arena, and no control block is allocated.
+    plan->arena = std::shared_ptr<void>(std::shared_ptr<void>(), limits.arena);
+  } else {
+    plan->arena = graph::aligned_buffer(mp.arena_bytes);
+  }
   if (!plan->arena)
     return Status::error(ErrorKind::OutOfMemory, msg("plan: cannot allocate the ", mp.arena_bytes, "-byte activation arena"));
 

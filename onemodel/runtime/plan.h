@@ -129,6 +129,10 @@ struct Plan {
 struct PlanLimits {
   size_t max_arena_bytes = SIZE_MAX;
   size_t max_folded_bytes = SIZE_MAX;
+  // A caller-owned arena (SessionOptions::arena): the plan's activations go there instead of a
+  // buffer of its own; a plan needing more than arena_bytes fails naming both.
+  void* arena = nullptr;
+  size_t arena_bytes = 0;
 };
 
 // input_dims[i] are the concrete dims of graph input i; fed[i] tells whether the caller gives

@@ -169,6 +169,15 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
   if (options.threads < 0)
     return Status::error(ErrorKind::InvalidArgument, msg("om::Session: SessionOptions::threads is ", options.threads,
                                                          "; give 0 (every core), 1 (single-threaded) or a thread count"));
+  if (options.arena) {
+    if (reinterpret_cast<uintptr_t>(options.arena) % 64 != 0)
+      return Status::error(ErrorKind::InvalidArgument, msg("om::Session: SessionOptions::arena at ", options.arena,
+                                                           " is not 64-byte aligned; align the buffer (alignas(64) or aligned_alloc)"));
+    options.max_concurrent_runs = 1;  // every plan shares the one caller arena
+  } else if (options.arena_bytes) {
+    return Status::error(ErrorKind::InvalidArgument, msg("om::Session: SessionOptions::arena_bytes is ", options.arena_bytes,
+                                                         " but SessionOptions::arena is null; give the buffer too, or 0 bytes"));
+  }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   if (options.thread_pool) impl->pool = options.thread_pool;
@@ -229,6 +238,18 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
 Status Session::try_load(const std::string& path, SessionOptions options, Session* out) {
   OM_ASSIGN_OR_RETURN(graph::Graph g, format_v1::read_file(path, options.map_weights));
   return create(g, options, out, graph::GraphCheck::AlreadyVerified);  // the reader verified it
+}
+
+Status Session::try_from_bytes(const void* data, size_t size, SessionOptions options, Session* out) {
+  auto g = format_v1::view_bytes(static_cast<const uint8_t*>(data), size);
+  if (!g.is_ok()) return g.status().with_context("Session::try_from_bytes");
+  return create(g.value(), options, out, graph::GraphCheck::AlreadyVerified);  // the reader verified it
+}
+
+Session Session::from_bytes(const void* data, size_t size, SessionOptions options) {
+  Session s;
+  check(try_from_bytes(data, size, options, &s));
+  return s;
 }
 
 Session Session::load(const std::string& path, SessionOptions options) {
@@ -423,6 +444,31 @@ static Status bind_inputs(const Session::Impl& impl, Caller& c, const TensorView
 }
 
 // The caller holds impl.mu.
+// A plan for the caller's bound inputs, in the caller arena when `use_arena` (else in one of its
+// own, to measure what the caller arena must hold).
+static Result<std::unique_ptr<runtime::Plan>> build_for(Session::Impl& impl, const Caller& caller, bool use_arena) {
+  const graph::Graph& g = impl.graph;
+  std::vector<std::vector<int64_t>> dims(g.inputs.size());
+  for (size_t j = 0; j < g.inputs.size(); ++j)
+    if (caller.ordered[j]) dims[j].assign(caller.ordered[j]->dims, caller.ordered[j]->dims + caller.ordered[j]->rank);
+  runtime::PlanLimits limits;
+  limits.max_arena_bytes = impl.options.max_arena_bytes;
+  limits.max_folded_bytes = impl.options.max_folded_bytes;
+  if (use_arena) {
+    limits.arena = impl.options.arena;
+    limits.arena_bytes = impl.options.arena_bytes;
+  }
+  auto built = runtime::build_plan(impl.compiled, impl.options.mode, dims, caller.fed, impl.options.prepack_weights, limits,
+                                   &caller.input_data);
+  if (!built.is_ok()) {
+    std::string sig;
+    for (size_t j = 0; j < g.inputs.size(); ++j)
+      if (caller.ordered[j]) sig += (sig.empty() ? "" : ", ") + g.inputs[j].name + "=" + om::shape_str(dims[j]);
+    return built.status().with_context(msg("om::Session: planning for input shapes ", sig));
+  }
+  return built;
+}
+
 static Result<std::shared_ptr<PlanEntry>> find_or_plan(Session::Impl& impl, const Caller& caller) {
   const graph::Graph& g = impl.graph;
   for (size_t pi = 0; pi < impl.plans.size(); ++pi) {
@@ -443,20 +489,8 @@ static Result<std::shared_ptr<PlanEntry>> find_or_plan(Session::Impl& impl, cons
     std::rotate(impl.plans.begin() + std::ptrdiff_t(pi), impl.plans.begin() + std::ptrdiff_t(pi) + 1, impl.plans.end());
     return impl.plans.back();
   }
-  std::vector<std::vector<int64_t>> dims(g.inputs.size());
-  for (size_t j = 0; j < g.inputs.size(); ++j)
-    if (caller.ordered[j]) dims[j].assign(caller.ordered[j]->dims, caller.ordered[j]->dims + caller.ordered[j]->rank);
-  runtime::PlanLimits limits;
-  limits.max_arena_bytes = impl.options.max_arena_bytes;
-  limits.max_folded_bytes = impl.options.max_folded_bytes;
-  auto built = runtime::build_plan(impl.compiled, impl.options.mode, dims, caller.fed, impl.options.prepack_weights, limits,
-                                   &caller.input_data);
-  if (!built.is_ok()) {
-    std::string sig;
-    for (size_t j = 0; j < g.inputs.size(); ++j)
-      if (caller.ordered[j]) sig += (sig.empty() ? "" : ", ") + g.inputs[j].name + "=" + om::shape_str(dims[j]);
-    return built.status().with_context(msg("om::Session: planning for input shapes ", sig));
-  }
+  auto built = build_for(impl, caller, true);
+  if (!built.is_ok()) return built.status();
   if (impl.plans.size() >= impl.options.max_cached_plans) {
     if (impl.last == impl.plans.front()) impl.last = nullptr;
     impl.plans.erase(impl.plans.begin());  // a run still using it holds it
@@ -475,6 +509,18 @@ static Result<std::shared_ptr<PlanEntry>> find_or_plan(Session::Impl& impl, cons
   entry->idle.push_back(0);
   impl.plans.push_back(entry);
   return entry;
+}
+
+Status Session::try_arena_bytes_for(const TensorView* inputs, size_t num_inputs, size_t* bytes) {
+  if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::arena_bytes_for: the session is empty (default-constructed or moved from)");
+  if (!bytes) return Status::error(ErrorKind::InvalidArgument, "Session::arena_bytes_for: bytes is null");
+  CallerLease caller(*impl_);
+  OM_TRY(bind_inputs(*impl_, *caller, inputs, num_inputs, false));
+  kernels::PoolScope threads(impl_->pool.get());
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  OM_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Plan> plan, build_for(*impl_, *caller, false));
+  *bytes = plan->arena_bytes;
+  return Status::ok();
 }
 
 Status Session::try_prepare(const TensorView* inputs, size_t num_inputs) {

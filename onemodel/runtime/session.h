@@ -72,6 +72,15 @@ struct SessionOptions {
   // A shared pool runs one caller's kernel at a time; another caller meanwhile runs its kernel
   // on its own thread.
   std::shared_ptr<ThreadPool> thread_pool = nullptr;
+  // A caller-owned activation arena (64-byte aligned; the caller keeps it alive for the
+  // Session's life): every plan's activations and scratch are placed in it instead of a buffer
+  // of the session's own. Plans of different shapes share it, so a caller arena means one run
+  // at a time (max_concurrent_runs is taken as 1; further callers wait). A plan needing more
+  // than arena_bytes fails naming the bytes needed and given; Session::arena_bytes_for tells
+  // them beforehand. Prepacked weights are not placed in it (prepack_weights = false keeps the
+  // heap out of planning entirely). docs/memory.md.
+  void* arena = nullptr;
+  size_t arena_bytes = 0;
 };
 
 // A tensor handed across the run() boundary without copies or allocation.
@@ -154,6 +163,14 @@ class Session {
   // Library format v1 (docs/format.md).
   static Session load(const std::string& path, SessionOptions options = {});
   static Status try_load(const std::string& path, SessionOptions options, Session* out);
+  // A library-format model already in memory (an array in the program, a mapping the caller
+  // made), used in place: the weights are read from `data`, not copied; only the session's own
+  // tables are allocated. The caller keeps the bytes alive and unchanged for the Session's life.
+  // `data` must be 64-byte aligned (format_v1::kTensorAlignment; e.g. alignas(64) on the array):
+  // a misplaced tensor is refused naming it. Checksums and bounds are checked as Session::load
+  // checks a file.
+  static Session from_bytes(const void* data, size_t size, SessionOptions options = {});
+  static Status try_from_bytes(const void* data, size_t size, SessionOptions options, Session* out);
 
   std::vector<std::string> input_names() const;  // the inputs a run must give
   // Graph inputs backed by an initializer: a run may give them by name (overriding the
@@ -176,6 +193,9 @@ class Session {
   std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& inputs);
   // Plans for these inputs' shapes now (data is not read), so the first run allocates nothing.
   Status try_prepare(const TensorView* inputs, size_t num_inputs);
+  // The activation arena a plan for these inputs' shapes needs (bytes; data is not read), to
+  // size SessionOptions::arena. Plans them as try_prepare does.
+  Status try_arena_bytes_for(const TensorView* inputs, size_t num_inputs, size_t* bytes);
   // Stats of the plan used by the last run or prepare.
   PlanStats last_plan_stats() const;
   // Per step of the plan used by the last run, in run order: the time spent in it over the runs of

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <new>
 
 #include "onemodel/kernels/kernels.h"
@@ -448,4 +450,53 @@ TEST_CASE("operators that read string attributes while running allocate nothing 
     for (int i = 0; i < 5; ++i) CHECK(s.try_run(in.data(), 1, out.data(), 1).is_ok());
     CHECK(g_allocations.load() - before == 0);
   }
+}
+
+TEST_CASE("SessionOptions::arena: a caller-owned arena, sized by arena_bytes_for, no heap after creation") {
+  g::Graph gr = mlp(41);
+  gr.inputs[0] = value("x", DType::f32, {2, 8});  // static: planned at creation
+  std::vector<Feed> feeds{Feed::of("x", {2, 8}, random_floats(16, 42))};
+  auto in = views(feeds);
+  om::Session probe(gr);
+  size_t need = 0;
+  REQUIRE(probe.try_arena_bytes_for(in.data(), in.size(), &need).is_ok());
+  REQUIRE(need > 0);
+  const auto want = run(probe, feeds);
+  CHECK(need == probe.last_plan_stats().arena_bytes);
+
+  std::shared_ptr<uint8_t> arena(static_cast<uint8_t*>(std::aligned_alloc(64, (need + 63) / 64 * 64 + 64)), [](uint8_t* p) { std::free(p); });
+  om::SessionOptions opts;
+  opts.arena = arena.get();
+  opts.arena_bytes = need;
+  om::Session s;
+  REQUIRE(om::Session::create(gr, opts, &s).is_ok());
+  CHECK(s.options().max_concurrent_runs == 1);
+  std::vector<om::TensorView> out(2);
+  const size_t before = g_allocations.load();
+  for (int i = 0; i < 5; ++i) REQUIRE(s.try_run(in.data(), in.size(), out.data(), out.size()).is_ok());
+  CHECK(g_allocations.load() - before == 0);
+  for (size_t o = 0; o < out.size(); ++o) {
+    CAPTURE(o);
+    const auto* p = static_cast<const uint8_t*>(out[o].data);
+    CHECK(p >= arena.get());
+    CHECK(p + out[o].numel() * 4 <= arena.get() + need);
+    REQUIRE(size_t(out[o].numel()) * 4 == want[o].bytes.size());
+    CHECK(std::memcmp(p, want[o].bytes.data(), want[o].bytes.size()) == 0);
+  }
+
+  opts.arena_bytes = need - 1;
+  om::Session small;
+  const om::Status st = om::Session::create(gr, opts, &small);
+  REQUIRE(!st.is_ok());
+  CHECK(st.kind() == om::ErrorKind::OutOfMemory);
+  CHECK(st.message().find(om::msg("needs ", need, " bytes")) != std::string::npos);
+  CHECK(st.message().find(om::msg("arena_bytes gives ", need - 1)) != std::string::npos);
+
+  opts.arena = arena.get() + 8;
+  opts.arena_bytes = need;
+  const om::Status misaligned = om::Session::create(gr, opts, &small);
+  CHECK(misaligned.kind() == om::ErrorKind::InvalidArgument);
+  CHECK(misaligned.message().find("not 64-byte aligned") != std::string::npos);
+  opts.arena = nullptr;
+  CHECK(om::Session::create(gr, opts, &small).kind() == om::ErrorKind::InvalidArgument);
 }
