@@ -20,7 +20,7 @@ log=$(timeout 120 qemu-system-arm -M mps2-an386 -nographic -semihosting -kernel 
 heap=$(printf '%s\n' "$log" | sed -n 's/.*heap \([0-9]*\) bytes in use after planning.*/\1/p')
 flash=$((text + data - model))
 echo "cortex_m_kws flash: $((flash / 1024)) KB code + constants ($flash bytes; the model's $model bytes not counted)"
-echo "cortex_m_kws RAM:   $(((data + bss) / 1024)) KB static ($((data + bss)) bytes), $((stack / 1024)) KB stack, ${heap:-?} bytes heap after planning (arena included)"
+echo "cortex_m_kws RAM:   $(((data + bss) / 1024)) KB static ($((data + bss)) bytes), $((stack / 1024)) KB stack, ${heap:-?} bytes heap after planning"
 echo "largest functions and objects (bytes):"
 arm-none-eabi-nm -S -C --size-sort "$elf" | awk '$3 ~ /^[tTrR]$/ && $4 != "kws_model"' | tail -12 | while read -r _ size _ name; do
   printf '  %7d %s\n' $((16#$size)) "${name:0:110}"

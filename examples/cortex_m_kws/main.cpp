@@ -1,13 +1,14 @@
 // Keyword spotting on a Cortex-M4F: the model is a C array in flash (kws_model.cpp, written from a
-// .om by this folder's CMakeLists.txt), read with format_v1::read_bytes, planned once, then run
-// on a frame of MFCC features in Exact mode. Prints the best class and the heap the runtime
-// holds; fails if a run after planning takes any heap or the scores are not probabilities.
+// .om by this folder's CMakeLists.txt), used in place by Session::try_from_bytes (the weights are
+// not copied to RAM), with activations and scratch in a static arena the program owns, planned
+// once, then run on a frame of MFCC features in Exact mode. Prints the best class and the heap
+// the runtime holds; fails if a run after planning takes any heap or the scores are not
+// probabilities.
 #include <malloc.h>
 
 #include <cmath>
 #include <cstdio>
 
-#include "onemodel/io/format_v1.h"
 #include "onemodel/runtime/session.h"
 
 extern const uint8_t kws_model[];
@@ -18,22 +19,24 @@ size_t heap_in_use() { return size_t(mallinfo().uordblks); }
 
 // A stand-in for a microphone's MFCC frame: 49 time steps x 10 coefficients.
 float g_mfcc[49 * 10];
+// The activations and scratch of the plan (`onemodel info MODEL` prints the arena a shape
+// needs; Session::try_arena_bytes_for asks the same at run time). Too small a buffer is refused
+// when planning, naming the bytes needed.
+alignas(64) uint8_t g_arena[256 * 1024];
 }  // namespace
 
 int main() {
   for (int i = 0; i < 49 * 10; ++i) g_mfcc[i] = std::sin(0.37f * float(i)) * 2.0f;
   const size_t heap_before = heap_in_use();
 
-  auto graph = om::format_v1::read_bytes(kws_model, kws_model_size);
-  if (!graph.is_ok()) {
-    std::printf("cortex_m_kws: %s\n", graph.status().message().c_str());
-    return 1;
-  }
   om::SessionOptions options;
   options.mode = om::ArithmeticMode::Exact;
   options.threads = 1;
+  options.arena = g_arena;
+  options.arena_bytes = sizeof g_arena;
+  options.prepack_weights = false;  // packed copies would live in RAM: read the weights in flash
   om::Session session;
-  if (om::Status st = om::Session::create(graph.value(), options, &session); !st.is_ok()) {
+  if (om::Status st = om::Session::try_from_bytes(kws_model, kws_model_size, options, &session); !st.is_ok()) {
     std::printf("cortex_m_kws: %s\n", st.message().c_str());
     return 1;
   }
@@ -65,7 +68,7 @@ int main() {
     if (p[c] > p[best]) best = int(c);
   }
   std::printf("cortex_m_kws: class %d (p = %d/1000) of %d\n", best, int(p[best] * 1000.0f + 0.5f), int(probs.numel()));
-  std::printf("cortex_m_kws: heap %u bytes in use after planning (arena %u), %d more taken by a run\n",
+  std::printf("cortex_m_kws: heap %u bytes in use after planning (arena %u, in the program's buffer), %d more taken by a run\n",
               unsigned(heap_planned - heap_before), unsigned(session.last_plan_stats().arena_bytes),
               int(heap_after) - int(heap_planned));
   if (heap_after != heap_planned) {

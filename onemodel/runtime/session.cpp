@@ -517,7 +517,7 @@ Status Session::try_arena_bytes_for(const TensorView* inputs, size_t num_inputs,
   CallerLease caller(*impl_);
   OM_TRY(bind_inputs(*impl_, *caller, inputs, num_inputs, false));
   kernels::PoolScope threads(impl_->pool.get());
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::lock_guard<Mutex> lock(impl_->mu);
   OM_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Plan> plan, build_for(*impl_, *caller, false));
   *bytes = plan->arena_bytes;
   return Status::ok();
