@@ -87,12 +87,6 @@ g::Graph sensor_mlp(uint32_t seed) {
   return gr;
 }
 
-uint64_t hash_outputs(const std::vector<Out>& outs) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const auto& o : outs) h = fnv1a(o.bytes.data(), o.bytes.size(), h);
-  return h;
-}
-
 // `const uint8_t name[] = {...};` (aligned so the device reads floats from it in place).
 void write_array(std::ostream& os, const std::string& name, const std::vector<uint8_t>& bytes) {
   os << "alignas(64) static const uint8_t " << name << "[" << bytes.size() << "] = {";

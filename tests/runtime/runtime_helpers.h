@@ -151,4 +151,11 @@ inline uint64_t fnv1a(const void* data, size_t n, uint64_t h = 0xcbf29ce48422232
   return h;
 }
 
+// One hash over every output's bytes, in order (the EXACT_HASH lines compared across machines).
+inline uint64_t hash_outputs(const std::vector<Out>& outs) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const auto& o : outs) h = fnv1a(o.bytes.data(), o.bytes.size(), h);
+  return h;
+}
+
 }  // namespace rt

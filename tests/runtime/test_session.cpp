@@ -94,12 +94,6 @@ g::Graph norm_gelu(uint32_t seed) {
   return gr;
 }
 
-uint64_t hash_outputs(const std::vector<Out>& outs) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const auto& o : outs) h = fnv1a(o.bytes.data(), o.bytes.size(), h);
-  return h;
-}
-
 
 }  // namespace
 
