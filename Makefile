@@ -56,7 +56,7 @@ cross-test: build
 MCU_CMAKE = -DCMAKE_TOOLCHAIN_FILE=cmake/cortex-m4-mps2.cmake -DCMAKE_BUILD_TYPE=Release
 mcu-test: configure
 	@tools/bootstrap.sh mcu
-	@cmake --build $(BUILD) -j $(JOBS) --target test_mcu test_kernels
+	@cmake --build $(BUILD) -j $(JOBS) --target test_mcu test_kernels onemodel_cli
 	@cd $(BUILD) && ./test_mcu >/dev/null
 	@cmake -S . -B build-mcu $(MCU_CMAKE) -DONEMODEL_MCU_MODELS_DIR=$(abspath $(BUILD))/mcu >/dev/null
 	@cmake --build build-mcu -j $(JOBS)

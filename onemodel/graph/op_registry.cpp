@@ -44,19 +44,11 @@ void InferContext::set_output(size_t i, DType dtype, std::vector<int64_t> shape)
   outputs[i].shape = std::move(shape);
 }
 
-const std::vector<const OpDef*>& all_ops() {
-  static const std::vector<const OpDef*> table = [] {
-    std::vector<const OpDef*> v;
-    const ops::OpTable families[] = {
-#define OM_OP_FAMILY(name) ops::name##_ops(),
-#include "onemodel/graph/ops/families.def"
-#undef OM_OP_FAMILY
-    };
-    for (ops::OpTable t : families)
-      for (size_t i = 0; i < t.count; ++i) v.push_back(&t.defs[i]);
-    return v;
-  }();
-  return table;
+const char* unknown_op_hint() {
+  return registered_op_list().selective
+             ? "this program registers only the operators of its own list (docs/deploying.md, \"Selective operator "
+               "registration\"): add them to it, e.g. regenerate it with `onemodel ops MODEL`"
+             : "docs/operators.md lists the supported ones";
 }
 
 namespace {

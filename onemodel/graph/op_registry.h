@@ -19,6 +19,7 @@
 #include "onemodel/core/mode.h"
 #include "onemodel/core/status.h"
 #include "onemodel/graph/ir.h"
+#include "onemodel/op_list.h"
 
 namespace om::graph {
 
@@ -301,10 +302,15 @@ inline bool runs_in(const OpDef& op, ArithmeticMode mode) {
 // The plan packs the node's constant right-hand GEMM operand when its op has a prepack hook.
 bool packable_b(const OpDef& op, const Node& node, const std::vector<const ValueDesc*>& inputs, PackableB* out);
 
-// nullptr when unknown. "ai.onnx" and "" are the same domain. A hash lookup; code holding a
-// compiled graph uses the OpDef* it resolved once per node (runtime::CompiledGraph::ops).
+// nullptr when unknown or not registered. "ai.onnx" and "" are the same domain. A hash lookup;
+// code holding a compiled graph uses the OpDef* it resolved once per node
+// (runtime::CompiledGraph::ops).
 const OpDef* find_op(const std::string& domain, const std::string& op_type);
-const std::vector<const OpDef*>& all_ops();
+// The registered operators: the full registry, or the program's own list (onemodel/op_list.h).
+inline OpList all_ops() { return registered_op_list(); }
+// What an error about an operator find_op does not know adds: where the supported ones are
+// listed, or, in a program with its own list, that the list leaves it out and how to add it.
+const char* unknown_op_hint();
 
 // Checks the node's attributes against its operator's schema (op.attrs): each listed one has its
 // kind's type and PositiveInt(s) values are >= 1; names the schema does not list pass through

@@ -179,7 +179,7 @@ struct Reader {
 Status read_value_info(Reader& r, graph::ValueInfo* v) {
   OM_TRY(r.str(&v->name));
   OM_TRY(r.dtype(&v->dtype));
-  uint8_t has;
+  uint8_t has = 0;
   OM_TRY(r.u8(&has));
   if (has > 1) return r.fail("has_shape must be 0 or 1");
   v->has_shape = has == 1;

@@ -376,9 +376,13 @@ Status check_and_normalise(Decoded& d) {
     std::string list;
     for (const std::string& u : unsupported) list += (list.empty() ? "" : ", ") + u;
     return Status::error(ErrorKind::Unsupported,
-                         msg("om::onnx::read: the model uses ", unsupported.size(), " operator type",
-                             unsupported.size() == 1 ? "" : "s", " onemodel does not support: ", list,
-                             ". The supported operators are listed in docs/operators.md", newer ? msg(". ", kReexportAdvice) : std::string()));
+                         graph::registered_op_list().selective
+                             ? msg("om::onnx::read: the model uses operators this program does not register: ", list, "; ",
+                                   graph::unknown_op_hint())
+                             : msg("om::onnx::read: the model uses ", unsupported.size(), " operator type",
+                                   unsupported.size() == 1 ? "" : "s", " onemodel does not support: ", list,
+                                   ". The supported operators are listed in docs/operators.md",
+                                   newer ? msg(". ", kReexportAdvice) : std::string()));
   }
   for (const Status& st : d.node_deferred) OM_TRY(st);
 

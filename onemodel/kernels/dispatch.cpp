@@ -280,15 +280,33 @@ void gemm_epilogue(const GemmArgs& g, const KernelTable& t) {
   }
 }
 
-void f32_depthwise_plane(const DepthwisePlane& p) { table().depthwise_plane(p); }
-void f32_conv_pack_panels(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
-  table().conv_pack_panels(s, k0, kc, j0, nc, nr, dst);
+namespace {
+// The active ISA's convolution and pooling table (a table() ISA the build has: table_for chose it).
+const ConvKernelTable& conv_table() {
+  switch (table().isa) {
+#if defined(ONEMODEL_HAVE_AVX2)
+    case Isa::Avx2: return avx2_conv_table();
+#endif
+#if defined(ONEMODEL_HAVE_AVX512)
+    case Isa::Avx512: return avx512_conv_table();
+#endif
+#if defined(ONEMODEL_HAVE_NEON)
+    case Isa::Neon: return neon_conv_table();
+#endif
+    default: return scalar_conv_table();
+  }
 }
-void f32_conv_fill_padded(const ConvGeom& g, const float* plane, float* pad) { table().conv_fill_padded(g, plane, pad); }
-void f32_pool_window(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) { table().pool_window(g, w, x, y); }
-void f32_winograd_input(const WinogradInput& in) { table().winograd_input(in); }
+}  // namespace
+
+void f32_depthwise_plane(const DepthwisePlane& p) { conv_table().depthwise_plane(p); }
+void f32_conv_pack_panels(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
+  conv_table().conv_pack_panels(s, k0, kc, j0, nc, nr, dst);
+}
+void f32_conv_fill_padded(const ConvGeom& g, const float* plane, float* pad) { conv_table().conv_fill_padded(g, plane, pad); }
+void f32_pool_window(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) { conv_table().pool_window(g, w, x, y); }
+void f32_winograd_input(const WinogradInput& in) { conv_table().winograd_input(in); }
 void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom) {
-  table().winograd_output(m, ms, n, bias, relu, top, bottom);
+  conv_table().winograd_output(m, ms, n, bias, relu, top, bottom);
 }
 
 // A product's output columns split over the current thread pool: parts_for on its

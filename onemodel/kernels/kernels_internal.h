@@ -211,14 +211,20 @@ struct KernelTable {
   GemmTile gemm;
   Required<void (*)(const uint16_t*, float*, size_t)> f16_to_f32;
   Required<void (*)(const float*, uint16_t*, size_t)> f32_to_f16;
+  Required<Q8DotKernel> q8_dot;
+  Required<Q8RequantKernel> q8_requantize;
+};
+
+// The convolution and pooling kernels, in a table of their own beside each ISA's KernelTable (the
+// same ISA: conv_table() follows table()): only the Conv, ConvTranspose and pool operators reach
+// it, so a program that registers none of them (onemodel/op_list.h) links none of these kernels.
+struct ConvKernelTable {
   Required<DepthwisePlaneKernel> depthwise_plane;
   Required<ConvPackPanelsKernel> conv_pack_panels;
   Required<ConvFillPaddedKernel> conv_fill_padded;
   Required<PoolWindowKernel> pool_window;
   Required<WinogradInputKernel> winograd_input;
   Required<WinogradOutputKernel> winograd_output;
-  Required<Q8DotKernel> q8_dot;
-  Required<Q8RequantKernel> q8_requantize;
 };
 
 // Every slot of every ISA's table is filled: a kernel of the ISA or, by declaration, the scalar
@@ -230,18 +236,25 @@ constexpr GemmPackA kGenericPackA = nullptr;
 inline bool table_complete(const KernelTable& t) {
   return t.binary.fn && t.unary.fn && t.sum_exact.fn && t.sum_fast.fn && t.reduce_sum_inner.fn && t.max.fn &&
          t.softmax_rows.fn && t.softmax_rows_fast.fn && t.gemm.mr && t.gemm.nr && t.gemm.kernel.fn && t.gemm.small.fn &&
-         t.f16_to_f32.fn && t.f32_to_f16.fn && t.depthwise_plane.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn &&
-         t.pool_window.fn && t.winograd_input.fn && t.winograd_output.fn && t.q8_dot.fn &&
-         t.q8_requantize.fn;
+         t.f16_to_f32.fn && t.f32_to_f16.fn && t.q8_dot.fn && t.q8_requantize.fn;
 }
-static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 8,
+static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 2,
               "KernelTable gained a slot: add it to table_complete");
+inline bool table_complete(const ConvKernelTable& t) {
+  return t.depthwise_plane.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn && t.pool_window.fn &&
+         t.winograd_input.fn && t.winograd_output.fn;
+}
+static_assert(sizeof(ConvKernelTable) == sizeof(void*) * 6, "ConvKernelTable gained a slot: add it to table_complete");
 
 // Defined only where the build compiles the ISA (x86-64: AVX2 and AVX-512; AArch64: NEON).
 const KernelTable& scalar_table();
 const KernelTable& avx2_table();
 const KernelTable& avx512_table();
 const KernelTable& neon_table();
+const ConvKernelTable& scalar_conv_table();
+const ConvKernelTable& avx2_conv_table();
+const ConvKernelTable& avx512_conv_table();
+const ConvKernelTable& neon_conv_table();
 
 // Cache blocking (floats). MC is a multiple of every MR, NC of every NR.
 constexpr size_t kGemmMC = 144;

@@ -59,8 +59,10 @@ Result<std::vector<const OpDef*>> resolve_ops(const graph::Graph& g, ArithmeticM
     return s;
   };
   if (!unknown.empty())
-    return Status::error(ErrorKind::Unsupported, msg("om::Session: unsupported operators: ", join(unknown),
-                                                     " (docs/operators.md lists the supported ones)"));
+    return Status::error(ErrorKind::Unsupported,
+                         graph::registered_op_list().selective
+                             ? msg("om::Session: operators this program does not register: ", join(unknown), "; ", graph::unknown_op_hint())
+                             : msg("om::Session: unsupported operators: ", join(unknown), " (", graph::unknown_op_hint(), ")"));
   if (!inexact.empty())
     return Status::error(ErrorKind::Unsupported, msg("om::Session: ArithmeticMode::Exact needs an exact kernel for every operator; "
                                                      "these have none: ", join(inexact), ". Use ArithmeticMode::Fast or remove them"));

@@ -52,18 +52,25 @@ TEST_CASE("dispatch: native ISA is supported, scalar always is, force_isa switch
   CHECK(active_isa() == native_isa());
 }
 
-TEST_CASE("dispatch: every slot of every ISA's kernel table is filled") {
+TEST_CASE("dispatch: every slot of every ISA's kernel tables is filled") {
   CHECK(om::kernels::table_complete(om::kernels::scalar_table()));
+  CHECK(om::kernels::table_complete(om::kernels::scalar_conv_table()));
 #if defined(__x86_64__)  // the library builds the AVX2 and AVX-512 tables on every x86-64 target
   CHECK(om::kernels::table_complete(om::kernels::avx2_table()));
   CHECK(om::kernels::table_complete(om::kernels::avx512_table()));
+  CHECK(om::kernels::table_complete(om::kernels::avx2_conv_table()));
+  CHECK(om::kernels::table_complete(om::kernels::avx512_conv_table()));
 #endif
 #if defined(__aarch64__)
   CHECK(om::kernels::table_complete(om::kernels::neon_table()));
+  CHECK(om::kernels::table_complete(om::kernels::neon_conv_table()));
 #endif
   om::kernels::KernelTable missing = om::kernels::scalar_table();
   missing.softmax_rows_fast = nullptr;
   CHECK_FALSE(om::kernels::table_complete(missing));
+  om::kernels::ConvKernelTable missing_conv = om::kernels::scalar_conv_table();
+  missing_conv.pool_window = nullptr;
+  CHECK_FALSE(om::kernels::table_complete(missing_conv));
 }
 
 TEST_CASE("f32_binary: native == scalar bitwise, every op, size, step and misalignment") {

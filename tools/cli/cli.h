@@ -4,6 +4,7 @@
 #include <onemodel/onemodel.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ om::SessionOptions session_options(const Args& a, const std::string& command);
 uint64_t parse_bytes(const std::string& text, const std::string& option, const std::string& command);
 // The options of a subcommand plus the session ones, for parse().
 std::vector<std::string> with_session_options(std::vector<std::string> own);
+// Every `--<option> NAME=D0,D1,...` given (bench's --shape, info's --arena): input name -> its
+// full shape. A name the model's inputs (`inputs`) do not have is a usage error.
+using ShapeMap = std::map<std::string, std::vector<int64_t>>;
+ShapeMap parse_shapes(const Args& a, const std::string& option, const std::vector<std::string>& inputs);
 std::string dims_str(const om::graph::ValueInfo& v);  // [batch,4], ? for unknown axes
 std::string dims_str(const om::ValueInfo& v);         // the same for a Session's inputs() / outputs()
 std::string human_bytes(uint64_t bytes);
@@ -55,5 +60,6 @@ int cmd_convert(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_dot(int argc, char** argv);
 int cmd_quantize(int argc, char** argv);
+int cmd_ops(int argc, char** argv);
 
 }  // namespace cli

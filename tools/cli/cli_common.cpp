@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include "cli.h"
 
@@ -96,6 +97,28 @@ const std::vector<std::string> kSessionOptionFlags = {"mode", "threads", "max-ar
 std::vector<std::string> with_session_options(std::vector<std::string> own) {
   own.insert(own.end(), kSessionOptionFlags.begin(), kSessionOptionFlags.end());
   return own;
+}
+
+ShapeMap parse_shapes(const Args& a, const std::string& option, const std::vector<std::string>& inputs) {
+  ShapeMap shapes;
+  for (const std::string& spec : a.all(option)) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos) throw UsageError{"--" + option + " " + spec + ": write NAME=D0,D1,..."};
+    const std::string name = spec.substr(0, eq);
+    if (std::find(inputs.begin(), inputs.end(), name) == inputs.end())
+      throw UsageError{"--" + option + ": the model has no input named '" + name + "'"};
+    std::vector<int64_t>& dims = shapes[name];
+    std::stringstream ss(spec.substr(eq + 1));
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      char* end = nullptr;
+      const long long v = std::strtoll(item.c_str(), &end, 10);
+      if (item.empty() || *end || v < 0)
+        throw UsageError{"--" + option + " " + spec + ": '" + item + "' is not a size (write NAME=1,3,64,64)"};
+      dims.push_back(v);
+    }
+  }
+  return shapes;
 }
 
 uint64_t parse_bytes(const std::string& text, const std::string& option, const std::string& command) {

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <sstream>
 
 #include "cli.h"
 
@@ -23,19 +22,6 @@ const char* kHelp =
     "prints each step's mean time per run and its share, in run order. --max-arena and --max-folded\n"
     "set SessionOptions::max_arena_bytes (default 256M) and max_folded_bytes (default 64M); BYTES\n"
     "takes a K, M or G suffix.\n";
-
-std::vector<int64_t> parse_dims(const std::string& text, const std::string& spec) {
-  std::vector<int64_t> dims;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    const long long v = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end || v < 0) throw UsageError{"--shape " + spec + ": '" + item + "' is not a size (write NAME=1,3,64,64)"};
-    dims.push_back(v);
-  }
-  return dims;
-}
 
 int positive(const std::string& text, const char* option) {
   char* end = nullptr;
@@ -59,15 +45,8 @@ int cmd_bench(int argc, char** argv) {
   const int threads_used = session.options().thread_pool ? session.options().thread_pool->threads() : 1;
   const double create_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created0).count();
 
-  std::map<std::string, std::vector<int64_t>> shapes;
-  for (const std::string& spec : a.all("shape")) {
-    const size_t eq = spec.find('=');
-    if (eq == std::string::npos) throw UsageError{"--shape " + spec + ": write NAME=D0,D1,..."};
-    shapes[spec.substr(0, eq)] = parse_dims(spec.substr(eq + 1), spec);
-  }
   const std::vector<std::string> names = session.input_names();
-  for (const auto& kv : shapes)
-    if (std::find(names.begin(), names.end(), kv.first) == names.end()) throw UsageError{"--shape: the model has no input named '" + kv.first + "'"};
+  ShapeMap shapes = parse_shapes(a, "shape", names);
 
   // Inputs: shapes from --shape or the declared ones (symbolic axes 1), random values.
   om::Generator gen(1);

@@ -11,19 +11,22 @@ namespace cli {
 namespace {
 
 const char* kHelp =
-    "usage: onemodel info MODEL [--mode fast|exact] [--threads N] [--max-arena BYTES] [--max-folded BYTES]\n"
+    "usage: onemodel info MODEL [--arena NAME=D0,D1,...] [--mode fast|exact] [--threads N]\n"
+    "                     [--max-arena BYTES] [--max-folded BYTES]\n"
     "\n"
     "Prints the inputs and outputs (symbolic axes by name), the opsets, a histogram of the\n"
     "operators with whether each has an exact kernel, the parameter count and bytes, and, for a\n"
     "Fast and an Exact Session (only the one --mode names, when given), the graph passes it\n"
     "would run (docs/graph-passes.md) and its plan for the declared input shapes (symbolic axes\n"
-    "1): the activation arena against SessionOptions::max_arena_bytes, or why planning fails.\n"
+    "1; --arena sets an input's full shape): the activation arena against\n"
+    "SessionOptions::max_arena_bytes, or why planning fails. The arena is the SessionOptions::arena_bytes\n"
+    "a caller-owned arena needs for those shapes (Session::try_arena_bytes_for; docs/deploying.md).\n"
     "--max-arena and --max-folded set max_arena_bytes (default 256M) and max_folded_bytes\n"
     "(default 64M); BYTES takes a K, M or G suffix.\n";
 
-// Plans the session for the graph's declared input shapes (symbolic axes 1, as bench does);
-// the data is not read.
-void print_plan(const om::graph::Graph& g, om::Session& s, const char* label) {
+// Plans the session for the --arena shapes, else the graph's declared input shapes (symbolic
+// axes 1, as bench does); the data is not read.
+void print_plan(const om::graph::Graph& g, om::Session& s, const char* label, const ShapeMap& shapes) {
   std::vector<std::vector<int64_t>> dims;
   std::vector<om::TensorView> views;
   const std::vector<std::string> names = s.input_names();
@@ -33,7 +36,8 @@ void print_plan(const om::graph::Graph& g, om::Session& s, const char* label) {
     for (const auto& v : g.inputs)
       if (v.name == n) vi = &v;
     std::vector<int64_t> d;
-    if (vi)
+    if (shapes.count(n)) d = shapes.at(n);
+    else if (vi)
       for (const auto& dim : vi->shape) d.push_back(dim.is_static() ? dim.size : 1);
     dims.push_back(d);
     om::TensorView v;
@@ -45,18 +49,28 @@ void print_plan(const om::graph::Graph& g, om::Session& s, const char* label) {
     views[i].dims = dims[i].data();
     views[i].rank = dims[i].size();
   }
+  std::string which = "declared shapes";
+  if (!shapes.empty()) {
+    which.clear();
+    for (size_t i = 0; i < names.size(); ++i) {
+      which += (which.empty() ? "" : " ") + names[i] + "=[";
+      for (size_t k = 0; k < dims[i].size(); ++k) which += (k ? "," : "") + std::to_string(dims[i][k]);
+      which += "]";
+    }
+  }
   const om::Status st = s.try_prepare(views.data(), views.size());
   if (!st.is_ok()) {
-    std::printf("  plan (%s, declared shapes): cannot plan: %s\n", label, st.message().c_str());
+    std::printf("  plan (%s, %s): cannot plan: %s\n", label, which.c_str(), st.message().c_str());
     return;
   }
   const om::PlanStats p = s.last_plan_stats();
-  std::printf("  plan (%s, declared shapes): arena %zu bytes (%s; limit %s, --max-arena), %zu kernel steps, %zu folded\n", label,
-              p.arena_bytes, human_bytes(p.arena_bytes).c_str(), human_bytes(s.options().max_arena_bytes).c_str(), p.steps,
-              p.folded_nodes);
+  std::printf("  plan (%s, %s): arena %zu bytes (%s; limit %s, --max-arena), %zu kernel steps, %zu folded\n", label,
+              which.c_str(), p.arena_bytes, human_bytes(p.arena_bytes).c_str(), human_bytes(s.options().max_arena_bytes).c_str(),
+              p.steps, p.folded_nodes);
 }
 
-void print_passes(const om::graph::Graph& g, om::SessionOptions o, om::ArithmeticMode mode, const char* label) {
+void print_passes(const om::graph::Graph& g, om::SessionOptions o, om::ArithmeticMode mode, const char* label,
+                  const Args& a) {
   o.mode = mode;
   om::Session s;
   om::Status st = om::Session::create(g, o, &s);
@@ -68,13 +82,13 @@ void print_passes(const om::graph::Graph& g, om::SessionOptions o, om::Arithmeti
   for (const om::PassReport& p : s.pass_reports())
     std::printf(" %s%s(%zu)", p.name.c_str(), p.exact_safe ? "" : "[fast-only]", p.changes);
   std::printf("\n  -> %zu nodes after the passes\n", s.graph().nodes.size());
-  print_plan(g, s, label);
+  print_plan(g, s, label, parse_shapes(a, "arena", s.input_names()));
 }
 
 }  // namespace
 
 int cmd_info(int argc, char** argv) {
-  Args a = parse(argc, argv, with_session_options({}), {"help"}, "info");
+  Args a = parse(argc, argv, with_session_options({"arena"}), {"help"}, "info");
   if (a.has("help")) return std::fputs(kHelp, stdout), 0;
   if (a.positional.size() != 1) throw UsageError{"expected one MODEL (.om or .onnx)"};
   std::string format;
@@ -142,8 +156,8 @@ int cmd_info(int argc, char** argv) {
   std::printf("parameters: %llu values in %zu tensors, %llu bytes (%s)\n", static_cast<unsigned long long>(values),
               g.initializers.size(), static_cast<unsigned long long>(bytes), human_bytes(bytes).c_str());
   const bool one_mode = a.has("mode");
-  if (!one_mode || options.mode == om::ArithmeticMode::Fast) print_passes(g, options, om::ArithmeticMode::Fast, "Fast");
-  if (!one_mode || options.mode == om::ArithmeticMode::Exact) print_passes(g, options, om::ArithmeticMode::Exact, "Exact");
+  if (!one_mode || options.mode == om::ArithmeticMode::Fast) print_passes(g, options, om::ArithmeticMode::Fast, "Fast", a);
+  if (!one_mode || options.mode == om::ArithmeticMode::Exact) print_passes(g, options, om::ArithmeticMode::Exact, "Exact", a);
   return 0;
 }
 

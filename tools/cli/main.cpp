@@ -1,5 +1,5 @@
 // onemodel: inspect, run, convert, benchmark, draw and quantize models from the command line.
-//   onemodel <info|run|convert|bench|dot|quantize> [options]      (onemodel <command> --help)
+//   onemodel <info|run|convert|bench|dot|quantize|ops> [options]      (onemodel <command> --help)
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -19,6 +19,7 @@ const char* kUsage =
     "  dot MODEL [--after-passes]      Graphviz DOT of the graph (--svg renders it with dot)\n"
     "  quantize MODEL --calibration DIR OUT\n"
     "                                  int8 weights and Q/DQ activations from calibration batches\n"
+    "  ops MODEL... > model_ops.h      the operators to register (selective registration)\n"
     "\n"
     "MODEL is a library-format file (.om) or an ONNX file (.onnx).\n"
     "`onemodel <command> --help` describes a command's options.\n";
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   else if (command == "bench") fn = cli::cmd_bench;
   else if (command == "dot") fn = cli::cmd_dot;
   else if (command == "quantize") fn = cli::cmd_quantize;
+  else if (command == "ops") fn = cli::cmd_ops;
   if (!fn) {
     std::fprintf(stderr, "onemodel: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return 2;

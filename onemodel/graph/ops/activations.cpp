@@ -203,6 +203,10 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable activations_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_ACTIVATIONS_OPS(X) \
+  X(Relu) X(Sigmoid) X(Tanh) X(Gelu) X(LeakyRelu) X(Clip) X(PRelu) X(Elu) X(Selu) X(Softplus) \
+  X(Softsign) X(HardSigmoid) X(HardSwish) X(ThresholdedRelu) X(Shrink) X(Celu)
+OM_OP_FAMILY_TABLE(activations, OM_ACTIVATIONS_OPS)

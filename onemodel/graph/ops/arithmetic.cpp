@@ -525,6 +525,11 @@ constexpr OpDef kOps[] = {
 float library_cos_f32(float x) { return sin_cos_f32<true>(x); }
 float library_sin_f32(float x) { return sin_cos_f32<false>(x); }
 
-OpTable arithmetic_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_ARITHMETIC_OPS(X) \
+  X(Add) X(Sub) X(Mul) X(Div) X(Pow) X(Neg) X(Sqrt) X(Erf) X(Exp) X(Log) X(Abs) X(Reciprocal) \
+  X(Mod) X(Sign) X(Floor) X(Ceil) X(Round) X(Cos) X(Sin) X(Acos) X(Asin) X(Atan) X(Acosh) \
+  X(Asinh) X(Atanh) X(Tan) X(Sinh) X(Cosh) X(Sum) X(Mean)
+OM_OP_FAMILY_TABLE(arithmetic, OM_ARITHMETIC_OPS)

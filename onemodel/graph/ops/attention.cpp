@@ -325,6 +325,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable attention_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_ATTENTION_OPS(X) X(Attention)
+OM_OP_FAMILY_TABLE(attention, OM_ATTENTION_OPS)

@@ -84,6 +84,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable bitwise_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_BITWISE_OPS(X) X(And) X(Or) X(Xor) X(Not) X(BitShift)
+OM_OP_FAMILY_TABLE(bitwise, OM_BITWISE_OPS)

@@ -127,6 +127,9 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable comparison_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_COMPARISON_OPS(X) \
+  X(Equal) X(Less) X(Greater) X(Where) X(GreaterOrEqual) X(LessOrEqual) X(IsNaN) X(IsInf)
+OM_OP_FAMILY_TABLE(comparison, OM_COMPARISON_OPS)

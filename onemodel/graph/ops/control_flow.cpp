@@ -16,6 +16,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable control_flow_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_CONTROL_FLOW_OPS(X) X(If)
+OM_OP_FAMILY_TABLE(control_flow, OM_CONTROL_FLOW_OPS)

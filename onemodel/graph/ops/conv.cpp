@@ -417,6 +417,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable conv_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_CONV_OPS(X) X(Conv) X(ConvTranspose) X(FusedConv)
+OM_OP_FAMILY_TABLE(conv, OM_CONV_OPS)

@@ -155,6 +155,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable creation_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_CREATION_OPS(X) X(Range) X(ConstantOfShape)
+OM_OP_FAMILY_TABLE(creation, OM_CREATION_OPS)

@@ -412,6 +412,9 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable gather_scatter_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_GATHER_SCATTER_OPS(X) \
+  X(Gather) X(GatherElements) X(ScatterElements) X(Scatter) X(GatherND) X(ScatterND)
+OM_OP_FAMILY_TABLE(gather_scatter, OM_GATHER_SCATTER_OPS)

@@ -489,6 +489,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable indexing_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_INDEXING_OPS(X) X(Slice) X(Concat) X(Cast) X(CastLike) X(OneHot) X(EyeLike) X(Compress) X(NonZero)
+OM_OP_FAMILY_TABLE(indexing, OM_INDEXING_OPS)

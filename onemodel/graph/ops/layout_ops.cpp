@@ -307,6 +307,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable layout_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_LAYOUT_OPS(X) X(Size) X(Trilu) X(Split) X(Tile) X(DepthToSpace) X(SpaceToDepth) X(Dropout)
+OM_OP_FAMILY_TABLE(layout, OM_LAYOUT_OPS)

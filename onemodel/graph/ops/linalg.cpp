@@ -318,6 +318,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable linalg_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_LINALG_OPS(X) X(Einsum) X(Det)
+OM_OP_FAMILY_TABLE(linalg, OM_LINALG_OPS)

@@ -179,6 +179,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable loss_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_LOSS_OPS(X) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss)
+OM_OP_FAMILY_TABLE(loss, OM_LOSS_OPS)

@@ -514,6 +514,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable matmul_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_MATMUL_OPS(X) X(MatMul) X(Gemm) X(FusedMatMul)
+OM_OP_FAMILY_TABLE(matmul, OM_MATMUL_OPS)

@@ -460,6 +460,10 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable normalization_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_NORMALIZATION_OPS(X) \
+  X(LayerNormalization) X(BatchNormalization) X(InstanceNormalization) X(LRN) \
+  X(MeanVarianceNormalization)
+OM_OP_FAMILY_TABLE(normalization, OM_NORMALIZATION_OPS)

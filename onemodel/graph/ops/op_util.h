@@ -13,17 +13,54 @@
 
 namespace om::graph::ops {
 
-// Each family's table (defined in its .cpp, listed in families.def); op_registry.cpp
-// concatenates them.
+// Each family's table (defined in its .cpp, listed in families.def); the full registry
+// (graph/registry_full.cpp) concatenates them.
 struct OpTable {
-  const OpDef* defs;
+  const OpDef* const* defs;
   size_t count;
 };
-template <size_t N>
-constexpr OpTable table_of(const OpDef (&defs)[N]) { return {defs, N}; }
 #define OM_OP_FAMILY(name) OpTable name##_ops();
 #include "onemodel/graph/ops/families.def"
 #undef OM_OP_FAMILY
+
+constexpr bool same_name(const char* a, const char* b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+// The entry of `defs` for op type `name`; past the end (so not a constant expression, and the
+// family does not compile) when there is none.
+template <size_t N>
+constexpr const OpDef& entry_named(const OpDef (&defs)[N], const char* name) {
+  size_t i = 0;
+  while (i < N && !same_name(defs[i].op_type, name)) ++i;
+  return defs[i];
+}
+
+}  // namespace om::graph::ops
+
+// A family's operators as symbols (onemodel/op_list.h): after its constexpr table kOps, a family
+// names its entries once in an X-list, LIST(X) = X(Relu) X(Sigmoid)..., and
+// OM_OP_FAMILY_TABLE(family, LIST) makes each entry the symbol om::graph::op_defs::<op type>
+// (a copy; kOps itself is never emitted) and defines ops::family_ops(), the full registry's
+// table of them. A list that misses an entry or names one twice does not compile.
+#define OM_DEFINE_OP_(name) \
+  extern const OpDef name;  \
+  constexpr OpDef name = ::om::graph::ops::entry_named(::om::graph::ops::kOps, #name);
+#define OM_COUNT_OP_(name) +1
+#define OM_OP_FAMILY_TABLE(family, LIST)                                                          \
+  namespace om::graph::op_defs {                                                                  \
+  LIST(OM_DEFINE_OP_)                                                                             \
+  }                                                                                               \
+  namespace om::graph::ops {                                                                      \
+  static_assert(sizeof(kOps) / sizeof(kOps[0]) == 0 LIST(OM_COUNT_OP_), "every entry of " #family \
+                "'s kOps is named once in its list");                                             \
+  OpTable family##_ops() {                                                                        \
+    static const OpDef* const table[] = {LIST(OM_ADDRESS_OF_OP_)};                                \
+    return {table, sizeof table / sizeof table[0]};                                               \
+  }                                                                                               \
+  }
+
+namespace om::graph::ops {
 
 // Input i is present, or an error naming it.
 inline Status need_input(const InferContext& ctx, size_t i) {

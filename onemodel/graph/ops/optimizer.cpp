@@ -164,6 +164,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable optimizer_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_OPTIMIZER_OPS(X) X(Adagrad) X(Momentum) X(Adam)
+OM_OP_FAMILY_TABLE(optimizer, OM_OPTIMIZER_OPS)

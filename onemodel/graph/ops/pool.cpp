@@ -340,6 +340,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable pool_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_POOL_OPS(X) X(MaxPool) X(AveragePool) X(MaxUnpool) X(GlobalAveragePool) X(GlobalMaxPool)
+OM_OP_FAMILY_TABLE(pool, OM_POOL_OPS)

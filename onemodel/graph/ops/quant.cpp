@@ -1103,6 +1103,10 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable quant_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_QUANT_OPS(X) \
+  X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(MatMulInteger) \
+  X(QLinearMatMul) X(ConvInteger) X(QLinearConv)
+OM_OP_FAMILY_TABLE(quant, OM_QUANT_OPS)

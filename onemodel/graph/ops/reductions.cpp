@@ -410,6 +410,10 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable reductions_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_REDUCTIONS_OPS(X) \
+  X(ReduceSum) X(ReduceMean) X(ReduceMax) X(ReduceMin) X(ReduceProd) X(ReduceL1) X(ReduceL2) \
+  X(ReduceSumSquare) X(ReduceLogSum) X(ReduceLogSumExp) X(CumSum)
+OM_OP_FAMILY_TABLE(reductions, OM_REDUCTIONS_OPS)

@@ -354,6 +354,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable resize_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_RESIZE_OPS(X) X(Resize) X(Upsample) X(Pad)
+OM_OP_FAMILY_TABLE(resize, OM_RESIZE_OPS)

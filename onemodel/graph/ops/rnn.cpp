@@ -500,6 +500,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable rnn_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_RNN_OPS(X) X(LSTM) X(GRU) X(RNN)
+OM_OP_FAMILY_TABLE(rnn, OM_RNN_OPS)

@@ -212,6 +212,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable select_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_SELECT_OPS(X) X(Max) X(Min) X(ArgMax) X(ArgMin) X(TopK)
+OM_OP_FAMILY_TABLE(select, OM_SELECT_OPS)

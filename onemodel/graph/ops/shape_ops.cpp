@@ -360,6 +360,10 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable shape_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_SHAPE_OPS(X) \
+  X(Identity) X(Reshape) X(Flatten) X(Squeeze) X(Unsqueeze) X(Shape) X(Constant) X(Expand) \
+  X(Transpose)
+OM_OP_FAMILY_TABLE(shape, OM_SHAPE_OPS)

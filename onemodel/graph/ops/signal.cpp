@@ -417,6 +417,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable signal_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_SIGNAL_OPS(X) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(MelWeightMatrix) X(DFT) X(STFT)
+OM_OP_FAMILY_TABLE(signal, OM_SIGNAL_OPS)

@@ -187,6 +187,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable softmax_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_SOFTMAX_OPS(X) X(Softmax) X(LogSoftmax) X(Hardmax)
+OM_OP_FAMILY_TABLE(softmax, OM_SOFTMAX_OPS)

@@ -165,6 +165,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable unique_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_UNIQUE_OPS(X) X(Unique)
+OM_OP_FAMILY_TABLE(unique, OM_UNIQUE_OPS)

@@ -434,6 +434,8 @@ constexpr OpDef kOps[] = {
 
 }  // namespace
 
-OpTable vision_ops() { return table_of(kOps); }
-
 }  // namespace om::graph::ops
+
+// The family's operators, one symbol each (onemodel/op_list.h).
+#define OM_VISION_OPS(X) X(GridSample) X(RoiAlign) X(NonMaxSuppression)
+OM_OP_FAMILY_TABLE(vision, OM_VISION_OPS)

@@ -2,23 +2,25 @@
 
 #include <algorithm>
 
+#include "onemodel/graph/op_registry.h"
+
 namespace om::graph::passes {
 
 const std::vector<Pass>& all_passes() {
   static const std::vector<Pass> passes = {
-      {"compute_f16_in_f32", BitRule::Exact, compute_f16_in_f32},
+      {"compute_f16_in_f32", BitRule::Exact, compute_f16_in_f32, {{"", "Cast"}}},
       {"remove_identities", BitRule::Exact, remove_identities},
-      {"fuse_qdq_conv", BitRule::FastOnly, fuse_qdq_conv},
-      {"fuse_qdq_matmul", BitRule::FastOnly, fuse_qdq_matmul},
+      {"fuse_qdq_conv", BitRule::FastOnly, fuse_qdq_conv, {{"", "QLinearConv"}}},
+      {"fuse_qdq_matmul", BitRule::FastOnly, fuse_qdq_matmul, {{"", "QLinearMatMul"}}},
       {"fold_constants", BitRule::Exact, fold_constants},
-      {"fuse_attention", BitRule::FastOnly, fuse_attention},
-      {"fuse_matmul_epilogue", BitRule::Exact, fuse_matmul_epilogue},
-      {"fold_transposes_into_matmul", BitRule::Exact, fold_transposes_into_matmul},
-      {"fold_matmul_scale", BitRule::Exact, fold_matmul_scale},
-      {"merge_qkv_projections", BitRule::Exact, merge_qkv_projections},
-      {"fuse_matmul_residual", BitRule::FastOnly, fuse_matmul_residual},
+      {"fuse_attention", BitRule::FastOnly, fuse_attention, {{kOnemodelDomain, "Attention"}}},
+      {"fuse_matmul_epilogue", BitRule::Exact, fuse_matmul_epilogue, {{kOnemodelDomain, "FusedMatMul"}}},
+      {"fold_transposes_into_matmul", BitRule::Exact, fold_transposes_into_matmul, {{kOnemodelDomain, "FusedMatMul"}}},
+      {"fold_matmul_scale", BitRule::Exact, fold_matmul_scale, {{kOnemodelDomain, "FusedMatMul"}}},
+      {"merge_qkv_projections", BitRule::Exact, merge_qkv_projections, {{"", "Slice"}}},
+      {"fuse_matmul_residual", BitRule::FastOnly, fuse_matmul_residual, {{kOnemodelDomain, "FusedMatMul"}}},
       {"fold_conv_batchnorm", BitRule::FastOnly, fold_conv_batchnorm},
-      {"fuse_conv_epilogue", BitRule::Exact, fuse_conv_epilogue},
+      {"fuse_conv_epilogue", BitRule::Exact, fuse_conv_epilogue, {{kOnemodelDomain, "FusedConv"}}},
       {"remove_dead_nodes", BitRule::Exact, remove_dead_nodes},
   };
   return passes;
@@ -151,10 +153,19 @@ void DefUse::rewrite(size_t i, const std::string& was, const std::string& now) {
   if (!now.empty()) producer_[now] = i;
 }
 
+namespace {
+bool writes_registered(const Pass& p) {
+  for (const OpName& w : p.writes)
+    if (w.domain && !find_op(w.domain, w.op_type)) return false;
+  return true;
+}
+}  // namespace
+
 Status run_passes(Graph& g, ArithmeticMode mode, std::vector<PassRun>* runs, size_t max_folded_bytes) {
   size_t total = 0;
   for (const Pass& p : all_passes()) {
     if (p.rule == BitRule::FastOnly && mode == ArithmeticMode::Exact) continue;
+    if (!writes_registered(p)) continue;
     size_t changes = 0;
     // Folding is the one pass with a limit; the table keeps the common signature.
     Status st = p.run == fold_constants ? fold_constants_within(g, mode, max_folded_bytes, &changes) : p.run(g, mode, &changes);

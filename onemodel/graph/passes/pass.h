@@ -17,12 +17,21 @@ namespace om::graph::passes {
 
 enum class BitRule { Exact, FastOnly };
 
+// An operator a pass writes into the graph.
+struct OpName {
+  const char* domain = nullptr;  // null: none
+  const char* op_type = nullptr;
+};
+
 struct Pass {
   const char* name;
   BitRule rule;
   // Returns the number of rewrites made. The mode is the session's: constant folding uses the
   // mode's kernels so folded values equal what the session would compute.
   Status (*run)(Graph& g, ArithmeticMode mode, size_t* changes);
+  // The operators the pass writes that its input may not have held: in a program that registers
+  // only some operators (onemodel/op_list.h) a pass runs only when all of them are registered.
+  OpName writes[2] = {};
 };
 
 struct PassRun {

@@ -247,18 +247,22 @@ constexpr KernelTable kAvx2Table = {
              avx2::pack_a_6__avx2},
     avx2::f16_to_f32__avx2,
     avx2::f32_to_f16__avx2,
+    avx2::q8_dot__avx2,
+    avx2::q8_requantize__avx2,
+};
+
+constexpr ConvKernelTable kAvx2ConvTable = {
     avx2::f32_depthwise_plane__avx2,
     avx2::f32_conv_pack_panels__avx2,
     avx2::f32_conv_fill_padded__avx2,
     avx2::f32_pool_window__avx2,
     avx2::f32_winograd_input__avx2,
     avx2::f32_winograd_output__avx2,
-    avx2::q8_dot__avx2,
-    avx2::q8_requantize__avx2,
 };
 
 const KernelTable& avx2_table() {
   return kAvx2Table;
 }
+const ConvKernelTable& avx2_conv_table() { return kAvx2ConvTable; }
 
 }  // namespace om::kernels

@@ -252,12 +252,6 @@ const KernelTable& avx512_table() {
     };
     k.gemm = GemmTile{avx512::kMR, avx512::kNR, avx512::f32_gemm_12x32__avx512, avx512::f32_gemm_small__avx512,
                       avx512::f32_gemm_rows_12x32__avx512, avx2::pack_a_12__avx2};
-    k.depthwise_plane = avx512::f32_depthwise_plane__avx512;
-    k.conv_pack_panels = avx512::f32_conv_pack_panels__avx512;
-    k.conv_fill_padded = avx512::f32_conv_fill_padded__avx512;
-    k.pool_window = avx512::f32_pool_window__avx512;
-    k.winograd_input = avx512::f32_winograd_input__avx512;
-    k.winograd_output = avx512::f32_winograd_output__avx512;
     k.q8_requantize = avx512::q8_requantize__avx512;
     if (cpu_has_avx512_vnni()) k.q8_dot = avx512::q8_dot__avx512vnni;  // else the AVX2 one: the same integers
     if (cpu_has_amx_int8() && avx512::amx_usable()) k.q8_dot = avx512::q8_dot__amx;
@@ -265,5 +259,15 @@ const KernelTable& avx512_table() {
   }();
   return t;
 }
+
+constexpr ConvKernelTable kAvx512ConvTable = {
+    avx512::f32_depthwise_plane__avx512,
+    avx512::f32_conv_pack_panels__avx512,
+    avx512::f32_conv_fill_padded__avx512,
+    avx512::f32_pool_window__avx512,
+    avx512::f32_winograd_input__avx512,
+    avx512::f32_winograd_output__avx512,
+};
+const ConvKernelTable& avx512_conv_table() { return kAvx512ConvTable; }
 
 }  // namespace om::kernels

@@ -194,18 +194,22 @@ constexpr KernelTable kNeonTable = {
     GemmTile{8, 8, neon::f32_gemm_8x8__neon, neon::f32_gemm_small__neon, neon::f32_gemm_rows_8x8__neon, kGenericPackA},
     neon::f16_to_f32__neon,
     neon::f32_to_f16__neon,
+    neon::q8_dot__neon,
+    neon::q8_requantize__neon,
+};
+
+constexpr ConvKernelTable kNeonConvTable = {
     neon::f32_depthwise_plane__neon,
     neon::f32_conv_pack_panels__neon,
     neon::f32_conv_fill_padded__neon,
     neon::f32_pool_window__neon,
     neon::f32_winograd_input__neon,
     neon::f32_winograd_output__neon,
-    neon::q8_dot__neon,
-    neon::q8_requantize__neon,
 };
 
 const KernelTable& neon_table() {
   return kNeonTable;
 }
+const ConvKernelTable& neon_conv_table() { return kNeonConvTable; }
 
 }  // namespace om::kernels

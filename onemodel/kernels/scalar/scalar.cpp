@@ -215,18 +215,22 @@ constexpr KernelTable kScalarTable = {
     GemmTile{kMR, kNR, f32_gemm_4x4__scalar, f32_gemm_small__scalar, f32_gemm_rows_4x4__scalar, kGenericPackA},
     f16_to_f32__scalar,
     f32_to_f16__scalar,
+    q8_dot__scalar,
+    q8_requantize__scalar,
+};
+
+constexpr ConvKernelTable kScalarConvTable = {
     f32_depthwise_plane__scalar,
     f32_conv_pack_panels__scalar,
     f32_conv_fill_padded__scalar,
     f32_pool_window__scalar,
     f32_winograd_input__scalar,
     f32_winograd_output__scalar,
-    q8_dot__scalar,
-    q8_requantize__scalar,
 };
 
 const KernelTable& scalar_table() {
   return kScalarTable;
 }
+const ConvKernelTable& scalar_conv_table() { return kScalarConvTable; }
 
 }  // namespace om::kernels
