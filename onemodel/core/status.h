@@ -1,11 +1,13 @@
 // Internal error transport: functions return Status or Result<T> and never throw. The public
 // API converts a failed Status into om::Error / om::TraceException in one place (raise()).
 #pragma once
+#include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <new>
-#include <sstream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -86,12 +88,48 @@ class Result {
   } value_;
 };
 
+namespace detail {
+// One part of a message, written as an ostream would (integers in decimal, characters as
+// themselves, bool as 1 or 0, floating point as %g, pointers as %p) but without streams: they
+// would bring iostream and the locale into every program (on a microcontroller, most of its
+// flash).
+template <typename T>
+void append_part(std::string& s, const T& v) {
+  using D = std::decay_t<T>;
+  if constexpr (std::is_same_v<D, bool>) {
+    s += v ? '1' : '0';
+  } else if constexpr (std::is_same_v<D, char> || std::is_same_v<D, signed char> || std::is_same_v<D, unsigned char>) {
+    s += char(v);
+  } else if constexpr (std::is_integral_v<D>) {
+    char buf[24];
+    s.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+  } else if constexpr (std::is_enum_v<D>) {
+    append_part(s, static_cast<std::underlying_type_t<D>>(v));
+  } else if constexpr (std::is_floating_point_v<D>) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", double(v));
+    s += buf;
+  } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+    if constexpr (std::is_pointer_v<T>) {  // not an array: a pointer may be null
+      if (v) s += v;  // a null string writes nothing
+    } else {
+      s += std::string_view(v);
+    }
+  } else {
+    static_assert(std::is_pointer_v<D>, "om::msg takes strings, numbers, characters, enums and pointers");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%p", static_cast<const void*>(v));
+    s += buf;
+  }
+}
+}  // namespace detail
+
 // Formats a message from parts: om::msg("om::add: shapes ", a, " and ", b).
 template <typename... Args>
 std::string msg(const Args&... args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return os.str();
+  std::string s;
+  (detail::append_part(s, args), ...);
+  return s;
 }
 
 // The API edge: throws om::Error / om::TraceException for a failed status (or calls the

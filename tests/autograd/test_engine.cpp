@@ -1,4 +1,6 @@
 // Autograd semantics: accumulation, requires_grad_, grad mode, detach, stores and scopes.
+#include <ostream>  // doctest prints the shared_ptrs CHECKs compare through operator<<
+
 #include "autograd/gradcheck.h"
 #include "onemodel/autograd/grad.h"
 #include "test_util.h"

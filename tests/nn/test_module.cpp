@@ -1,6 +1,8 @@
 // om::nn::Module: registration, paths, state dicts, train/eval, module paths during forward.
 #include <doctest/doctest.h>
 
+#include <ostream>  // doctest prints the shared_ptrs CHECKs compare through operator<<
+
 #include <cmath>
 #include <string>
 

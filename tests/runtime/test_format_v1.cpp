@@ -3,6 +3,8 @@
 // in memory used in place (Session::try_from_bytes).
 #include <doctest/doctest.h>
 
+#include <ostream>  // doctest prints the shared_ptrs CHECKs compare through operator<<
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

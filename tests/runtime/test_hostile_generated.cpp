@@ -80,6 +80,16 @@ std::vector<Attribute> hostile_attrs(const g::AttrSpec& spec) {
       out.push_back(Attribute::of_tensor(n, TensorData::from_vector<float>("", {1}, {NAN})));
       out.push_back(Attribute::of_tensor(n, TensorData::from_vector<int64_t>("", {1}, {INT64_MIN})));
       break;
+    case AttrKind::Graph: {
+      // A branch with no nodes and no outputs, and one whose only output is never written.
+      out.push_back(Attribute::of_graph(n, g::Graph{}));
+      g::Graph dangling;
+      g::ValueInfo y;
+      y.name = "never_written";
+      dangling.outputs.push_back(y);
+      out.push_back(Attribute::of_graph(n, dangling));
+      break;
+    }
   }
   return out;
 }

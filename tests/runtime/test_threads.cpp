@@ -3,6 +3,8 @@
 // several callers of one Session, from several threads at once (make tsan runs these too).
 #include <doctest/doctest.h>
 
+#include <ostream>  // doctest prints the shared_ptrs CHECKs compare through operator<<
+
 #include <atomic>
 #include <cstring>
 #include <thread>

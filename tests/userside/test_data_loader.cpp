@@ -2,6 +2,8 @@
 // modules' generators (Dropout) and the default generator, so resumed runs are bit-identical.
 #include <doctest/doctest.h>
 
+#include <ostream>  // doctest prints the shared_ptrs CHECKs compare through operator<<
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
