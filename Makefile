@@ -53,7 +53,7 @@ cross-test: build
 # "Microcontrollers"): the host's test_mcu writes its models as C arrays, the bare-metal build
 # (cmake/cortex-m4-mps2.cmake) runs them in Exact mode and the keyword-spotting example, the hashes
 # are compared with x86-64's (and AArch64's after make cross-test), the example's flash is checked.
-MCU_CMAKE = -DCMAKE_TOOLCHAIN_FILE=cmake/cortex-m4-mps2.cmake -DCMAKE_BUILD_TYPE=Release
+MCU_CMAKE = -DCMAKE_TOOLCHAIN_FILE=cmake/cortex-m4-mps2.cmake -DCMAKE_BUILD_TYPE=MinSizeRel
 mcu-test: configure
 	@tools/bootstrap.sh mcu
 	@cmake --build $(BUILD) -j $(JOBS) --target test_mcu test_kernels onemodel_cli
@@ -61,7 +61,7 @@ mcu-test: configure
 	@cmake -S . -B build-mcu $(MCU_CMAKE) -DONEMODEL_MCU_MODELS_DIR=$(abspath $(BUILD))/mcu >/dev/null
 	@cmake --build build-mcu -j $(JOBS)
 	@cmake --install build-mcu --prefix build-mcu/install >/dev/null
-	@cmake -S examples/cortex_m_kws -B build-mcu/kws -DCMAKE_BUILD_TYPE=Release -DKWS_MODEL=$(abspath $(BUILD))/mcu/kws_cnn.om \
+	@cmake -S examples/cortex_m_kws -B build-mcu/kws -DCMAKE_BUILD_TYPE=MinSizeRel -DKWS_MODEL=$(abspath $(BUILD))/mcu/kws_cnn.om \
 	  -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/build-mcu/install/share/onemodel/cortex-m4-mps2.cmake \
 	  -DCMAKE_PREFIX_PATH=$(CURDIR)/build-mcu/install >/dev/null
 	@cmake --build build-mcu/kws -j $(JOBS)
