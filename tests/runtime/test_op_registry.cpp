@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "onemodel/graph/op_registry.h"
+#include "onemodel/graph/passes/pass.h"
 #include "onemodel/io/onnx.h"
 #include "onemodel/kernels/thread_pool.h"
 #include "onemodel/runtime/plan.h"
@@ -212,4 +213,21 @@ TEST_CASE("every family table under graph/ops is listed in families.def") {
     }
   }
   CHECK(files >= listed.size());
+}
+
+TEST_CASE("registry: every pass linked by operators is named by an operator's record, and every record's pass is in the table") {
+  namespace p = om::graph::passes;
+  std::set<g::RewriteFn> named;
+  for (const g::OpDef* op : g::all_ops())
+    for (g::RewriteFn w : op->written_by)
+      if (w) named.insert(w);
+  size_t listed = 0;
+  for (const p::Pass& pass : p::all_passes()) {
+    REQUIRE_MESSAGE(bool(pass.run), pass.name);  // the full registry links every pass
+    if (pass.linked == p::Linked::ByOperator) {
+      CHECK_MESSAGE(named.count(pass.run) == 1, pass.name, " is named by no operator's record: it would never run");
+      ++listed;
+    }
+  }
+  CHECK(listed == named.size());
 }

@@ -8,6 +8,7 @@
 #include "onemodel/graph/ops/epilogue.h"
 #include "onemodel/graph/ops/matmul_dims.h"
 #include "onemodel/graph/ops/op_util.h"
+#include "onemodel/graph/passes/pass.h"
 #include "onemodel/kernels/kernels.h"
 
 namespace om::graph::ops {
@@ -507,7 +508,9 @@ constexpr OpDef kOps[] = {
         .doc("f32, numpy semantics (1-D operands, broadcast batch axes); exact: fixed fma chain"),
     op("Gemm").upgrades_from(7).inputs(2, 3).attributes(kGemmAttrs).shapes(infer_gemm).prepared(prepare_gemm).kernel(gemm_kernel).with_scratch(gemm_scratch)
         .with_prepack(matmul_packable_b).doc("f32, transA/transB, alpha, beta, broadcast C"),
-    op("FusedMatMul").in_domain(kOnemodelDomain).inputs(2, 4).shapes(infer_fused).prepared(prepare_product).kernel(product_kernel).with_scratch(fused_scratch)
+    op("FusedMatMul").in_domain(kOnemodelDomain)
+        .written_by_passes(passes::fuse_matmul_epilogue, passes::fold_transposes_into_matmul, passes::fold_matmul_scale,
+                           passes::fuse_matmul_residual).inputs(2, 4).shapes(infer_fused).prepared(prepare_product).kernel(product_kernel).with_scratch(fused_scratch)
         .with_prepack(matmul_packable_b)
         .doc("written by the fusion passes: perm_y(act(perm_a(A) x perm_b(B) + bias) * alpha) (+ residual); transposes read and written through strides"),
 };

@@ -14,6 +14,7 @@
 #include "onemodel/graph/ops/conv_geom.h"
 #include "onemodel/graph/ops/matmul_dims.h"
 #include "onemodel/graph/ops/op_util.h"
+#include "onemodel/graph/passes/pass.h"
 #include "onemodel/kernels/q8_gemm.h"
 
 namespace om::graph::ops {
@@ -1090,13 +1091,13 @@ constexpr OpDef kOps[] = {
     op("MatMulInteger").since_opset(10).inputs(2, 4).shapes(infer_matmul_integer).prepared(prepare_int_matmul<1>)
         .kernel(matmul_integer_kernel).with_scratch(int_matmul_scratch<1>).with_prepack(int_matmul_packable<1>)
         .doc("u8/i8 operands, i32 result (wraps modulo 2^32); numpy batch broadcasting; zero points per-tensor, per-row of A, per-column of B"),
-    op("QLinearMatMul").since_opset(10).inputs(8).shapes(infer_qlinear_matmul).prepared(prepare_int_matmul<3>)
+    op("QLinearMatMul").since_opset(10).written_by_passes(passes::fuse_qdq_matmul).inputs(8).shapes(infer_qlinear_matmul).prepared(prepare_int_matmul<3>)
         .kernel(qlinear_matmul_kernel).with_scratch(int_matmul_scratch<3>).with_prepack(int_matmul_packable<3>)
         .doc("u8/i8; i32 accumulation, then round(acc x (s_a s_b / s_y)) + zp_y saturated; a per-row, b per-column, y per-tensor parameters"),
     op("ConvInteger").since_opset(10).inputs(2, 4).attributes(kConvAttrs).shapes(infer_conv_integer).prepared(prepare_int_conv<1>)
         .kernel(conv_integer_kernel).with_scratch(int_conv_scratch<1>).with_prepack(int_conv_packable<1>)
         .doc("u8/i8, i32 result; Conv's 1-D/2-D geometry and groups; padding holds the zero point; w zero point per output channel"),
-    op("QLinearConv").since_opset(10).inputs(8, 9).attributes(kConvAttrs).shapes(infer_qlinear_conv).prepared(prepare_int_conv<3>)
+    op("QLinearConv").since_opset(10).written_by_passes(passes::fuse_qdq_conv).inputs(8, 9).attributes(kConvAttrs).shapes(infer_qlinear_conv).prepared(prepare_int_conv<3>)
         .kernel(qlinear_conv_kernel).with_scratch(int_conv_scratch<3>).with_prepack(int_conv_packable<3>)
         .doc("u8/i8; i32 accumulation plus the i32 bias, then round(acc x (s_x s_w / s_y)) + zp_y saturated; w scale/zero point per output channel"),
 };

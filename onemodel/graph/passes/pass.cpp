@@ -6,21 +6,39 @@
 
 namespace om::graph::passes {
 
+// The passes that write operators are linked by those operators' records (OpDef::written_by),
+// not by this table: it refers to them weakly, so where no registered operator's record pulls
+// one in (a program with its own operator list, onemodel/op_list.h) its entry is null.
+#define OM_WEAK_PASS(fn) Status fn(Graph& g, ArithmeticMode mode, size_t* changes) __attribute__((weak))
+OM_WEAK_PASS(compute_f16_in_f32);
+OM_WEAK_PASS(fuse_qdq_conv);
+OM_WEAK_PASS(fuse_qdq_matmul);
+OM_WEAK_PASS(fuse_attention);
+OM_WEAK_PASS(fuse_matmul_epilogue);
+OM_WEAK_PASS(fold_transposes_into_matmul);
+OM_WEAK_PASS(fold_matmul_scale);
+OM_WEAK_PASS(merge_qkv_projections);
+OM_WEAK_PASS(fuse_matmul_residual);
+OM_WEAK_PASS(fold_conv_batchnorm);
+OM_WEAK_PASS(fuse_conv_epilogue);
+#undef OM_WEAK_PASS
+
 const std::vector<Pass>& all_passes() {
+  constexpr Linked kByOp = Linked::ByOperator;
   static const std::vector<Pass> passes = {
-      {"compute_f16_in_f32", BitRule::Exact, compute_f16_in_f32, {{"", "Cast"}}},
+      {"compute_f16_in_f32", BitRule::Exact, compute_f16_in_f32, kByOp},
       {"remove_identities", BitRule::Exact, remove_identities},
-      {"fuse_qdq_conv", BitRule::FastOnly, fuse_qdq_conv, {{"", "QLinearConv"}}},
-      {"fuse_qdq_matmul", BitRule::FastOnly, fuse_qdq_matmul, {{"", "QLinearMatMul"}}},
+      {"fuse_qdq_conv", BitRule::FastOnly, fuse_qdq_conv, kByOp},
+      {"fuse_qdq_matmul", BitRule::FastOnly, fuse_qdq_matmul, kByOp},
       {"fold_constants", BitRule::Exact, fold_constants},
-      {"fuse_attention", BitRule::FastOnly, fuse_attention, {{kOnemodelDomain, "Attention"}}},
-      {"fuse_matmul_epilogue", BitRule::Exact, fuse_matmul_epilogue, {{kOnemodelDomain, "FusedMatMul"}}},
-      {"fold_transposes_into_matmul", BitRule::Exact, fold_transposes_into_matmul, {{kOnemodelDomain, "FusedMatMul"}}},
-      {"fold_matmul_scale", BitRule::Exact, fold_matmul_scale, {{kOnemodelDomain, "FusedMatMul"}}},
-      {"merge_qkv_projections", BitRule::Exact, merge_qkv_projections, {{"", "Slice"}}},
-      {"fuse_matmul_residual", BitRule::FastOnly, fuse_matmul_residual, {{kOnemodelDomain, "FusedMatMul"}}},
-      {"fold_conv_batchnorm", BitRule::FastOnly, fold_conv_batchnorm},
-      {"fuse_conv_epilogue", BitRule::Exact, fuse_conv_epilogue, {{kOnemodelDomain, "FusedConv"}}},
+      {"fuse_attention", BitRule::FastOnly, fuse_attention, kByOp},
+      {"fuse_matmul_epilogue", BitRule::Exact, fuse_matmul_epilogue, kByOp},
+      {"fold_transposes_into_matmul", BitRule::Exact, fold_transposes_into_matmul, kByOp},
+      {"fold_matmul_scale", BitRule::Exact, fold_matmul_scale, kByOp},
+      {"merge_qkv_projections", BitRule::Exact, merge_qkv_projections, kByOp},
+      {"fuse_matmul_residual", BitRule::FastOnly, fuse_matmul_residual, kByOp},
+      {"fold_conv_batchnorm", BitRule::FastOnly, fold_conv_batchnorm, kByOp},
+      {"fuse_conv_epilogue", BitRule::Exact, fuse_conv_epilogue, kByOp},
       {"remove_dead_nodes", BitRule::Exact, remove_dead_nodes},
   };
   return passes;
@@ -154,10 +172,15 @@ void DefUse::rewrite(size_t i, const std::string& was, const std::string& now) {
 }
 
 namespace {
-bool writes_registered(const Pass& p) {
-  for (const OpName& w : p.writes)
-    if (w.domain && !find_op(w.domain, w.op_type)) return false;
-  return true;
+// A ByOperator pass runs when it is linked and a registered operator's record names it: what it
+// writes can then run.
+bool enabled(const Pass& p) {
+  if (!p.run) return false;
+  if (p.linked == Linked::Always) return true;
+  for (const OpDef* op : all_ops())
+    for (RewriteFn w : op->written_by)
+      if (w == p.run) return true;
+  return false;
 }
 }  // namespace
 
@@ -165,7 +188,7 @@ Status run_passes(Graph& g, ArithmeticMode mode, std::vector<PassRun>* runs, siz
   size_t total = 0;
   for (const Pass& p : all_passes()) {
     if (p.rule == BitRule::FastOnly && mode == ArithmeticMode::Exact) continue;
-    if (!writes_registered(p)) continue;
+    if (!enabled(p)) continue;
     size_t changes = 0;
     // Folding is the one pass with a limit; the table keeps the common signature.
     Status st = p.run == fold_constants ? fold_constants_within(g, mode, max_folded_bytes, &changes) : p.run(g, mode, &changes);

@@ -17,21 +17,19 @@ namespace om::graph::passes {
 
 enum class BitRule { Exact, FastOnly };
 
-// An operator a pass writes into the graph.
-struct OpName {
-  const char* domain = nullptr;  // null: none
-  const char* op_type = nullptr;
-};
+// Whether the pass table links a pass itself, or the records of the operators it writes do
+// (OpDef::written_by): then it runs only when one of those operators is registered, and in a
+// program that registers only some operators (onemodel/op_list.h) it may not be linked at all.
+enum class Linked { Always, ByOperator };
 
 struct Pass {
   const char* name;
   BitRule rule;
   // Returns the number of rewrites made. The mode is the session's: constant folding uses the
-  // mode's kernels so folded values equal what the session would compute.
+  // mode's kernels so folded values equal what the session would compute. Null: a ByOperator
+  // pass this program does not link.
   Status (*run)(Graph& g, ArithmeticMode mode, size_t* changes);
-  // The operators the pass writes that its input may not have held: in a program that registers
-  // only some operators (onemodel/op_list.h) a pass runs only when all of them are registered.
-  OpName writes[2] = {};
+  Linked linked = Linked::Always;
 };
 
 struct PassRun {
