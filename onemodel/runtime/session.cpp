@@ -211,9 +211,12 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
     }
   } else {
     // Without optimisation an f16 graph still runs: compute_f16_in_f32 is what its f16 nodes
-    // mean here (f16 storage, f32 arithmetic), not an optimisation.
+    // mean here (f16 storage, f32 arithmetic), not an optimisation. A program that does not
+    // register Cast, which it writes, does not link it (onemodel/op_list.h).
     size_t changes = 0;
-    OM_TRY(graph::passes::compute_f16_in_f32(impl->graph, options.mode, &changes).with_context("om::Session"));
+    const graph::passes::Pass* f16 = graph::passes::find_pass("compute_f16_in_f32");
+    if (f16 && graph::passes::pass_enabled(*f16))
+      OM_TRY(f16->run(impl->graph, options.mode, &changes).with_context("om::Session"));
     if (changes) {
       OM_TRY(graph::verify(impl->graph).with_context("om::Session"));
       impl->passes.push_back({"compute_f16_in_f32", true, changes});

@@ -171,10 +171,7 @@ void DefUse::rewrite(size_t i, const std::string& was, const std::string& now) {
   if (!now.empty()) producer_[now] = i;
 }
 
-namespace {
-// A ByOperator pass runs when it is linked and a registered operator's record names it: what it
-// writes can then run.
-bool enabled(const Pass& p) {
+bool pass_enabled(const Pass& p) {
   if (!p.run) return false;
   if (p.linked == Linked::Always) return true;
   for (const OpDef* op : all_ops())
@@ -182,13 +179,18 @@ bool enabled(const Pass& p) {
       if (w == p.run) return true;
   return false;
 }
-}  // namespace
+
+const Pass* find_pass(const std::string& name) {
+  for (const Pass& p : all_passes())
+    if (name == p.name) return &p;
+  return nullptr;
+}
 
 Status run_passes(Graph& g, ArithmeticMode mode, std::vector<PassRun>* runs, size_t max_folded_bytes) {
   size_t total = 0;
   for (const Pass& p : all_passes()) {
     if (p.rule == BitRule::FastOnly && mode == ArithmeticMode::Exact) continue;
-    if (!enabled(p)) continue;
+    if (!pass_enabled(p)) continue;
     size_t changes = 0;
     // Folding is the one pass with a limit; the table keeps the common signature.
     Status st = p.run == fold_constants ? fold_constants_within(g, mode, max_folded_bytes, &changes) : p.run(g, mode, &changes);

@@ -47,6 +47,12 @@ struct PassRun {
 // removal.
 const std::vector<Pass>& all_passes();
 
+// Whether the pass runs in this program: it is linked and, when Linked::ByOperator, a
+// registered operator's record names it (what it writes can run).
+bool pass_enabled(const Pass& p);
+// The table's pass of that name, or null.
+const Pass* find_pass(const std::string& name);
+
 // Runs every pass the mode allows, in order; the graph is verified afterwards. Constant folding
 // may add at most max_folded_bytes of new initializer bytes (SessionOptions::max_folded_bytes).
 Status run_passes(Graph& g, ArithmeticMode mode, std::vector<PassRun>* runs, size_t max_folded_bytes = SIZE_MAX);
