@@ -3,7 +3,7 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: bench-int8 all bootstrap configure build test demo bench bench-real cross-test sanitize sanitize-ci tsan fuzz install install-no-exceptions install-aarch64 install-cortex-m mcu-test size no-exceptions clean
+.PHONY: bench-int8 all bootstrap configure build test demo bench bench-real cross-test sanitize sanitize-ci tsan fuzz install install-no-exceptions install-aarch64 install-aarch64-no-exceptions install-cortex-m mcu-test size no-exceptions clean
 
 all: build
 
@@ -67,10 +67,13 @@ mcu-test: configure
 	@cmake --build build-mcu/kws -j $(JOBS)
 	@tools/mcu_test.sh $(BUILD) build-mcu build-aarch64
 
-# Stripped size of an inference-only AArch64 program; fails above 400 KB (docs/performance.md).
-size:
-	@tools/bootstrap.sh lib-cross
-	@tools/size_check.sh
+# Size of the inference-only AArch64 program with only an MLP's operators registered (fails above
+# 200 KB) and with the full registry, each run under qemu-aarch64 (docs/performance.md, "Program
+# size on a device"; tools/size_check.sh).
+size: configure
+	@tools/bootstrap.sh cross
+	@cmake --build $(BUILD) -j $(JOBS) --target test_mcu onemodel_cli
+	@JOBS=$(JOBS) tools/size_check.sh $(BUILD)
 
 SANITIZE_CMAKE = -DCMAKE_BUILD_TYPE=Debug -DONEMODEL_BUILD_BENCH=OFF \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -O1" \
@@ -142,6 +145,15 @@ install-aarch64:
 	@cmake --build build-install-aarch64 -j $(JOBS)
 	@cmake --install build-install-aarch64 $(if $(PREFIX),--prefix $(PREFIX),)
 
+# The -fno-exceptions variant for AArch64 (a device program built with -fno-exceptions; errors go
+# to om::set_error_handler and the Status-returning calls; docs/deploying.md, "No exceptions").
+install-aarch64-no-exceptions:
+	@tools/bootstrap.sh lib-cross
+	@cmake -S . -B build-install-aarch64-noexc -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+	  -DCMAKE_BUILD_TYPE=Release $(LIB_ONLY) -DONEMODEL_BUILD_CLI=OFF -DONEMODEL_NO_EXCEPTIONS=ON $(CMAKE_ARGS) >/dev/null
+	@cmake --build build-install-aarch64-noexc -j $(JOBS)
+	@cmake --install build-install-aarch64-noexc $(if $(PREFIX),--prefix $(PREFIX),)
+
 # The bare-metal Cortex-M4F library (cmake/cortex-m4-mps2.cmake), its headers, the CMake package
 # and share/onemodel/cortex-m4-mps2.cmake with the MPS2 AN386 board files (give PREFIX).
 install-cortex-m:
@@ -151,4 +163,4 @@ install-cortex-m:
 	@cmake --install build-install-cortex-m $(if $(PREFIX),--prefix $(PREFIX),)
 
 clean:
-	rm -rf build build-aarch64 build-sanitize build-tsan build-fuzz build-noexc build-install build-install-noexc build-install-aarch64 build-size-aarch64 build-mcu build-install-cortex-m
+	rm -rf build build-aarch64 build-sanitize build-tsan build-fuzz build-noexc build-install build-install-noexc build-install-aarch64 build-install-aarch64-noexc build-size-aarch64 build-mcu build-install-cortex-m
