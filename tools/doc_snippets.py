@@ -5,6 +5,8 @@ so the docs cannot drift from the API.
 A block is the body of a function unless the comment line right above its fence says
 otherwise (the comment does not render):
   <!-- compiled at namespace scope -->        the block defines functions (a main stays global)
+  <!-- compiled at global scope -->           the block as it is, outside any namespace (it opens
+                                               its own: a macro defining library functions)
   <!-- compiled with: om::Tensor x, y; -->     declarations the block assumes, put before it
   <!-- compiled as: namespace n { int a[] = { @@ }; } -->   the block at @@, at namespace scope
 Includes in a block are moved to the top of the file. #line directives make a compile error
@@ -39,8 +41,9 @@ def main():
     includes = {"#include <onemodel/onemodel.h>"}
     parts = []
     for n, (first, code, above) in enumerate(blocks(lines)):
-        m = re.fullmatch(r"<!--\s*compiled (at namespace scope|with:\s*(.*?)|as:\s*(.*?))\s*-->", above)
+        m = re.fullmatch(r"<!--\s*compiled (at namespace scope|at global scope|with:\s*(.*?)|as:\s*(.*?))\s*-->", above)
         scoped = bool(m) and m.group(1) == "at namespace scope"
+        global_scope = bool(m) and m.group(1) == "at global scope"
         decls = m.group(2) if m and m.group(2) is not None else ""
         around = m.group(3) if m and m.group(3) is not None else None
         if around is not None and "@@" not in around:
@@ -56,7 +59,7 @@ def main():
         if around is not None:
             before, after = around.split("@@", 1)
             parts.append(f"namespace doc_block_{n} {{\n{before}\n#line {first} \"{doc}\"\n{text}\n{after}\n}}  // namespace doc_block_{n}\n")
-        elif scoped and re.search(r"\bint main\(", text):
+        elif global_scope or (scoped and re.search(r"\bint main\(", text)):
             parts.append(f"#line {first} \"{doc}\"\n{text}\n")  # a real main: at global scope (one per file)
         elif scoped:
             parts.append(f"namespace doc_block_{n} {{\n#line {first} \"{doc}\"\n{text}\n}}  // namespace doc_block_{n}\n")

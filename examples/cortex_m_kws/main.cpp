@@ -19,9 +19,9 @@ size_t heap_in_use() { return size_t(mallinfo().uordblks); }
 
 // A stand-in for a microphone's MFCC frame: 49 time steps x 10 coefficients.
 float g_mfcc[49 * 10];
-// The activations and scratch of the plan (`onemodel info MODEL` prints the arena a shape
-// needs; Session::try_arena_bytes_for asks the same at run time). Too small a buffer is refused
-// when planning, naming the bytes needed.
+// The activations and scratch of the plan (`onemodel info MODEL --arena mfcc=1,1,49,10` prints
+// the arena a shape needs; Session::try_arena_bytes_for asks the same at run time). Too small a
+// buffer is refused when planning, naming the bytes needed.
 alignas(64) uint8_t g_arena[256 * 1024];
 }  // namespace
 

@@ -67,7 +67,7 @@ TEST_CASE("onemodel: help, unknown commands and options") {
   Run r = tool("--help");
   CHECK(r.code == 0);
   CHECK(contains(r.out, "info MODEL"));
-  for (const char* cmd : {"info", "run", "convert", "bench", "dot", "quantize"}) {
+  for (const char* cmd : {"info", "run", "convert", "bench", "dot", "quantize", "ops"}) {
     r = tool(std::string(cmd) + " --help");
     CHECK(r.code == 0);
     CHECK(contains(r.out, std::string("usage: onemodel ") + cmd));
@@ -355,4 +355,49 @@ TEST_CASE("onemodel run: output file names are made safe and listed") {
   r = tool("run " + f.p("mlp.onnx") + " --input " + f.p("x.npy") + " --out " + f.p("o4"));
   CHECK(r.code == 0);
   CHECK(contains(r.out, "-> " + (f.dir / "o4" / "logits.npy").string()));
+}
+
+TEST_CASE("onemodel ops: the header that registers a model's operators; onemodel info --arena: a shape's arena") {
+  Fixture f;
+  // The traced MLP is MatMul, Add, Relu, MatMul, Add; the MatMul epilogue fusion writes
+  // FusedMatMul in their place, so the list has it too.
+  Run r = tool("ops " + f.p("mlp.om") + " --name MLP_OPS");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "#include <onemodel/op_list.h>"));
+  CHECK(contains(r.out, "#define MLP_OPS(X) X(Add) X(FusedMatMul) X(MatMul) X(Relu)\n"));
+  CHECK(contains(r.out, "OM_REGISTER_OPS(MLP_OPS)"));
+  // The same for the ONNX file; and one header may cover several models.
+  Run onnx = tool("ops " + f.p("mlp.onnx") + " " + f.p("mlp.om") + " --name MLP_OPS");
+  CHECK(onnx.code == 0);
+  CHECK(contains(onnx.out, "#define MLP_OPS(X) X(Add) X(FusedMatMul) X(MatMul) X(Relu)\n"));
+  r = tool("ops");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "expected at least one MODEL"));
+
+  // --arena: the plan for that batch, which needs more than the declared shape's (batch 1).
+  r = tool("info " + f.p("mlp.om") + " --arena features=64,4 --mode fast");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "plan (Fast, features=[64,4]): arena "));
+  Run one = tool("info " + f.p("mlp.om") + " --mode fast");
+  CHECK(contains(one.out, "plan (Fast, declared shapes): arena "));
+  auto arena = [](const std::string& out) {
+    const size_t at = out.find("): arena ");
+    return at == std::string::npos ? 0ull : std::stoull(out.substr(at + 9));
+  };
+  CHECK(arena(r.out) > arena(one.out));
+  // What Session::try_arena_bytes_for says for the same shape.
+  om::Session s(om::Session::load((f.dir / "mlp.om").string(), {om::ArithmeticMode::Fast}));
+  const int64_t dims[] = {64, 4};
+  om::TensorView v;
+  v.name = "features";
+  v.dims = dims;
+  v.rank = 2;
+  size_t bytes = 0;
+  REQUIRE(s.try_arena_bytes_for(&v, 1, &bytes).is_ok());
+  CHECK(arena(r.out) == bytes);
+  r = tool("info " + f.p("mlp.om") + " --arena nosuch=1,4");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "the model has no input named 'nosuch'"));
 }

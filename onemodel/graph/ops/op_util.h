@@ -354,8 +354,13 @@ void fold_inputs(const KernelContext& k, F f) { fold_inputs<T>(k, 0, k.out(0).nu
 
 // A strided f32 GEMM operand: element (i, j) at p[i * rs + j * cs].
 struct MatRef {
-  const float* p;
-  ptrdiff_t rs, cs;
+  const float* p = nullptr;
+  ptrdiff_t rs = 0, cs = 0;
+  MatRef() = default;
+  // Strides come as the plan's int64_t; a planned tensor lies in memory, so they fit ptrdiff_t
+  // (also where it is 32 bits wide, as on Cortex-M).
+  constexpr MatRef(const float* data, int64_t row_stride, int64_t col_stride)
+      : p(data), rs(ptrdiff_t(row_stride)), cs(ptrdiff_t(col_stride)) {}
 };
 // The arguments of C[M, N] = A[M, K] B[K, N] (C's rows ldc apart) with f32_gemm's workspace: the
 // setup the attention and recurrent kernels share. Accumulation, bias and activation stay at
