@@ -147,6 +147,11 @@ enum OpFlags : uint32_t {
   // Control flow (If): the plan runs the node's subgraphs, not a kernel (runtime/plan.cpp), so
   // the record has no infer step or kernels of its own.
   kOpControlFlow = 1u << 2,
+  // Its float inputs and output 0 share one dtype and its f32 kernel computes it, so its f16 form
+  // means "the same in f32": compute_f16_in_f32 runs it inside an f32 region (docs/graph-passes.md).
+  // Data movement (Reshape, Concat, Gather...) is exact in any float dtype; it carries the flag
+  // so that a region need not be cast at it.
+  kOpF16InF32 = 1u << 3,
 };
 
 // The type an attribute must have. PositiveInt(s): every value must be >= 1 (kernel sizes,
@@ -295,7 +300,7 @@ struct OpDef {
   constexpr OpDef prepared(PrepareFn f) const { OpDef d = *this; d.prepare = f; return d; }
   constexpr OpDef with_scratch(ScratchFn f) const { OpDef d = *this; d.scratch = f; return d; }
   constexpr OpDef with_prepack(PrepackFn f) const { OpDef d = *this; d.prepack = f; return d; }
-  constexpr OpDef with_flags(uint32_t f) const { OpDef d = *this; d.flags = f; return d; }
+  constexpr OpDef with_flags(uint32_t f) const { OpDef d = *this; d.flags |= f; return d; }  // adds to the flags
   constexpr OpDef written_by_passes(RewriteFn a, RewriteFn b = nullptr, RewriteFn c = nullptr, RewriteFn e = nullptr) const {
     OpDef d = *this;
     d.written_by[0] = a; d.written_by[1] = b; d.written_by[2] = c; d.written_by[3] = e;

@@ -188,6 +188,11 @@ using Q8DotKernel = void (*)(const uint8_t* a, size_t lda, size_t rows, const in
                              size_t groups, size_t panels, int32_t* c, size_t ldc);
 void q8_dot__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t panel_stride, size_t groups,
                     size_t panels, int32_t* c, size_t ldc);
+#if defined(__ARM_FEATURE_SIMD32)
+// The M-profile DSP form (kernels/dsp/q8_dsp.cpp): the scalar table's entry on such targets.
+void q8_dot__dsp(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t panel_stride, size_t groups,
+                 size_t panels, int32_t* c, size_t ldc);
+#endif
 struct Q8Requant;
 using Q8RequantKernel = void (*)(const Q8Requant&);
 void q8_requantize__scalar(const Q8Requant& q);

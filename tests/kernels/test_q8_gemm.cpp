@@ -197,3 +197,27 @@ TEST_CASE("integer products: each x86 raw product the CPU runs (AMX, VNNI) equal
         }
 }
 #endif
+
+#if defined(__ARM_FEATURE_SIMD32)
+TEST_CASE("integer products: the M-profile DSP raw product (the bare-metal table's) equals the reference") {
+  std::mt19937 rng(7);
+  for (size_t rows : {1, 3, 8})
+    for (size_t K : {4, 5, 63, 64, 300})
+      for (size_t panels : {1, 2, 3}) {
+        const size_t lda = q8_lda(K), groups = q8_groups(K), ps = q8_panel_stride(K), ldc = panels * kQ8Panel + 3;
+        std::vector<uint8_t> a(rows * lda);
+        std::vector<int8_t> b(panels * ps);
+        for (auto& v : a) v = uint8_t(rng());
+        for (auto& v : b) v = int8_t(rng());
+        // The extremes too: 255 x -128 in every lane, where a halfword product is at its largest.
+        if (rows == 8) std::fill(a.begin(), a.end(), uint8_t(255)), std::fill(b.begin(), b.end(), int8_t(-128));
+        std::vector<int32_t> want(rows * ldc, 7), got(rows * ldc, 7);
+        q8_dot__scalar(a.data(), lda, rows, b.data(), ps, groups, panels, want.data(), ldc);
+        q8_dot__dsp(a.data(), lda, rows, b.data(), ps, groups, panels, got.data(), ldc);
+        CAPTURE(rows);
+        CAPTURE(K);
+        CAPTURE(panels);
+        CHECK(got == want);
+      }
+}
+#endif

@@ -231,3 +231,19 @@ TEST_CASE("registry: every pass linked by operators is named by an operator's re
   }
   CHECK(listed == named.size());
 }
+
+// Flags add up (an op made by a family helper with its own flags can take more).
+static_assert(g::op("X").with_flags(g::kOpAlias).with_flags(g::kOpF16InF32).flags == (g::kOpAlias | g::kOpF16InF32),
+              "with_flags adds to the flags");
+
+TEST_CASE("registry: the operators compute_f16_in_f32 runs in f32 are float operators of the default domain") {
+  size_t flagged = 0;
+  for (const g::OpDef* op : g::all_ops()) {
+    if (!(op->flags & g::kOpF16InF32)) continue;
+    ++flagged;
+    CAPTURE(op->op_type);
+    CHECK(std::string(op->domain).empty());
+    CHECK(bool(op->fast));
+  }
+  CHECK(flagged == 70);  // the elementwise and activation ops, products, pools, norms, softmaxes, data movement
+}

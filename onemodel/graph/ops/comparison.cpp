@@ -117,7 +117,7 @@ constexpr OpDef kOps[] = {
     broadcast_op("Less", 7, infer_compare, compare_kernel<Cmp::Lt>, "f32 i64 i32 bool -> bool"),
     broadcast_op("Greater", 7, infer_compare, compare_kernel<Cmp::Gt>, "f32 i64 i32 bool -> bool"),
     op("Where").upgrades_from(9).inputs(3).shapes(infer_where)
-        .prepared(prepare_broadcast).kernel(where_kernel).doc("any dtype, three-way broadcasting"),
+        .prepared(prepare_broadcast).kernel(where_kernel).doc("any dtype, three-way broadcasting").with_flags(kOpF16InF32),
     broadcast_op("GreaterOrEqual", 12, infer_compare_ordered, compare_kernel<Cmp::Ge>, "f32 i64 i32 i8 u8 bool -> bool, broadcasting"),
     broadcast_op("LessOrEqual", 12, infer_compare_ordered, compare_kernel<Cmp::Le>, "f32 i64 i32 i8 u8 bool -> bool, broadcasting"),
     op("IsNaN").upgrades_from(9).inputs(1).shapes(infer_is).prepared(prepare_elements).kernel(isnan_kernel).doc("f32 -> bool"),

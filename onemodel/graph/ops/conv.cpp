@@ -406,11 +406,11 @@ constexpr AttrSpec kConvTransposeAttrs[] = {
 constexpr OpDef kOps[] = {
     op("Conv").upgrades_from(7).written_by_passes(passes::fold_conv_batchnorm).inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel).with_scratch(conv_scratch)
         .with_prepack(conv_packable)
-        .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads; weights packed when planning; 1x1 as one GEMM on the input, implicit-GEMM panels, direct depthwise, Winograd F(2x2, 3x3) for 3x3 stride-1 in Fast sessions; exact: fma chain over (c, kh, kw), then bias"),
+        .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads; weights packed when planning; 1x1 as one GEMM on the input, implicit-GEMM panels, direct depthwise, Winograd F(2x2, 3x3) for 3x3 stride-1 in Fast sessions; exact: fma chain over (c, kh, kw), then bias").with_flags(kOpF16InF32),
     op("ConvTranspose").upgrades_from(7).inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose)
         .prepared(prepare_conv<GeomKind::ConvTranspose>).kernel(conv_transpose_kernel)
         .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
-        .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order"),
+        .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order").with_flags(kOpF16InF32),
     op("FusedConv").in_domain(kOnemodelDomain).written_by_passes(passes::fuse_conv_epilogue).inputs(2, 7).attributes(kFusedConvAttrs).shapes(infer_fused_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel)
         .with_scratch(conv_scratch).with_prepack(conv_packable)
         .doc("written by the conv fusion pass: act(BN(Conv(X, W) + bias)), the optional inference batch normalisation (inputs 3-6: scale, B, mean, var; epsilon) and the activation after each output's complete fma chain, each step rounded as the separate nodes"),

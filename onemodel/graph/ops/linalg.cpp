@@ -310,7 +310,7 @@ constexpr AttrSpec kEinsumAttrs[] = {{"equation", AttrKind::String}};
 constexpr OpDef kOps[] = {
     op("Einsum").upgrades_from(12).inputs(1, 2).attributes(kEinsumAttrs).shapes(infer_einsum)
         .prepared(prepare_einsum).kernel(einsum_kernel)
-        .doc("f32 f64, one or two inputs; explicit or implicit output, diagonals, ellipsis; summed in row-major order"),
+        .doc("f32 f64, one or two inputs; explicit or implicit output, diagonals, ellipsis; summed in row-major order").with_flags(kOpF16InF32),
     op("Det").upgrades_from(11).inputs(1).shapes(infer_det).prepared(prepare_det).kernel(det_kernel)
         .with_scratch(det_scratch)
         .doc("f32 [..., M, M]; LU with partial pivoting in element order"),

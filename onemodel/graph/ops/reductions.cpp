@@ -392,11 +392,11 @@ constexpr AttrSpec kCumSumAttrs[] = {{"exclusive", AttrKind::Int}, {"reverse", A
 // ReduceSum's `axes` is an input since opset 13; ReduceMean's and ReduceMax's since 18.
 constexpr OpDef kOps[] = {
     reduction<ReduceKind::Sum>("ReduceSum", 13)
-        .doc("f32; axes input (or attribute), keepdims, noop_with_empty_axes; exact: fixed-order sum"),
+        .doc("f32; axes input (or attribute), keepdims, noop_with_empty_axes; exact: fixed-order sum").with_flags(kOpF16InF32),
     reduction<ReduceKind::Mean>("ReduceMean", 18)
-        .doc("f32; as ReduceSum, then one division by the count"),
-    reduction<ReduceKind::Max>("ReduceMax", 18).doc("f32; as ReduceSum; NaN propagates"),
-    reduction<ReduceKind::Min>("ReduceMin", 18).doc("f32; as ReduceSum; NaN propagates"),
+        .doc("f32; as ReduceSum, then one division by the count").with_flags(kOpF16InF32),
+    reduction<ReduceKind::Max>("ReduceMax", 18).doc("f32; as ReduceSum; NaN propagates").with_flags(kOpF16InF32),
+    reduction<ReduceKind::Min>("ReduceMin", 18).doc("f32; as ReduceSum; NaN propagates").with_flags(kOpF16InF32),
     reduction<ReduceKind::Prod>("ReduceProd", 18).doc("f32; as ReduceSum; product in element order"),
     reduction<ReduceKind::L1>("ReduceL1", 18).doc("f32; as ReduceSum, of |x|"),
     reduction<ReduceKind::L2>("ReduceL2", 18).doc("f32; sqrt of the sum of squares"),

@@ -198,9 +198,9 @@ constexpr AttrSpec kTopKAttrs[] = {{"axis", AttrKind::Int}, {"largest", AttrKind
 
 constexpr OpDef kOps[] = {
     op("Max").upgrades_from(8).inputs(1, 64).shapes(infer_extreme).prepared(prepare_elements).kernel(extreme_kernel<true>)
-        .doc("f32 f64 f16 i8 i16 i32 i64 u8 u16 u32 u64, one or more inputs, broadcasting; folded in input order; NaN propagates"),
+        .doc("f32 f64 f16 i8 i16 i32 i64 u8 u16 u32 u64, one or more inputs, broadcasting; folded in input order; NaN propagates").with_flags(kOpF16InF32),
     op("Min").upgrades_from(8).inputs(1, 64).shapes(infer_extreme).prepared(prepare_elements).kernel(extreme_kernel<false>)
-        .doc("f32 f64 f16 i8 i16 i32 i64 u8 u16 u32 u64, one or more inputs, broadcasting; folded in input order; NaN propagates"),
+        .doc("f32 f64 f16 i8 i16 i32 i64 u8 u16 u32 u64, one or more inputs, broadcasting; folded in input order; NaN propagates").with_flags(kOpF16InF32),
     op("ArgMax").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).prepared(prepare_arg).kernel(arg_kernel<true>)
         .doc("f32 -> i64, axis, keepdims, select_last_index; NaN is the largest"),
     op("ArgMin").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).prepared(prepare_arg).kernel(arg_kernel<false>)

@@ -339,12 +339,12 @@ constexpr OpDef alias(const char* type, InferFn f) {
 }
 
 constexpr OpDef kOps[] = {
-    alias("Identity", infer_identity).upgrades_from(1).inputs(1).doc("any dtype; aliases its input"),
+    alias("Identity", infer_identity).upgrades_from(1).inputs(1).doc("any dtype; aliases its input").with_flags(kOpF16InF32),
     alias("Reshape", infer_reshape).upgrades_from(5).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kReshapeAttrs)
-        .doc("any dtype; shape input known at plan time, 0 copies, one -1, allowzero; aliases its input"),
-    alias("Flatten", infer_flatten).upgrades_from(1).inputs(1).attributes(kAxisAttrs).doc("any dtype, axis; aliases its input"),
-    alias("Squeeze", infer_squeeze).upgrades_from(1).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, 13).inputs(1, 2).doc("any dtype; axes input or attribute; aliases"),
-    alias("Unsqueeze", infer_unsqueeze).upgrades_from(1).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, 13).inputs(1, 2).doc("any dtype; axes input or attribute; aliases"),
+        .doc("any dtype; shape input known at plan time, 0 copies, one -1, allowzero; aliases its input").with_flags(kOpF16InF32),
+    alias("Flatten", infer_flatten).upgrades_from(1).inputs(1).attributes(kAxisAttrs).doc("any dtype, axis; aliases its input").with_flags(kOpF16InF32),
+    alias("Squeeze", infer_squeeze).upgrades_from(1).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, 13).inputs(1, 2).doc("any dtype; axes input or attribute; aliases").with_flags(kOpF16InF32),
+    alias("Unsqueeze", infer_unsqueeze).upgrades_from(1).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, 13).inputs(1, 2).doc("any dtype; axes input or attribute; aliases").with_flags(kOpF16InF32),
     op("Shape").upgrades_from(1).inputs(1).attributes(kShapeAttrs).shapes(infer_shape)
         .prepared(prepare_shape).kernel(shape_kernel).with_flags(kOpShapeOnly)
         .doc("start/end; always folded when planning"),
@@ -352,10 +352,10 @@ constexpr OpDef kOps[] = {
         .prepared(prepare_constant).kernel(constant_kernel)
         .doc("value, value_float(s), value_int(s); folded when planning"),
     op("Expand").upgrades_from(8).plan_time_inputs_mask(1u << 1).inputs(2).shapes(infer_expand)
-        .prepared(prepare_expand).kernel(expand_kernel).doc("any dtype; shape input known at plan time"),
+        .prepared(prepare_expand).kernel(expand_kernel).doc("any dtype; shape input known at plan time").with_flags(kOpF16InF32),
     op("Transpose").upgrades_from(1).inputs(1).attributes(kTransposeAttrs).shapes(infer_transpose)
         .prepared(prepare_transpose).kernel(strided_copy_kernel)
-        .doc("any dtype, perm (default reversed)"),
+        .doc("any dtype, perm (default reversed)").with_flags(kOpF16InF32),
 };
 
 }  // namespace

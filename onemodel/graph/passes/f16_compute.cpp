@@ -2,8 +2,9 @@
 // float operators have f32 kernels only, so an f16 model is run as regions of f32 computation:
 // values enter a region exactly (every f16 is an f32: initializers are converted once, other
 // values through an inserted Cast(to=f32)) and leave it rounded to nearest even by a
-// Cast(to=f16) only where f16 is needed — a graph output, or a node outside the operator list
-// below (a Cast the model wrote, Shape...). Between two listed operators nothing is rounded.
+// Cast(to=f16) only where f16 is needed — a graph output, or a node of an operator whose record
+// does not carry kOpF16InF32 (a Cast the model wrote, Shape...). Between two operators that carry
+// it nothing is rounded.
 #include <functional>
 #include <queue>
 #include <unordered_map>
@@ -18,21 +19,12 @@ namespace {
 constexpr int64_t kOnnxFloat = 1;  // TensorProto.DataType codes of Cast's `to`
 constexpr int64_t kOnnxFloat16 = 10;
 
-// Default-domain operators whose float inputs and output 0 share one dtype and whose f32
-// kernel computes them: the f16 form means "the same in f32", so they join regions. Data
-// movement (Reshape, Concat, Gather...) is exact in any float dtype, so keeping it inside a
-// region only saves casts. Split is the one listed op whose every output is a float of T.
-const std::unordered_set<std::string>& f32_computed_ops() {
-  static const std::unordered_set<std::string> ops = {
-      "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Sqrt", "Exp", "Log", "Reciprocal", "Floor", "Ceil", "Round", "Erf",
-      "Sin", "Cos", "Tanh", "Sigmoid", "Relu", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "HardSwish", "Gelu",
-      "Softplus", "Softsign", "Mish", "Clip", "PRelu", "Max", "Min", "Mean", "Sum", "Where", "Pow",
-      "Conv", "ConvTranspose", "MatMul", "Gemm", "Einsum", "MaxPool", "AveragePool", "GlobalAveragePool",
-      "GlobalMaxPool", "BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization",
-      "Softmax", "LogSoftmax", "Resize", "Concat", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze",
-      "Slice", "Gather", "Split", "Pad", "Expand", "Tile", "Identity", "DepthToSpace", "SpaceToDepth",
-      "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "Dropout"};
-  return ops;
+// A default-domain operator whose record says its f16 form is computed in f32 (kOpF16InF32):
+// it joins regions. Split is the one such op whose every output is a float of T.
+bool computed_in_f32(const Node& n) {
+  if (!is_default_domain(n.domain)) return false;
+  const OpDef* op = find_op(n.domain, n.op_type);
+  return op && (op->flags & kOpF16InF32);
 }
 
 // An f16 value of the model and where its two forms live: `f16` names the value holding it in
@@ -56,7 +48,7 @@ class F16Rewrite {
   size_t node(size_t i) {
     const Node& n = g_.nodes[i];
     if (is_default_domain(n.domain) && n.op_type == "Cast") return cast(i);
-    if (is_default_domain(n.domain) && f32_computed_ops().count(n.op_type) && reads_f16(n)) return compute_in_f32(i);
+    if (computed_in_f32(n) && reads_f16(n)) return compute_in_f32(i);
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const std::string in = g_.nodes[i].inputs[k];  // a copy: an inserted Cast moves the nodes
       if (forms_.count(in)) {

@@ -215,7 +215,11 @@ constexpr KernelTable kScalarTable = {
     GemmTile{kMR, kNR, f32_gemm_4x4__scalar, f32_gemm_small__scalar, f32_gemm_rows_4x4__scalar, kGenericPackA},
     f16_to_f32__scalar,
     f32_to_f16__scalar,
+#if defined(__ARM_FEATURE_SIMD32)
+    q8_dot__dsp,  // a Cortex-M with the DSP extension: the same integers, dual multiply-adds
+#else
     q8_dot__scalar,
+#endif
     q8_requantize__scalar,
 };
 
