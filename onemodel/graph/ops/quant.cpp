@@ -312,21 +312,50 @@ constexpr size_t align64(size_t n) { return (n + 63) / 64 * 64; }
 
 bool is_s8(DType d) { return d == DType::i8; }
 
+// Whether zero points differ by index; *only gets the first. Per-index zero points that are all
+// equal (symmetric weights write zeros per channel) act as per-tensor ones: the product then
+// takes its faster per-tensor form.
+bool zero_points_vary(const TensorArg& z, int32_t* only) {
+  *only = int_at(z, 0);
+  for (int64_t i = 1; i < z.numel; ++i)
+    if (int_at(z, i) != *only) return true;
+  return false;
+}
+
+// A zero point's form, decided once per plan when its values are known then (an absent one, or
+// a constant: the weights' per-channel zero points are); a run-time one is looked at per run.
+struct ZeroPointForm {
+  bool known = false;
+  bool per_index = false;
+  int32_t only = 0;
+};
+ZeroPointForm zero_point_form(const InferContext& ctx, size_t input) {
+  ZeroPointForm f;
+  const ValueDesc* z = ctx.input(input);
+  if (z && !z->data) return f;
+  f.known = true;
+  if (z && z->numel() > 0) {
+    TensorArg view;
+    view.present = true;
+    view.dtype = z->dtype;
+    view.numel = z->numel();
+    view.data = const_cast<void*>(z->data);
+    f.per_index = zero_points_vary(view, &f.only);
+  }
+  return f;
+}
+
 // A per-tensor or per-index zero point, read without a branch on its presence per element.
 struct ZeroPoints {
   const TensorArg* t = nullptr;
   int32_t only = 0;  // the per-tensor value (or 0 when absent)
-  ZeroPoints(const KernelContext& k, size_t input) {
-    if (!k.has_input(input)) return;
-    const TensorArg& z = k.in(input);
-    only = int_at(z, 0);
-    // Per-index zero points that are all equal (symmetric weights write zeros per channel) act
-    // as per-tensor ones: the product then takes its faster per-tensor form.
-    for (int64_t i = 1; i < z.numel; ++i)
-      if (int_at(z, i) != only) {
-        t = &z;
-        return;
-      }
+  ZeroPoints(const KernelContext& k, size_t input, const ZeroPointForm& form) {
+    if (form.known) {
+      only = form.only;
+      if (form.per_index) t = &k.in(input);
+      return;
+    }
+    if (k.has_input(input) && zero_points_vary(k.in(input), &only)) t = &k.in(input);
   }
   int32_t operator[](int64_t i) const { return t ? int_at(*t, i) : only; }
 };
@@ -368,6 +397,7 @@ PackedA packed_a_view(void* buf, size_t M, size_t K) {
 struct IntMatMulParams {
   BroadcastIter batch;
   int64_t M = 1, K = 1, N = 1;
+  ZeroPointForm za, zb;  // A's (input 2) and B's (input b_in + 2)
 };
 
 // Scratch of a product: a block of A' rows and its raw tile, the epilogue's per-column
@@ -395,6 +425,8 @@ Status prepare_int_matmul(const InferContext& ctx, Prepared& out) {
   const std::vector<int64_t> yb(y.begin(), y.end() - (a1 ? 0 : 1) - (b1 ? 0 : 1));
   const ValueDesc* ops[2] = {&ab, &bb};
   p.batch.init(yb, ops, 2);
+  p.za = zero_point_form(ctx, 2);
+  p.zb = zero_point_form(ctx, b_in + 2);
   out.work = ctx.outputs[0].numel() == 0 ? 0 : p.batch.size() * p.M;
   out.cost = ctx.outputs[0].numel() == 0 ? 0 : count_mul(count_mul(out.work, p.K), p.N) / 8;
   return Status::ok();
@@ -438,7 +470,7 @@ void int_matmul_reference(const KernelContext& k, size_t a_in, size_t azp_in, si
   const int64_t M = p.M, K = p.K, N = p.N;
   const TA* a = k.in(a_in).as<const TA>();
   const TB* b = k.in(b_in).as<const TB>();
-  const ZeroPoints za(k, azp_in), zb(k, bzp_in);
+  const ZeroPoints za(k, azp_in, p.za), zb(k, bzp_in, p.zb);
   int64_t mat = k.begin / M;
   it.for_each(mat, (k.end + M - 1) / M, [&](const int64_t* off, int64_t n_inner) {
     for (int64_t j = 0; j < n_inner; ++j, ++mat) {
@@ -487,7 +519,7 @@ void int_matmul(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in,
   const bool as = is_s8(k.in(a_in).dtype), bs = is_s8(k.in(b_in).dtype);
   const auto* a = k.in(a_in).as<const uint8_t>();
   const auto* b = k.in(b_in).as<const uint8_t>();
-  const ZeroPoints za(k, azp_in), zb(k, bzp_in);
+  const ZeroPoints za(k, azp_in, p.za), zb(k, bzp_in, p.zb);
   // Scratch: the row block, its raw tile, then B' when it is not prepacked.
   auto* scratch = static_cast<unsigned char*>(k.scratch);
   const PackedA blk = packed_a_view(scratch, kRowBlock, K);
@@ -704,6 +736,7 @@ struct IntConvParams {
   kernels::ConvGeom g;
   int64_t blocks = 1;       // blocks per output plane
   int64_t row_pieces = 0;   // blocks per output row when rows are long (0: blocks span rows)
+  ZeroPointForm zx, zw;     // X's (input 2) and W's (input w_in + 2)
 };
 
 struct IntConvDims {
@@ -756,6 +789,8 @@ Status prepare_int_conv(const InferContext& ctx, Prepared& out) {
     return ctx.error(ErrorKind::ShapeMismatch, geom_error_text(ctx.node, why, x, &w));
   IntConvParams& p = out.record<IntConvParams>();
   p.g = sg.g;
+  p.zx = zero_point_form(ctx, 2);
+  p.zw = zero_point_form(ctx, w_in + 2);
   const int64_t pixels = count_mul(sg.g.OH, sg.g.OW), bp = int64_t(kConvPixels);
   if (sg.g.OW >= bp) {
     p.row_pieces = (sg.g.OW + bp - 1) / bp;
@@ -924,7 +959,7 @@ void int_conv_reference(const KernelContext& k, size_t x_in, size_t xzp_in, size
   const kernels::ConvGeom& g = p.g;
   const TX* x = k.in(x_in).as<const TX>();
   const TW* w = k.in(w_in).as<const TW>();
-  const ZeroPoints zx(k, xzp_in), zw(k, wzp_in);
+  const ZeroPoints zx(k, xzp_in, p.zx), zw(k, wzp_in, p.zw);
   const int64_t cg = g.C / g.group, mg = g.M / g.group, pixels = g.OH * g.OW;
   for (int64_t u = k.begin; u < k.end; ++u) {
     const int64_t n = u / (g.group * p.blocks), gi = (u / p.blocks) % g.group;
@@ -973,7 +1008,7 @@ void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, s
   const IntConvDims d = int_conv_dims(g);
   const size_t mg = size_t(g.M / g.group), K = d.cg * d.taps;  // K: the real k count, for the zero points
   const int64_t pixels = g.OH * g.OW;
-  const ZeroPoints zx(k, xzp_in), zw(k, wzp_in);
+  const ZeroPoints zx(k, xzp_in, p.zx), zw(k, wzp_in, p.zw);
   const int32_t ZB = kernels::q8_zero_b(zx[0], xs);
   auto* scratch = static_cast<unsigned char*>(k.scratch);
   const size_t strip_words = d.strip_rows * d.strip_cols;
