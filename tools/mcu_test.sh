@@ -35,10 +35,10 @@ for src in "$here"/tests/mcu/device/*.cpp; do
 done
 [ $ran -gt 0 ] || { echo "mcu-test: no programs in tests/mcu/device" >&2; exit 1; }
 # The example registers only its model's operators: its list must be what `onemodel ops` says.
-want=$("$host_dir/onemodel" ops "$host_dir/mcu/kws_cnn.om" | grep -o 'X([A-Za-z]*)' | sed 's/X(\(.*\))/\1/' | tr '\n' ' ')
+want=$("$host_dir/onemodel" ops --list "$host_dir/mcu/kws_cnn.om")
 have=$(sed -n 's/^onemodel_register_ops(cortex_m_kws \(.*\))$/\1/p' "$here/examples/cortex_m_kws/CMakeLists.txt")
-if [ "${want% }" != "$have" ]; then
-  echo "mcu-test: examples/cortex_m_kws registers '$have'; \`onemodel ops kws_cnn.om\` says '${want% }'" >&2
+if [ "$want" != "$have" ]; then
+  echo "mcu-test: examples/cortex_m_kws registers '$have'; \`onemodel ops --list kws_cnn.om\` says '$want'" >&2
   status=1
 fi
 # The example, built against the installed package (make mcu-test puts it in <mcu>/kws).

@@ -371,6 +371,9 @@ TEST_CASE("onemodel ops: the header that registers a model's operators; onemodel
   Run onnx = tool("ops " + f.p("mlp.onnx") + " " + f.p("mlp.om") + " --name MLP_OPS");
   CHECK(onnx.code == 0);
   CHECK(contains(onnx.out, "#define MLP_OPS(X) X(Add) X(FusedMatMul) X(MatMul) X(Relu)\n"));
+  r = tool("ops " + f.p("mlp.om") + " --list");
+  CHECK(r.code == 0);
+  CHECK(r.out == "Add FusedMatMul MatMul Relu\n");
   r = tool("ops");
   CHECK(r.code == 2);
   CHECK(contains(r.out, "expected at least one MODEL"));
