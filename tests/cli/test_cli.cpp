@@ -403,4 +403,5 @@ TEST_CASE("onemodel ops: the header that registers a model's operators; onemodel
   r = tool("info " + f.p("mlp.om") + " --arena nosuch=1,4");
   CHECK(r.code == 2);
   CHECK(contains(r.out, "the model has no input named 'nosuch'"));
+  CHECK_FALSE(contains(r.out, "operators:"));  // refused before the report
 }

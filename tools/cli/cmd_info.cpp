@@ -94,6 +94,12 @@ int cmd_info(int argc, char** argv) {
   std::string format;
   const om::SessionOptions options = session_options(a, "info");
   const om::graph::Graph g = load_graph(a.positional[0], &format);
+  {  // a mistyped --arena input is refused before anything is printed
+    std::vector<std::string> inputs;
+    for (const auto& v : g.inputs)
+      if (!g.find_initializer(v.name)) inputs.push_back(v.name);
+    parse_shapes(a, "arena", inputs);
+  }
 
   std::printf("model: %s (%s), producer %s %s, IR version %lld\n", a.positional[0].c_str(), format.c_str(),
               g.producer_name.c_str(), g.producer_version.c_str(), static_cast<long long>(g.ir_version));
