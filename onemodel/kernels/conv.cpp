@@ -42,9 +42,11 @@ void run_gemm(const GemmArgs& a, const float* packed, ArithmeticMode mode) {
 }
 
 // After the complete chains of n outputs of channel m: + bias (when given, one rounding), the
-// inference batch normalisation (when given: f32_batch_norm_inference's steps), the activation.
-// (The GEMM applies a bias and Relu itself: GemmArgs::row_bias.)
-void epilogue_row(float* row, size_t n, const float* bias, const ConvNorm* norm, int64_t m, UnaryOp act) {
+// inference batch normalisation (when given: f32_batch_norm_inference's steps), + the residual's
+// n elements (when given, one rounding), the activation. (The GEMM applies a bias, the residual
+// and Relu itself: GemmArgs::row_bias, GemmArgs::addend.)
+void epilogue_row(float* row, size_t n, const float* bias, const ConvNorm* norm, int64_t m, UnaryOp act,
+                  const float* residual) {
   if (bias) f32_binary(BinaryOp::Add, row, 1, bias, 0, row, n);
   if (norm) {
     const float s = batch_norm_scale(norm->scale[m], norm->var[m], norm->eps), mu = norm->mean[m], b = norm->bias[m];
@@ -53,6 +55,7 @@ void epilogue_row(float* row, size_t n, const float* bias, const ConvNorm* norm,
       row[i] = t + b;
     }
   }
+  if (residual) f32_binary(BinaryOp::Add, row, 1, residual, 1, row, n);
   if (act != UnaryOp::Identity) f32_unary(act, row, row, n);
 }
 
@@ -145,7 +148,7 @@ int64_t padded_floats(const ConvGeom& g) {
 
 // The same chain per output, taps read one by one (padded positions as 0): no buffer.
 void depthwise_direct(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y,
-                      const ConvNorm* norm) {
+                      const ConvNorm* norm, const float* residual) {
   const int64_t mult = g.M / g.C, kk = g.kH * g.kW, P = g.OH * g.OW;
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t m = 0; m < g.M; ++m) {
@@ -164,7 +167,7 @@ void depthwise_direct(const ConvGeom& g, const float* x, const float* w, const f
           }
           out[oh * g.OW + ow] = bias ? acc + bias[m] : acc;
         }
-      epilogue_row(out, size_t(P), nullptr, norm, m, act);
+      epilogue_row(out, size_t(P), nullptr, norm, m, act, residual ? residual + (n * g.M + m) * P : nullptr);
     }
 }
 
@@ -185,8 +188,8 @@ void fill_tap_offsets(const ConvGeom& g, ptrdiff_t* tap_off) {
 // Each plane is copied into the padded buffer's interior by the table's conv_fill_padded
 // (conv_panels.h): the border was zeroed once, no channel writes it.
 void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
-               const ConvNorm* norm) {
-  if (padded_floats(g) < 0) return depthwise_direct(g, x, w, bias, act, y, norm);
+               const ConvNorm* norm, const float* residual) {
+  if (padded_floats(g) < 0) return depthwise_direct(g, x, w, bias, act, y, norm, residual);
   const int64_t mult = g.M / g.C, kk = g.kH * g.kW, P = g.OH * g.OW;
   const int64_t Wq = phase_cols(g);
   ptrdiff_t* tap_off = reinterpret_cast<ptrdiff_t*>(scratch);
@@ -200,7 +203,8 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
   dp.row_step = g.sH * Wq;
   dp.rows = size_t(g.OH);
   dp.n = size_t(g.OW);
-  dp.relu = !norm && act == UnaryOp::Relu;  // else the epilogue follows: the normalisation precedes the activation
+  // Else the epilogue follows: the normalisation and the residual precede the activation.
+  dp.relu = !norm && !residual && act == UnaryOp::Relu;
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t c = 0; c < g.C; ++c) {
       f32_conv_fill_padded(g, x + (n * g.C + c) * g.H * g.W, pad);
@@ -211,7 +215,7 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
         dp.bias = bias ? bias + m : nullptr;
         dp.out = out;
         f32_depthwise_plane(dp);
-        if (!dp.relu) epilogue_row(out, size_t(P), nullptr, norm, m, act);
+        if (!dp.relu) epilogue_row(out, size_t(P), nullptr, norm, m, act, residual ? residual + (n * g.M + m) * P : nullptr);
       }
     }
 }
@@ -292,11 +296,11 @@ size_t transposed_scratch_floats(const ConvGeom& g) {
 // transposed into Y; the bias and Relu in the GEMM's registers (a column bias here), else the
 // epilogue pass on Y's rows as in the direct form.
 void conv_transposed_gemm(const ConvGeom& g, const float* x, const float* wt, const float* bias, UnaryOp act, float* y,
-                          float* scratch, ArithmeticMode mode, const ConvNorm* norm) {
+                          float* scratch, ArithmeticMode mode, const ConvNorm* norm, const float* residual) {
   const int64_t K = g.C * g.kH * g.kW, P = g.OH * g.OW, M = g.M, pt = transposed_tile(g);
   float* col = scratch;
   float* ct = col + round16(size_t(pt * K));
-  const bool gemm_epilogue = !norm && (act == UnaryOp::Identity || act == UnaryOp::Relu);
+  const bool gemm_epilogue = !norm && !residual && (act == UnaryOp::Identity || act == UnaryOp::Relu);
   GemmArgs a;
   a.N = size_t(M);
   a.K = size_t(K);
@@ -321,7 +325,9 @@ void conv_transposed_gemm(const ConvGeom& g, const float* x, const float* wt, co
       for (int64_t m = 0; m < M; ++m) {
         float* row = yn + m * P + p0;
         for (int64_t p = 0; p < cur; ++p) row[p] = ct[p * M + m];
-        if (!gemm_epilogue) epilogue_row(row, size_t(cur), bias ? bias + m : nullptr, norm, m, act);
+        if (!gemm_epilogue)
+          epilogue_row(row, size_t(cur), bias ? bias + m : nullptr, norm, m, act,
+                       residual ? residual + (n * M + m) * P + p0 : nullptr);
       }
     }
   }
@@ -371,16 +377,16 @@ const char* conv_algorithm_name(ConvAlgo a) {
 }
 
 void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
-                const float* packed_w, ArithmeticMode mode, const ConvNorm* norm) {
-  f32_conv2d_with(conv_algorithm(g, mode, norm != nullptr), g, x, w, bias, act, y, scratch, packed_w, mode, norm);
+                const float* packed_w, ArithmeticMode mode, const ConvNorm* norm, const float* residual) {
+  f32_conv2d_with(conv_algorithm(g, mode, norm != nullptr), g, x, w, bias, act, y, scratch, packed_w, mode, norm, residual);
 }
 
 void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y,
-                     float* scratch, const float* packed_w, ArithmeticMode mode, const ConvNorm* norm) {
-  if (algo == ConvAlgo::Depthwise) return depthwise(g, x, w, bias, act, y, scratch, norm);
-  if (algo == ConvAlgo::Winograd && conv_winograd(g, x, packed_w, bias, act, y, scratch)) return;
-  if (algo != ConvAlgo::Depthwise)
-    if (const float* wt = conv_packed_transposed_weights(g, packed_w)) return conv_transposed_gemm(g, x, wt, bias, act, y, scratch, mode, norm);
+                     float* scratch, const float* packed_w, ArithmeticMode mode, const ConvNorm* norm, const float* residual) {
+  if (algo == ConvAlgo::Depthwise) return depthwise(g, x, w, bias, act, y, scratch, norm, residual);
+  if (algo == ConvAlgo::Winograd && conv_winograd(g, x, packed_w, bias, act, y, scratch, residual)) return;
+  if (const float* wt = conv_packed_transposed_weights(g, packed_w))
+    return conv_transposed_gemm(g, x, wt, bias, act, y, scratch, mode, norm, residual);
   const float* planned_a = conv_packed_gemm_weights(g, packed_w);  // null unless packed for this node
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW, HW = g.H * g.W;
   const int64_t pt = conv_pixel_tile(g, P, K);
@@ -413,8 +419,8 @@ void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const flo
     a.pack_b = pack_image_panels;
     a.pack_b_ctx = &image;
   }
-  // Bias and Relu go to the GEMM (applied in the micro-kernels' registers); a normalisation or
-  // another activation follows each pixel tile's complete chains here.
+  // Bias, residual and Relu go to the GEMM (applied in the micro-kernels' registers); a
+  // normalisation or another activation follows each pixel tile's complete chains here.
   const bool gemm_epilogue = !norm && (act == UnaryOp::Identity || act == UnaryOp::Relu);
   if (gemm_epilogue) a.activation = act;
   float* packed_a = nullptr;
@@ -454,10 +460,13 @@ void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const flo
         }
         a.N = size_t(cur);
         a.c = yg + p0;
+        const float* rg = residual ? residual + (n * g.M + gi * Mg) * P + p0 : nullptr;
+        a.addend = gemm_epilogue ? rg : nullptr;
         if (kind != ConvB::Implicit || !gemm_image_rows(a, b_rows, image_panel_offset, &image)) f32_gemm(a, mode);
         if (!gemm_epilogue)
           for (int64_t m = 0; m < Mg; ++m)
-            epilogue_row(yg + m * P + p0, size_t(cur), bias ? bias + gi * Mg + m : nullptr, norm, gi * Mg + m, act);
+            epilogue_row(yg + m * P + p0, size_t(cur), bias ? bias + gi * Mg + m : nullptr, norm, gi * Mg + m, act,
+                         rg ? rg + m * P : nullptr);
       }
     }
   }

@@ -52,6 +52,11 @@ int64_t conv_out_extent(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad
 // Exact session's FusedConv absorbs a following BatchNormalization node: y = (x - mean[m]) *
 // s[m] + bias[m] with s = batch_norm_scale(scale[m], var[m], eps), each step one rounding: the
 // bits of the separate node (f32_batch_norm_inference). The Winograd form is not taken with it.
+//
+// `residual` (optional, Y's shape [N, M, OH, OW]): added to each output after the bias and the
+// normalisation, before the activation (one rounding), as FusedConv absorbs a following Add of
+// another activation (a residual block's shortcut): the bits of the separate Add, in every form
+// (in the GEMM's registers for the GEMM forms, on each row just written for the others).
 struct ConvNorm {
   const float *scale, *bias, *mean, *var;
   float eps;
@@ -59,7 +64,7 @@ struct ConvNorm {
 inline float batch_norm_scale(float scale, float var, float eps) { return scale / std::sqrt(var + eps); }
 size_t conv_scratch_floats(const ConvGeom& g);
 void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
-                const float* packed_w, ArithmeticMode mode, const ConvNorm* norm = nullptr);
+                const float* packed_w, ArithmeticMode mode, const ConvNorm* norm = nullptr, const float* residual = nullptr);
 
 // The algorithm f32_conv2d takes for a geometry, chosen once (a Session's prepare step records
 // it): depthwise planes; the Winograd form (Fast mode, no normalisation, a fitting geometry; taken
@@ -71,7 +76,8 @@ ConvAlgo conv_algorithm(const ConvGeom& g, ArithmeticMode mode, bool norm);
 const char* conv_algorithm_name(ConvAlgo a);
 // f32_conv2d with the algorithm given (conv_algorithm of the same geometry, mode and norm).
 void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y,
-                     float* scratch, const float* packed_w, ArithmeticMode mode, const ConvNorm* norm = nullptr);
+                     float* scratch, const float* packed_w, ArithmeticMode mode, const ConvNorm* norm = nullptr,
+                     const float* residual = nullptr);
 
 // Constant weights packed once for f32_conv2d (a Session does it when planning), group-1
 // convolutions only: W [M, K = C*kH*kW] as the GEMM's packed left operand, or, with `winograd`
@@ -109,7 +115,7 @@ size_t conv_winograd_scratch_floats(const ConvGeom& g);  // 0 when it does not f
 // The Winograd form when `packed` is a Winograd buffer fitting g and the active ISA (else false,
 // nothing written); `scratch` holds conv_winograd_scratch_floats(g).
 bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const float* bias, UnaryOp act, float* y,
-                   float* scratch);
+                   float* scratch, const float* residual = nullptr);
 // The GEMM-form packed weights inside `packed` when it holds them for g, else null.
 const float* conv_packed_gemm_weights(const ConvGeom& g, const float* packed);
 // The transposed form's packed W^T inside `packed` when it holds them for g, else null.

@@ -163,12 +163,13 @@ void transform_block(const ConvGeom& g, const float* x, int64_t t0, int64_t t1, 
 
 // Y for tiles [t0, t1): runs whose outputs all lie inside the image are written in place, the
 // others (the last run of a row, and the bottom row of an odd output height) through the two
-// output rows of the scratch. The bias and a ReLU go with the transform, other activations after.
+// output rows of the scratch. The bias and a ReLU go with the transform; a residual (Y-shaped)
+// and other activations follow on the rows just written.
 void untransform_block(const ConvGeom& g, int64_t t0, int64_t t1, const Scratch& s, const float* bias, UnaryOp act,
-                       float* y) {
+                       float* y, const float* residual) {
   const size_t tb = size_t(t1 - t0);
   const int64_t P = g.OH * g.OW;
-  const bool fused = act == UnaryOp::Relu;
+  const bool fused = act == UnaryOp::Relu && !residual;
   float* top_tmp = s.out;
   float* bottom_tmp = s.out + s.out_floats;
   for_tile_runs(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw0, int64_t len, int64_t j) {
@@ -183,6 +184,11 @@ void untransform_block(const ConvGeom& g, int64_t t0, int64_t t1, const Scratch&
       if (!whole) {
         std::memcpy(dst, top, size_t(cols) * sizeof(float));
         if (two_rows) std::memcpy(dst + g.OW, bottom, size_t(cols) * sizeof(float));
+      }
+      if (residual) {
+        const float* r = residual + (dst - y);
+        f32_binary(BinaryOp::Add, dst, 1, r, 1, dst, size_t(cols));
+        if (two_rows) f32_binary(BinaryOp::Add, dst + g.OW, 1, r + g.OW, 1, dst + g.OW, size_t(cols));
       }
       if (!fused && act != UnaryOp::Identity) {
         f32_unary(act, dst, dst, size_t(cols));
@@ -262,7 +268,7 @@ const float* conv_packed_transposed_weights(const ConvGeom& g, const float* pack
 }
 
 bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const float* bias, UnaryOp act, float* y,
-                   float* scratch) {
+                   float* scratch, const float* residual) {
   if (!packed || !conv_winograd_fits(g)) return false;
   const PackHeader h = header_of(packed);
   if (h.magic != kWinogradMagic || h.M != uint64_t(g.M) || h.K != uint64_t(g.C)) return false;
@@ -297,7 +303,7 @@ bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const
         a.c = s.m + size_t(xi) * s.m_stride;
         gemm_from_panels(a, s.v + size_t(xi) * s.v_stride);
       }
-      untransform_block(g, t0, t1, s, bias, act, y);
+      untransform_block(g, t0, t1, s, bias, act, y, residual);
     }
   });
   return true;

@@ -276,6 +276,7 @@ void gemm_epilogue(const GemmArgs& g, const KernelTable& t) {
     float* c = g.c + i * g.ldc;
     if (g.bias) t.binary(BinaryOp::Add, c, 1, g.bias, 1, c, g.N);
     if (g.row_bias) t.binary(BinaryOp::Add, c, 1, g.row_bias + i, 0, c, g.N);
+    if (g.addend) t.binary(BinaryOp::Add, c, 1, g.addend + i * g.ldc, 1, c, g.N);
     if (g.activation != UnaryOp::Identity) t.unary(g.activation, c, c, g.N);
   }
 }
@@ -361,7 +362,8 @@ void gemm_pack_a(const GemmArgs& g, float* packed) { gemm_pack_a_for(table(), g,
 
 bool gemm_image_rows(const GemmArgs& g, const float* const* rows, GemmPanelOffFn panel_off, const void* ctx) {
   const KernelTable& t = table();
-  const bool other_epilogue = (g.bias || g.row_bias || g.activation != UnaryOp::Identity) && !gemm_tile_epilogue(g);
+  const bool other_epilogue =
+      (g.bias || g.row_bias || g.addend || g.activation != UnaryOp::Identity) && !gemm_tile_epilogue(g);
   if (g.K == 0 || g.packed_a == nullptr || g.pack_b == nullptr || g.workspace == nullptr || other_epilogue ||
       !gemm_packed_a_matches(g.packed_a, t.gemm.mr, g.M, g.K))
     return false;

@@ -121,7 +121,8 @@ PackedHeader header_of(const float* packed) {
 
 bool gemm_tile_epilogue(const GemmArgs& g) {
   const bool relu = g.activation == UnaryOp::Relu;
-  return (g.row_bias != nullptr || relu) && g.bias == nullptr && (relu || g.activation == UnaryOp::Identity);
+  return (g.row_bias != nullptr || g.addend != nullptr || relu) && g.bias == nullptr &&
+         (relu || g.activation == UnaryOp::Identity);
 }
 
 bool gemm_packed_a_matches(const float* packed, size_t mr, size_t M, size_t K) {
@@ -180,6 +181,7 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const floa
           const size_t mr = std::min(MR, mc - ir);
           float* c = g.c + (i0 + ir) * g.ldc + j0 + w0 + jr;
           ep.row_bias = g.row_bias ? g.row_bias + i0 + ir : nullptr;
+          ep.addend = g.addend ? g.addend + (c - g.c) : nullptr;
           tile.kernel(kc, apanels + ir * kc, bp, c, g.ldc, mr, nr, load_c, last ? &ep : nullptr);
         }
       }
@@ -203,6 +205,7 @@ void gemm_rows_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const
         const float* ap = apack + k0 * Mr + ir * kc;
         float* c = g.c + ir * g.ldc + j;
         ep.row_bias = g.row_bias ? g.row_bias + ir : nullptr;
+        ep.addend = g.addend ? g.addend + (c - g.c) : nullptr;
         const TileEpilogue* e = last ? &ep : nullptr;
         if (off >= 0) tile.rows(kc, ap, rows + k0, off, c, g.ldc, mr, load_c, e);
         else tile.kernel(kc, ap, bpack, c, g.ldc, mr, nr, load_c, e);

@@ -85,9 +85,11 @@ struct GemmArgs {
   bool accumulate = false;
   const float* bias = nullptr;      // length N, or null: added to every row
   const float* row_bias = nullptr;  // length M, or null: added to row i (a convolution's channel bias)
-  // After the complete chains: + bias[j], + row_bias[i] (one rounding each), then the activation.
-  // A row bias and Relu are applied in the micro-kernels' registers, the rest as passes over C;
-  // the bits are the same either way.
+  // M x N, row stride ldc, or null: added to C's element (a convolution's residual input).
+  const float* addend = nullptr;
+  // After the complete chains: + bias[j], + row_bias[i], + addend[i * ldc + j] (one rounding
+  // each), then the activation. A row bias, an addend and Relu are applied in the micro-kernels'
+  // registers, the rest as passes over C; the bits are the same either way.
   UnaryOp activation = UnaryOp::Identity;
   float* workspace = nullptr;
   GemmPackBFn pack_b = nullptr;

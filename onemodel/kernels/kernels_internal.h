@@ -10,11 +10,34 @@ namespace om::kernels {
 
 // What a micro-kernel applies to its tile in registers before storing it, when the driver passes
 // one (only with the last K block, so after every element's complete chain): + row_bias[i] (one
-// rounding; row_bias points at the tile's first row, read for i < mr only), then Relu when relu
-// (x < 0 ? 0 : x, NaN and -0 kept). The same operations as the separate passes: the same bits.
+// rounding; row_bias points at the tile's first row, read for i < mr only), then + addend[i * ldc
+// + j] (one rounding; the tile's element of a C-shaped operand, read for i < mr, j < nr only: a
+// convolution's residual), then Relu when relu (x < 0 ? 0 : x, NaN and -0 kept). The same
+// operations in the same order as the separate passes: the same bits.
 struct TileEpilogue {
   const float* row_bias;
   bool relu;
+  const float* addend = nullptr;
+};
+
+// A tile's addend as a micro-kernel reads it, MR x NR floats `ld` apart: in place for a whole
+// tile, else copied into a local full tile with zeros outside [mr, nr] (the staged tiles'
+// padding), so the kernel's loads never leave the operand.
+template <size_t MR, size_t NR>
+struct StagedAddend {
+  alignas(32) float local[MR * NR];
+  const float* p = nullptr;
+  size_t ld = 0;
+  __attribute__((always_inline)) StagedAddend(const TileEpilogue* ep, size_t ldc, size_t mr, size_t nr) {
+    if (!ep || !ep->addend) return;
+    p = ep->addend;
+    ld = ldc;
+    if (mr == MR && nr == NR) return;
+    for (size_t i = 0; i < MR; ++i)
+      for (size_t j = 0; j < NR; ++j) local[i * NR + j] = (i < mr && j < nr) ? p[i * ldc + j] : 0.0f;
+    p = local;
+    ld = NR;
+  }
 };
 
 // Packed-panel GEMM micro-kernel: C[mr, nr] (+)= Apanel[mr, kc] * Bpanel[kc, nr] where Apanel

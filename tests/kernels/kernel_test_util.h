@@ -11,16 +11,17 @@
 
 namespace om::kernels::test {
 
-// The ISA the dispatcher picked for this machine (before any test forced another one).
-inline Isa native_isa() {
-  static const Isa isa = active_isa();
-  return isa;
-}
+// The ISA the dispatcher picked for this machine, read when the program starts, before any test
+// forces another one (read lazily, it would be whatever ISA was forced at the first call).
+inline const Isa kNativeIsa = active_isa();
+inline Isa native_isa() { return kNativeIsa; }
 
-// Runs fn() on the scalar reference, then on the native ISA, restoring the native one.
+// Forces `isa` for a scope, then restores the ISA active before it (so a scope nested inside
+// another, such as a reference computed on the scalar kernels, returns to the outer scope's ISA).
 struct IsaScope {
-  explicit IsaScope(Isa isa) { force_isa(isa); }
-  ~IsaScope() { force_isa(native_isa()); }
+  Isa previous;
+  explicit IsaScope(Isa isa) : previous(active_isa()) { force_isa(isa); }
+  ~IsaScope() { force_isa(previous); }
 };
 
 // Every ISA this machine can run (scalar first).

@@ -20,9 +20,11 @@ struct Case {
   bool trans_a = false, trans_b = false, accumulate = false, bias = false;
   UnaryOp act = UnaryOp::Identity;
   size_t pad = 0;  // extra leading-dimension padding and pointer misalignment
+  bool row_bias = false, addend = false;  // a convolution's channel bias and residual
 };
 
-// Naive definition: fma chain over k in order, then + bias, then activation (scalar forms).
+// Naive definition: fma chain over k in order, then + bias, + row bias, + addend, then the
+// activation (scalar forms).
 void reference(const GemmArgs& g, std::vector<float>& c) {
   for (size_t i = 0; i < g.M; ++i)
     for (size_t j = 0; j < g.N; ++j) {
@@ -30,6 +32,8 @@ void reference(const GemmArgs& g, std::vector<float>& c) {
       for (size_t k = 0; k < g.K; ++k)
         acc = std::fma(g.a[ptrdiff_t(i) * g.a_rs + ptrdiff_t(k) * g.a_cs], g.b[ptrdiff_t(k) * g.b_rs + ptrdiff_t(j) * g.b_cs], acc);
       if (g.bias) acc = acc + g.bias[j];
+      if (g.row_bias) acc = acc + g.row_bias[i];
+      if (g.addend) acc = acc + g.addend[i * g.ldc + j];
       float y = acc;
       { IsaScope s(Isa::Scalar); f32_unary(g.activation, &acc, &y, 1); }
       c[i * g.ldc + j] = y;
@@ -43,6 +47,9 @@ void run_case(const Case& t, ArithmeticMode mode, bool own_workspace, bool prepa
   const auto b = awkward_values((t.trans_b ? t.N : t.K) * ldb + 1, uint32_t(t.N * 71 + t.K), 1.0f, false);
   const auto bias = awkward_values(t.N + 1, uint32_t(t.N), 1.0f, false);
   const auto c0 = awkward_values(t.M * ldc + 1, uint32_t(t.M + t.N), 1.0f, false);
+  const auto row_bias = awkward_values(t.M + 1, uint32_t(t.M * 7), 1.0f, false);
+  // The addend: exactly M x N at ldc apart, so reading past a partial tile would leave the buffer.
+  std::vector<float> addend = awkward_values((t.M - 1) * ldc + t.N, uint32_t(t.N * 3 + t.M), 1.0f, false);
   GemmArgs g;
   g.M = t.M, g.N = t.N, g.K = t.K;
   g.a = a.data() + (t.pad ? 1 : 0);
@@ -52,6 +59,8 @@ void run_case(const Case& t, ArithmeticMode mode, bool own_workspace, bool prepa
   g.ldc = ldc;
   g.accumulate = t.accumulate;
   g.bias = t.bias ? bias.data() + 1 : nullptr;
+  g.row_bias = t.row_bias ? row_bias.data() + 1 : nullptr;
+  g.addend = t.addend ? addend.data() : nullptr;
   g.activation = t.act;
   std::vector<float> ws;
   if (own_workspace) {
@@ -74,7 +83,8 @@ void run_case(const Case& t, ArithmeticMode mode, bool own_workspace, bool prepa
   }
   INFO("prepacked " << prepacked);
   INFO("M " << t.M << " N " << t.N << " K " << t.K << " ta " << t.trans_a << " tb " << t.trans_b
-            << " acc " << t.accumulate << " bias " << t.bias << " act " << int(t.act) << " pad " << t.pad
+            << " acc " << t.accumulate << " bias " << t.bias << " row bias " << t.row_bias << " addend " << t.addend
+            << " act " << int(t.act) << " pad " << t.pad
             << " mode " << int(mode) << " isa " << std::string(isa_name(active_isa())));
   const size_t bad = first_mismatch(want.data(), got.data(), want.size());
   INFO("first mismatch at " << bad << (bad < want.size() ? " want " : "") << (bad < want.size() ? want[bad] : 0.0f)
@@ -110,6 +120,29 @@ TEST_CASE("f32_gemm: sizes around every tile (4x4, 6x16, 8x8, 12x32) and the sma
           run_case({M, N, K, false, false, M % 2 == 1, N % 2 == 1, UnaryOp::Relu, N % 3}, ArithmeticMode::Exact, false);
           run_case({M, N, K, M % 3 == 1, N % 3 == 2, M % 2 == 0, false, UnaryOp::Identity, 1}, ArithmeticMode::Fast,
                    true, true);
+        }
+  }
+}
+
+TEST_CASE("f32_gemm: a row bias and an addend (a convolution's bias and residual) in every tile's epilogue") {
+  // Relu and Identity run in the micro-kernels' registers (partial tiles included: the addend is
+  // read only inside [mr, nr]); Sigmoid and a column bias take the passes over C.
+  const UnaryOp acts[] = {UnaryOp::Relu, UnaryOp::Identity, UnaryOp::Sigmoid};
+  for (Isa isa : available_isas()) {
+    IsaScope s(isa);
+    size_t i = 0;
+    for (size_t M : {1, 3, 5, 6, 7, 11, 12, 13, 25})
+      for (size_t N : {1, 7, 15, 16, 17, 31, 32, 33, 65})
+        for (size_t K : {3, 70}) {
+          Case t{M, N, K};
+          t.act = acts[i % 3];
+          t.row_bias = i % 4 != 1;
+          t.addend = true;
+          t.bias = i % 5 == 4;
+          t.pad = i % 2;
+          ++i;
+          run_case(t, ArithmeticMode::Exact, i % 2 == 0, i % 3 == 0);
+          run_case(t, ArithmeticMode::Fast, true, i % 3 != 0);
         }
   }
 }

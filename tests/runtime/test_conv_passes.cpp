@@ -1,6 +1,7 @@
 // The convolution passes (docs/graph-passes.md): the Conv epilogue fusion changes no output bit
 // (every activation of the epilogue list, a per-channel Add as the bias, an inference
-// BatchNormalization, depthwise and general convolutions, every ISA); Conv + BatchNormalization folding runs in Fast sessions only and
+// BatchNormalization, a residual Add in every convolution form, broadcast residuals, depthwise and
+// general convolutions, every ISA); Conv + BatchNormalization folding runs in Fast sessions only and
 // stays within 1e-5 of the unfolded graph.
 #include <doctest/doctest.h>
 
@@ -104,6 +105,133 @@ TEST_CASE("fuse_conv_epilogue: bias, batch normalisation and every epilogue acti
   om::Session p2(dw, {ArithmeticMode::Exact, false}), f2(dw, {ArithmeticMode::Exact, true});
   CHECK(count_of(f2.graph(), "FusedConv") == 1);
   CHECK(run(p2, feeds)[0].bytes == run(f2, feeds)[0].bytes);
+}
+
+namespace {
+
+// One residual block's convolution: x [N, C, H, W] -> Conv (kernel k, stride, pad, groups) with a
+// bias [-> BatchNormalization] -> Add(., r) (or Add(r, .)) [-> act] -> y, r a graph input.
+struct ResidualCase {
+  const char* form;  // the kernel path it reaches
+  int64_t N, C, H, W, M, k, stride, pad, groups;
+};
+
+g::Graph residual_graph(const ResidualCase& c, const std::vector<int64_t>& r_dims, bool bn, bool r_first, const g::Node* act) {
+  g::Graph gr;
+  gr.inputs.push_back(value("x", om::DType::f32, {c.N, c.C, c.H, c.W}));
+  gr.inputs.push_back(value("r", om::DType::f32, r_dims));
+  gr.initializers.push_back(f32c("w", {c.M, c.C / c.groups, c.k, c.k}, 3));
+  gr.initializers.push_back(f32c("b", {c.M}, 4));
+  gr.nodes.push_back(node("Conv", {"x", "w", "b"}, {"c"},
+                          {Attribute::of_ints("pads", {c.pad, c.pad, c.pad, c.pad}), Attribute::of_int("group", c.groups),
+                           Attribute::of_ints("strides", {c.stride, c.stride})}));
+  std::string cur = "c";
+  if (bn) {
+    gr.initializers.push_back(f32c("s", {c.M}, 5, 0.5f, 2));
+    gr.initializers.push_back(f32c("bb", {c.M}, 6));
+    gr.initializers.push_back(f32c("mu", {c.M}, 7));
+    gr.initializers.push_back(f32c("var", {c.M}, 8, 0.2f, 3));
+    gr.nodes.push_back(node("BatchNormalization", {cur, "s", "bb", "mu", "var"}, {"n"}));
+    cur = "n";
+  }
+  gr.nodes.push_back(node("Add", r_first ? std::vector<std::string>{"r", cur} : std::vector<std::string>{cur, "r"}, {"sum"}));
+  cur = "sum";
+  if (act) {
+    g::Node a = *act;
+    a.inputs = {cur};
+    a.outputs = {"y"};
+    a.name = "act";
+    gr.nodes.push_back(a);
+  } else {
+    gr.nodes.back().outputs[0] = "y";
+  }
+  gr.outputs.push_back(value("y", om::DType::f32, {}));
+  return gr;
+}
+
+int64_t out_extent(int64_t in, const ResidualCase& c) { return (in + 2 * c.pad - c.k) / c.stride + 1; }
+
+}  // namespace
+
+TEST_CASE("fuse_conv_epilogue: a residual Add (then the activation) in every convolution form, no output bit changes") {
+  const ResidualCase cases[] = {
+      {"implicit GEMM", 2, 4, 9, 8, 8, 3, 1, 1, 1},
+      {"pointwise", 2, 8, 5, 7, 16, 1, 1, 0, 1},
+      {"depthwise", 2, 8, 9, 8, 8, 3, 1, 1, 8},
+      {"im2col tiles (small M, stride 2)", 2, 4, 9, 8, 3, 3, 2, 1, 1},
+      {"grouped", 2, 4, 6, 6, 8, 3, 1, 1, 2},
+      {"transposed (few positions)", 2, 4, 4, 4, 32, 3, 1, 0, 1},
+      {"Winograd in Fast sessions", 2, 16, 10, 9, 16, 3, 1, 1, 1},
+  };
+  const om::kernels::Isa original = om::kernels::active_isa();
+  const g::Node relu = node("Relu", {"?"}, {"?"}), sigmoid = node("Sigmoid", {"?"}, {"?"});
+  for (const ResidualCase& c : cases) {
+    const int64_t OH = out_extent(c.H, c), OW = out_extent(c.W, c);
+    const std::vector<int64_t> y_dims{c.N, c.M, OH, OW};
+    const std::vector<Feed> feeds{Feed::of("x", {c.N, c.C, c.H, c.W}, random_floats(size_t(c.N * c.C * c.H * c.W), 9)),
+                                  Feed::of("r", y_dims, random_floats(size_t(c.N * c.M * OH * OW), 10))};
+    for (const g::Node* act : {&relu, &sigmoid, static_cast<const g::Node*>(nullptr)})
+      for (bool bn : {false, true})
+        for (ArithmeticMode mode : {ArithmeticMode::Exact, ArithmeticMode::Fast}) {
+          if (bn && mode == ArithmeticMode::Fast) continue;  // fold_conv_batchnorm changes bits there
+          const std::string form = c.form;
+          CAPTURE(form);
+          CAPTURE(bn);
+          CAPTURE(int(mode));
+          CAPTURE(act ? act->op_type : std::string("none"));
+          const g::Graph gr = residual_graph(c, y_dims, bn, act == &sigmoid, act);
+          om::Session plain(gr, {mode, false});
+          om::Session fused(gr, {mode, true});
+          REQUIRE(fused.graph().nodes.size() == 1);
+          CHECK(fused.graph().nodes[0].op_type == "FusedConv");
+          CHECK(fused.graph().nodes[0].inputs.size() == 8);
+          CHECK(fused.graph().nodes[0].inputs[7] == "r");
+          for (om::kernels::Isa isa : {om::kernels::Isa::Scalar, om::kernels::Isa::Avx2, om::kernels::Isa::Avx512}) {
+            if (!om::kernels::isa_supported(isa)) continue;
+            om::kernels::force_isa(isa);
+            CHECK(run(plain, feeds)[0].bytes == run(fused, feeds)[0].bytes);
+          }
+          om::kernels::force_isa(original);
+        }
+  }
+}
+
+TEST_CASE("fuse_conv_epilogue: a broadcast residual, and one defined after the Conv, keep the Add's result") {
+  const ResidualCase c{"implicit GEMM", 2, 4, 9, 8, 8, 3, 1, 1, 1};
+  const g::Node relu = node("Relu", {"?"}, {"?"});
+  // r broadcast into the output ([1, M, H, W], [M, 1, 1]) and r making it larger (x with batch 1
+  // against r with batch 3: the output is r's shape).
+  struct Shapes {
+    int64_t x_batch;
+    std::vector<int64_t> r;
+  };
+  const Shapes shapes[] = {{2, {1, 8, 9, 8}}, {2, {8, 1, 1}}, {1, {3, 8, 9, 8}}, {2, {9, 1}}};
+  for (const Shapes& sh : shapes) {
+    CAPTURE(sh.r.size());
+    ResidualCase cc = c;
+    cc.N = sh.x_batch;
+    size_t rn = 1;
+    for (int64_t d : sh.r) rn *= size_t(d);
+    const std::vector<Feed> feeds{Feed::of("x", {cc.N, cc.C, cc.H, cc.W}, random_floats(size_t(cc.N * cc.C * cc.H * cc.W), 11)),
+                                  Feed::of("r", sh.r, random_floats(rn, 12))};
+    const g::Graph gr = residual_graph(cc, sh.r, false, false, &relu);
+    om::Session plain(gr, {ArithmeticMode::Exact, false});
+    om::Session fused(gr, {ArithmeticMode::Exact, true});
+    REQUIRE(fused.graph().nodes.size() == 1);
+    const Out a = run(plain, feeds)[0], b = run(fused, feeds)[0];
+    CHECK(a.dims == b.dims);
+    CHECK(a.bytes == b.bytes);
+  }
+  // The shortcut computed after the Conv (a node later in the list): the fused node would read it
+  // before it exists, so the Add stays.
+  g::Graph late = residual_graph(c, {2, 8, 9, 8}, false, false, &relu);
+  late.nodes[1].inputs[1] = "r2";
+  late.nodes.insert(late.nodes.begin() + 1, node("Neg", {"r"}, {"r2"}));
+  om::Session plain(late, {ArithmeticMode::Exact, false}), fused(late, {ArithmeticMode::Exact, true});
+  CHECK(count_of(fused.graph(), "Add") == 1);
+  const std::vector<Feed> feeds{Feed::of("x", {2, 4, 9, 8}, random_floats(2 * 4 * 9 * 8, 13)),
+                                Feed::of("r", {2, 8, 9, 8}, random_floats(2 * 8 * 9 * 8, 14))};
+  CHECK(run(plain, feeds)[0].bytes == run(fused, feeds)[0].bytes);
 }
 
 TEST_CASE("fold_conv_batchnorm runs in Fast sessions only, within 1e-5 of the unfolded graph") {

@@ -172,6 +172,14 @@ std::string geom_error_text(const Node& node, const char* reason, const std::vec
 
 namespace {
 
+// [N, M, (OH,) OW]: a convolution's output (a pool's, a transposed convolution's) for its geometry.
+std::vector<int64_t> output_dims(const SpatialGeom& sg) {
+  std::vector<int64_t> y{sg.g.N, sg.g.M};
+  if (sg.spatial == 2) y.push_back(sg.g.OH);
+  y.push_back(sg.g.OW);
+  return y;
+}
+
 Status infer_conv_like(InferContext& ctx, GeomKind kind) {
   OM_TRY(require_f32_input(ctx, 0));
   OM_TRY(require_f32_input(ctx, 1));
@@ -185,9 +193,7 @@ Status infer_conv_like(InferContext& ctx, GeomKind kind) {
     if (b->shape.size() != 1 || b->shape[0] != sg.g.M)
       return ctx.error(ErrorKind::ShapeMismatch, msg("bias must be [", sg.g.M, "] (the output channels), got ", shape_str(b->shape)));
   }
-  std::vector<int64_t> y{sg.g.N, sg.g.M};
-  if (sg.spatial == 2) y.push_back(sg.g.OH);
-  y.push_back(sg.g.OW);
+  std::vector<int64_t> y = output_dims(sg);
   OM_TRY(check_shape(msg(ctx.node.op_type, " node '", ctx.node.name, "'"), y));
   ctx.set_output(0, DType::f32, std::move(y));
   return Status::ok();
@@ -207,8 +213,10 @@ bool conv_activation(const Node& node, kernels::UnaryOp* op) {
   return e != nullptr;
 }
 
-// FusedConv's optional inputs 3..6: a BatchNormalization's scale, B, mean and var, each [M].
+// FusedConv's optional inputs 3..6: a BatchNormalization's scale, B, mean and var, each [M];
+// input 7: a residual added after them, before the activation (broadcast against the output).
 constexpr const char* kNormInputs[] = {"scale", "B", "mean", "var"};
+constexpr size_t kResidualInput = 7;
 
 Status infer_fused_conv(InferContext& ctx) {
   OM_TRY(infer_conv_like(ctx, GeomKind::Conv));
@@ -216,7 +224,7 @@ Status infer_fused_conv(InferContext& ctx) {
   if (!conv_activation(ctx.node, &op))
     return ctx.error(ErrorKind::InvalidArgument, msg("unknown activation '", ctx.node.attr("activation")->s, "' (",
                                                      epilogue_activation_names(), ")"));
-  if (ctx.num_inputs() > 3) {
+  if (ctx.input(3) || ctx.input(4) || ctx.input(5) || ctx.input(6)) {
     const int64_t M = ctx.outputs[0].shape[1];
     for (size_t i = 3; i < 7; ++i) {
       const ValueDesc* v = ctx.input(i);
@@ -225,6 +233,14 @@ Status infer_fused_conv(InferContext& ctx) {
                          msg("the batch normalisation's ", kNormInputs[i - 3], " (input ", i, ") must be f32 [", M,
                              "] (the output channels)", v ? msg(", got ", dtype_name(v->dtype), " ", shape_str(v->shape)) : std::string()));
     }
+  }
+  if (const ValueDesc* r = ctx.input(kResidualInput)) {  // Y = act(conv + R): the Add's broadcast
+    OM_TRY(require_f32_input(ctx, kResidualInput));
+    const std::vector<int64_t> conv = ctx.outputs[0].shape;
+    std::vector<int64_t> y;
+    OM_TRY(broadcast_shapes(ctx, {&conv, &r->shape}, &y));
+    OM_TRY(check_shape(msg(ctx.node.op_type, " node '", ctx.node.name, "'"), y));
+    ctx.set_output(0, DType::f32, std::move(y));
   }
   return Status::ok();
 }
@@ -246,6 +262,27 @@ size_t conv_scratch(const InferContext& ctx) {
   if (ctx.mode == ArithmeticMode::Fast) floats = std::max(floats, kernels::conv_winograd_scratch_floats(g));
   return floats * sizeof(float);
 }
+
+// The convolution's own output shape [N, M, (OH,) OW] (before a FusedConv's residual broadcast).
+std::vector<int64_t> conv_output_shape(const InferContext& ctx) { return output_dims(geom_of(ctx, GeomKind::Conv)); }
+
+// Whether a FusedConv's residual has the output's shape and the output is the convolution's: the
+// residual is then added in the kernel's epilogue. Else it broadcasts, and the convolution's
+// output goes to the scratch first.
+bool residual_in_place(const InferContext& ctx) {
+  const ValueDesc* r = ctx.input(kResidualInput);
+  return r && r->shape == ctx.outputs[0].shape && r->shape == conv_output_shape(ctx);
+}
+
+// Bytes before a broadcast residual's convolution output in the scratch.
+size_t conv_output_offset(const InferContext& ctx) { return (conv_scratch(ctx) + 63) / 64 * 64; }
+
+size_t fused_conv_scratch(const InferContext& ctx) {
+  if (!ctx.input(kResidualInput) || residual_in_place(ctx)) return conv_scratch(ctx);
+  int64_t n = 1;
+  for (int64_t d : conv_output_shape(ctx)) n *= d;  // inference bounded it (check_shape)
+  return conv_output_offset(ctx) + size_t(n) * sizeof(float);
+}
 size_t conv_transpose_scratch(const InferContext& ctx) {
   return kernels::conv_transpose_scratch_floats(geom_of(ctx, GeomKind::ConvTranspose).g) * sizeof(float);
 }
@@ -258,6 +295,12 @@ struct ConvParams {
   kernels::ConvAlgo algo = kernels::ConvAlgo::TileGemm;  // Conv and FusedConv
   kernels::UnaryOp act = kernels::UnaryOp::Identity;
   float epsilon = 1e-5f;  // FusedConv's batch normalisation
+  // FusedConv's residual: none, in the epilogue (its shape is the output's), or broadcast: the
+  // convolution's output, of shape `conv_dims`, at `conv_offset` in the scratch, then
+  // Y = act(C + R) (one unit).
+  enum class Residual : uint8_t { None, InPlace, Broadcast } residual = Residual::None;
+  size_t conv_offset = 0, conv_rank = 0;
+  int64_t conv_dims[4] = {};
 };
 
 template <GeomKind kind>
@@ -273,50 +316,106 @@ Status prepare_conv(const InferContext& ctx, Prepared& out) {
   out.work = planes ? count_mul(p.g.N, p.g.C) : p.g.N;
   out.cost = product_cost(count_mul(p.g.N, p.g.M), count_mul(p.g.OH, p.g.OW),
                           count_mul(p.g.C / std::max<int64_t>(p.g.group, 1), count_mul(p.g.kH, p.g.kW)));
+  if (kind != GeomKind::Conv || !ctx.input(kResidualInput)) return Status::ok();
+  if (residual_in_place(ctx)) {
+    p.residual = ConvParams::Residual::InPlace;
+    return Status::ok();
+  }
+  p.residual = ConvParams::Residual::Broadcast;
+  p.conv_offset = conv_output_offset(ctx);
+  const std::vector<int64_t> conv = conv_output_shape(ctx);  // rank 3 or 4
+  p.conv_rank = conv.size();
+  std::copy(conv.begin(), conv.end(), p.conv_dims);
+  out.work = 1;
   return Status::ok();
 }
 
-// Images [begin, end) of x and y, as a geometry of end - begin images.
-kernels::ConvGeom image_range(kernels::ConvGeom g, int64_t begin, int64_t end, const float** x, float** y) {
+// Images [begin, end) of x and y (and of a residual shaped like y), as a geometry of end - begin
+// images.
+kernels::ConvGeom image_range(kernels::ConvGeom g, int64_t begin, int64_t end, const float** x, float** y,
+                              const float** residual = nullptr) {
   *x += begin * g.C * g.H * g.W;
   *y += begin * g.M * g.OH * g.OW;
+  if (residual && *residual) *residual += begin * g.M * g.OH * g.OW;
   g.N = end - begin;
   return g;
 }
 
-// Conv, and FusedConv (bias then activation after each output's complete chain).
-Status conv_kernel(const KernelContext& k) {
-  const ConvParams& p = k.params<ConvParams>();
-  const float* bias = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
-  kernels::ConvNorm norm{};
-  const bool has_norm = k.has_input(3);
-  if (has_norm)
-    norm = {k.in(3).as<const float>(), k.in(4).as<const float>(), k.in(5).as<const float>(), k.in(6).as<const float>(), p.epsilon};
-  const float* x = k.in(0).as<const float>();
-  const float* w = k.in(1).as<const float>();
-  float* y = k.out(0).as<float>();
-  float* scratch = static_cast<float*>(k.scratch);
-  if (p.algo != kernels::ConvAlgo::Depthwise) {  // units are images
-    const kernels::ConvGeom g = image_range(p.g, k.begin, k.end, &x, &y);
-    kernels::f32_conv2d_with(p.algo, g, x, w, bias, p.act, y, scratch, k.packed_b, k.mode, has_norm ? &norm : nullptr);
-    return Status::ok();
+// The operands of one run of a convolution's units (conv_kernel's inputs as one call sees them).
+struct ConvOperands {
+  const float *x, *w, *bias;
+  const kernels::ConvNorm* norm;
+  const float* residual;  // shaped like y, or null
+  kernels::UnaryOp act;
+  float* y;
+  float* scratch;
+};
+
+// Units [begin, end): images, or for a depthwise convolution (image, channel) planes, as runs of
+// channels within one image: each run is the depthwise convolution of those channels (their
+// weights, biases, statistics and residual planes).
+void conv_units(const ConvParams& p, const KernelContext& k, int64_t begin, int64_t end, const ConvOperands& o) {
+  const float* x = o.x;
+  float* y = o.y;
+  if (p.algo != kernels::ConvAlgo::Depthwise) {
+    const float* residual = o.residual;
+    const kernels::ConvGeom g = image_range(p.g, begin, end, &x, &y, &residual);
+    kernels::f32_conv2d_with(p.algo, g, x, o.w, o.bias, o.act, y, o.scratch, k.packed_b, k.mode, o.norm, residual);
+    return;
   }
-  // Planes [begin, end) of a depthwise convolution, as runs of channels within one image: each
-  // run is the depthwise convolution of those channels (their weights, biases and statistics).
-  const int64_t C = p.g.C, mult = p.g.M / C, kk = p.g.kH * p.g.kW;
-  for (int64_t u = k.begin; u < k.end;) {
-    const int64_t n = u / C, c0 = u % C, c1 = std::min(C, c0 + (k.end - u));
+  const int64_t C = p.g.C, mult = p.g.M / C, kk = p.g.kH * p.g.kW, P = p.g.OH * p.g.OW;
+  for (int64_t u = begin; u < end;) {
+    const int64_t n = u / C, c0 = u % C, c1 = std::min(C, c0 + (end - u));
     kernels::ConvGeom g = p.g;
     g.N = 1;
     g.C = g.group = c1 - c0;
     g.M = g.C * mult;
-    const int64_t m0 = c0 * mult;
-    kernels::ConvNorm part = norm;
-    if (has_norm) part = {norm.scale + m0, norm.bias + m0, norm.mean + m0, norm.var + m0, norm.eps};
-    kernels::f32_conv2d_with(p.algo, g, x + (n * C + c0) * p.g.H * p.g.W, w + m0 * kk, bias ? bias + m0 : nullptr, p.act,
-                             y + (n * p.g.M + m0) * p.g.OH * p.g.OW, scratch, k.packed_b, k.mode, has_norm ? &part : nullptr);
+    const int64_t m0 = c0 * mult, out0 = (n * p.g.M + m0) * P;
+    kernels::ConvNorm part{};
+    if (o.norm) part = {o.norm->scale + m0, o.norm->bias + m0, o.norm->mean + m0, o.norm->var + m0, o.norm->eps};
+    kernels::f32_conv2d_with(p.algo, g, x + (n * C + c0) * p.g.H * p.g.W, o.w + m0 * kk, o.bias ? o.bias + m0 : nullptr, o.act,
+                             y + out0, o.scratch, k.packed_b, k.mode, o.norm ? &part : nullptr,
+                             o.residual ? o.residual + out0 : nullptr);
     u += c1 - c0;
   }
+}
+
+// Conv, and FusedConv (bias, normalisation, residual, then the activation after each output's
+// complete chain).
+Status conv_kernel(const KernelContext& k) {
+  const ConvParams& p = k.params<ConvParams>();
+  kernels::ConvNorm norm{};
+  const bool has_norm = k.has_input(3);
+  if (has_norm)
+    norm = {k.in(3).as<const float>(), k.in(4).as<const float>(), k.in(5).as<const float>(), k.in(6).as<const float>(), p.epsilon};
+  ConvOperands o{k.in(0).as<const float>(), k.in(1).as<const float>(), k.has_input(2) ? k.in(2).as<const float>() : nullptr,
+                 has_norm ? &norm : nullptr, nullptr, p.act, k.out(0).as<float>(), static_cast<float*>(k.scratch)};
+  if (p.residual == ConvParams::Residual::InPlace) o.residual = k.in(kResidualInput).as<const float>();
+  if (p.residual != ConvParams::Residual::Broadcast) {
+    conv_units(p, k, k.begin, k.end, o);
+    return Status::ok();
+  }
+  // The whole convolution into the scratch (one unit), then Y = act(C + R) as the Add and the
+  // activation nodes compute it.
+  o.y = reinterpret_cast<float*>(static_cast<uint8_t*>(k.scratch) + p.conv_offset);
+  o.act = kernels::UnaryOp::Identity;
+  conv_units(p, k, 0, p.algo == kernels::ConvAlgo::Depthwise ? p.g.N * p.g.C : p.g.N, o);
+  TensorArg C;
+  C.present = true;
+  C.dims = p.conv_dims;
+  C.rank = p.conv_rank;
+  C.numel = p.g.N * p.g.M * p.g.OH * p.g.OW;
+  const TensorArg* operands[2] = {&C, &k.in(kResidualInput)};
+  BroadcastIter it;
+  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
+  const float* c = o.y;
+  const float* r = k.in(kResidualInput).as<const float>();
+  float* y = k.out(0).as<float>();
+  const int64_t sc = it.inner_step[1], sr = it.inner_step[2];
+  it.for_each([&](const int64_t* off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[off[0] + i] = c[off[1] + i * sc] + r[off[2] + i * sr];
+  });
+  if (p.act != kernels::UnaryOp::Identity) kernels::f32_unary(p.act, y, y, size_t(it.size()));
   return Status::ok();
 }
 
@@ -411,9 +510,9 @@ constexpr OpDef kOps[] = {
         .prepared(prepare_conv<GeomKind::ConvTranspose>).kernel(conv_transpose_kernel)
         .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
         .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order").with_flags(kOpF16InF32),
-    op("FusedConv").in_domain(kOnemodelDomain).written_by_passes(passes::fuse_conv_epilogue).inputs(2, 7).attributes(kFusedConvAttrs).shapes(infer_fused_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel)
-        .with_scratch(conv_scratch).with_prepack(conv_packable)
-        .doc("written by the conv fusion pass: act(BN(Conv(X, W) + bias)), the optional inference batch normalisation (inputs 3-6: scale, B, mean, var; epsilon) and the activation after each output's complete fma chain, each step rounded as the separate nodes"),
+    op("FusedConv").in_domain(kOnemodelDomain).written_by_passes(passes::fuse_conv_epilogue).inputs(2, 8).attributes(kFusedConvAttrs).shapes(infer_fused_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel)
+        .with_scratch(fused_conv_scratch).with_prepack(conv_packable)
+        .doc("written by the conv fusion pass: act(BN(Conv(X, W) + bias) + R), the optional inference batch normalisation (inputs 3-6: scale, B, mean, var; epsilon), the optional residual R (input 7, broadcast) and the activation after each output's complete fma chain, each step rounded as the separate nodes"),
 };
 
 }  // namespace

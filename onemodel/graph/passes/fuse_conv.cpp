@@ -7,11 +7,13 @@
 //
 // fuse_conv_epilogue (Exact): Conv(X, W[, b]) [-> Add(., per-channel initializer) when the Conv
 // has no bias] [-> BatchNormalization(., scale, B, mean, var) in inference mode with constant
-// statistics] [-> Relu|Sigmoid|Tanh|Gelu] becomes com.onemodel FusedConv(X, W, b[, scale, B,
-// mean, var], activation=...[, epsilon]). The convolution kernel adds the bias, normalises and
-// applies the activation after each output's complete fma chain, each step rounded as the
-// separate nodes round it (kernels/conv.h, ConvNorm), so no output bit changes; the outputs are
-// written once instead of three times.
+// statistics] [-> Add(., R), R a graph input or a node's output defined before the Conv: a
+// residual block's shortcut] [-> Relu|Sigmoid|Tanh|Gelu] becomes com.onemodel FusedConv(X, W, b[, scale, B,
+// mean, var][, R], activation=...[, epsilon]). The convolution kernel adds the bias, normalises,
+// adds R and applies the activation after each output's complete fma chain, each step rounded as
+// the separate nodes round it (kernels/conv.h, ConvNorm and the residual), so no output bit
+// changes; the outputs are written once instead of up to four times, and a residual Add and its
+// Relu are no longer two passes over memory.
 #include <cmath>
 
 #include "onemodel/graph/op_registry.h"
@@ -130,6 +132,24 @@ Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
         norm = fused_any = true;
       }
     }
+    // A residual Add: R must exist where the fused node will stand (the Conv's place).
+    std::string residual;
+    if (u.single_internal_use(out)) {
+      const size_t ai = u.reader(out);
+      const Node& add = g.nodes[ai];
+      if (is_default_domain(add.domain) && add.op_type == "Add" && add.inputs.size() == 2 && add.outputs.size() == 1 &&
+          add.inputs[0] != add.inputs[1]) {
+        const std::string& other = add.inputs[0] == out ? add.inputs[1] : add.inputs[0];
+        const size_t def = u.producer(other);
+        // Constants stay separate Adds (a per-channel one after a biased Conv runs faster as its own pass).
+        if (def == DefUse::kNone ? u.is_input(other) : def < i) {
+          residual = other;
+          out = add.outputs[0];
+          u.drop(ai);
+          fused_any = true;
+        }
+      }
+    }
     std::string act = "Identity";
     if (u.single_internal_use(out)) {
       const size_t ci = u.reader(out);
@@ -145,6 +165,10 @@ Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
     fused.op_type = "FusedConv";
     fused.domain = kOnemodelDomain;
     fused.inputs = inputs;
+    if (!residual.empty()) {
+      fused.inputs.resize(7);  // absent bias and statistics stay empty names
+      fused.inputs.push_back(residual);
+    }
     fused.outputs = {out};
     fused.attributes.push_back(Attribute::of_string("activation", act));
     if (norm) fused.attributes.push_back(Attribute::of_float("epsilon", eps));

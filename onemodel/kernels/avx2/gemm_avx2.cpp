@@ -19,13 +19,19 @@ namespace {
 // -0 in x is kept.
 inline __m256 relu(__m256 x) { return _mm256_max_ps(_mm256_setzero_ps(), x); }
 
-// The tile epilogue on row i's two vectors (valid rows only read the bias).
-inline void finish(const TileEpilogue* ep, size_t i, size_t mr, __m256& v0, __m256& v1) {
+// The tile epilogue on row i's two vectors (valid rows only read the bias); `add` is the
+// addend's tile as StagedAddend gives it (row i at add.p + i * add.ld, all 16 columns readable).
+template <class Addend>
+inline void finish(const TileEpilogue* ep, const Addend& add, size_t i, size_t mr, __m256& v0, __m256& v1) {
   if (!ep) return;
   if (ep->row_bias) {
     const __m256 bv = _mm256_set1_ps(i < mr ? ep->row_bias[i] : 0.0f);
     v0 = _mm256_add_ps(v0, bv);
     v1 = _mm256_add_ps(v1, bv);
+  }
+  if (add.p) {
+    v0 = _mm256_add_ps(v0, _mm256_loadu_ps(add.p + i * add.ld));
+    v1 = _mm256_add_ps(v1, _mm256_loadu_ps(add.p + i * add.ld + 8));
   }
   if (ep->relu) v0 = relu(v0), v1 = relu(v1);
 }
@@ -51,8 +57,13 @@ inline void rows_x16(size_t kc, const float* a, B b, float* c, size_t ldc, bool 
     }
     a += kMR;
   }
+  // Rows below R of full width: the addend is read in place.
+  struct {
+    const float* p;
+    size_t ld;
+  } add{ep ? ep->addend : nullptr, ldc};
 #pragma GCC unroll 6
-  for (size_t i = 0; i < R; ++i) finish(ep, i, R, acc[i][0], acc[i][1]);
+  for (size_t i = 0; i < R; ++i) finish(ep, add, i, R, acc[i][0], acc[i][1]);
 #pragma GCC unroll 6
   for (size_t i = 0; i < R; ++i) {
     _mm256_storeu_ps(c + i * ldc, acc[i][0]);
@@ -112,8 +123,9 @@ inline void tile_6x16(size_t kc, const float* a, B b, float* c, size_t ldc, size
     c51 = _mm256_fmadd_ps(av, b1, c51);
     a += kMR;
   }
-  finish(ep, 0, mr, c00, c01), finish(ep, 1, mr, c10, c11), finish(ep, 2, mr, c20, c21);
-  finish(ep, 3, mr, c30, c31), finish(ep, 4, mr, c40, c41), finish(ep, 5, mr, c50, c51);
+  const StagedAddend<kMR, kNR> add(ep, ldc, mr, nr);
+  finish(ep, add, 0, mr, c00, c01), finish(ep, add, 1, mr, c10, c11), finish(ep, add, 2, mr, c20, c21);
+  finish(ep, add, 3, mr, c30, c31), finish(ep, add, 4, mr, c40, c41), finish(ep, add, 5, mr, c50, c51);
   _mm256_storeu_ps(cc + 0 * ldcc, c00), _mm256_storeu_ps(cc + 0 * ldcc + 8, c01);
   _mm256_storeu_ps(cc + 1 * ldcc, c10), _mm256_storeu_ps(cc + 1 * ldcc + 8, c11);
   _mm256_storeu_ps(cc + 2 * ldcc, c20), _mm256_storeu_ps(cc + 2 * ldcc + 8, c21);

@@ -63,6 +63,15 @@ inline void gemm_rows(size_t kc, const float* a, B b, float* c, size_t ldc, size
         acc[i][1] = _mm512_add_ps(acc[i][1], bv);
       }
     }
+    if (ep->addend) {  // masked loads: rows below mr, columns below nr
+#pragma GCC unroll 12
+      for (size_t i = 0; i < R; ++i) {
+        if (i < mr) {
+          acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_maskz_loadu_ps(m0, ep->addend + i * ldc));
+          acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_maskz_loadu_ps(m1, ep->addend + i * ldc + 16));
+        }
+      }
+    }
     if (ep->relu) {
 #pragma GCC unroll 12
       for (size_t i = 0; i < R; ++i) acc[i][0] = relu(acc[i][0]), acc[i][1] = relu(acc[i][1]);

@@ -58,12 +58,15 @@ inline void tile_8x8(size_t kc, const float* a, B b, float* c, size_t ldc, size_
     acc[7][1] = vfmaq_laneq_f32(acc[7][1], b1, a1, 3);
     a += kMR;
   }
-  if (ep)
+  if (ep) {
+    const StagedAddend<kMR, kNR> add(ep, ldc, mr, nr);
     for (size_t i = 0; i < kMR; ++i)
       for (int h = 0; h < 2; ++h) {
         if (ep->row_bias) acc[i][h] = vaddq_f32(acc[i][h], vdupq_n_f32(i < mr ? ep->row_bias[i] : 0.0f));
+        if (add.p) acc[i][h] = vaddq_f32(acc[i][h], vld1q_f32(add.p + i * add.ld + 4 * h));
         if (ep->relu) acc[i][h] = relu(acc[i][h]);
       }
+  }
   for (size_t i = 0; i < kMR; ++i) {
     vst1q_f32(cc + i * ldcc, acc[i][0]);
     vst1q_f32(cc + i * ldcc + 4, acc[i][1]);

@@ -151,6 +151,7 @@ void tile_4x4(size_t kc, const float* a, B b, float* c, size_t ldc, size_t mr, s
     for (size_t j = 0; j < nr; ++j) {
       float v = acc[i][j];
       if (ep && ep->row_bias) v = v + ep->row_bias[i];
+      if (ep && ep->addend) v = v + ep->addend[i * ldc + j];
       if (ep && ep->relu) v = relu(v);
       c[i * ldc + j] = v;
     }
