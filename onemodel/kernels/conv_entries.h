@@ -18,6 +18,6 @@
   }                                                                                                       \
   void f32_winograd_input__##isa(const WinogradInput& in) { winograd::block_in<wide>(in); }              \
   void f32_winograd_output__##isa(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, \
-                                  float* bottom) {                                                        \
-    winograd::output_transform<wide>(m, ms, n, bias, relu, top, bottom);                                  \
+                                  float* bottom, const float* rtop, const float* rbottom) {               \
+    winograd::output_transform<wide>(m, ms, n, bias, relu, top, bottom, rtop, rbottom);                   \
   }

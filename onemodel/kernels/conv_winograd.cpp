@@ -163,30 +163,34 @@ void transform_block(const ConvGeom& g, const float* x, int64_t t0, int64_t t1, 
 
 // Y for tiles [t0, t1): runs whose outputs all lie inside the image are written in place, the
 // others (the last run of a row, and the bottom row of an odd output height) through the two
-// output rows of the scratch. The bias and a ReLU go with the transform; a residual (Y-shaped)
-// and other activations follow on the rows just written.
+// output rows of the scratch. The bias, a residual (Y-shaped) and a ReLU go with the transform
+// for the runs written in place; other activations, and a residual of the other runs, follow on
+// the rows just written.
 void untransform_block(const ConvGeom& g, int64_t t0, int64_t t1, const Scratch& s, const float* bias, UnaryOp act,
                        float* y, const float* residual) {
   const size_t tb = size_t(t1 - t0);
   const int64_t P = g.OH * g.OW;
-  const bool fused = act == UnaryOp::Relu && !residual;
   float* top_tmp = s.out;
   float* bottom_tmp = s.out + s.out_floats;
   for_tile_runs(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw0, int64_t len, int64_t j) {
     const int64_t ow0 = 2 * tw0, cols = std::min(g.OW - ow0, 2 * len), oh = 2 * th;
     if (cols <= 0) return;  // only the padding tiles of the row
     const bool whole = cols == 2 * len, two_rows = oh + 1 < g.OH;
+    const bool rows_residual = residual && !whole;  // added after the copy below, before the activation
+    const bool fused = act == UnaryOp::Relu && !rows_residual;
     for (int64_t m = 0; m < g.M; ++m) {
       float* dst = y + (n * g.M + m) * P + oh * g.OW + ow0;
       float* top = whole ? dst : top_tmp;
       float* bottom = whole && two_rows ? dst + g.OW : bottom_tmp;
-      f32_winograd_output(s.m + size_t(m) * tb + size_t(j), s.m_stride, len, bias ? bias[m] : 0.0f, fused, top, bottom);
+      const float* r = residual ? residual + (dst - y) : nullptr;
+      const float* rtop = whole ? r : nullptr;  // the in-place rows' residual, read by the transform
+      f32_winograd_output(s.m + size_t(m) * tb + size_t(j), s.m_stride, len, bias ? bias[m] : 0.0f, fused, top, bottom,
+                          rtop, rtop && two_rows ? rtop + g.OW : nullptr);
       if (!whole) {
         std::memcpy(dst, top, size_t(cols) * sizeof(float));
         if (two_rows) std::memcpy(dst + g.OW, bottom, size_t(cols) * sizeof(float));
       }
-      if (residual) {
-        const float* r = residual + (dst - y);
+      if (rows_residual) {
         f32_binary(BinaryOp::Add, dst, 1, r, 1, dst, size_t(cols));
         if (two_rows) f32_binary(BinaryOp::Add, dst + g.OW, 1, r + g.OW, 1, dst + g.OW, size_t(cols));
       }

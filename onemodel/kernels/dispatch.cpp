@@ -306,8 +306,9 @@ void f32_conv_pack_panels(const ConvImage& s, size_t k0, size_t kc, size_t j0, s
 void f32_conv_fill_padded(const ConvGeom& g, const float* plane, float* pad) { conv_table().conv_fill_padded(g, plane, pad); }
 void f32_pool_window(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) { conv_table().pool_window(g, w, x, y); }
 void f32_winograd_input(const WinogradInput& in) { conv_table().winograd_input(in); }
-void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom) {
-  conv_table().winograd_output(m, ms, n, bias, relu, top, bottom);
+void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom,
+                         const float* rtop, const float* rbottom) {
+  conv_table().winograd_output(m, ms, n, bias, relu, top, bottom, rtop, rbottom);
 }
 
 // A product's output columns split over the current thread pool: parts_for on its

@@ -145,13 +145,14 @@ struct PoolWindow;
 using PoolWindowKernel = void (*)(const ConvGeom& g, const PoolWindow& w, const float* x, float* y);
 using WinogradInputKernel = void (*)(const WinogradInput& in);
 using WinogradOutputKernel = void (*)(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top,
-                                      float* bottom);
+                                      float* bottom, const float* rtop, const float* rbottom);
 // Run the active table's kernels (for conv.cpp and conv_winograd.cpp, which do not see the table).
 void f32_conv_pack_panels(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst);
 void f32_conv_fill_padded(const ConvGeom& g, const float* plane, float* pad);
 void f32_pool_window(const ConvGeom& g, const PoolWindow& w, const float* x, float* y);
 void f32_winograd_input(const WinogradInput& in);
-void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom);
+void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, float* bottom,
+                         const float* rtop, const float* rbottom);
 
 // The declarations of one ISA's convolution entries (defined by OM_CONV_ENTRIES, conv_entries.h),
 // for the file that builds the ISA's table.
@@ -162,7 +163,7 @@ void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool 
   void f32_pool_window__##isa(const ConvGeom& g, const PoolWindow& w, const float* x, float* y);          \
   void f32_winograd_input__##isa(const WinogradInput& in);                                                \
   void f32_winograd_output__##isa(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, \
-                                  float* bottom)
+                                  float* bottom, const float* rtop, const float* rbottom)
 
 // One ISA's packed-panel and rows-in-place GEMM entries (f32_gemm_<tile>__<isa>,
 // f32_gemm_rows_<tile>__<isa>) from its tile template tile_fn<B>(kc, a, B, c, ldc, mr, nr, load_c,

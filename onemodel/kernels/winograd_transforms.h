@@ -117,37 +117,54 @@ __attribute__((always_inline)) inline void output_group(const float* m, size_t m
     for (int i = 0; i < 4; ++i) y[i] = rows::relu(y[i]);
 }
 
+// An output row's vector with a residual: + the residual's elements (when r is given), then the
+// ReLU (when with_relu), as the separate Add and Relu nodes compute them.
+template <class V>
+__attribute__((always_inline)) inline V with_residual(V v, const float* r, bool with_relu) {
+  if (r) v = v + load<V>(r);
+  return with_relu ? rows::relu(v) : v;
+}
+
 // WinogradOutputKernel: the outputs of n tiles (a multiple of 4) into two output rows, tile k at
-// columns 2k and 2k + 1, with the bias and, when with_relu, the ReLU.
+// columns 2k and 2k + 1, with the bias and, when with_relu, the ReLU. With rtop (a Y-shaped
+// residual's elements at the top row's place, 2n readable; rbottom the same for the bottom row,
+// or null) the residual is added before the ReLU.
 template <bool Wide>
 __attribute__((always_inline)) inline void output_transform(const float* m, size_t ms, int64_t n, float bias, bool with_relu,
-                                                            float* top, float* bottom) {
+                                                            float* top, float* bottom, const float* rtop,
+                                                            const float* rbottom) {
+  const bool late = rtop != nullptr;  // the ReLU after the residual, on the interleaved rows
+  auto put = [&](float* row, const float* r, int64_t at, auto v) {
+    if (late) v = with_residual(v, r ? r + at : nullptr, with_relu);
+    store(row + at, v);
+  };
   int64_t k = 0;
   if (Wide)
     for (; k + 16 <= n; k += 16) {
       V16 y[4];
-      output_group<V16>(m + k, ms, bias, with_relu, y);
-      store(top + 2 * k, __builtin_shufflevector(y[0], y[1], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
-      store(top + 2 * k + 16, __builtin_shufflevector(y[0], y[1], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
-      store(bottom + 2 * k, __builtin_shufflevector(y[2], y[3], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
-      store(bottom + 2 * k + 16,
-            __builtin_shufflevector(y[2], y[3], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+      output_group<V16>(m + k, ms, bias, with_relu && !late, y);
+      put(top, rtop, 2 * k, __builtin_shufflevector(y[0], y[1], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+      put(top, rtop, 2 * k + 16,
+          __builtin_shufflevector(y[0], y[1], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+      put(bottom, rbottom, 2 * k, __builtin_shufflevector(y[2], y[3], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+      put(bottom, rbottom, 2 * k + 16,
+          __builtin_shufflevector(y[2], y[3], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
     }
   for (; k + 8 <= n; k += 8) {
     V8 y[4];
-    output_group<V8>(m + k, ms, bias, with_relu, y);
-    store(top + 2 * k, __builtin_shufflevector(y[0], y[1], 0, 8, 1, 9, 2, 10, 3, 11));
-    store(top + 2 * k + 8, __builtin_shufflevector(y[0], y[1], 4, 12, 5, 13, 6, 14, 7, 15));
-    store(bottom + 2 * k, __builtin_shufflevector(y[2], y[3], 0, 8, 1, 9, 2, 10, 3, 11));
-    store(bottom + 2 * k + 8, __builtin_shufflevector(y[2], y[3], 4, 12, 5, 13, 6, 14, 7, 15));
+    output_group<V8>(m + k, ms, bias, with_relu && !late, y);
+    put(top, rtop, 2 * k, __builtin_shufflevector(y[0], y[1], 0, 8, 1, 9, 2, 10, 3, 11));
+    put(top, rtop, 2 * k + 8, __builtin_shufflevector(y[0], y[1], 4, 12, 5, 13, 6, 14, 7, 15));
+    put(bottom, rbottom, 2 * k, __builtin_shufflevector(y[2], y[3], 0, 8, 1, 9, 2, 10, 3, 11));
+    put(bottom, rbottom, 2 * k + 8, __builtin_shufflevector(y[2], y[3], 4, 12, 5, 13, 6, 14, 7, 15));
   }
   if (k < n) {
     V4 y[4];
-    output_group<V4>(m + k, ms, bias, with_relu, y);
-    store(top + 2 * k, __builtin_shufflevector(y[0], y[1], 0, 4, 1, 5));
-    store(top + 2 * k + 4, __builtin_shufflevector(y[0], y[1], 2, 6, 3, 7));
-    store(bottom + 2 * k, __builtin_shufflevector(y[2], y[3], 0, 4, 1, 5));
-    store(bottom + 2 * k + 4, __builtin_shufflevector(y[2], y[3], 2, 6, 3, 7));
+    output_group<V4>(m + k, ms, bias, with_relu && !late, y);
+    put(top, rtop, 2 * k, __builtin_shufflevector(y[0], y[1], 0, 4, 1, 5));
+    put(top, rtop, 2 * k + 4, __builtin_shufflevector(y[0], y[1], 2, 6, 3, 7));
+    put(bottom, rbottom, 2 * k, __builtin_shufflevector(y[2], y[3], 0, 4, 1, 5));
+    put(bottom, rbottom, 2 * k + 4, __builtin_shufflevector(y[2], y[3], 2, 6, 3, 7));
   }
 }
 

@@ -162,6 +162,7 @@ TEST_CASE("fuse_conv_epilogue: a residual Add (then the activation) in every con
       {"grouped", 2, 4, 6, 6, 8, 3, 1, 1, 2},
       {"transposed (few positions)", 2, 4, 4, 4, 32, 3, 1, 0, 1},
       {"Winograd in Fast sessions", 2, 16, 10, 9, 16, 3, 1, 1, 1},
+      {"Winograd, odd height, runs in place", 1, 16, 9, 32, 16, 3, 1, 1, 1},
   };
   const om::kernels::Isa original = om::kernels::active_isa();
   const g::Node relu = node("Relu", {"?"}, {"?"}), sigmoid = node("Sigmoid", {"?"}, {"?"});
