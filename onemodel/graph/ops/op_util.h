@@ -317,14 +317,36 @@ constexpr OpDef broadcast_op(const char* type, int since, InferFn infer, KernelF
 }
 
 // y = f(...f(f(x0, x1), x2)..., xn) over output elements [begin, end) of the broadcast of every
-// input, combined in input order (the variadic Sum, Mean, Max, Min): input 0 is broadcast into
-// y, then each further input is folded into it element by element. One input gives a copy.
-// Each input's iterator is built here from its shape (up to 64 inputs: too many for a record).
+// input, combined in input order (the variadic Sum, Mean, Max, Min): the first two inputs are
+// combined in one pass (tf2onnx's Max(x, constant) reads x once and writes y once), then each
+// further input is folded into y element by element. One input gives a copy. Each input's
+// iterator is built here from its shape (up to 64 inputs: too many for a record).
 template <typename T, typename F>
 void fold_inputs(const KernelContext& k, int64_t begin, int64_t end, F f) {
   const TensorArg& Y = k.out(0);
   T* y = Y.as<T>();
-  for (size_t in = 0; in < k.num_inputs; ++in) {
+  if (k.num_inputs >= 2) {
+    const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
+    BroadcastIter it;
+    it.init(Y.dims, Y.rank, operands, 2);
+    const T* a = k.in(0).as<const T>();
+    const T* b = k.in(1).as<const T>();
+    const int64_t sa = it.inner_step[1], sb = it.inner_step[2];
+    it.for_each(begin, end, [&](const int64_t* off, int64_t n) {
+      T* py = y + off[0];
+      const T* pa = a + off[1];
+      const T* pb = b + off[2];
+      if (sa == 1 && sb == 1) {  // unit strides (y may be a's or b's buffer only at the same offset)
+        for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i], pb[i]);
+      } else if (sa == 1 && sb == 0) {  // a run against one value: a scalar or per-channel constant
+        const T c = pb[0];
+        for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i], c);
+      } else {
+        for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i * sa], pb[i * sb]);
+      }
+    });
+  }
+  for (size_t in = k.num_inputs >= 2 ? 2 : 0; in < k.num_inputs; ++in) {
     const TensorArg* operands[1] = {&k.in(in)};
     BroadcastIter it;
     it.init(Y.dims, Y.rank, operands, 1);
