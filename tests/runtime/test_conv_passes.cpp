@@ -31,6 +31,30 @@ TensorData f32c(const std::string& name, std::vector<int64_t> dims, uint32_t see
   return TensorData::from_vector(name, dims, random_floats(n, seed, lo, hi));
 }
 
+// An inference BatchNormalization of `cur` ([.., M, ..]) with constant statistics: its output.
+std::string add_batch_norm(g::Graph& gr, const std::string& cur, int64_t M, float epsilon) {
+  gr.initializers.push_back(f32c("s", {M}, 5, 0.5f, 2));
+  gr.initializers.push_back(f32c("bb", {M}, 6));
+  gr.initializers.push_back(f32c("mu", {M}, 7));
+  gr.initializers.push_back(f32c("var", {M}, 8, 0.2f, 3));
+  gr.nodes.push_back(node("BatchNormalization", {cur, "s", "bb", "mu", "var"}, {"n"}, {Attribute::of_float("epsilon", epsilon)}));
+  return "n";
+}
+
+// `act` (a node template) on `cur` as the graph output y, or y = the last node's output.
+void finish_with(g::Graph& gr, const std::string& cur, const g::Node* act) {
+  if (act) {
+    g::Node a = *act;
+    a.inputs = {cur};
+    a.outputs = {"y"};
+    a.name = "act";
+    gr.nodes.push_back(a);
+  } else {
+    gr.nodes.back().outputs[0] = "y";
+  }
+  gr.outputs.push_back(value("y", om::DType::f32, {}));
+}
+
 // x [2, 4, 9, 8] -> Conv (3x3, groups) [-> Add(b4) | with bias] [-> BatchNormalization] -> act -> y
 g::Graph conv_graph(int64_t groups, bool bias_as_add, bool batchnorm, const g::Node* act) {
   g::Graph gr;
@@ -46,24 +70,8 @@ g::Graph conv_graph(int64_t groups, bool bias_as_add, bool batchnorm, const g::N
     gr.nodes.push_back(node("Add", {cur, "b"}, {"cb"}));
     cur = "cb";
   }
-  if (batchnorm) {
-    gr.initializers.push_back(f32c("s", {M}, 5, 0.5f, 2));
-    gr.initializers.push_back(f32c("bb", {M}, 6));
-    gr.initializers.push_back(f32c("mu", {M}, 7));
-    gr.initializers.push_back(f32c("var", {M}, 8, 0.2f, 3));
-    gr.nodes.push_back(node("BatchNormalization", {cur, "s", "bb", "mu", "var"}, {"n"}, {Attribute::of_float("epsilon", 1e-3f)}));
-    cur = "n";
-  }
-  if (act) {
-    g::Node a = *act;
-    a.inputs = {cur};
-    a.outputs = {"y"};
-    a.name = "act";
-    gr.nodes.push_back(a);
-  } else {
-    gr.nodes.back().outputs[0] = "y";
-  }
-  gr.outputs.push_back(value("y", om::DType::f32, {}));
+  if (batchnorm) cur = add_batch_norm(gr, cur, M, 1e-3f);
+  finish_with(gr, cur, act);
   return gr;
 }
 
@@ -125,27 +133,9 @@ g::Graph residual_graph(const ResidualCase& c, const std::vector<int64_t>& r_dim
   gr.nodes.push_back(node("Conv", {"x", "w", "b"}, {"c"},
                           {Attribute::of_ints("pads", {c.pad, c.pad, c.pad, c.pad}), Attribute::of_int("group", c.groups),
                            Attribute::of_ints("strides", {c.stride, c.stride})}));
-  std::string cur = "c";
-  if (bn) {
-    gr.initializers.push_back(f32c("s", {c.M}, 5, 0.5f, 2));
-    gr.initializers.push_back(f32c("bb", {c.M}, 6));
-    gr.initializers.push_back(f32c("mu", {c.M}, 7));
-    gr.initializers.push_back(f32c("var", {c.M}, 8, 0.2f, 3));
-    gr.nodes.push_back(node("BatchNormalization", {cur, "s", "bb", "mu", "var"}, {"n"}));
-    cur = "n";
-  }
+  const std::string cur = bn ? add_batch_norm(gr, "c", c.M, 1e-5f) : "c";
   gr.nodes.push_back(node("Add", r_first ? std::vector<std::string>{"r", cur} : std::vector<std::string>{cur, "r"}, {"sum"}));
-  cur = "sum";
-  if (act) {
-    g::Node a = *act;
-    a.inputs = {cur};
-    a.outputs = {"y"};
-    a.name = "act";
-    gr.nodes.push_back(a);
-  } else {
-    gr.nodes.back().outputs[0] = "y";
-  }
-  gr.outputs.push_back(value("y", om::DType::f32, {}));
+  finish_with(gr, "sum", act);
   return gr;
 }
 
