@@ -281,14 +281,24 @@ bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const
   for (int xi = 0; xi < kPositions; ++xi)
     if (!gemm_packed_a_fits(u + size_t(xi) * ustride, size_t(g.M), size_t(g.C))) return false;  // another ISA's tile
   const size_t NR = gemm_active_nr();
-  const int64_t total = g.N * tile_rows(g) * tile_cols(g), tb = block_tiles(g), blocks = (total + tb - 1) / tb;
+  const int64_t total = g.N * tile_rows(g) * tile_cols(g);
   // Blocks of tiles are independent (each writes its own outputs from its own scratch), so they
   // split over the thread pool: a worker's part uses the pool's scratch for it, reserved by the
-  // plan (without enough of it, one part). Every output's chain is the same either way.
+  // plan (without enough of it, one part). Every output's chain is the same whatever the blocks:
+  // a tile's transforms and each output's product over the channels do not depend on them.
   ThreadPool* pool = current_pool();
   const size_t need = conv_winograd_scratch_floats(g) * sizeof(float);
   const int64_t cost = int64_t(std::min<double>(1e18, double(total) * double(g.M) * double(g.C) * kPositions / 8));
-  const size_t parts = pool && pool->slot_scratch_bytes() >= need ? parts_for(pool, blocks, cost) : 1;
+  const bool split = pool && pool->slot_scratch_bytes() >= need;
+  // A small image (a late 16x16 map: 64 tiles, one block) is cut into smaller blocks, down to one
+  // panel, when the cost pays for more parts than blocks (smaller blocks fit the same scratch).
+  int64_t tb = block_tiles(g);
+  if (split) {
+    const int64_t want = int64_t(parts_for(pool, total, cost));
+    if (want > 1 && (total + tb - 1) / tb < want) tb = std::max<int64_t>(32, ((total + want - 1) / want + 31) / 32 * 32);
+  }
+  const int64_t blocks = (total + tb - 1) / tb;
+  const size_t parts = split ? parts_for(pool, blocks, cost) : 1;
   parallel_for(parts, [&](size_t part, size_t slot) {
     const Scratch s = layout(g, slot == 0 ? scratch : static_cast<float*>(pool->slot_scratch(slot)));
     std::memset(s.plane, 0, s.plane_floats * sizeof(float));  // the padding stays 0 (fill_rows)

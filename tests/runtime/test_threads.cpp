@@ -26,19 +26,22 @@ struct MinPartCost {
   ~MinPartCost() { k::set_min_part_cost_for_testing(k::kMinPartCost); }
 };
 
-// Conv + Relu + MaxPool, then a product, LayerNormalization, Gelu and Softmax: the families
-// that split by images, planes, rows and product columns. x: [batch, 3, 16, 16].
+// Conv + Relu, a 3x3 16 -> 16 Conv (the Winograd form in Fast sessions, whose tile blocks split
+// over threads), MaxPool, then a product, LayerNormalization, Gelu and Softmax: the families that
+// split by images, planes, tiles, rows and product columns. x: [batch, 3, 16, 16].
 g::Graph net() {
   g::Graph gr;
   gr.inputs.push_back(sym_value("x", DType::f32, {"batch", "3", "16", "16"}));
   gr.initializers.push_back(g::TensorData::from_vector<float>("w", {16, 3, 3, 3}, random_floats(432, 1, -0.5f, 0.5f)));
   gr.initializers.push_back(g::TensorData::from_vector<float>("b", {16}, random_floats(16, 2)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("w3", {16, 16, 3, 3}, random_floats(2304, 6, -0.2f, 0.2f)));
   gr.initializers.push_back(g::TensorData::from_vector<float>("w2", {16 * 7 * 7, 96}, random_floats(16 * 49 * 96, 3, -0.1f, 0.1f)));
   gr.initializers.push_back(g::TensorData::from_vector<float>("gamma", {96}, random_floats(96, 4)));
   gr.initializers.push_back(g::TensorData::from_vector<float>("beta", {96}, random_floats(96, 5)));
   gr.initializers.push_back(g::TensorData::from_vector<int64_t>("flat", {2}, {-1, 16 * 7 * 7}));
   gr.nodes.push_back(node("Conv", {"x", "w", "b"}, {"c"}, {Attribute::of_ints("kernel_shape", {3, 3})}));
-  gr.nodes.push_back(node("Relu", {"c"}, {"r"}));
+  gr.nodes.push_back(node("Relu", {"c"}, {"r0"}));
+  gr.nodes.push_back(node("Conv", {"r0", "w3"}, {"r"}, {Attribute::of_ints("pads", {1, 1, 1, 1})}));
   gr.nodes.push_back(node("MaxPool", {"r"}, {"p"}, {Attribute::of_ints("kernel_shape", {2, 2}), Attribute::of_ints("strides", {2, 2})}));
   gr.nodes.push_back(node("Reshape", {"p", "flat"}, {"f"}));
   gr.nodes.push_back(node("MatMul", {"f", "w2"}, {"m"}));
