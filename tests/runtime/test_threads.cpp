@@ -155,6 +155,42 @@ TEST_CASE("every output is the same bits at 1, 2, 3 and 8 threads, in Exact and 
   }
 }
 
+TEST_CASE("pointwise and depthwise layers split over threads give the same bits at 1, 2, 3 and 8 threads") {
+  // Pointwise (split by pixel columns) -> depthwise 3x3, stride 1 and 2, multiplier 2 (split by
+  // planes) -> pointwise.
+  g::Graph gr;
+  gr.inputs.push_back(sym_value("x", DType::f32, {"batch", "8", "19", "17"}));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("p1", {24, 8, 1, 1}, random_floats(192, 21, -0.5f, 0.5f)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("d1", {24, 1, 3, 3}, random_floats(216, 22, -0.5f, 0.5f)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("b1", {24}, random_floats(24, 23)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("d2", {48, 1, 3, 3}, random_floats(432, 24, -0.5f, 0.5f)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("p2", {16, 48, 1, 1}, random_floats(768, 25, -0.5f, 0.5f)));
+  gr.nodes.push_back(node("Conv", {"x", "p1"}, {"a"}));
+  gr.nodes.push_back(node("Conv", {"a", "d1", "b1"}, {"b"}, {Attribute::of_int("group", 24), Attribute::of_ints("pads", {1, 1, 1, 1})}));
+  gr.nodes.push_back(node("Relu", {"b"}, {"c"}));
+  gr.nodes.push_back(node("Conv", {"c", "d2"}, {"d"},  // multiplier 2, stride 2
+                          {Attribute::of_int("group", 24), Attribute::of_ints("pads", {1, 1, 1, 1}), Attribute::of_ints("strides", {2, 2})}));
+  gr.nodes.push_back(node("Conv", {"d", "p2"}, {"y"}));
+  gr.outputs.push_back(value("y", DType::f32, {}));
+  for (om::ArithmeticMode mode : {om::ArithmeticMode::Exact, om::ArithmeticMode::Fast})
+    for (int64_t batch : {1, 3}) {
+      CAPTURE(int(mode));
+      CAPTURE(batch);
+      const std::vector<Feed> feeds{Feed::of("x", {batch, 8, 19, 17}, random_floats(size_t(batch) * 8 * 19 * 17, 26))};
+      om::Session one(gr, options(mode, 1));
+      const Out ref = run(one, feeds)[0];
+      for (int64_t min_cost : {k::kMinPartCost, int64_t(1)}) {
+        MinPartCost cost(min_cost);
+        for (int threads : {2, 3, 8}) {
+          CAPTURE(threads);
+          CAPTURE(min_cost);
+          om::Session s(gr, options(mode, threads));
+          CHECK(run(s, feeds)[0].bytes == ref.bytes);
+        }
+      }
+    }
+}
+
 TEST_CASE("with threads a planned run allocates nothing") {
   MinPartCost cost(1);  // every kernel splits, the products' columns too
   for (om::ArithmeticMode mode : {om::ArithmeticMode::Exact, om::ArithmeticMode::Fast}) {
