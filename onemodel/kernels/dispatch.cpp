@@ -168,6 +168,22 @@ bool cpu_has_avx512_vnni() {
 #endif
 }
 
+// AVX-VNNI: CPUID leaf 7 sub-leaf 1 EAX bit 4 (the VEX-encoded vpdpbusd on 256-bit vectors).
+// ONEMODEL_NO_AVX_VNNI=1 keeps the widening product (for tests and comparisons): the same integers.
+bool cpu_has_avx_vnni() {
+#if defined(ONEMODEL_HAVE_AVX2) && (defined(__x86_64__) || defined(_M_X64))
+  static const bool yes = [] {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, nullptr) < 7) return false;
+    __cpuid_count(7, 1, a, b, c, d);
+    return (a & (1u << 4)) != 0 && !std::getenv("ONEMODEL_NO_AVX_VNNI");
+  }();
+  return yes;
+#else
+  return false;
+#endif
+}
+
 bool cpu_has_amx_int8() {
 #if defined(ONEMODEL_HAVE_AVX512)
   // ONEMODEL_NO_AMX=1 keeps the VNNI product (for tests and comparisons): the same integers.

@@ -221,9 +221,11 @@ struct Q8Requant;
 using Q8RequantKernel = void (*)(const Q8Requant&);
 void q8_requantize__scalar(const Q8Requant& q);
 // Whether this CPU runs AVX-512 VNNI, and AMX-INT8 with its tile state enabled by the OS (the
-// AVX-512 table's integer products need them; else it takes the AVX2 one, the same integers).
+// AVX-512 table's integer products need them; else it takes the AVX2 one, the same integers), and
+// AVX-VNNI (the AVX2 table's integer product needs it; else the widening one, the same integers).
 bool cpu_has_avx512_vnni();
 bool cpu_has_amx_int8();
+bool cpu_has_avx_vnni();
 
 struct KernelTable {
   Isa isa;

@@ -166,7 +166,13 @@ TEST_CASE("integer requantization: every ISA rounds half to even and saturates a
   }
 }
 
-#if defined(__x86_64__)  // the library builds the AVX-512 files on every x86-64 target
+#if defined(__x86_64__)  // the library builds the AVX2 and AVX-512 files on every x86-64 target
+namespace om::kernels::avx2 {
+void q8_dot__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+                  int32_t* c, size_t ldc);
+void q8_dot__avxvnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+                     int32_t* c, size_t ldc);
+}  // namespace om::kernels::avx2
 namespace om::kernels::avx512 {
 void q8_dot__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
                         int32_t* c, size_t ldc);
@@ -175,8 +181,10 @@ void q8_dot__amx(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, siz
 bool amx_usable();
 }  // namespace om::kernels::avx512
 
-TEST_CASE("integer products: each x86 raw product the CPU runs (AMX, VNNI) equals the reference, whichever the table took") {
+TEST_CASE("integer products: each x86 raw product the CPU runs (AMX, the two VNNI, AVX2's widening) equals the reference, whichever the table took") {
   std::vector<std::pair<const char*, Q8DotKernel>> kernels;
+  if (isa_supported(Isa::Avx2)) kernels.push_back({"avx2 widening", avx2::q8_dot__avx2});
+  if (cpu_has_avx_vnni()) kernels.push_back({"avx vnni", avx2::q8_dot__avxvnni});
   if (cpu_has_avx512_vnni()) kernels.push_back({"avx512 vnni", avx512::q8_dot__avx512vnni});
   if (cpu_has_amx_int8() && avx512::amx_usable()) kernels.push_back({"amx", avx512::q8_dot__amx});
   std::mt19937 rng(5);

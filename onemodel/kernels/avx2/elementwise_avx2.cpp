@@ -228,6 +228,8 @@ OM_CONV_ENTRY_DECLS(avx2);
 void q8_requantize__avx2(const Q8Requant& q);
 void q8_dot__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
                   int32_t* c, size_t ldc);
+void q8_dot__avxvnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+                     int32_t* c, size_t ldc);
 
 }  // namespace om::kernels::avx2
 
@@ -260,8 +262,14 @@ constexpr ConvKernelTable kAvx2ConvTable = {
     avx2::f32_winograd_output__avx2,
 };
 
+// The constant table, with the AVX-VNNI integer product where the CPU has it (the same integers).
 const KernelTable& avx2_table() {
-  return kAvx2Table;
+  static const KernelTable t = [] {
+    KernelTable k = kAvx2Table;
+    if (cpu_has_avx_vnni()) k.q8_dot = avx2::q8_dot__avxvnni;
+    return k;
+  }();
+  return t;
 }
 const ConvKernelTable& avx2_conv_table() { return kAvx2ConvTable; }
 

@@ -1,0 +1,48 @@
+// AVX-VNNI raw integer product (q8_gemm.h): the VEX form of vpdpbusd on 256-bit vectors, which
+// client CPUs without AVX-512 have (and AVX-512 CPUs with it): each 32-bit lane takes the four u8
+// of A' times the four s8 of B' added to the lane, wrapping like the i32 accumulator, so the sums
+// are exact and the integers those of every other ISA. A tile of 6 rows by one panel (16 columns,
+// two vectors) holds 12 accumulators; per group of 4 k it loads the panel group's two halves and
+// broadcasts six rows' 4 bytes. Built with -mavxvnni; the AVX2 table takes it only where the CPU
+// reports AVX-VNNI (else the widening product, the same bits).
+#include <immintrin.h>
+
+#include "onemodel/kernels/q8_blocks.h"
+
+namespace om::kernels::avx2 {
+namespace {
+
+struct VnniTile {
+  static constexpr int kRows = 6, kPanels = 1;  // 12 accumulators, 2 B vectors, 1 broadcast: 15 of 16
+  template <int R, int P>
+  static void run(const uint8_t* a, size_t lda, const int8_t* b, size_t, size_t groups, int32_t* c, size_t ldc) {
+    static_assert(P == 1, "one panel per tile");
+    __m256i acc[R][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    for (size_t g = 0; g < groups; ++g) {
+      const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + g * 64));
+      const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + g * 64 + 32));
+#pragma GCC unroll 6
+      for (int r = 0; r < R; ++r) {
+        const __m256i av = _mm256_set1_epi32(int(q8::load_group(a + r * lda + g * 4)));
+        acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], av, b0);
+        acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], av, b1);
+      }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * ldc), acc[r][0]);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * ldc + 8), acc[r][1]);
+    }
+  }
+};
+
+}  // namespace
+
+void q8_dot__avxvnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+                     int32_t* c, size_t ldc) {
+  q8::blocks<VnniTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
+}
+
+}  // namespace om::kernels::avx2
