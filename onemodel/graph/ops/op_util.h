@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "onemodel/core/shape.h"
@@ -317,15 +318,18 @@ constexpr OpDef broadcast_op(const char* type, int since, InferFn infer, KernelF
 }
 
 // y = f(...f(f(x0, x1), x2)..., xn) over output elements [begin, end) of the broadcast of every
-// input, combined in input order (the variadic Sum, Mean, Max, Min): the first two inputs are
-// combined in one pass (tf2onnx's Max(x, constant) reads x once and writes y once), then each
-// further input is folded into y element by element. One input gives a copy. Each input's
-// iterator is built here from its shape (up to 64 inputs: too many for a record).
+// input, combined in input order (the variadic Sum, Mean, Max, Min): input 0 is broadcast into
+// y, then each further input is folded into it element by element. One input gives a copy. For
+// f32 the first two inputs are combined in one pass instead (tf2onnx's Max(x, constant) then
+// reads x once and writes y once); the other dtypes keep the one loop, which keeps their code
+// small. Each input's iterator is built here from its shape (up to 64 inputs: too many for a
+// record).
 template <typename T, typename F>
 void fold_inputs(const KernelContext& k, int64_t begin, int64_t end, F f) {
   const TensorArg& Y = k.out(0);
   T* y = Y.as<T>();
-  if (k.num_inputs >= 2) {
+  constexpr bool pair_first = std::is_same<T, float>::value;
+  if (pair_first && k.num_inputs >= 2) {
     const TensorArg* operands[2] = {&k.in(0), &k.in(1)};
     BroadcastIter it;
     it.init(Y.dims, Y.rank, operands, 2);
@@ -346,7 +350,7 @@ void fold_inputs(const KernelContext& k, int64_t begin, int64_t end, F f) {
       }
     });
   }
-  for (size_t in = k.num_inputs >= 2 ? 2 : 0; in < k.num_inputs; ++in) {
+  for (size_t in = pair_first && k.num_inputs >= 2 ? 2 : 0; in < k.num_inputs; ++in) {
     const TensorArg* operands[1] = {&k.in(in)};
     BroadcastIter it;
     it.init(Y.dims, Y.rank, operands, 1);
