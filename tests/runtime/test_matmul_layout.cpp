@@ -136,6 +136,30 @@ TEST_CASE("residual Add after a biased FusedMatMul: fused in Fast sessions only"
   check_both_modes(act, {Feed::of("x", {5, 8}, random_floats(40, 13))});
 }
 
+TEST_CASE("a residual that broadcasts (into the product, or making the output larger) keeps the Add's bits") {
+  // x [2, 3, 8] MatMul W [8, 5] -> [2, 3, 5], + R of shape [3, 5] (into it) or [4, 2, 3, 5] (larger):
+  // the product goes to the scratch, then the Add's broadcast.
+  for (const std::vector<int64_t>& rd : {std::vector<int64_t>{3, 5}, std::vector<int64_t>{4, 2, 3, 5}}) {
+    CAPTURE(rd.size());
+    g::Graph gr;
+    gr.inputs.push_back(value("x", DType::f32, {2, 3, 8}));
+    gr.inputs.push_back(value("r", DType::f32, rd));
+    gr.initializers.push_back(g::TensorData::from_vector<float>("W", {8, 5}, random_floats(40, 14)));
+    gr.nodes.push_back(node("MatMul", {"x", "W"}, {"h"}));
+    gr.nodes.push_back(node("Add", {"h", "r"}, {"y"}));
+    gr.outputs.push_back(value("y", DType::f32, {}));
+    om::Session plain(gr, {ArithmeticMode::Fast, false}), fused(gr, {ArithmeticMode::Fast, true});
+    REQUIRE(fused.graph().nodes.size() == 1);
+    CHECK(fused.graph().nodes[0].op_type == "FusedMatMul");
+    size_t rn = 1;
+    for (int64_t d : rd) rn *= size_t(d);
+    const std::vector<Feed> feeds{Feed::of("x", {2, 3, 8}, random_floats(48, 15)), Feed::of("r", rd, random_floats(rn, 16))};
+    const Out a = run(plain, feeds)[0], b = run(fused, feeds)[0];
+    CHECK(a.dims == b.dims);
+    CHECK(a.bytes == b.bytes);
+  }
+}
+
 TEST_CASE("constant weights packed once per session give the same bits as repacking per run") {
   // MatMul, Gemm (transB) and FusedMatMul (bias, activation, perm_b) with constant weights,
   // and a MatMul whose weight is an overridable input (never packed).

@@ -400,22 +400,9 @@ Status conv_kernel(const KernelContext& k) {
   o.y = reinterpret_cast<float*>(static_cast<uint8_t*>(k.scratch) + p.conv_offset);
   o.act = kernels::UnaryOp::Identity;
   conv_units(p, k, 0, p.algo == kernels::ConvAlgo::Depthwise ? p.g.N * p.g.C : p.g.N, o);
-  TensorArg C;
-  C.present = true;
-  C.dims = p.conv_dims;
-  C.rank = p.conv_rank;
-  C.numel = p.g.N * p.g.M * p.g.OH * p.g.OW;
-  const TensorArg* operands[2] = {&C, &k.in(kResidualInput)};
-  BroadcastIter it;
-  it.init(k.out(0).dims, k.out(0).rank, operands, 2);
-  const float* c = o.y;
-  const float* r = k.in(kResidualInput).as<const float>();
-  float* y = k.out(0).as<float>();
-  const int64_t sc = it.inner_step[1], sr = it.inner_step[2];
-  it.for_each([&](const int64_t* off, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[off[0] + i] = c[off[1] + i * sc] + r[off[2] + i * sr];
-  });
-  if (p.act != kernels::UnaryOp::Identity) kernels::f32_unary(p.act, y, y, size_t(it.size()));
+  const TensorArg& Y = k.out(0);
+  add_broadcast(o.y, p.conv_dims, p.conv_rank, k.in(kResidualInput), Y);
+  if (p.act != kernels::UnaryOp::Identity) kernels::f32_unary(p.act, Y.as<float>(), Y.as<float>(), size_t(Y.numel));
   return Status::ok();
 }
 

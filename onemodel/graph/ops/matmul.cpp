@@ -447,19 +447,7 @@ Status product_kernel(const KernelContext& k) {
     for (int64_t e = r0 * N; e < r1 * N; ++e) y[e] = prod[e] + r[e];
   if (p.residual != Residual::Broadcast) return Status::ok();
 
-  // The product (logical shape, contiguous) broadcast against R.
-  TensorArg P;
-  P.present = true;
-  P.dims = p.pdims;
-  P.rank = p.prank;
-  P.numel = p.batches * M * N;
-  const TensorArg* operands[2] = {&P, &k.in(3)};
-  BroadcastIter it;
-  it.init(Y.dims, Y.rank, operands, 2);
-  const int64_t sp = it.inner_step[1], sr = it.inner_step[2];
-  it.for_each([&](const int64_t* off, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[off[0] + i] = prod[off[1] + i * sp] + r[off[2] + i * sr];
-  });
+  add_broadcast(prod, p.pdims, p.prank, k.in(3), Y);  // the product (logical shape, contiguous)
   return Status::ok();
 }
 

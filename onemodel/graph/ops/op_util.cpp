@@ -150,6 +150,24 @@ void BroadcastIter::init(const int64_t* out_dims, size_t out_rank, const TensorA
   init_shapes(out_dims, out_rank, shapes, n);
 }
 
+void add_broadcast(const float* p, const int64_t* p_dims, size_t p_rank, const TensorArg& R, const TensorArg& Y) {
+  TensorArg P;
+  P.present = true;
+  P.dims = p_dims;
+  P.rank = p_rank;
+  P.numel = 1;
+  for (size_t i = 0; i < p_rank; ++i) P.numel *= p_dims[i];
+  const TensorArg* operands[2] = {&P, &R};
+  BroadcastIter it;
+  it.init(Y.dims, Y.rank, operands, 2);
+  const float* r = R.as<const float>();
+  float* y = Y.as<float>();
+  const int64_t sp = it.inner_step[1], sr = it.inner_step[2];
+  it.for_each([&](const int64_t* off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[off[0] + i] = p[off[1] + i * sp] + r[off[2] + i * sr];
+  });
+}
+
 void BroadcastIter::init(const std::vector<int64_t>& out, const ValueDesc* const* operands, int n) {
   Operand shapes[kMaxOps];
   for (int k = 0; k < n; ++k) shapes[k] = {operands[k]->shape.data(), operands[k]->shape.size()};

@@ -238,6 +238,12 @@ void binary_loop(const KernelContext& k, F f) {
   binary_loop<T, R>(k, it, 0, it.size(), f);
 }
 
+// Y = P + R over Y's elements, Y the broadcast of both: P a contiguous f32 tensor of shape
+// p_dims[p_rank] (a product or a convolution computed into scratch), R an f32 input. The
+// residual Add of FusedMatMul and FusedConv when R broadcasts: one rounding per element, as the
+// Add node.
+void add_broadcast(const float* p, const int64_t* p_dims, size_t p_rank, const TensorArg& R, const TensorArg& Y);
+
 // The broadcasting elementwise ops' record (Add, Where, Equal, And, Mod...): the output's
 // iterator over every input. Work: output elements.
 struct BroadcastParams {
