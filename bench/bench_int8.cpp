@@ -212,22 +212,38 @@ g::Graph qdq_form(const std::vector<Layer>& ls, bool cnn) {
   return om::quant::quantize_static(f32_form(ls, cnn), calibration);
 }
 
+// ONNX Runtime's x86 u8 x s8 product is exact where the CPU has a VNNI dot product (AVX-512
+// VNNI, AVX-VNNI); without one it multiplies with vpmaddubsw, whose 16-bit pair sums saturate
+// (2 * 255 * 127 > 32767), so its QLinear and QDQ results move by up to a few steps on such
+// CPUs (its quantization guide's reason for reduce_range). onemodel's integers are exact
+// everywhere (kernel tests). There the u8 x s8 forms are compared at a tolerance that admits the
+// saturation and still fails a wrong layout or zero point (scaled differences of order 1).
+bool ort_u8s8_exact() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+#else
+  return true;
+#endif
+}
+
 const std::vector<Case>& cases() {
   // Quantized outputs agree with ONNX Runtime within a few quantization steps of a [0, 6]
   // activation (rounding ties can differ by one step per layer); the f32 twins as bench_real's.
+  static const double q = 0.1, u8s8 = ort_u8s8_exact() ? q : 0.3;
   static const std::vector<Case> c = {
       {"cnn-f32-b1", "cnn_f32.onnx", {{"x", {1, 3, 64, 64}, -1.0f, 1.0f}}, 1e-4, false},
-      {"cnn-qlinear-b1", "cnn_qlinear.onnx", {{"x", {1, 3, 64, 64}, -1.0f, 1.0f}}, 0.1, true},
-      {"cnn-dynamic-b1", "cnn_dynamic.onnx", {{"x", {1, 3, 64, 64}, -1.0f, 1.0f}}, 0.1, true},
+      {"cnn-qlinear-b1", "cnn_qlinear.onnx", {{"x", {1, 3, 64, 64}, -1.0f, 1.0f}}, u8s8, true},
+      {"cnn-dynamic-b1", "cnn_dynamic.onnx", {{"x", {1, 3, 64, 64}, -1.0f, 1.0f}}, q, true},
       {"cnn-f32-b8", "cnn_f32.onnx", {{"x", {8, 3, 64, 64}, -1.0f, 1.0f}}, 1e-4, false},
-      {"cnn-qlinear-b8", "cnn_qlinear.onnx", {{"x", {8, 3, 64, 64}, -1.0f, 1.0f}}, 0.1, false},
-      {"cnn-dynamic-b8", "cnn_dynamic.onnx", {{"x", {8, 3, 64, 64}, -1.0f, 1.0f}}, 0.1, false},
+      {"cnn-qlinear-b8", "cnn_qlinear.onnx", {{"x", {8, 3, 64, 64}, -1.0f, 1.0f}}, u8s8, false},
+      {"cnn-dynamic-b8", "cnn_dynamic.onnx", {{"x", {8, 3, 64, 64}, -1.0f, 1.0f}}, q, false},
       {"mlp-f32-b32", "mlp_f32.onnx", {{"x", {32, 256}, -1.0f, 1.0f}}, 1e-4, false},
-      {"mlp-qlinear-b32", "mlp_qlinear.onnx", {{"x", {32, 256}, -1.0f, 1.0f}}, 0.1, true},
-      {"mlp-dynamic-b32", "mlp_dynamic.onnx", {{"x", {32, 256}, -1.0f, 1.0f}}, 0.1, true},
-      {"cnn-qdq-b1", "cnn_qdq.onnx", {{"x", {1, 3, 64, 64}, -1.0f, 1.0f}}, 0.1, true},
-      {"cnn-qdq-b8", "cnn_qdq.onnx", {{"x", {8, 3, 64, 64}, -1.0f, 1.0f}}, 0.1, false},
-      {"mlp-qdq-b32", "mlp_qdq.onnx", {{"x", {32, 256}, -1.0f, 1.0f}}, 0.1, false},
+      {"mlp-qlinear-b32", "mlp_qlinear.onnx", {{"x", {32, 256}, -1.0f, 1.0f}}, u8s8, true},
+      {"mlp-dynamic-b32", "mlp_dynamic.onnx", {{"x", {32, 256}, -1.0f, 1.0f}}, q, true},
+      {"cnn-qdq-b1", "cnn_qdq.onnx", {{"x", {1, 3, 64, 64}, -1.0f, 1.0f}}, u8s8, true},
+      {"cnn-qdq-b8", "cnn_qdq.onnx", {{"x", {8, 3, 64, 64}, -1.0f, 1.0f}}, u8s8, false},
+      {"mlp-qdq-b32", "mlp_qdq.onnx", {{"x", {32, 256}, -1.0f, 1.0f}}, u8s8, false},
   };
   return c;
 }
@@ -247,6 +263,9 @@ int main(int argc, char** argv) {
   om::onnx::write(qdq_form(cnn, true), (fs::path(o.models) / "cnn_qdq.onnx").string());
   om::onnx::write(qdq_form(mlp, false), (fs::path(o.models) / "mlp_qdq.onnx").string());
   std::vector<Row> rows;
+  if (!ort_u8s8_exact())
+    std::printf("note: this CPU has no VNNI dot product, so ONNX Runtime's u8 x s8 product saturates its 16-bit pair "
+                "sums: the QLinear and QDQ forms are compared at tolerance 0.3 (0.1 elsewhere)\n");
   const int status = compare_main(o, "bench_int8", "int8 models and their f32 twins", cases(), &rows);
   if (!o.check_only) {
     std::printf("\n| int8 form | Session Fast us | its f32 twin us | f32 / int8 (speed-up) |\n|---|---|---|---|\n");
