@@ -28,6 +28,15 @@ struct PoolCase {
 // The reference: each output's window walked in (kh, kw) order over its in-bounds taps.
 // Max: the first tap, then a larger value or the first NaN replaces it (-inf when empty).
 // Average: +0, plus each tap, over the count (0 when empty).
+// Besides the awkward values (a few NaNs and infinities), inputs of a few levels with both zeros
+// make ties in nearly every window: which tap a tie takes shows in the sign of a zero.
+std::vector<float> tie_values(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  static const float kLevels[] = {0.0f, -0.0f, 0.0f, -0.0f, -1.0f, -INFINITY, 1.0f, -0.0f};
+  std::vector<float> v(n);
+  for (float& e : v) e = kLevels[rng() % 8];
+  return v;
+}
 std::vector<float> reference(const PoolCase& c, const std::vector<float>& x, bool max, bool include_pad) {
   const ConvGeom& g = c.g;
   std::vector<float> y(size_t(g.N * g.C * g.OH * g.OW));
@@ -84,18 +93,19 @@ std::vector<PoolCase> cases() {
     if (g.OH <= 0 || g.OW <= 0) continue;
     out.push_back(c);
   }
-  // The shapes real models pool with: 2x2 stride 2 and 3x3 stride 2 pad 1 on wide planes.
-  for (int64_t k : {2, 3}) {
+  // The shapes real models pool with: 2x2 stride 2, 3x3 stride 2 pad 1 and 3x3 stride 1 pad 1 on
+  // wide planes.
+  for (int64_t k : {2, 3, 4}) {
     PoolCase c;
     ConvGeom& g = c.g;
     g.C = g.M = 2;
     g.H = 9;
     g.W = 67;
-    g.kH = g.kW = k;
-    g.sH = g.sW = 2;
-    g.pad_t = g.pad_l = c.pad_b = c.pad_r = k - 2;
-    g.OH = conv_out_extent(g.H, k, 2, 1, g.pad_t, c.pad_b, false);
-    g.OW = conv_out_extent(g.W, k, 2, 1, g.pad_l, c.pad_r, false);
+    g.kH = g.kW = k == 4 ? 3 : k;
+    g.sH = g.sW = k == 4 ? 1 : 2;
+    g.pad_t = g.pad_l = c.pad_b = c.pad_r = k == 4 ? 1 : k - 2;
+    g.OH = conv_out_extent(g.H, g.kH, g.sH, 1, g.pad_t, c.pad_b, false);
+    g.OW = conv_out_extent(g.W, g.kW, g.sW, 1, g.pad_l, c.pad_r, false);
     out.push_back(c);
   }
   return out;
@@ -114,10 +124,13 @@ TEST_CASE("f32_max_pool2d / f32_avg_pool2d: the element loop's bits on every ISA
     for (size_t ci = 0; ci < all.size(); ++ci) {
       const PoolCase& c = all[ci];
       const ConvGeom& g = c.g;
-      const auto x = awkward_values(size_t(g.N * g.C * g.H * g.W), uint32_t(ci * 7 + 1), 3.0f, true);
+      const size_t in = size_t(g.N * g.C * g.H * g.W);
+      const auto awkward = awkward_values(in, uint32_t(ci * 7 + 1), 3.0f, true);
+      const auto ties = tie_values(in, uint32_t(ci * 7 + 2));
       const size_t n = size_t(g.N * g.C * g.OH * g.OW);
-      for (int form = 0; form < 3; ++form) {
-        const bool max = form == 0, include_pad = form == 2;
+      for (int form = 0; form < 4; ++form) {
+        const bool max = form == 0 || form == 3, include_pad = form == 2;
+        const auto& x = form == 3 ? ties : awkward;
         const auto want = reference(c, x, max, include_pad);
         std::vector<float> y(n, 12345.0f);
         if (max) f32_max_pool2d(g, x.data(), y.data(), nullptr);
@@ -132,8 +145,8 @@ TEST_CASE("f32_max_pool2d / f32_avg_pool2d: the element loop's bits on every ISA
       // The argmax form takes the element loop throughout: the same maxima.
       std::vector<float> y(n), ym(n);
       std::vector<int64_t> idx(n);
-      f32_max_pool2d(g, x.data(), y.data(), idx.data());
-      f32_max_pool2d(g, x.data(), ym.data(), nullptr);
+      f32_max_pool2d(g, awkward.data(), y.data(), idx.data());
+      f32_max_pool2d(g, awkward.data(), ym.data(), nullptr);
       CHECK(first_mismatch(y.data(), ym.data(), n) == n);
     }
     if (isa == Isa::Scalar) hash = h;

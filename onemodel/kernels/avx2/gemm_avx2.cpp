@@ -173,6 +173,13 @@ struct Avx2Ops {
     const size_t f = 2 * n - 1;
     return even(load_n(p, f < 8 ? f : 8), f > 8 ? load_n(p + 8, f - 8) : zero());
   }
+  // pool_window.h's pair maxima, in the shuffled order (lanes 0 1 4 5 2 3 6 7); pair_order fixes it.
+  static V pair_max(const float* p, V& probe) {
+    const __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 8);
+    probe = _mm256_add_ps(probe, _mm256_add_ps(lo, hi));
+    return _mm256_max_ps(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)), _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+  }
+  static V pair_order(V v) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0))); }
 };
 }  // namespace
 
