@@ -201,6 +201,11 @@ inline const std::map<std::string, std::function<Example()>>& examples() {
       {"Pad", [] {
          return Example{{f32("x", {2, 3})}, {i64("pads", {1, 0, 1, 2})}, {"x", "pads"}, {Attribute::of_string("mode", "reflect")}};
        }},
+      {"FusedElementwise", [] {  // Add(x, 0.5), then Relu
+         return Example{{f32("x", {2, 3})}, {}, {"x"},
+                        {Attribute::of_ints("ops", {0, 4}), Attribute::of_ints("operands", {0, -1, 1, -2}),
+                         Attribute::of_floats("consts", {0.5f, 0.0f, 0.0f, 0.0f})}};
+       }},
       {"FusedConv", [] {
          return Example{{f32("x", {1, 2, 5, 5})}, {f32_const("w", {4, 2, 3, 3}, 3), f32_const("b", {4}, 4)}, {"x", "w", "b"},
                         {Attribute::of_ints("pads", {1, 1, 1, 1}), Attribute::of_string("activation", "Relu")}};

@@ -158,4 +158,11 @@ inline uint64_t hash_outputs(const std::vector<Out>& outs) {
   return h;
 }
 
+// How many nodes of `op` the graph holds (after a Session's passes: Session::graph()).
+inline int count_of(const g::Graph& gr, const std::string& op) {
+  int n = 0;
+  for (const auto& node : gr.nodes) n += node.op_type == op;
+  return n;
+}
+
 }  // namespace rt

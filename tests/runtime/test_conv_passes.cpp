@@ -19,12 +19,6 @@ using g::Attribute;
 using g::TensorData;
 using om::ArithmeticMode;
 
-int count_of(const g::Graph& gr, const std::string& op) {
-  int n = 0;
-  for (const auto& node : gr.nodes) n += node.op_type == op;
-  return n;
-}
-
 TensorData f32c(const std::string& name, std::vector<int64_t> dims, uint32_t seed, float lo = -1, float hi = 1) {
   size_t n = 1;
   for (int64_t d : dims) n *= size_t(d);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "onemodel/graph/ops/activation_fns.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/kernels/kernels.h"
 
@@ -84,7 +85,7 @@ Status prepare_activation(const InferContext& ctx, Prepared& out) {
 
 Status leaky_relu_kernel(const KernelContext& k) {
   const float alpha = k.params<ActivationParams>().alpha;
-  return map_f32(k, [alpha](float v) { return v < 0.0f ? alpha * v : v; });
+  return map_f32(k, [alpha](float v) { return act::leaky_relu(v, alpha); });
 }
 template <typename T>
 void clip_int(const KernelContext& k) {
@@ -110,10 +111,8 @@ Status clip_kernel(const KernelContext& k) {
   const float hi = k.has_input(2) ? *k.in(2).as<const float>() : INFINITY;
   const float* x = k.in(0).as<const float>();
   float* y = k.out(0).as<float>();
-  for (int64_t i = k.begin; i < k.end; ++i) {
-    const float v = x[i] < lo ? lo : x[i];
-    y[i] = v > hi ? hi : v;
-  }
+#pragma GCC ivdep
+  for (int64_t i = k.begin; i < k.end; ++i) y[i] = act::clip(x[i], lo, hi);
   return Status::ok();
 }
 
@@ -133,14 +132,12 @@ Status softplus_kernel(const KernelContext& k) {
   });
 }
 Status softsign_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return v / (1.0f + std::fabs(v)); }); }
-// max(0, min(1, u)) as selects (the map vectorises): NaN gives 1 (fmin(1, NaN) is 1), -0 gives +0.
-inline float clamp01(float u) { return u < 1.0f ? (u > 0.0f ? u : 0.0f) : 1.0f; }
 Status hard_sigmoid_kernel(const KernelContext& k) {
   const float alpha = k.params<ActivationParams>().alpha, beta = k.params<ActivationParams>().beta;
-  return map_f32(k, [alpha, beta](float v) { return clamp01(alpha * v + beta); });
+  return map_f32(k, [alpha, beta](float v) { return act::hard_sigmoid(v, alpha, beta); });
 }
 Status hard_swish_kernel(const KernelContext& k) {
-  return map_f32(k, [](float v) { return v * clamp01(v * (1.0f / 6.0f) + 0.5f); });
+  return map_f32(k, [](float v) { return act::hard_swish(v); });
 }
 Status thresholded_relu_kernel(const KernelContext& k) {
   const float alpha = k.params<ActivationParams>().alpha;

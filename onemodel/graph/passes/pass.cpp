@@ -21,6 +21,7 @@ OM_WEAK_PASS(merge_qkv_projections);
 OM_WEAK_PASS(fuse_matmul_residual);
 OM_WEAK_PASS(fold_conv_batchnorm);
 OM_WEAK_PASS(fuse_conv_epilogue);
+OM_WEAK_PASS(fuse_elementwise_chains);
 #undef OM_WEAK_PASS
 
 const std::vector<Pass>& all_passes() {
@@ -39,6 +40,7 @@ const std::vector<Pass>& all_passes() {
       {"fuse_matmul_residual", BitRule::FastOnly, fuse_matmul_residual, kByOp},
       {"fold_conv_batchnorm", BitRule::FastOnly, fold_conv_batchnorm, kByOp},
       {"fuse_conv_epilogue", BitRule::Exact, fuse_conv_epilogue, kByOp},
+      {"fuse_elementwise_chains", BitRule::Exact, fuse_elementwise_chains, kByOp},
       {"remove_dead_nodes", BitRule::Exact, remove_dead_nodes},
   };
   return passes;

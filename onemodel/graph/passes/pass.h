@@ -43,8 +43,8 @@ struct PassRun {
 // (FastOnly; before folding turns the weights' DequantizeLinear into floats), constant folding, attention fusion (FastOnly), MatMul epilogue
 // fusion (bias + activation), Transposes folded into MatMul operands/output, scalar Mul folded
 // into MatMul, Q/K/V projection merge, MatMul residual fusion (FastOnly), Conv +
-// BatchNormalization folding (FastOnly), Conv epilogue fusion (bias + activation), dead-node
-// removal.
+// BatchNormalization folding (FastOnly), Conv epilogue fusion (bias + activation), chains of
+// elementwise nodes fused into one pass, dead-node removal.
 const std::vector<Pass>& all_passes();
 
 // Whether the pass runs in this program: it is linked and, when Linked::ByOperator, a
@@ -139,6 +139,7 @@ Status fold_matmul_scale(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_matmul_residual(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fold_conv_batchnorm(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_conv_epilogue(Graph& g, ArithmeticMode mode, size_t* changes);
+Status fuse_elementwise_chains(Graph& g, ArithmeticMode mode, size_t* changes);  // fuse_elementwise.cpp
 Status remove_dead_nodes(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_attention(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_attention.cpp
 Status fuse_qdq_conv(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_qdq.cpp
