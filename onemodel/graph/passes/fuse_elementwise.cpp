@@ -14,7 +14,6 @@
 // node computes it, so no output bit changes.
 #include <algorithm>
 #include <cstring>
-#include <unordered_map>
 
 #include "onemodel/graph/ops/elementwise_chain.h"
 #include "onemodel/graph/op_registry.h"
@@ -51,19 +50,18 @@ constexpr OpName kEligible[] = {{"Add", ChainOp::Add},         {"Sub", ChainOp::
                                 {"LeakyRelu", ChainOp::LeakyRelu}, {"HardSigmoid", ChainOp::HardSigmoid},
                                 {"HardSwish", ChainOp::HardSwish}};
 
-// Node n as a step over the chain's values (`index`: value name -> index), or false. With an
-// empty `index` (the chain's first node) its one tensor operand becomes X (value 0, *x).
-bool as_step(const DefUse& u, const Node& n, std::unordered_map<std::string, int64_t>& index, std::string* x,
-             Step* st) {
+// Node n as a step over the chain's values (`values[k]`: the name of value k), or false. With no
+// values yet (the chain's first node) its one tensor operand becomes X (value 0, *x).
+bool as_step(const DefUse& u, const Node& n, std::vector<std::string>& values, std::string* x, Step* st) {
   if (!is_default_domain(n.domain) || n.outputs.size() != 1 || n.outputs[0].empty()) return false;
   const OpName* e = std::find_if(std::begin(kEligible), std::end(kEligible), [&](const OpName& o) { return n.op_type == o.type; });
   if (e == std::end(kEligible)) return false;
   st->op = e->op;
   auto operand = [&](const std::string& v, int64_t* ref) {
     if (v.empty()) return false;
-    if (auto it = index.find(v); it != index.end()) return *ref = it->second, true;
-    if (index.empty() && u.constant(v) == nullptr) {  // the chain's input
-      index.emplace(v, 0);
+    if (auto it = std::find(values.begin(), values.end(), v); it != values.end()) return *ref = it - values.begin(), true;
+    if (values.empty() && u.constant(v) == nullptr) {  // the chain's input
+      values.push_back(v);
       *x = v;
       return *ref = 0, true;
     }
@@ -112,15 +110,15 @@ bool as_step(const DefUse& u, const Node& n, std::unordered_map<std::string, int
 
 Status fuse_elementwise_chains(Graph& g, ArithmeticMode, size_t* changes) {
   return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
-    std::unordered_map<std::string, int64_t> index;  // value name -> value index
+    std::vector<std::string> values;  // value k's name: X, then each step's result
     std::string x;
     std::vector<Step> steps;
     std::vector<size_t> nodes;  // the chain's nodes, in node order
     Step st;
-    if (!as_step(u, g.nodes[i], index, &x, &st) || x.empty()) return 0;
+    if (!as_step(u, g.nodes[i], values, &x, &st) || x.empty()) return 0;
     steps.push_back(st);
     nodes.push_back(i);
-    index.emplace(g.nodes[i].outputs[0], 1);
+    values.push_back(g.nodes[i].outputs[0]);
     while (steps.size() < size_t(ops::kChainMaxSteps)) {
       size_t next = SIZE_MAX;  // the earliest node outside the chain reading one of its results
       for (size_t k : nodes)
@@ -129,10 +127,10 @@ Status fuse_elementwise_chains(Graph& g, ArithmeticMode, size_t* changes) {
       if (next == SIZE_MAX) break;
       Step s;
       std::string unused;
-      if (!as_step(u, g.nodes[next], index, &unused, &s)) break;
+      if (!as_step(u, g.nodes[next], values, &unused, &s)) break;
       steps.push_back(s);
       nodes.push_back(next);
-      index.emplace(g.nodes[next].outputs[0], int64_t(steps.size()));
+      values.push_back(g.nodes[next].outputs[0]);
     }
     // The longest prefix whose values before its last are read only inside it.
     size_t len = nodes.size();
