@@ -9,7 +9,9 @@
 // input_<name>.npy and expected_<name>.npy, where <name> is the value name percent-encoded
 // (every byte outside [A-Za-z0-9._-] becomes %XX), so names with ':' or '/' are safe. Extra
 // input sets go to subfolders. Name cases "<suite>_<case>" so suites never collide.
-// A case may set its own tolerance: set_oracle_rtol("io_gelu", 1e-4).
+// A case may set its own tolerance: set_oracle_rtol("io_gelu", 1e-4). A QDQ case marks itself with
+// set_oracle_u8s8: on CPUs where ONNX Runtime's fused u8 x s8 product saturates, the oracle runs
+// it without that fusion (tools/trace_oracle/oracle.js).
 // Failures throw om::Error (the test fails).
 #pragma once
 #include <cstdio>
@@ -62,8 +64,16 @@ inline void set_oracle_rtol(const std::string& case_name, double rtol) {
   std::fclose(f);
 }
 
+inline void set_oracle_u8s8(const std::string& case_name) {
+  FILE* f = std::fopen((case_dir(case_name) + "/u8s8").c_str(), "w");
+  if (!f) return;
+  std::fprintf(f, "a QDQ model of u8 activations and s8 weights\n");
+  std::fclose(f);
+}
+
 }  // namespace oracle
 
 using oracle::add_oracle_inputs;
 using oracle::set_oracle_rtol;
+using oracle::set_oracle_u8s8;
 using oracle::write_oracle_case;

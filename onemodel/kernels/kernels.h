@@ -43,6 +43,29 @@ enum class UnaryOp {
 // Same bits in Fast and Exact mode: transcendental functions are always the library's own.
 void f32_unary(UnaryOp op, const float* x, float* y, size_t n);
 
+// A chain of elementwise steps over one f32 tensor (com.onemodel FusedElementwise,
+// graph/ops/elementwise_chain.h), evaluated in one pass: value 0 is x, value k the result of step
+// k - 1, the last step's value is y. A step's operands a and b are value indices, or
+// kChainConstant (its constant c0) or kChainNone (a one-operand step's b). Every step rounds as
+// the node it replaces: Add Sub Mul Div as f32_binary, Relu Sigmoid Tanh as f32_unary, Clip
+// (c0, c1) as v < c0 ? c0 : v then > c1 ? c1 : it, LeakyRelu v < 0 ? c0 * v : v, HardSigmoid
+// clamp01(c0 * v + c1), HardSwish v * clamp01(v * (1/6) + 0.5), clamp01(u) = u < 1 ? (u > 0 ?
+// u : 0) : 1. The same bits on every ISA; y may be x.
+enum class ChainOp : int32_t { Add, Sub, Mul, Div, Relu, Sigmoid, Tanh, Clip, LeakyRelu, HardSigmoid, HardSwish, Count };
+constexpr int kChainMaxSteps = 16;
+constexpr int32_t kChainConstant = -1, kChainNone = -2;
+constexpr bool chain_op_binary(ChainOp op) { return op <= ChainOp::Div; }
+struct ChainStep {
+  ChainOp op;
+  int32_t a, b;
+  float c0, c1;
+};
+struct ChainProgram {
+  int32_t steps = 0;
+  ChainStep step[kChainMaxSteps];
+};
+void f32_chain(const ChainProgram& p, const float* x, float* y, size_t n);
+
 // Scalar forms of the library's own transcendental functions (identical bits to f32_unary).
 float exp_f32(float x);
 float log_f32(float x);

@@ -169,9 +169,9 @@ __attribute__((always_inline)) inline void whole_block(const ConvGeom& g, TapGri
   }
 }
 
-// 2-wide, stride-2 max windows (dW 1) on ISAs whose Ops give pair_max(p, probe): lane j of
-// its result holds p[2j + 1] > p[2j] ? p[2j + 1] : p[2j] (the row's result over its two taps), in
-// the ISA's lane order, which pair_order(v) puts right; probe accumulates a sum of p[0, 2L), NaN
+// 2-wide, stride-2 max windows (dW 1) on ISAs whose Ops set kPairMax and give pair_max(p,
+// probe): lane j of its result holds p[2j + 1] > p[2j] ? p[2j + 1] : p[2j] (the row's result over
+// its two taps), in the ISA's lane order, which pair_order(v) puts right; probe accumulates a sum of p[0, 2L), NaN
 // when one of them is. Rows are then combined in the same lane order (max; a vector whose
 // inputs hold a NaN runs again through lanes()' masked loads, which read nothing past the 2L
 // floats), so each output is the separable form of the element loop's rule (see
@@ -179,7 +179,7 @@ __attribute__((always_inline)) inline void whole_block(const ConvGeom& g, TapGri
 template <class Ops, class = void>
 struct HasPairMax : std::false_type {};
 template <class Ops>
-struct HasPairMax<Ops, std::void_t<decltype(&Ops::pair_max)>> : std::true_type {};
+struct HasPairMax<Ops, std::void_t<decltype(Ops::kPairMax)>> : std::bool_constant<Ops::kPairMax> {};
 
 // The whole vectors of outputs [0, n); returns how many outputs it wrote.
 template <class Ops>

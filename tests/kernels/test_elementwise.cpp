@@ -151,6 +151,75 @@ TEST_CASE("f32_unary: native == scalar bitwise, every op, size and misalignment"
       }
 }
 
+TEST_CASE("f32_chain: every step kind equals its separate kernel, native == scalar bitwise, sizes past a block, in place") {
+  const auto xv = awkward_values(1300, 7, 9.0f);
+  using om::kernels::ChainOp;
+  using om::kernels::ChainProgram;
+  using om::kernels::ChainStep;
+  constexpr int32_t C = om::kernels::kChainConstant, N = om::kernels::kChainNone;
+  // Each step kind once, a constant on either side, X read again, values read twice.
+  ChainProgram p;
+  const ChainStep steps[] = {
+      {ChainOp::Sub, C, 0, 0.75f, 0}, {ChainOp::Relu, 1, N, 0, 0},         {ChainOp::Div, C, 2, 0.75f, 0},
+      {ChainOp::Sigmoid, 3, N, 0, 0}, {ChainOp::Tanh, 4, N, 0, 0},         {ChainOp::Sub, 5, 0, 0, 0},
+      {ChainOp::LeakyRelu, 6, N, 0.3f, 0}, {ChainOp::HardSigmoid, 7, N, 0.4f, 0.3f}, {ChainOp::HardSwish, 8, N, 0, 0},
+      {ChainOp::Clip, 9, N, -0.5f, 2.5f}, {ChainOp::Mul, 10, 10, 0, 0},     {ChainOp::Add, 11, C, -0.25f, 0},
+      {ChainOp::Clip, 12, N, -INFINITY, 0.0f}};
+  p.steps = int32_t(sizeof steps / sizeof steps[0]);
+  for (int32_t i = 0; i < p.steps; ++i) p.step[i] = steps[i];
+  // The same steps through f32_binary / f32_unary and the activation formulas, one at a time.
+  auto reference = [&](const float* x, size_t n) {
+    std::vector<std::vector<float>> v(size_t(p.steps) + 1, std::vector<float>(n));
+    std::copy(x, x + n, v[0].begin());
+    for (int32_t s = 0; s < p.steps; ++s) {
+      const ChainStep& st = p.step[s];
+      float* d = v[size_t(s) + 1].data();
+      const float* a = st.a == C ? &st.c0 : v[size_t(st.a)].data();
+      if (om::kernels::chain_op_binary(st.op)) {
+        const float* b = st.b == C ? &st.c0 : v[size_t(st.b)].data();
+        const BinaryOp op = st.op == ChainOp::Add ? BinaryOp::Add : st.op == ChainOp::Sub ? BinaryOp::Sub
+                            : st.op == ChainOp::Mul ? BinaryOp::Mul : BinaryOp::Div;
+        IsaScope scalar(Isa::Scalar);
+        f32_binary(op, a, st.a == C ? 0 : 1, b, st.b == C ? 0 : 1, d, n);
+        continue;
+      }
+      auto clamp01 = [](float u) { return u < 1.0f ? (u > 0.0f ? u : 0.0f) : 1.0f; };
+      for (size_t i = 0; i < n; ++i) {
+        const float e = a[i];
+        switch (st.op) {
+          case ChainOp::Relu: d[i] = e < 0.0f ? 0.0f : e; break;
+          case ChainOp::Sigmoid: d[i] = om::kernels::sigmoid_f32(e); break;
+          case ChainOp::Tanh: d[i] = om::kernels::tanh_f32(e); break;
+          case ChainOp::Clip: { const float t = e < st.c0 ? st.c0 : e; d[i] = t > st.c1 ? st.c1 : t; break; }
+          case ChainOp::LeakyRelu: d[i] = e < 0.0f ? st.c0 * e : e; break;
+          case ChainOp::HardSigmoid: d[i] = clamp01(st.c0 * e + st.c1); break;
+          case ChainOp::HardSwish: d[i] = e * clamp01(e * (1.0f / 6.0f) + 0.5f); break;
+          default: FAIL("not a one-operand step");
+        }
+      }
+    }
+    return v.back();
+  };
+  std::vector<size_t> ns = sizes();
+  ns.push_back(512);
+  ns.push_back(1029);  // two whole blocks and a tail
+  for (Isa isa : available_isas()) {
+    IsaScope scope(isa);
+    for (size_t n : ns)
+      for (size_t off = 0; off < 3; ++off) {
+        const float* x = xv.data() + off;
+        const std::vector<float> want = reference(x, n);
+        std::vector<float> y(n + 1, 12345.0f);
+        om::kernels::f32_chain(p, x, y.data() + 1, n);
+        INFO("isa " << isa_name(isa) << " n " << n << " off " << off);
+        CHECK(first_mismatch(y.data() + 1, want.data(), n) == n);
+        std::vector<float> inplace(x, x + n);  // y is x
+        om::kernels::f32_chain(p, inplace.data(), inplace.data(), n);
+        CHECK(first_mismatch(inplace.data(), want.data(), n) == n);
+      }
+  }
+}
+
 TEST_CASE("f32_unary: in place, and simple values") {
   std::vector<float> x = {-1.0f, 0.0f, 2.0f, -0.0f, NAN, 1.0f, 4.0f, 9.0f, 16.0f};
   f32_unary(UnaryOp::Relu, x.data(), x.data(), x.size());

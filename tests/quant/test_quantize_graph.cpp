@@ -315,6 +315,7 @@ TEST_CASE("the QDQ model saves as ONNX (ONNX Runtime agrees within one quantizat
   write_oracle_case("quant_mlp_qdq", q, {as_data("features", x)}, {as_data("logits", y)});
   float peak = 1;
   for (float v : y.to_vector<float>()) peak = std::max(peak, std::fabs(v));
+  oracle::set_oracle_u8s8("quant_mlp_qdq");
   oracle::set_oracle_rtol("quant_mlp_qdq", 1.001 * double(last_step(q)) / double(peak));
 
   // Per-tensor weights: the form ONNX Runtime's QDQ fusion turns into integer MatMuls.
@@ -325,6 +326,7 @@ TEST_CASE("the QDQ model saves as ONNX (ONNX Runtime agrees within one quantizat
   write_oracle_case("quant_mlp_qdq_per_tensor", qt, {as_data("features", x)}, {as_data("logits", yt)});
   float tpeak = 1;
   for (float v : yt.to_vector<float>()) tpeak = std::max(tpeak, std::fabs(v));
+  oracle::set_oracle_u8s8("quant_mlp_qdq_per_tensor");
   oracle::set_oracle_rtol("quant_mlp_qdq_per_tensor", 1.001 * double(last_step(qt)) / double(tpeak));
 
   // The same for the Conv graph, in its static shape.
@@ -336,6 +338,7 @@ TEST_CASE("the QDQ model saves as ONNX (ONNX Runtime agrees within one quantizat
   write_oracle_case("quant_conv_qdq", qc, {as_data("x", cx)}, {as_data("y", cy)});
   float cpeak = 1;
   for (float v : cy.to_vector<float>()) cpeak = std::max(cpeak, std::fabs(v));
+  oracle::set_oracle_u8s8("quant_conv_qdq");
   oracle::set_oracle_rtol("quant_conv_qdq", 1.001 * double(last_step(qc)) / double(cpeak));
 
   // .om: the same bits from the file, Exact and Fast.

@@ -290,7 +290,7 @@ TEST_CASE("tracing the same model twice gives byte-identical ONNX, also across p
 TEST_CASE("a traced graph is verified once on its way to ONNX, the library format and a Session") {
   auto tracer = om::Tracer::begin();
   om::Tensor x = tracer.input("x", om::ones({2, 3}), {"batch", ""});
-  om::Tensor y = om::tanh(om::relu(x));
+  om::Tensor y = om::exp(om::relu(x));  // no pass rewrites Relu -> Exp
   const uint64_t before = om::graph::verify_count();
   om::TracedModel m = tracer.finish({{"y", y}});
   CHECK(om::graph::verify_count() == before + 1);  // finish

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 
-#include "onemodel/graph/ops/activation_fns.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/kernels/kernels.h"
 
@@ -83,9 +82,18 @@ Status prepare_activation(const InferContext& ctx, Prepared& out) {
   return Status::ok();
 }
 
+// LeakyRelu, HardSigmoid, HardSwish and f32 Clip run as a one-step elementwise chain
+// (kernels::f32_chain): vectorised on every ISA, and the formula a fused chain's step uses.
+Status chain_step(const KernelContext& k, kernels::ChainOp op, float c0, float c1) {
+  kernels::ChainProgram p;
+  p.steps = 1;
+  p.step[0] = kernels::ChainStep{op, 0, kernels::kChainNone, c0, c1};
+  kernels::f32_chain(p, k.in(0).as<const float>() + k.begin, k.out(0).as<float>() + k.begin, size_t(k.end - k.begin));
+  return Status::ok();
+}
+
 Status leaky_relu_kernel(const KernelContext& k) {
-  const float alpha = k.params<ActivationParams>().alpha;
-  return map_f32(k, [alpha](float v) { return act::leaky_relu(v, alpha); });
+  return chain_step(k, kernels::ChainOp::LeakyRelu, k.params<ActivationParams>().alpha, 0.0f);
 }
 template <typename T>
 void clip_int(const KernelContext& k) {
@@ -109,11 +117,7 @@ Status clip_kernel(const KernelContext& k) {
   }
   const float lo = k.has_input(1) ? *k.in(1).as<const float>() : -INFINITY;
   const float hi = k.has_input(2) ? *k.in(2).as<const float>() : INFINITY;
-  const float* x = k.in(0).as<const float>();
-  float* y = k.out(0).as<float>();
-#pragma GCC ivdep
-  for (int64_t i = k.begin; i < k.end; ++i) y[i] = act::clip(x[i], lo, hi);
-  return Status::ok();
+  return chain_step(k, kernels::ChainOp::Clip, lo, hi);
 }
 
 Status elu_kernel(const KernelContext& k) {
@@ -133,11 +137,10 @@ Status softplus_kernel(const KernelContext& k) {
 }
 Status softsign_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return v / (1.0f + std::fabs(v)); }); }
 Status hard_sigmoid_kernel(const KernelContext& k) {
-  const float alpha = k.params<ActivationParams>().alpha, beta = k.params<ActivationParams>().beta;
-  return map_f32(k, [alpha, beta](float v) { return act::hard_sigmoid(v, alpha, beta); });
+  return chain_step(k, kernels::ChainOp::HardSigmoid, k.params<ActivationParams>().alpha, k.params<ActivationParams>().beta);
 }
 Status hard_swish_kernel(const KernelContext& k) {
-  return map_f32(k, [](float v) { return act::hard_swish(v); });
+  return chain_step(k, kernels::ChainOp::HardSwish, 0.0f, 0.0f);
 }
 Status thresholded_relu_kernel(const KernelContext& k) {
   const float alpha = k.params<ActivationParams>().alpha;

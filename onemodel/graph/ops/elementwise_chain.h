@@ -8,18 +8,18 @@
 //   consts   floats, two per step: a binary step's constant operand (first), Clip's min and
 //            max, LeakyRelu's alpha, HardSigmoid's alpha and beta;
 //   rank     int (optional): the output's least rank (a rank-1 constant operand of a rank-0 X).
-// Each step computes exactly what the node it replaces computes (the same kernels and
-// activation_fns.h formulas), so the chain's output has the separate nodes' bits in either mode.
+// Each step computes exactly what the node it replaces computes (kernels.h's f32_chain states the
+// rule of each), so the chain's output has the separate nodes' bits in either mode. The op codes
+// and the program are the kernel's (kernels::ChainOp, kernels::ChainProgram).
 #pragma once
-#include <cstdint>
+#include "onemodel/kernels/kernels.h"
 
 namespace om::graph::ops {
 
-enum class ChainOp : int64_t { Add, Sub, Mul, Div, Relu, Sigmoid, Tanh, Clip, LeakyRelu, HardSigmoid, HardSwish, Count };
-constexpr int kChainMaxSteps = 16;
-constexpr int64_t kChainConstant = -1, kChainNone = -2;
-
-// Whether the op takes two operands (the arithmetic ones) or one.
-constexpr bool chain_op_binary(ChainOp op) { return op <= ChainOp::Div; }
+using kernels::chain_op_binary;
+using kernels::ChainOp;
+using kernels::kChainConstant;
+using kernels::kChainMaxSteps;
+using kernels::kChainNone;
 
 }  // namespace om::graph::ops

@@ -1,31 +1,14 @@
 // com.onemodel FusedElementwise (elementwise_chain.h): the fused chains of elementwise nodes.
-// Work: elements. The kernel runs the steps over blocks of kBlock elements held on the stack,
-// the last step writing the output, so the chain reads its input and writes its output once
-// however many nodes it replaced.
-#include <algorithm>
-#include <cstring>
-
-#include "onemodel/graph/ops/activation_fns.h"
+// Work: elements. The record is the kernel's program (kernels::ChainProgram); kernels::f32_chain
+// reads the input and writes the output once however many nodes the chain replaced.
 #include "onemodel/graph/ops/elementwise_chain.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/graph/passes/pass.h"
-#include "onemodel/kernels/kernels.h"
 
 namespace om::graph::ops {
 namespace {
 
-using kernels::BinaryOp;
-using kernels::UnaryOp;
-
-struct ChainStep {
-  ChainOp op;
-  int32_t a, b;  // value indices, or kChainConstant / kChainNone
-  float c0, c1;
-};
-struct ChainParams {
-  int32_t steps = 0;
-  ChainStep step[kChainMaxSteps];
-};
+using ChainParams = kernels::ChainProgram;
 
 // The steps as the attributes give them, checked: every index below its step's own value, a
 // constant only where the op takes one, at most kChainMaxSteps.
@@ -53,7 +36,7 @@ Status read_chain(const InferContext& ctx, ChainParams* p) {
       return ctx.error(ErrorKind::InvalidArgument,
                        msg("step ", s, ": operands (", a, ", ", b, ") must be values 0..", s, chain_op_binary(op)
                            ? " or one constant (-1)" : " and none (-2) for a one-operand step"));
-    p->step[s] = ChainStep{op, int32_t(a), int32_t(b), c->floats[2 * s], c->floats[2 * s + 1]};
+    p->step[s] = kernels::ChainStep{op, int32_t(a), int32_t(b), c->floats[2 * s], c->floats[2 * s + 1]};
   }
   return Status::ok();
 }
@@ -79,56 +62,9 @@ Status prepare_chain(const InferContext& ctx, Prepared& out) {
   return Status::ok();
 }
 
-constexpr int64_t kBlock = 512;  // elements per block: the kChainMaxSteps - 1 blocks are 30 KB of stack
-
-BinaryOp binary_of(ChainOp op) {
-  switch (op) {
-    case ChainOp::Sub: return BinaryOp::Sub;
-    case ChainOp::Mul: return BinaryOp::Mul;
-    case ChainOp::Div: return BinaryOp::Div;
-    default: return BinaryOp::Add;
-  }
-}
-
-template <typename F>
-void map_block(const float* x, float* y, int64_t n, F f) {
-#pragma GCC ivdep
-  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
-}
-
 Status chain_kernel(const KernelContext& k) {
-  const ChainParams& p = k.params<ChainParams>();
-  const float* x = k.in(0).as<const float>();
-  float* y = k.out(0).as<float>();
-  alignas(64) float vals[kChainMaxSteps - 1][kBlock];  // values 1..steps-1 of the current block
-  for (int64_t s0 = k.begin; s0 < k.end; s0 += kBlock) {
-    const int64_t n = std::min(kBlock, k.end - s0);
-    auto value = [&](int32_t v) -> const float* { return v == 0 ? x + s0 : vals[v - 1]; };
-    for (int32_t s = 0; s < p.steps; ++s) {
-      const ChainStep& st = p.step[s];
-      float* dst = s + 1 == p.steps ? y + s0 : vals[s];
-      if (chain_op_binary(st.op)) {
-        // The constant broadcast with step 0, as the node's broadcast kernel reads it.
-        const float* a = st.a == kChainConstant ? &st.c0 : value(st.a);
-        const float* b = st.b == kChainConstant ? &st.c0 : value(st.b);
-        kernels::f32_binary(binary_of(st.op), a, st.a == kChainConstant ? 0 : 1, b, st.b == kChainConstant ? 0 : 1, dst,
-                            size_t(n));
-        continue;
-      }
-      const float* a = value(st.a);
-      const float c0 = st.c0, c1 = st.c1;
-      switch (st.op) {
-        case ChainOp::Relu: kernels::f32_unary(UnaryOp::Relu, a, dst, size_t(n)); break;
-        case ChainOp::Sigmoid: kernels::f32_unary(UnaryOp::Sigmoid, a, dst, size_t(n)); break;
-        case ChainOp::Tanh: kernels::f32_unary(UnaryOp::Tanh, a, dst, size_t(n)); break;
-        case ChainOp::Clip: map_block(a, dst, n, [c0, c1](float v) { return act::clip(v, c0, c1); }); break;
-        case ChainOp::LeakyRelu: map_block(a, dst, n, [c0](float v) { return act::leaky_relu(v, c0); }); break;
-        case ChainOp::HardSigmoid: map_block(a, dst, n, [c0, c1](float v) { return act::hard_sigmoid(v, c0, c1); }); break;
-        case ChainOp::HardSwish: map_block(a, dst, n, [](float v) { return act::hard_swish(v); }); break;
-        default: return k.error(ErrorKind::Internal, "FusedElementwise: a binary op among the unary steps");
-      }
-    }
-  }
+  kernels::f32_chain(k.params<ChainParams>(), k.in(0).as<const float>() + k.begin, k.out(0).as<float>() + k.begin,
+                     size_t(k.end - k.begin));
   return Status::ok();
 }
 

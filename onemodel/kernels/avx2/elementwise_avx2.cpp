@@ -185,18 +185,6 @@ float f32_max__avx2(const float* x, size_t n) {
   return any_nan ? elem::from_bits(elem::kCanonicalNan) : r;
 }
 
-struct Io {
-  static constexpr size_t L = 8;
-  static __m256 loadu(const float* p) { return _mm256_loadu_ps(p); }
-  static void storeu(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
-  static __m256 div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
-  static float hsum(__m256 v) {
-    const __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
-  }
-};
-
 void f32_softmax_rows__avx2(const float* x, float* y, size_t rows, size_t n, bool log) {
   exact::softmax_rows<Lanes, Io, Math>(x, y, rows, n, log, f32_max__avx2, f32_sum_exact__avx2);
 }

@@ -173,6 +173,7 @@ struct Avx2Ops {
     const size_t f = 2 * n - 1;
     return even(load_n(p, f < 8 ? f : 8), f > 8 ? load_n(p + 8, f - 8) : zero());
   }
+  static constexpr bool kPairMax = true;
   // pool_window.h's pair maxima, in the shuffled order (lanes 0 1 4 5 2 3 6 7); pair_order fixes it.
   static V pair_max(const float* p, V& probe) {
     const __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 8);

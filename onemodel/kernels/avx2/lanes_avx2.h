@@ -3,6 +3,7 @@
 #pragma once
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "onemodel/kernels/exact/math_impl.h"
@@ -45,5 +46,18 @@ struct Lanes {
 };
 
 using Math = exact::MathImpl<Lanes>;
+
+// Memory and division for the row kernels over these lanes (softmax, elementwise chains).
+struct Io {
+  static constexpr size_t L = 8;
+  static __m256 loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static void storeu(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+  static __m256 div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
+  static float hsum(__m256 v) {
+    const __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+  }
+};
 
 }  // namespace om::kernels::avx2

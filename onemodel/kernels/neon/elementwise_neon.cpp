@@ -141,14 +141,6 @@ float f32_max__neon(const float* x, size_t n) {
   return any_nan ? elem::from_bits(elem::kCanonicalNan) : r;
 }
 
-struct Io {
-  static constexpr size_t L = 4;
-  static float32x4_t loadu(const float* p) { return vld1q_f32(p); }
-  static void storeu(float* p, float32x4_t v) { vst1q_f32(p, v); }
-  static float32x4_t div(float32x4_t a, float32x4_t b) { return vdivq_f32(a, b); }
-  static float hsum(float32x4_t v) { return vaddvq_f32(v); }
-};
-
 void f32_softmax_rows__neon(const float* x, float* y, size_t rows, size_t n, bool log) {
   exact::softmax_rows<Lanes, Io, Math>(x, y, rows, n, log, f32_max__neon, f32_sum_exact__neon);
 }

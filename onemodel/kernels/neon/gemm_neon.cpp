@@ -109,6 +109,7 @@ struct NeonOps {
   static V max(V v, V m) { return vbslq_f32(vcgtq_f32(v, m), v, m); }
   static bool any_nan(V v) { return vminvq_u32(vceqq_f32(v, v)) == 0; }
   static V load_even(const float* p) { return vld2q_f32(p).val[0]; }
+  static constexpr bool kPairMax = true;
   // pool_window.h's pair maxima (odd > even ? odd : even), in order.
   static V pair_max(const float* p, V& probe) {
     const float32x4x2_t v = vld2q_f32(p);

@@ -3,6 +3,7 @@
 #pragma once
 #include <arm_neon.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "onemodel/kernels/exact/math_impl.h"
@@ -47,5 +48,14 @@ struct Lanes {
 };
 
 using Math = exact::MathImpl<Lanes>;
+
+// Memory and division for the row kernels over these lanes (softmax, elementwise chains).
+struct Io {
+  static constexpr size_t L = 4;
+  static float32x4_t loadu(const float* p) { return vld1q_f32(p); }
+  static void storeu(float* p, float32x4_t v) { vst1q_f32(p, v); }
+  static float32x4_t div(float32x4_t a, float32x4_t b) { return vdivq_f32(a, b); }
+  static float hsum(float32x4_t v) { return vaddvq_f32(v); }
+};
 
 }  // namespace om::kernels::neon
