@@ -44,6 +44,15 @@ __attribute__((always_inline)) inline void step(const ChainStep& st, const float
     case ChainOp::Sub: return zip([](F x, F y) { return V::sub(x, y); });
     case ChainOp::Mul: return zip([](F x, F y) { return V::mul(x, y); });
     case ChainOp::Div: return zip([](F x, F y) { return Io::div(x, y); });
+    case ChainOp::Max:
+    case ChainOp::Min: {
+      const bool max = st.op == ChainOp::Max;
+      const F nan = V::set(__builtin_nanf(""));
+      return zip([&](F x, F y) {
+        const F m = max ? V::select(V::lt(x, y), y, x) : V::select(V::lt(y, x), y, x);
+        return V::select(V::isnan(y), nan, V::select(V::isnan(x), nan, m));
+      });
+    }
     case ChainOp::Relu: return map([&](F x) { return V::select(V::lt(x, zero), zero, x); });
     case ChainOp::Sigmoid: return map([](F x) { return Math::sigmoid(x); });
     case ChainOp::Tanh: return map([](F x) { return Math::tanh(x); });

@@ -50,11 +50,12 @@ void f32_unary(UnaryOp op, const float* x, float* y, size_t n);
 // the node it replaces: Add Sub Mul Div as f32_binary, Relu Sigmoid Tanh as f32_unary, Clip
 // (c0, c1) as v < c0 ? c0 : v then > c1 ? c1 : it, LeakyRelu v < 0 ? c0 * v : v, HardSigmoid
 // clamp01(c0 * v + c1), HardSwish v * clamp01(v * (1/6) + 0.5), clamp01(u) = u < 1 ? (u > 0 ?
-// u : 0) : 1. The same bits on every ISA; y may be x.
-enum class ChainOp : int32_t { Add, Sub, Mul, Div, Relu, Sigmoid, Tanh, Clip, LeakyRelu, HardSigmoid, HardSwish, Count };
+// u : 0) : 1, Max and Min as the variadic Max/Min nodes fold two operands (a < b ? b : a, resp.
+// b < a ? b : a; the default NaN when either is NaN). The same bits on every ISA; y may be x.
+enum class ChainOp : int32_t { Add, Sub, Mul, Div, Relu, Sigmoid, Tanh, Clip, LeakyRelu, HardSigmoid, HardSwish, Max, Min, Count };
 constexpr int kChainMaxSteps = 16;
 constexpr int32_t kChainConstant = -1, kChainNone = -2;
-constexpr bool chain_op_binary(ChainOp op) { return op <= ChainOp::Div; }
+constexpr bool chain_op_binary(ChainOp op) { return op <= ChainOp::Div || op == ChainOp::Max || op == ChainOp::Min; }
 struct ChainStep {
   ChainOp op;
   int32_t a, b;

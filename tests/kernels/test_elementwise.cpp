@@ -164,7 +164,8 @@ TEST_CASE("f32_chain: every step kind equals its separate kernel, native == scal
       {ChainOp::Sigmoid, 3, N, 0, 0}, {ChainOp::Tanh, 4, N, 0, 0},         {ChainOp::Sub, 5, 0, 0, 0},
       {ChainOp::LeakyRelu, 6, N, 0.3f, 0}, {ChainOp::HardSigmoid, 7, N, 0.4f, 0.3f}, {ChainOp::HardSwish, 8, N, 0, 0},
       {ChainOp::Clip, 9, N, -0.5f, 2.5f}, {ChainOp::Mul, 10, 10, 0, 0},     {ChainOp::Add, 11, C, -0.25f, 0},
-      {ChainOp::Clip, 12, N, -INFINITY, 0.0f}};
+      {ChainOp::Clip, 12, N, -INFINITY, 0.0f}, {ChainOp::Max, 13, C, -0.125f, 0}, {ChainOp::Min, C, 0, 0.5f, 0},
+      {ChainOp::Max, 15, 14, 0, 0}};
   p.steps = int32_t(sizeof steps / sizeof steps[0]);
   for (int32_t i = 0; i < p.steps; ++i) p.step[i] = steps[i];
   // The same steps through f32_binary / f32_unary and the activation formulas, one at a time.
@@ -177,6 +178,14 @@ TEST_CASE("f32_chain: every step kind equals its separate kernel, native == scal
       const float* a = st.a == C ? &st.c0 : v[size_t(st.a)].data();
       if (om::kernels::chain_op_binary(st.op)) {
         const float* b = st.b == C ? &st.c0 : v[size_t(st.b)].data();
+        if (st.op == ChainOp::Max || st.op == ChainOp::Min) {  // the variadic Max/Min nodes' fold of two
+          for (size_t i = 0; i < n; ++i) {
+            const float x = a[st.a == C ? 0 : i], y = b[st.b == C ? 0 : i];
+            const float m = st.op == ChainOp::Max ? (x < y ? y : x) : (y < x ? y : x);
+            d[i] = x != x || y != y ? NAN : m;
+          }
+          continue;
+        }
         const BinaryOp op = st.op == ChainOp::Add ? BinaryOp::Add : st.op == ChainOp::Sub ? BinaryOp::Sub
                             : st.op == ChainOp::Mul ? BinaryOp::Mul : BinaryOp::Div;
         IsaScope scalar(Isa::Scalar);

@@ -1,7 +1,7 @@
 // fuse_elementwise_chains (docs/graph-passes.md) and com.onemodel FusedElementwise: chains of
 // elementwise nodes become one node whose output has the separate nodes' bits, in both modes and
 // on every ISA (PaddleOCR's hard swish after a learnable affine, every step kind, a constant on
-// either side, NaNs and infinities in the input); chains that must not fuse stay as they are; a
+// either side, NaNs and infinities in the input, tf2onnx's LeakyRelu then Max); chains that must not fuse stay as they are; a
 // hostile FusedElementwise node is refused naming the attribute.
 #include <doctest/doctest.h>
 
@@ -94,7 +94,10 @@ TEST_CASE("fuse_elementwise_chains: every step kind, constants on either side, t
               node("Clip", {"v9", "", "hi"}, {"v10"}),  // only a maximum
               node("Mul", {"v10", "v10"}, {"v11"}),
               node("Clip", {"v11", "lo"}, {"v12"}),  // only a minimum
-              node("Div", {"v12", "k"}, {"y"})};
+              node("Max", {"v12", "k"}, {"v13"}),    // tf2onnx's Max(x, constant)
+              node("Min", {"k", "v13"}, {"v14"}),
+              node("Max", {"v14", "v12"}, {"v15"}),
+              node("Div", {"v15", "k"}, {"y"})};
   gr.outputs.push_back(value("y", om::DType::f32, {}));
   check_same_bits(gr, 1);
 }
@@ -135,6 +138,18 @@ TEST_CASE("fuse_elementwise_chains: values read outside the chain, graph outputs
     gr.nodes = {node("Mul", {"x", "k"}, {"a"}), node("Sigmoid", {"a"}, {"y"})};
     gr.outputs = {value("y", om::DType::f32, {})};
     check_same_bits(gr, 1, {Feed::of("x", {}, std::vector<float>{0.7f})});
+  }
+  SUBCASE("tf2onnx's [1, 1, 1, 1] constant: LeakyRelu then Max; of higher rank than X, X broadcasts") {
+    for (const std::vector<int64_t>& xdims : {std::vector<int64_t>{2, 3, 5, 67}, std::vector<int64_t>{3, 5}}) {
+      g::Graph gr;
+      gr.inputs.push_back(value("x", om::DType::f32, xdims));
+      gr.initializers = {TensorData::from_vector("c", {1, 1, 1, 1}, std::vector<float>{-0.25f})};
+      gr.nodes = {node("LeakyRelu", {"x"}, {"a"}, {Attribute::of_float("alpha", 0.2f)}), node("Max", {"a", "c"}, {"y"})};
+      gr.outputs = {value("y", om::DType::f32, {})};
+      size_t n = 1;
+      for (int64_t d : xdims) n *= size_t(d);
+      check_same_bits(gr, 1, {Feed::of("x", xdims, random_floats(n, 5, -3.0f, 3.0f))});
+    }
   }
   SUBCASE("more steps than one node holds: two nodes") {
     g::Graph gr;

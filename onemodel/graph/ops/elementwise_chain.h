@@ -7,7 +7,8 @@
 //            kChainConstant (the step's constant) or kChainNone (a unary step's second operand);
 //   consts   floats, two per step: a binary step's constant operand (first), Clip's min and
 //            max, LeakyRelu's alpha, HardSigmoid's alpha and beta;
-//   rank     int (optional): the output's least rank (a rank-1 constant operand of a rank-0 X).
+//   rank     int (optional): the output's least rank (a one-element constant operand of higher
+//            rank than X broadcasts X to it: ones prepended).
 // Each step computes exactly what the node it replaces computes (kernels.h's f32_chain states the
 // rule of each), so the chain's output has the separate nodes' bits in either mode. The op codes
 // and the program are the kernel's (kernels::ChainOp, kernels::ChainProgram).

@@ -47,8 +47,8 @@ Status infer_chain(InferContext& ctx) {
   OM_TRY(read_chain(ctx, &p));
   std::vector<int64_t> shape = ctx.input(0)->shape;
   const int64_t rank = ctx.node.attr_int("rank", 0);
-  if (rank < 0 || rank > 1)
-    return ctx.error(ErrorKind::InvalidArgument, msg("attribute rank must be 0 or 1, got ", rank));
+  if (rank < 0 || rank > int64_t(kMaxRank))
+    return ctx.error(ErrorKind::InvalidArgument, msg("attribute rank must be 0 to ", kMaxRank, ", got ", rank));
   if (int64_t(shape.size()) < rank) shape.insert(shape.begin(), size_t(rank) - shape.size(), 1);
   ctx.set_output(0, DType::f32, shape);
   return Status::ok();
@@ -74,7 +74,7 @@ constexpr AttrSpec kChainAttrs[] = {
 constexpr OpDef kOps[] = {
     op("FusedElementwise").in_domain(kOnemodelDomain).written_by_passes(passes::fuse_elementwise_chains).inputs(1)
         .attributes(kChainAttrs).shapes(infer_chain).prepared(prepare_chain).kernel(chain_kernel)
-        .doc("written by the elementwise chain fusion pass: up to 16 steps (Add, Sub, Mul, Div with a scalar constant or "
+        .doc("written by the elementwise chain fusion pass: up to 16 steps (Add, Sub, Mul, Div, Max, Min with a scalar constant or "
              "another step's value; Relu, Sigmoid, Tanh, Clip, LeakyRelu, HardSigmoid, HardSwish) in one pass, each "
              "step rounded as its node"),
 };

@@ -8,9 +8,10 @@
 // node order) that reads one of its values, while that node is eligible and reads only X, the
 // chain's values and scalar constants; then it is cut back to its longest prefix whose
 // intermediate values are read only inside the prefix and are not graph outputs. Chains of one
-// node stay as they are. Eligible: Add, Sub, Mul, Div (f32: one operand a scalar f32 constant
-// of rank 0 or 1, or both the chain's values), Relu, Sigmoid, Tanh, Clip (constant scalar
-// f32 bounds, at least one), LeakyRelu, HardSigmoid, HardSwish. Each step is computed as its
+// node stay as they are. Eligible: Add, Sub, Mul, Div, and Max and Min of two operands (f32: one
+// operand a one-element f32 constant, or both the chain's values), Relu, Sigmoid,
+// Tanh, Clip (constant scalar f32 bounds, at least one), LeakyRelu, HardSigmoid, HardSwish (and
+// tf2onnx's LeakyRelu then Max(x, constant) after a convolution). Each step is computed as its
 // node computes it, so no output bit changes.
 #include <algorithm>
 #include <cstring>
@@ -30,10 +31,12 @@ struct Step {
   float c0 = 0.0f, c1 = 0.0f;
 };
 
-// A scalar f32 constant (rank 0 or 1, one element): its value and rank.
+// A scalar f32 constant (one element, any rank up to kMaxRank: tf2onnx writes [1, 1, 1, 1]): its
+// value and rank.
 bool scalar_constant(const DefUse& u, const std::string& v, float* value, int64_t* rank) {
   const TensorData* t = u.constant(v);
-  if (!t || t->dtype != DType::f32 || t->dims.size() > 1 || t->numel() != 1 || t->nbytes < sizeof(float)) return false;
+  if (!t || t->dtype != DType::f32 || t->dims.size() > kMaxRank || t->numel() != 1 || t->nbytes < sizeof(float))
+    return false;
   std::memcpy(value, t->bytes, sizeof(float));
   *rank = int64_t(t->dims.size());
   return true;
@@ -48,7 +51,8 @@ constexpr OpName kEligible[] = {{"Add", ChainOp::Add},         {"Sub", ChainOp::
                                 {"Relu", ChainOp::Relu},       {"Sigmoid", ChainOp::Sigmoid},
                                 {"Tanh", ChainOp::Tanh},       {"Clip", ChainOp::Clip},
                                 {"LeakyRelu", ChainOp::LeakyRelu}, {"HardSigmoid", ChainOp::HardSigmoid},
-                                {"HardSwish", ChainOp::HardSwish}};
+                                {"HardSwish", ChainOp::HardSwish}, {"Max", ChainOp::Max},
+                                {"Min", ChainOp::Min}};
 
 // Node n as a step over the chain's values (`values[k]`: the name of value k), or false. With no
 // values yet (the chain's first node) its one tensor operand becomes X (value 0, *x).
@@ -164,7 +168,7 @@ Status fuse_elementwise_chains(Graph& g, ArithmeticMode, size_t* changes) {
       op_codes.push_back(int64_t(steps[k].op));
       operands.insert(operands.end(), {steps[k].a, steps[k].b});
       consts.insert(consts.end(), {steps[k].c0, steps[k].c1});
-      if (ops::chain_op_binary(steps[k].op))  // a rank-1 constant operand broadcasts a rank-0 X to [1]
+      if (ops::chain_op_binary(steps[k].op))  // a constant of higher rank than X broadcasts X to it
         for (const std::string& in : g.nodes[nodes[k]].inputs) {
           float v;
           int64_t r = 0;
