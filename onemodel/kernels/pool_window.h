@@ -169,13 +169,15 @@ __attribute__((always_inline)) inline void whole_block(const ConvGeom& g, TapGri
   }
 }
 
-// 2-wide, stride-2 max windows (dW 1) on ISAs whose Ops set kPairMax and give pair_max(p,
-// probe): lane j of its result holds p[2j + 1] > p[2j] ? p[2j + 1] : p[2j] (the row's result over
-// its two taps), in the ISA's lane order, which pair_order(v) puts right; probe accumulates a sum of p[0, 2L), NaN
-// when one of them is. Rows are then combined in the same lane order (max; a vector whose
-// inputs hold a NaN runs again through lanes()' masked loads, which read nothing past the 2L
-// floats), so each output is the separable form of the element loop's rule (see
-// max_planes_separable below): its bits.
+// 2-wide, stride-2 max windows (dW 1) on ISAs whose Ops set kPairMax and give
+// pair_max(p, probe): lane j of its result holds p[2j + 1] > p[2j] ? p[2j + 1] : p[2j] (the row's
+// result over its two taps), in the ISA's lane order, which pair_order(v) puts right; probe
+// accumulates a sum of p[0, 2L), NaN when one of them is. Rows are then combined in the same
+// lane order (max; a vector whose inputs hold a NaN runs again through lanes()' masked loads,
+// which read nothing past the 2L floats). The element loop's rule (the first tap, then pick)
+// yields the window's first NaN if it holds one, else its first tap attaining the maximum
+// (signed zeros included), so it equals the rule applied, in kh order, to each tap row's own
+// result over kw: each output keeps its bits.
 template <class Ops, class = void>
 struct HasPairMax : std::false_type {};
 template <class Ops>
@@ -270,98 +272,6 @@ __attribute__((always_inline)) inline void fill_line(float* l, const float* in, 
   fill(pad_l + W, line);
 }
 
-// Max pools separably. The element loop's rule (the first tap, then pick) yields the window's
-// first NaN if it holds one, else its first tap attaining the maximum (signed zeros included):
-// so it equals the rule applied, in kh order, to each tap row's own result over kw. Each input
-// row's results for every output column (its "row maxima") are computed once and kept in a ring
-// of `span` rows, where every output row whose window covers that input row reads them: a 3x3
-// stride-1 window costs two max steps along the row and two across rows instead of nine. Both
-// passes are the lanes above (max with a NaN probe, pick when a vector holds a NaN) straight
-// from the input, the border columns the element loop's, so every output keeps its bits.
-template <class Ops>
-__attribute__((always_inline)) inline void max_rows_combine(const float* const* h, int64_t rows, int64_t n, float* y) {
-  using V = typename Ops::V;
-  constexpr int64_t L = int64_t(Ops::L);
-  for (int64_t i = 0; i < n; i += L) {  // the ring rows hold whole vectors: loads stay inside
-    V acc = Ops::load(h[0] + i), sum = acc;
-    for (int64_t t = 1; t < rows; ++t) {
-      const V v = Ops::load(h[t] + i);
-      sum = Ops::add(sum, v);
-      acc = Ops::max(v, acc);
-    }
-    if (Ops::any_nan(sum)) {
-      acc = Ops::load(h[0] + i);
-      for (int64_t t = 1; t < rows; ++t) acc = Ops::pick(Ops::load(h[t] + i), acc);
-    }
-    if (i + L <= n) {
-      Ops::store(y + i, acc);
-    } else {
-      alignas(64) float tail[L];
-      Ops::store(tail, acc);
-      for (int64_t j = 0; i + j < n; ++j) y[i + j] = tail[j];
-    }
-  }
-}
-
-constexpr int64_t kPoolMaxSpan = 16;  // tap rows a window spans ((kH - 1) * dH + 1) on this path
-
-// Whether the separable path pays and fits `ring` floats: stride 1 down the plane, so every input
-// row serves kH output rows (with stride 2 a 3x3 window shares one row in three: measured
-// slower than the direct form).
-template <class Ops>
-inline bool max_separable_pays(const ConvGeom& g, int64_t ring) {
-  constexpr int64_t L = int64_t(Ops::L);
-  const int64_t span = (g.kH - 1) * g.dH + 1, ld = (g.OW + L - 1) / L * L;
-  return L > 1 && g.kH > 1 && g.sH == 1 && span <= kPoolMaxSpan && span * ld <= ring;
-}
-
-// The planes' outputs, the interior columns [c0, c1) in lanes (the first `wide` of them with
-// stride 2's whole loads), the others by the element loop.
-template <class Ops>
-__attribute__((always_inline)) inline void max_planes_separable(const ConvGeom& g, const float* x, float* y, float* ring,
-                                                                int64_t c0, int64_t c1, int64_t wide) {
-  constexpr int64_t L = int64_t(Ops::L);
-  const int64_t span = (g.kH - 1) * g.dH + 1, ld = (g.OW + L - 1) / L * L;
-  for (int64_t s = 0; s < span; ++s)  // the columns past OW: loaded by whole vectors, never stored
-    for (int64_t j = g.OW; j < ld; ++j) ring[s * ld + j] = 0.0f;
-  ConvGeom row_geom = g;  // one tap row: the pass along the row
-  row_geom.kH = 1;
-  row_geom.H = 1;
-  row_geom.pad_t = 0;
-  const int64_t HW = g.H * g.W, P = g.OH * g.OW;
-  for (int64_t nc = 0; nc < g.N * g.C; ++nc) {
-    const float* plane = x + nc * HW;
-    float* out = y + nc * P;
-    int64_t tag[kPoolMaxSpan];
-    for (int64_t s = 0; s < span; ++s) tag[s] = -1;
-    for (int64_t oh = 0; oh < g.OH; ++oh) {
-      float* row = out + oh * g.OW;
-      const TapRows r = tap_rows(g, oh);
-      if (r.lo == r.hi) {
-        for (int64_t ow = 0; ow < g.OW; ++ow) row[ow] = -std::numeric_limits<float>::infinity();
-        continue;
-      }
-      const float* h[kPoolMaxSpan];
-      for (int64_t t = r.lo; t < r.hi; ++t) {
-        const int64_t ih = oh * g.sH - g.pad_t + t * g.dH, slot = ih % span;
-        float* hr = ring + slot * ld;
-        if (tag[slot] != ih) {
-          const float* in = plane + ih * g.W;
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            if (ow == c0 && c1 > c0) ow = c1;
-            if (ow >= g.OW) break;
-            hr[ow] = max_at(row_geom, in, 0, ow, nullptr);
-          }
-          if (c1 > c0) span_any<Ops, true>(row_geom, TapGrid{1, 0}, in + (c0 * g.sW - g.pad_l), c1 - c0, wide, nullptr, hr + c0);
-          tag[slot] = ih;
-        }
-        h[t - r.lo] = hr;
-      }
-      max_rows_combine<Ops>(h, r.hi - r.lo, g.OW, row);
-    }
-  }
-}
-
 // The planes of x [N*C, H, W] into y [N*C, OH, OW] (g.N * g.C planes).
 template <class Ops, bool Max>
 __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) {
@@ -377,8 +287,6 @@ __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolW
   const int64_t line = std::max(g.pad_l + g.W, (g.OW - 1) * g.sW + (g.kW - 1) * g.dW + 1) + 2 * L;
   const bool use_lines = L > 1 && (c0 > 0 || c1 < g.OW) && line * g.kH <= kPoolLineFloats;
   alignas(64) float lines[L > 1 ? kPoolLineFloats : 1];
-  if constexpr (Max && L > 1)  // the one-lane form keeps the element loop's code size
-    if (max_separable_pays<Ops>(g, kPoolLineFloats)) return max_planes_separable<Ops>(g, x, y, lines, c0, c1, wide);
   // The average's counts per output column of the current row: ch(oh) * cw(ow) (avg_pool_count),
   // exact in float (far below 2^24) and so the bits of float(ch * cw).
   alignas(64) float counts[L > 1 ? kPoolLineFloats / 2 : 1], cols[L > 1 ? kPoolLineFloats / 2 : 1];
