@@ -20,16 +20,23 @@ namespace om::runtime {
 // shape is static with at most this many elements.
 constexpr int64_t kMaxValueInputElements = 64;
 
-// The planner's node list: the graph's nodes in order, each If followed by its branches' nodes
-// (then, else; nested Ifs likewise) and a join entry that names the If's outputs. A plan runs
-// the branch its condition chooses (known when planning) and skips the other; the join makes
-// the If's outputs the chosen branch's outputs (same buffers, no copy).
-enum class FlatKind : uint8_t { Node, IfJoin };
+// The planner's node list: the graph's nodes in order, with each control-flow node's subgraphs
+// laid out after it (docs/onnx.md, "Control flow"):
+// - If: the If, then_branch's nodes, an IfElse entry (its inputs: then's outputs), else_branch's
+//   nodes, and an IfJoin entry (inputs: then's outputs, then else's; outputs: the If's). A plan
+//   whose condition is known runs one branch and skips the other, the join making the If's
+//   outputs that branch's (same buffers, no copy); a run-time condition plans both, a branch step
+//   at the If and a jump at IfElse choosing one per run, each branch copying its outputs into
+//   the If's.
+// - Loop and Scan: the node (its outputs are the body's inputs: the iteration number and the
+//   condition for Loop, then the loop-carried values, then Scan's slices), the body's nodes, and
+//   a LoopEnd entry (inputs: the body's outputs; outputs: the node's).
+enum class FlatKind : uint8_t { Node, IfElse, IfJoin, LoopEnd };
 struct FlatEntry {
   FlatKind kind = FlatKind::Node;
-  int guard = -1;   // the flat index of the If whose branch holds this entry (-1: the main graph)
-  int branch = 0;   // 0: then_branch, 1: else_branch
-  int if_at = -1;   // IfJoin: the flat index of its If
+  int guard = -1;   // the flat index of the control-flow node whose subgraph holds this entry (-1: the main graph)
+  int branch = 0;   // 0: then_branch or a body, 1: else_branch
+  int head = -1;    // IfElse, IfJoin, LoopEnd: the flat index of their control-flow node
   size_t branch_outputs = 0;  // IfJoin: outputs per branch (its inputs are then's, then else's)
 };
 
@@ -70,6 +77,13 @@ Result<CompiledGraph> compile_graph(const graph::Graph& g, std::vector<const gra
 // operand and the fix, before any run.
 Status check_plan_time_operands(const CompiledGraph& cg);
 
+// The steps that move a run within its plan (control flow; their args are the values they read):
+// BranchIfFalse (input: the condition) goes to `target` when it is zero; Jump always goes there;
+// LoopTest (inputs: the iteration counter, the trip count, the condition; either may be absent)
+// goes to `target` when the loop is done, and fails past max_iterations; LoopNext (input: the
+// counter) adds one to it and goes back to its LoopTest.
+enum class StepControl : uint8_t { None, BranchIfFalse, Jump, LoopTest, LoopNext };
+
 struct Plan {
   std::vector<std::vector<int64_t>> signature;   // input dims, in session input order
   std::vector<char> fed;                         // per graph input: given by the caller
@@ -100,6 +114,11 @@ struct Plan {
     int64_t work = 1;                 // Prepared::work: the kernel runs [0, work)
     int64_t cost = 0;                 // Prepared::cost: how many threads the work is worth
     size_t params_offset = 0, params_bytes = 0;  // the prepared record in Plan::params
+    // Control flow (fn null): a step that moves the run to step `target` or on (execute_plan).
+    StepControl control = StepControl::None;
+    uint32_t target = 0;
+    int64_t count = -1;      // LoopTest: iterations fixed when planning (-1: from the trip count and condition)
+    int64_t max_iterations = 0;  // LoopTest: SessionOptions::max_loop_iterations
   };
   std::shared_ptr<void> params;  // every step's prepared record, each 64-byte aligned
   std::vector<std::string> labels;  // per step: its node's label, for run-time errors
@@ -133,6 +152,8 @@ struct PlanLimits {
   // buffer of its own; a plan needing more than arena_bytes fails naming both.
   void* arena = nullptr;
   size_t arena_bytes = 0;
+  // Iterations one Loop may run per execution (SessionOptions::max_loop_iterations).
+  int64_t max_loop_iterations = INT64_MAX;
 };
 
 // input_dims[i] are the concrete dims of graph input i; fed[i] tells whether the caller gives

@@ -166,6 +166,9 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
     return Status::error(ErrorKind::InvalidArgument, "om::Session: SessionOptions::max_concurrent_runs must be at least 1");
   if (options.max_cached_plans == 0)
     return Status::error(ErrorKind::InvalidArgument, "om::Session: SessionOptions::max_cached_plans must be at least 1 (the plan in use)");
+  if (options.max_loop_iterations < 0)
+    return Status::error(ErrorKind::InvalidArgument, msg("om::Session: SessionOptions::max_loop_iterations is ", options.max_loop_iterations,
+                                                         "; give the iterations one Loop may run (0 or more)"));
   if (options.threads < 0)
     return Status::error(ErrorKind::InvalidArgument, msg("om::Session: SessionOptions::threads is ", options.threads,
                                                          "; give 0 (every core), 1 (single-threaded) or a thread count"));
@@ -457,6 +460,7 @@ static Result<std::unique_ptr<runtime::Plan>> build_for(Session::Impl& impl, con
   runtime::PlanLimits limits;
   limits.max_arena_bytes = impl.options.max_arena_bytes;
   limits.max_folded_bytes = impl.options.max_folded_bytes;
+  limits.max_loop_iterations = impl.options.max_loop_iterations;
   if (use_arena) {
     limits.arena = impl.options.arena;
     limits.arena_bytes = impl.options.arena_bytes;

@@ -107,6 +107,30 @@ inline const std::map<std::string, std::function<Example()>>& examples() {
          e.attrs = {Attribute::of_graph("then_branch", branch("Neg", "t")), Attribute::of_graph("else_branch", branch("Relu", "r"))};
          return e;
        }},
+      {"Loop", [] {
+         // Three iterations of v += x (x read from the enclosing graph); the condition is
+         // omitted and passed through.
+         Example e{{f32("x", {2, 3})}, {TensorData::from_vector<int64_t>("M", {}, {3}), f32_const("v0", {2, 3}, 4)}, {"M", "", "v0"}, {}};
+         g::Graph body;
+         body.name = "loop_body";
+         body.inputs = {value("i", om::DType::i64, {}), value("c", om::DType::boolean, {}), value("v", om::DType::f32, {2, 3})};
+         body.nodes.push_back(node("Identity", {"c"}, {"c_out"}));
+         body.nodes.push_back(node("Add", {"v", "x"}, {"v_out"}));
+         body.outputs = {value("c_out", om::DType::boolean, {}), value("v_out", om::DType::f32, {2, 3})};
+         e.attrs = {Attribute::of_graph("body", std::move(body))};
+         return e;
+       }},
+      {"Scan", [] {
+         // The running sum of x's four rows, from a constant start.
+         Example e{{f32("x", {4, 3})}, {f32_const("s0", {3}, 4)}, {"s0", "x"}, {Attribute::of_int("num_scan_inputs", 1)}};
+         g::Graph body;
+         body.name = "scan_body";
+         body.inputs = {value("s", om::DType::f32, {3}), value("row", om::DType::f32, {3})};
+         body.nodes.push_back(node("Add", {"s", "row"}, {"s_out"}));
+         body.outputs = {value("s_out", om::DType::f32, {3})};
+         e.attrs.push_back(Attribute::of_graph("body", std::move(body)));
+         return e;
+       }},
       {"Sqrt", [] { return Example{{Feed::of("x", {3}, std::vector<float>{0.25f, 1, 9})}, {}, {"x"}, {}}; }},
       {"Log", [] { return Example{{Feed::of("x", {3}, std::vector<float>{0.25f, 1, 9})}, {}, {"x"}, {}}; }},
       {"Gelu", [] { Example e = unary(); e.attrs = {Attribute::of_string("approximate", "tanh")}; return e; }},
