@@ -201,6 +201,43 @@ std::vector<std::pair<std::string, g::Graph>> seeds() {
   }
   one("if_undefined_outer_name", {value("c", DType::boolean, {}), value("x", DType::f32, {2, 3})}, {},
       if_node("c", branch("Neg", "nowhere", "t"), branch("Relu", "x", "r")));
+  // If on a condition computed at run time (both branches planned); a Loop whose trip count is a
+  // graph input (a fuzzer's huge one meets SessionOptions::max_loop_iterations) with a scan
+  // output; a Scan over axis 1, backwards.
+  {
+    g::Graph gr;
+    gr.inputs = {value("x", DType::f32, {100})};
+    gr.nodes = {node("ReduceMax", {"x"}, {"m"}, {g::Attribute::of_int("keepdims", 0)}), node("Greater", {"m", "m"}, {"c"}),
+                if_node("c", branch("Neg", "x", "t"), branch("Relu", "x", "r"))};
+    gr.outputs = {value("y", DType::f32, {100})};
+    add("if_run_time_condition", gr);
+  }
+  {
+    g::Graph body;
+    body.name = "body";
+    body.opsets.clear();
+    body.inputs = {value("i", DType::i64, {}), value("c", DType::boolean, {}), value("v", DType::f32, {3})};
+    body.nodes = {node("Identity", {"c"}, {"c_out"}), node("Add", {"v", "x"}, {"v_out"}), node("Cast", {"i"}, {"col"}, {g::Attribute::of_int("to", 1)})};
+    body.outputs = {value("c_out", DType::boolean, {}), value("v_out", DType::f32, {3}), value("col", DType::f32, {})};
+    g::Graph gr;
+    gr.inputs = {value("M", DType::i64, {}), value("x", DType::f32, {3})};
+    gr.nodes = {node("Loop", {"M", "", "x"}, {"y", "cols"}, {g::Attribute::of_graph("body", std::move(body))})};
+    gr.outputs = {value("y", DType::f32, {3}), value("cols", DType::f32, {})};
+    gr.outputs[1].has_shape = false;
+    add("loop_trip_count_input", gr);
+  }
+  {
+    g::Graph body;
+    body.name = "body";
+    body.opsets.clear();
+    body.inputs = {value("s", DType::f32, {2}), value("col", DType::f32, {2})};
+    body.nodes = {node("Add", {"s", "col"}, {"s_out"}), node("Identity", {"s_out"}, {"out"})};
+    body.outputs = {value("s_out", DType::f32, {2}), value("out", DType::f32, {2})};
+    one("scan_axis1_reverse", {value("s0", DType::f32, {2}), value("x", DType::f32, {2, 5})}, {},
+        node("Scan", {"s0", "x"}, {"y", "outs"},
+             {g::Attribute::of_graph("body", std::move(body)), g::Attribute::of_int("num_scan_inputs", 1), g::Attribute::of_ints("scan_input_axes", {1}),
+              g::Attribute::of_ints("scan_input_directions", {1}), g::Attribute::of_ints("scan_output_axes", {1})}));
+  }
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "onemodel/io/onnx.h"
+#include "oracle_case.h"
 #include "runtime/runtime_helpers.h"
 
 using namespace rt;
@@ -82,6 +83,19 @@ std::string plan_error(const g::Graph& gr, const std::vector<Feed>& feeds, om::S
   return st.is_ok() ? std::string() : st.message();
 }
 
+// The graph with these feeds as an ONNX Runtime oracle case (tools/trace_oracle): the expected
+// outputs are this Session's.
+void oracle_case(const std::string& name, const g::Graph& gr, const std::vector<Feed>& feeds, const std::string& set = "") {
+  om::Session s(gr);
+  const std::vector<Out> y = run(s, feeds);
+  std::vector<g::TensorData> in, expected;
+  for (const Feed& f : feeds) in.push_back(g::TensorData::copy_of(f.name, f.dtype, f.dims, f.bytes.data(), f.bytes.size()));
+  for (size_t i = 0; i < y.size(); ++i)
+    expected.push_back(g::TensorData::copy_of(gr.outputs[i].name, y[i].dtype, y[i].dims, y[i].bytes.data(), y[i].bytes.size()));
+  if (set.empty()) oracle::write_oracle_case(name, gr, in, expected);
+  else oracle::add_oracle_inputs(name, set, in, expected);
+}
+
 }  // namespace
 
 TEST_CASE("Loop: a trip count and a condition computed from data, one plan for every trip count") {
@@ -100,6 +114,8 @@ TEST_CASE("Loop: a trip count and a condition computed from data, one plan for e
     // The trip count and the limit are read at run time: every run shares one plan.
     CHECK(s.cached_plan_count() == 1);
   }
+  oracle_case("loops_while", gr, {i64_feed("M", 10), Feed::of("x", {2, 3}, kX), Feed::of("limit", {4}, std::vector<float>(4, 40.0f))});
+  oracle_case("loops_while", gr, {i64_feed("M", 3), Feed::of("x", {2, 3}, kX), Feed::of("limit", {4}, std::vector<float>(4, 1e9f))}, "trip_count_3");
 }
 
 TEST_CASE("Loop: the iteration cap stops a loop that would run on, naming the option") {
@@ -171,6 +187,7 @@ TEST_CASE("Loop: scan outputs stacked per iteration, values swapped between iter
   CHECK(om::onnx::write(back) == bytes);
   om::Session s(back);
   CHECK(run(s, {Feed::of("x", {3}, x), Feed::of("a0", {3}, a0)})[2].as<float>() == cols);
+  oracle_case("loops_nested_swap_scan", gr, {Feed::of("x", {3}, x), Feed::of("a0", {3}, a0)});
 }
 
 TEST_CASE("Scan: axes, reverse directions, several states and outputs") {
@@ -212,6 +229,7 @@ TEST_CASE("Scan: axes, reverse directions, several states and outputs") {
     CHECK(y[2].as<float>() == ss);
     CHECK(y[3].as<float>() == ps);
   }
+  oracle_case("loops_scan_axes", gr, {Feed::of("s0", {2}, s0), Feed::of("p0", {2}, p0), Feed::of("x", {2, T}, x), Feed::of("z", {T, 2}, z)});
 }
 
 TEST_CASE("If with a condition computed at run time: both branches planned, each run takes one") {
@@ -263,6 +281,8 @@ TEST_CASE("If with a condition computed at run time: both branches planned, each
     }
     CHECK(g_allocations.load() - before == 0);
   }
+  oracle_case("loops_if_run_time", gr, {Feed::of("x", {100}, pos)});
+  oracle_case("loops_if_run_time", gr, {Feed::of("x", {100}, neg)}, "else");
   SUBCASE("branches of different shapes need a condition known when planning") {
     g::Graph bad = gr;
     bad.nodes[2].attributes[1] = g::Attribute::of_graph(
