@@ -131,6 +131,10 @@ inline const std::map<std::string, std::function<Example()>>& examples() {
          e.attrs.push_back(Attribute::of_graph("body", std::move(body)));
          return e;
        }},
+      {"ReverseSequence", [] {
+         Example e{{f32("x", {4, 2, 3})}, {TensorData::from_vector<int64_t>("lens", {2}, {3, 1})}, {"x", "lens"}, {}};
+         return e;
+       }},
       {"Sqrt", [] { return Example{{Feed::of("x", {3}, std::vector<float>{0.25f, 1, 9})}, {}, {"x"}, {}}; }},
       {"Log", [] { return Example{{Feed::of("x", {3}, std::vector<float>{0.25f, 1, 9})}, {}, {"x"}, {}}; }},
       {"Gelu", [] { Example e = unary(); e.attrs = {Attribute::of_string("approximate", "tanh")}; return e; }},

@@ -498,7 +498,8 @@ constexpr OpDef kOps[] = {
     f32_unary_op("Abs", unary_kernel<UnaryOp::Abs>, "f32").with_flags(kOpF16InF32),
     f32_unary_op("Reciprocal", unary_kernel<UnaryOp::Reciprocal>, "f32").with_flags(kOpF16InF32),
     op("Mod").upgrades_from(10).inputs(2).attributes(kModAttrs).shapes(infer_mod).prepared(prepare_mod).kernel(mod_kernel)
-        .doc("f32 f64 (fmod 1) i64 i32 i16 i8 u64 u32 u16 u8, broadcasting; fmod 0: the sign of the divisor; by zero is an error"),
+        .doc("f32 f64 (fmod 1) i64 i32 i16 i8 u64 u32 u16 u8, broadcasting; fmod 0: the sign of the divisor; by zero is an error; "
+             "f16 in f32 (fmod's result is exact, so rounding back changes nothing)").with_flags(kOpF16InF32),
     op("Sign").upgrades_from(9).inputs(1).shapes(infer_sign).prepared(prepare_elements).kernel(sign_kernel).doc("f32 i64 i32 i8 u8"),
     f32_unary_op("Floor", floor_kernel, "f32").with_flags(kOpF16InF32),
     f32_unary_op("Ceil", ceil_kernel, "f32").with_flags(kOpF16InF32),

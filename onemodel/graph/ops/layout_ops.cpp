@@ -1,5 +1,6 @@
 // Layout operators that copy elements without arithmetic: Size, Trilu, Split, Tile,
-// DepthToSpace, SpaceToDepth and Dropout (inference: the identity). Any dtype; exact by nature.
+// DepthToSpace, SpaceToDepth, ReverseSequence and Dropout (inference: the identity). Any dtype;
+// exact by nature.
 #include <cstdint>
 #include <cstring>
 
@@ -281,7 +282,60 @@ Status dropout_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+// ---- ReverseSequence: each batch item's first sequence_lens[b] time steps in reverse order ----
+
+Status infer_reverse_sequence(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  OM_TRY(need_input(ctx, 1));
+  const ValueDesc* x = ctx.input(0);
+  const ValueDesc* lens = ctx.input(1);
+  const int64_t t_axis = ctx.node.attr_int("time_axis", 0), b_axis = ctx.node.attr_int("batch_axis", 1);
+  if (x->shape.size() < 2 || !((t_axis == 0 && b_axis == 1) || (t_axis == 1 && b_axis == 0)))
+    return ctx.error(ErrorKind::InvalidArgument, msg("input ", shape_str(x->shape), " with time_axis ", t_axis, " and batch_axis ", b_axis,
+                                                     ": the input needs rank >= 2, and the axes are 0 and 1 in either order"));
+  if (lens->dtype != DType::i64 || lens->shape.size() != 1 || lens->shape[0] != x->shape[size_t(b_axis)])
+    return ctx.error(ErrorKind::InvalidArgument, msg("sequence_lens must be i64 [", x->shape[size_t(b_axis)], "] (one per batch item), got ",
+                                                     dtype_name(lens->dtype), " ", shape_str(lens->shape)));
+  ctx.set_output(0, x->dtype, x->shape);
+  return Status::ok();
+}
+
+// Work: the (time, batch) rows, each `inner` elements.
+struct ReverseSequenceParams {
+  int64_t time = 0, batch = 0, inner = 1;
+  bool time_first = true;
+};
+
+Status prepare_reverse_sequence(const InferContext& ctx, Prepared& out) {
+  const std::vector<int64_t>& x = ctx.input(0)->shape;
+  ReverseSequenceParams& p = out.record<ReverseSequenceParams>();
+  p.time_first = ctx.node.attr_int("time_axis", 0) == 0;
+  p.time = x[p.time_first ? 0 : 1];
+  p.batch = x[p.time_first ? 1 : 0];
+  for (size_t d = 2; d < x.size(); ++d) p.inner *= x[d];
+  out.work = p.time * p.batch;
+  return Status::ok();
+}
+
+Status reverse_sequence_kernel(const KernelContext& k) {
+  const ReverseSequenceParams& p = k.params<ReverseSequenceParams>();
+  const int64_t* lens = k.in(1).as<const int64_t>();
+  const size_t row = size_t(p.inner) * dtype_size(k.in(0).dtype);
+  const uint8_t* x = static_cast<const uint8_t*>(k.in(0).data);
+  uint8_t* y = static_cast<uint8_t*>(k.out(0).data);
+  auto at = [&](int64_t t, int64_t b) { return size_t(p.time_first ? t * p.batch + b : b * p.time + t) * row; };
+  for (int64_t r = k.begin; r < k.end; ++r) {
+    const int64_t t = p.time_first ? r / p.batch : r % p.time, b = p.time_first ? r % p.batch : r / p.time;
+    const int64_t len = lens[b];
+    if (len < 0 || len > p.time)
+      return k.error(ErrorKind::InvalidArgument, msg("sequence_lens[", b, "] = ", len, " is outside [0, ", p.time, "] (the time axis)"));
+    std::memcpy(y + at(t, b), x + at(t < len ? len - 1 - t : t, b), row);
+  }
+  return Status::ok();
+}
+
 constexpr AttrSpec kTriluAttrs[] = {{"upper", AttrKind::Int}};
+constexpr AttrSpec kReverseSequenceAttrs[] = {{"time_axis", AttrKind::Int}, {"batch_axis", AttrKind::Int}};
 constexpr AttrSpec kSplitAttrs[] = {{"axis", AttrKind::Int}, {"split", AttrKind::Ints}, {"num_outputs", AttrKind::PositiveInt}};
 constexpr AttrSpec kBlockAttrs[] = {{"blocksize", AttrKind::PositiveInt}, {"mode", AttrKind::String}};
 constexpr AttrSpec kDropoutAttrs[] = {{"ratio", AttrKind::Float}, {"seed", AttrKind::Int}};
@@ -301,6 +355,9 @@ constexpr OpDef kOps[] = {
     op("SpaceToDepth").upgrades_from(1).inputs(1).attributes(kBlockAttrs).shapes(infer_block<false>)
         .prepared(prepare_block<false>).kernel(strided_copy_kernel)
         .doc("any dtype, 4-D, blocksize").with_flags(kOpF16InF32),
+    op("ReverseSequence").since_opset(10).inputs(2).attributes(kReverseSequenceAttrs).shapes(infer_reverse_sequence)
+        .prepared(prepare_reverse_sequence).kernel(reverse_sequence_kernel)
+        .doc("any dtype; time_axis and batch_axis 0 and 1; sequence_lens (i64, one per batch item) read at run time").with_flags(kOpF16InF32),
     op("Dropout").upgrades_from(7).plan_time_inputs_mask((1u << 1) | (1u << 2)).attr_became_input("ratio", 1, 12).inputs(1, 3).attributes(kDropoutAttrs)
         .shapes(infer_dropout).prepared(prepare_elements).kernel(dropout_kernel).doc("inference only: the identity, mask all true; training_mode must be false, or true with ratio 0").with_flags(kOpF16InF32),
 };
@@ -310,5 +367,5 @@ constexpr OpDef kOps[] = {
 }  // namespace om::graph::ops
 
 // The family's operators, one symbol each (onemodel/op_list.h).
-#define OM_LAYOUT_OPS(X) X(Size) X(Trilu) X(Split) X(Tile) X(DepthToSpace) X(SpaceToDepth) X(Dropout)
+#define OM_LAYOUT_OPS(X) X(Size) X(Trilu) X(Split) X(Tile) X(DepthToSpace) X(SpaceToDepth) X(ReverseSequence) X(Dropout)
 OM_OP_FAMILY_TABLE(layout, OM_LAYOUT_OPS)
