@@ -3,12 +3,15 @@
 // scalar ones over the same sweep. The bounds checked here are the ones docs/exactness.md states.
 #include <doctest/doctest.h>
 
+#include <cinttypes>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "kernels/kernel_test_util.h"
+#include "onemodel/graph/ops/trig.h"
 
 using namespace om::kernels;
 using namespace om::kernels::test;
@@ -115,4 +118,71 @@ TEST_CASE("transcendentals: special inputs") {
     CHECK(y[2] == 0.0f);
     CHECK(std::isnan(y[3]));
   }
+}
+
+// The library's trigonometric, inverse and hyperbolic functions (graph/ops/trig.h): within one
+// ulp of the double-precision C library over a sweep of float bit patterns (where the result is
+// a normal float), the special values of each, and a hash of every result the cross-machine check
+// compares (tools/exactness.sh: the same bits on x86-64 and AArch64).
+TEST_CASE("library trigonometric, inverse and hyperbolic functions: max ulp error vs double libm; hashed") {
+  namespace ops = om::graph::ops;
+  struct Trig {
+    const char* name;
+    float (*f)(float);
+    double (*ref)(double);
+  };
+  const Trig fns[] = {
+      {"sin", ops::library_sin_f32, [](double x) { return std::sin(x); }},     {"cos", ops::library_cos_f32, [](double x) { return std::cos(x); }},
+      {"tan", ops::library_tan_f32, [](double x) { return std::tan(x); }},     {"asin", ops::library_asin_f32, [](double x) { return std::asin(x); }},
+      {"acos", ops::library_acos_f32, [](double x) { return std::acos(x); }},  {"atan", ops::library_atan_f32, [](double x) { return std::atan(x); }},
+      {"sinh", ops::library_sinh_f32, [](double x) { return std::sinh(x); }},  {"cosh", ops::library_cosh_f32, [](double x) { return std::cosh(x); }},
+      {"asinh", ops::library_asinh_f32, [](double x) { return std::asinh(x); }}, {"acosh", ops::library_acosh_f32, [](double x) { return std::acosh(x); }},
+      {"atanh", ops::library_atanh_f32, [](double x) { return std::atanh(x); }},
+  };
+  const std::vector<float> x = sweep_inputs(4099);
+  uint64_t hash = 1469598103934665603ull;
+  for (const Trig& t : fns) {
+    double worst = 0, worst_x = 0;
+    for (float v : x) {
+      const float got = t.f(v);
+      uint32_t bits = 0;
+      std::memcpy(&bits, &got, 4);
+      if (std::isnan(got)) bits = 0x7fc00000u;  // one NaN pattern
+      hash = (hash ^ bits) * 1099511628211ull;
+      // sin, cos and tan beyond 2^19 pi/2 reduce less accurately (still the same bits everywhere).
+      if ((t.f == ops::library_sin_f32 || t.f == ops::library_cos_f32 || t.f == ops::library_tan_f32) && std::fabs(v) > 8.0e5f) continue;
+      const double r = t.ref(double(v));
+      if (std::isnan(r)) {
+        CHECK_MESSAGE(std::isnan(got), t.name, "(", v, ") = ", got, ", want NaN");
+        continue;
+      }
+      if (!std::isfinite(r) || std::fabs(r) < 0x1p-126 || std::fabs(r) > 0x1.fffffep127) continue;
+      const double u = std::fabs(double(got) - r) / ulp_of(r);
+      if (u > worst) {
+        worst = u;
+        worst_x = v;
+      }
+    }
+    MESSAGE(std::string(t.name) << ": max " << worst << " ulp at " << worst_x);
+    CHECK(worst <= 1.0);
+  }
+  // Special values.
+  CHECK(ops::library_asin_f32(1.0f) == float(M_PI / 2));
+  CHECK(ops::library_acos_f32(-1.0f) == float(M_PI));
+  CHECK(ops::library_acos_f32(1.0f) == 0.0f);
+  CHECK(ops::library_atan_f32(INFINITY) == float(M_PI / 2));
+  CHECK(ops::library_atan_f32(-INFINITY) == -float(M_PI / 2));
+  CHECK(ops::library_atanh_f32(1.0f) == INFINITY);
+  CHECK(std::isnan(ops::library_atanh_f32(1.5f)));
+  CHECK(std::isnan(ops::library_acosh_f32(0.5f)));
+  CHECK(ops::library_cosh_f32(100.0f) == INFINITY);
+  CHECK(ops::library_sinh_f32(-100.0f) == -INFINITY);
+  CHECK(ops::library_asinh_f32(INFINITY) == INFINITY);
+  CHECK(std::signbit(ops::library_sinh_f32(-0.0f)));
+  CHECK(std::signbit(ops::library_atan_f32(-0.0f)));
+  CHECK(std::isnan(ops::library_tan_f32(INFINITY)));
+  for (auto f : {ops::library_sin_f32, ops::library_tan_f32, ops::library_asin_f32, ops::library_atan_f32, ops::library_sinh_f32,
+                 ops::library_asinh_f32, ops::library_atanh_f32})
+    CHECK(std::signbit(f(-0.0f)));
+  std::printf("EXACT_HASH library_trig %s %016" PRIx64 "\n", isa_name(active_isa()), hash);
 }

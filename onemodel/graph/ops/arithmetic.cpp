@@ -1,10 +1,9 @@
 // Arithmetic graph operators: Add, Sub, Mul, Div and Pow with numpy broadcasting, Neg, the
 // f32 maps Sqrt, Erf, Exp, Log, Abs and Reciprocal, Mod, Sign, rounding (Floor, Ceil, Round),
-// the trigonometric and hyperbolic maps, and the variadic Sum/Mean. f32 work goes through the
-// shared kernels; integer paths are plain loops. Each op is one rounding per element with the
-// library's own transcendental functions (sin and cos here, trig.h), so the fast and the exact
-// kernel are the same function — except Pow and the C-library maps (Tan, Acos, Sinh...), whose
-// results are not guaranteed identical across ISAs: fast only.
+// the trigonometric, inverse and hyperbolic maps, and the variadic Sum/Mean. f32 work goes
+// through the shared kernels; integer paths are plain loops. Each op is one rounding per element
+// with the library's own transcendental functions (trig.h, kernels/exact), so the fast and the
+// exact kernel are the same function.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -354,78 +353,10 @@ Status floor_kernel(const KernelContext& k) { return map_f32(k, [](float v) { re
 Status ceil_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return std::ceil(v); }); }
 // Halves to even, as ONNX Round (the default rounding mode of the C library).
 Status round_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return std::nearbyint(v); }); }
-// sin and cos of a float, computed in double: x = q (pi/2) + r by a three-part Cody-Waite
-// reduction (exact products for |x| < 2^19 pi/2; beyond, less accurate but still the same bits),
-// then Taylor polynomials on |r| <= pi/4 and one rounding to float. Only +, -, * and nearbyint on
-// doubles (the library is compiled without fma contraction), so every IEEE machine gives the
-// same bits: exact-mode kernels (docs/exactness.md).
-constexpr double kPio2a = 1.57079632673412561417e+00;  // pi/2 in three parts
-constexpr double kPio2b = 6.07710050630396597660e-11;
-constexpr double kPio2c = 2.02226624871116645580e-21;
-constexpr double kTwoOverPi = 6.36619772367581382433e-01;
 
-constexpr double fact(int n) { return n <= 1 ? 1.0 : double(n) * fact(n - 1); }
-
-// Taylor coefficients (-1)^j / (2j+1)! and (-1)^j / (2j)!, j = 1..10, rounded once at compile time.
-struct TrigCoeffs {
-  double s[10], c[10];
-};
-constexpr TrigCoeffs trig_coeffs() {
-  TrigCoeffs t{};
-  for (int j = 1; j <= 10; ++j) {
-    t.s[j - 1] = (j % 2 ? -1.0 : 1.0) / fact(2 * j + 1);
-    t.c[j - 1] = (j % 2 ? -1.0 : 1.0) / fact(2 * j);
-  }
-  return t;
-}
-constexpr TrigCoeffs kTrig = trig_coeffs();
-
-double sin_poly(double r) {  // r - r^3/3! + ... + r^21/21!
-  const double r2 = r * r;
-  double p = 0.0;
-  for (int j = 9; j >= 0; --j) p = kTrig.s[j] + r2 * p;
-  return r + r * r2 * p;
-}
-double cos_poly(double r) {  // 1 - r^2/2! + ... + r^20/20!
-  const double r2 = r * r;
-  double p = 0.0;
-  for (int j = 9; j >= 0; --j) p = kTrig.c[j] + r2 * p;
-  return 1.0 + r2 * p;
-}
-
-template <bool Cos>
-float sin_cos_f32(float xf) {
-  if (!std::isfinite(xf)) return std::numeric_limits<float>::quiet_NaN();
-  const double x = xf;
-  const double q = std::nearbyint(x * kTwoOverPi);
-  const double r = ((x - q * kPio2a) - q * kPio2b) - q * kPio2c;
-  const int quadrant = int(int64_t(std::fmod(q, 4.0) + 4.0) % 4) + (Cos ? 1 : 0);
-  double v;
-  switch (quadrant % 4) {
-    case 0: v = sin_poly(r); break;
-    case 1: v = cos_poly(r); break;
-    case 2: v = -sin_poly(r); break;
-    default: v = -cos_poly(r); break;
-  }
-  return float(v);
-}
-
-Status cos_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return sin_cos_f32<true>(v); }); }
-Status sin_kernel(const KernelContext& k) { return map_f32(k, [](float v) { return sin_cos_f32<false>(v); }); }
-
-// The C library's inverse and hyperbolic functions and tan: not guaranteed the same bits on
-// every ISA, hence fast only.
+// The library's own functions (trig.h): the same bits on every machine, so one kernel for both modes.
 template <float (*F)(float)>
-Status libm_kernel(const KernelContext& k) { return map_f32(k, F); }
-float f_acos(float v) { return std::acos(v); }
-float f_asin(float v) { return std::asin(v); }
-float f_atan(float v) { return std::atan(v); }
-float f_acosh(float v) { return std::acosh(v); }
-float f_asinh(float v) { return std::asinh(v); }
-float f_atanh(float v) { return std::atanh(v); }
-float f_tan(float v) { return std::tan(v); }
-float f_sinh(float v) { return std::sinh(v); }
-float f_cosh(float v) { return std::cosh(v); }
+Status library_kernel(const KernelContext& k) { return map_f32(k, F); }
 
 // ---- Sign ----
 
@@ -478,8 +409,9 @@ Status variadic_kernel(const KernelContext& k) {
 }
 
 constexpr AttrSpec kModAttrs[] = {{"fmod", AttrKind::Int}};
-constexpr OpDef libm(const char* type, KernelFn k, int oldest) {
-  return op(type).upgrades_from(oldest).inputs(1).shapes(infer_f32_unary).prepared(prepare_elements).fast_only(k).doc("f32, C library; fast only");
+constexpr OpDef library_op(const char* type, KernelFn k, int oldest) {
+  return f32_unary_op(type, k, "f32, the library's own (double reduction and series, one rounding; graph/ops/trig.h)").upgrades_from(oldest)
+      .with_flags(kOpF16InF32);
 }
 
 constexpr OpDef kOps[] = {
@@ -504,17 +436,17 @@ constexpr OpDef kOps[] = {
     f32_unary_op("Floor", floor_kernel, "f32").with_flags(kOpF16InF32),
     f32_unary_op("Ceil", ceil_kernel, "f32").with_flags(kOpF16InF32),
     f32_unary_op("Round", round_kernel, "f32, halves to even").upgrades_from(11).with_flags(kOpF16InF32),
-    f32_unary_op("Cos", cos_kernel, "f32, library cos (double Cody-Waite and Taylor)").upgrades_from(7).with_flags(kOpF16InF32),
-    f32_unary_op("Sin", sin_kernel, "f32, library sin (double Cody-Waite and Taylor)").upgrades_from(7).with_flags(kOpF16InF32),
-    libm("Acos", libm_kernel<f_acos>, 7),
-    libm("Asin", libm_kernel<f_asin>, 7),
-    libm("Atan", libm_kernel<f_atan>, 7),
-    libm("Acosh", libm_kernel<f_acosh>, 9),
-    libm("Asinh", libm_kernel<f_asinh>, 9),
-    libm("Atanh", libm_kernel<f_atanh>, 9),
-    libm("Tan", libm_kernel<f_tan>, 7),
-    libm("Sinh", libm_kernel<f_sinh>, 9),
-    libm("Cosh", libm_kernel<f_cosh>, 9),
+    library_op("Cos", library_kernel<library_cos_f32>, 7),
+    library_op("Sin", library_kernel<library_sin_f32>, 7),
+    library_op("Tan", library_kernel<library_tan_f32>, 7),
+    library_op("Acos", library_kernel<library_acos_f32>, 7),
+    library_op("Asin", library_kernel<library_asin_f32>, 7),
+    library_op("Atan", library_kernel<library_atan_f32>, 7),
+    library_op("Acosh", library_kernel<library_acosh_f32>, 9),
+    library_op("Asinh", library_kernel<library_asinh_f32>, 9),
+    library_op("Atanh", library_kernel<library_atanh_f32>, 9),
+    library_op("Sinh", library_kernel<library_sinh_f32>, 9),
+    library_op("Cosh", library_kernel<library_cosh_f32>, 9),
     op("Sum").upgrades_from(6).inputs(1, 64).shapes(infer_variadic).prepared(prepare_elements).kernel(variadic_kernel<false>)
         .doc("f32, broadcasting; summed in input order").with_flags(kOpF16InF32),
     op("Mean").upgrades_from(6).inputs(1, 64).shapes(infer_variadic).prepared(prepare_elements).kernel(variadic_kernel<true>)
@@ -522,9 +454,6 @@ constexpr OpDef kOps[] = {
 };
 
 }  // namespace
-
-float library_cos_f32(float x) { return sin_cos_f32<true>(x); }
-float library_sin_f32(float x) { return sin_cos_f32<false>(x); }
 
 }  // namespace om::graph::ops
 
