@@ -21,6 +21,10 @@
 #include "onemodel/graph/ir.h"
 #include "onemodel/op_list.h"
 
+namespace om::runtime {
+struct ControlFlowHooks;  // runtime/plan_internal.h
+}
+
 namespace om::graph {
 
 // Ranks above this are refused at plan time; kernels keep index arrays of this size on the
@@ -272,6 +276,10 @@ struct OpDef {
   // they must be known when planning. A graph input feeding one (directly or through foldable
   // nodes) is a value input: its values join the plan key (docs/memory.md, "Plans").
   uint32_t plan_time_inputs = 0;
+  // Control flow (kOpControlFlow): how the plan lays out and plans the node's subgraphs
+  // (runtime/plan_control.cpp). Referenced only from these records, so a program that registers
+  // no control-flow operator links none of that planning.
+  const runtime::ControlFlowHooks* control_flow = nullptr;
   const char* notes = "";             // one line for docs/operators.md
 
   constexpr OpDef inputs(int lo, int hi) const { OpDef d = *this; d.min_inputs = lo; d.max_inputs = hi; return d; }
@@ -307,6 +315,12 @@ struct OpDef {
     return d;
   }
   constexpr OpDef plan_time_inputs_mask(uint32_t mask) const { OpDef d = *this; d.plan_time_inputs = mask; return d; }
+  constexpr OpDef runs_subgraphs(const runtime::ControlFlowHooks* hooks) const {
+    OpDef d = *this;
+    d.control_flow = hooks;
+    d.flags |= kOpControlFlow;
+    return d;
+  }
   constexpr OpDef doc(const char* line) const { OpDef d = *this; d.notes = line; return d; }
 };
 constexpr OpDef op(const char* op_type) { OpDef d; d.op_type = op_type; return d; }

@@ -8,8 +8,15 @@
 //   iteration; loop-carried values live in the arena and keep their shapes.
 #include "onemodel/graph/ops/op_util.h"
 
+namespace om::runtime {
+struct ControlFlowHooks;
+extern const ControlFlowHooks kControlFlowHooks;  // runtime/plan_control.cpp: the planning these records link
+}
+
 namespace om::graph::ops {
 namespace {
+
+constexpr const runtime::ControlFlowHooks* kPlanner = &runtime::kControlFlowHooks;
 
 constexpr AttrSpec kIfAttrs[] = {{"then_branch", AttrKind::Graph}, {"else_branch", AttrKind::Graph}};
 constexpr AttrSpec kLoopAttrs[] = {{"body", AttrKind::Graph}};
@@ -21,14 +28,14 @@ constexpr AttrSpec kScanAttrs[] = {{"body", AttrKind::Graph},
                                    {"scan_output_directions", AttrKind::Ints}};
 
 constexpr OpDef kOps[] = {
-    op("If").since_opset(1).inputs(1).attributes(kIfAttrs).with_flags(kOpControlFlow)
+    op("If").since_opset(1).inputs(1).attributes(kIfAttrs).runs_subgraphs(kPlanner)
         .doc("a condition known when planning (a constant, computed from shapes, or an integer/bool graph input: one plan per value) "
              "inlines one branch, and branches may give different shapes; a run-time condition plans both and runs one "
              "(the branches' outputs of equal shapes)"),
-    op("Loop").since_opset(1).inputs(2, 66).attributes(kLoopAttrs).with_flags(kOpControlFlow)
+    op("Loop").since_opset(1).inputs(2, 66).attributes(kLoopAttrs).runs_subgraphs(kPlanner)
         .doc("the body planned once, run per iteration; trip count and condition from values; loop-carried values keep their "
              "shapes; scan outputs need the iteration count known when planning; SessionOptions::max_loop_iterations caps a run"),
-    op("Scan").since_opset(9).inputs(1, 64).attributes(kScanAttrs).with_flags(kOpControlFlow)
+    op("Scan").since_opset(9).inputs(1, 64).attributes(kScanAttrs).runs_subgraphs(kPlanner)
         .doc("the body planned once, run per slice; input and output axes and directions; states keep their shapes"),
 };
 
