@@ -18,13 +18,14 @@ const char* dtype_name(DType t) {
     case DType::u16: return "u16";
     case DType::u32: return "u32";
     case DType::u64: return "u64";
+    case DType::bf16: return "bf16";
   }
   return "?";
 }
 
 bool dtype_from_onnx(int32_t code, DType* out) {
   switch (code) {
-    case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 9: case 10: case 11: case 12: case 13:
+    case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 9: case 10: case 11: case 12: case 13: case 16:
       *out = static_cast<DType>(code);
       return true;
     default:
@@ -87,6 +88,27 @@ half float_to_half(float f) {
   uint32_t q = m >> 13;
   if (rem > 0x1000u || (rem == 0x1000u && (q & 1))) ++q;
   h.bits = uint16_t(sign | q);
+  return h;
+}
+
+float bf16_to_float(bfloat16 h) {
+  const uint32_t bits = uint32_t(h.bits) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+bfloat16 float_to_bf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  bfloat16 h;
+  if ((x & 0x7fffffffu) > 0x7f800000u) {  // NaN: keep the sign and the top payload bits, quiet
+    h.bits = uint16_t((x >> 16) | 0x0040u);
+    return h;
+  }
+  // Round to nearest even on the dropped 16 bits (a carry may reach the exponent: inf is right).
+  x += 0x7fffu + ((x >> 16) & 1u);
+  h.bits = uint16_t(x >> 16);
   return h;
 }
 

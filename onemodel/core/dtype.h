@@ -18,6 +18,7 @@ enum class DType : int32_t {
   u16 = 4,
   u32 = 12,
   u64 = 13,
+  bf16 = 16,
 };
 
 constexpr size_t dtype_size(DType t) {
@@ -34,6 +35,7 @@ constexpr size_t dtype_size(DType t) {
     case DType::u16: return 2;
     case DType::u32: return 4;
     case DType::u64: return 8;
+    case DType::bf16: return 2;
   }
   return 0;
 }
@@ -49,6 +51,23 @@ struct half {
 float half_to_float(half h);
 half float_to_half(float f);  // round to nearest even
 
+// bfloat16 storage type (f32's upper half: 8 exponent bits, 7 mantissa bits); arithmetic in f32.
+struct bfloat16 {
+  uint16_t bits = 0;
+};
+float bf16_to_float(bfloat16 h);  // exact
+bfloat16 float_to_bf16(float f);  // round to nearest even; NaN stays NaN (quiet, sign kept)
+
+// The 16-bit float storage types (f16, bf16), for code written once over both.
+inline float storage_to_float(half h) { return half_to_float(h); }
+inline float storage_to_float(bfloat16 h) { return bf16_to_float(h); }
+template <typename T> struct is_float16_storage { static constexpr bool value = false; };
+template <> struct is_float16_storage<half> { static constexpr bool value = true; };
+template <> struct is_float16_storage<bfloat16> { static constexpr bool value = true; };
+template <typename T> T float_to_storage(float f);
+template <> inline half float_to_storage<half>(float f) { return float_to_half(f); }
+template <> inline bfloat16 float_to_storage<bfloat16>(float f) { return float_to_bf16(f); }
+
 template <typename T> struct dtype_of;
 template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
 template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::u8; };
@@ -62,5 +81,6 @@ template <> struct dtype_of<int16_t> { static constexpr DType value = DType::i16
 template <> struct dtype_of<uint16_t> { static constexpr DType value = DType::u16; };
 template <> struct dtype_of<uint32_t> { static constexpr DType value = DType::u32; };
 template <> struct dtype_of<uint64_t> { static constexpr DType value = DType::u64; };
+template <> struct dtype_of<bfloat16> { static constexpr DType value = DType::bf16; };
 
 }  // namespace om

@@ -15,6 +15,7 @@ decltype(auto) visit_dtype(DType dt, F&& f) {
     case DType::f32: return f(TypeTag<float>{});
     case DType::f64: return f(TypeTag<double>{});
     case DType::f16: return f(TypeTag<half>{});
+    case DType::bf16: return f(TypeTag<bfloat16>{});
     case DType::u8: return f(TypeTag<uint8_t>{});
     case DType::i8: return f(TypeTag<int8_t>{});
     case DType::u16: return f(TypeTag<uint16_t>{});

@@ -56,6 +56,7 @@ double load_any(DType dt, const void* p) {
     case DType::i64: return load_as_double<int64_t>(p);
     case DType::boolean: return *static_cast<const uint8_t*>(p) ? 1.0 : 0.0;
     case DType::f16: return half_to_float(*static_cast<const half*>(p));
+    case DType::bf16: return bf16_to_float(*static_cast<const bfloat16*>(p));
     case DType::f64: return load_as_double<double>(p);
     case DType::i16: return load_as_double<int16_t>(p);
     case DType::u16: return load_as_double<uint16_t>(p);
@@ -73,6 +74,7 @@ void store_any(DType dt, void* p, double v) {
     case DType::i64: *static_cast<int64_t*>(p) = float_to_int<int64_t>(v); break;
     case DType::boolean: *static_cast<uint8_t*>(p) = v != 0 ? 1 : 0; break;
     case DType::f16: *static_cast<half*>(p) = float_to_half(float(v)); break;
+    case DType::bf16: *static_cast<bfloat16*>(p) = float_to_bf16(float(v)); break;
     case DType::f64: *static_cast<double*>(p) = v; break;
     case DType::i16: *static_cast<int16_t*>(p) = float_to_int<int16_t>(v); break;
     case DType::u16: *static_cast<uint16_t*>(p) = float_to_int<uint16_t>(v); break;
@@ -326,6 +328,7 @@ OM_INSTANTIATE(int32_t)
 OM_INSTANTIATE(int8_t)
 OM_INSTANTIATE(uint8_t)
 OM_INSTANTIATE(half)
+OM_INSTANTIATE(bfloat16)
 OM_INSTANTIATE(double)
 OM_INSTANTIATE(int16_t)
 OM_INSTANTIATE(uint16_t)

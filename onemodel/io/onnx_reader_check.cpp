@@ -139,7 +139,7 @@ Status finish_tensor(TensorFields tf, const std::string& where, TensorData* out)
   const char* field = !tf.floats.empty() ? "float_data" : !tf.int32s.empty() ? "int32_data" : "int64_data";
   const size_t count = !tf.floats.empty() ? tf.floats.size() : !tf.int32s.empty() ? tf.int32s.size() : tf.int64s.size();
   const bool fits = (dt == DType::f32 && !tf.floats.empty()) || (dt == DType::i64 && !tf.int64s.empty()) ||
-                    ((dt == DType::i32 || dt == DType::i8 || dt == DType::u8 || dt == DType::boolean || dt == DType::f16 ||
+                    ((dt == DType::i32 || dt == DType::i8 || dt == DType::u8 || dt == DType::boolean || dt == DType::f16 || dt == DType::bf16 ||
                       dt == DType::i16 || dt == DType::u16) &&
                      !tf.int32s.empty());
   if (!fits) return format(where, msg("tensor '", t.name, "' (", dtype_name(dt), ") stores its values in ", field, ", which does not hold that dtype"));
@@ -156,7 +156,8 @@ Status finish_tensor(TensorFields tf, const std::string& where, TensorData* out)
     case DType::i8: st = narrow_into<int8_t>(tf.int32s, -128, 127, where, t.name, dst); break;
     case DType::u8: st = narrow_into<uint8_t>(tf.int32s, 0, 255, where, t.name, dst); break;
     case DType::boolean: st = narrow_into<uint8_t>(tf.int32s, 0, 1, where, t.name, dst); break;
-    case DType::f16: st = narrow_into<uint16_t>(tf.int32s, 0, 65535, where, t.name, dst); break;  // the bits
+    case DType::f16:
+    case DType::bf16: st = narrow_into<uint16_t>(tf.int32s, 0, 65535, where, t.name, dst); break;  // the bits
     case DType::i16: st = narrow_into<int16_t>(tf.int32s, -32768, 32767, where, t.name, dst); break;
     case DType::u16: st = narrow_into<uint16_t>(tf.int32s, 0, 65535, where, t.name, dst); break;
     // double_data and uint64_data are not parsed: these dtypes are read from raw_data only, and

@@ -17,6 +17,7 @@ const void* raw(const Tensor& t) {
     case DType::i64: return t.data<int64_t>();
     case DType::boolean: return nullptr;  // handled through u8 by the caller
     case DType::f16: return t.data<half>();
+    case DType::bf16: return t.data<bfloat16>();
     case DType::f64: return t.data<double>();
     case DType::i16: return t.data<int16_t>();
     case DType::u16: return t.data<uint16_t>();
@@ -35,6 +36,7 @@ void* raw_mut(Tensor& t) {
     case DType::i64: return t.mutable_data<int64_t>();
     case DType::boolean: return nullptr;
     case DType::f16: return t.mutable_data<half>();
+    case DType::bf16: return t.mutable_data<bfloat16>();
     case DType::f64: return t.mutable_data<double>();
     case DType::i16: return t.mutable_data<int16_t>();
     case DType::u16: return t.mutable_data<uint16_t>();

@@ -89,6 +89,7 @@ double value_at(const void* p, DType dt, int64_t i) {
   switch (dt) {
     case DType::f32: return static_cast<const float*>(p)[i];
     case DType::f16: return om::half_to_float(static_cast<const om::half*>(p)[i]);
+    case DType::bf16: return om::bf16_to_float(static_cast<const om::bfloat16*>(p)[i]);
     case DType::u8: return static_cast<const uint8_t*>(p)[i];
     case DType::i8: return static_cast<const int8_t*>(p)[i];
     case DType::i32: return static_cast<const int32_t*>(p)[i];
@@ -110,14 +111,15 @@ std::string shape_text(const int64_t* d, size_t r) {
 }
 
 // Empty when equal; else what differs.
-std::string compare(const om::TensorView& got, const om::graph::TensorData& want, size_t k) {
+std::string compare(const om::TensorView& got, om::graph::TensorData want, size_t k) {
   const std::string which = "output " + std::to_string(k);
+  if (got.dtype == DType::bf16 && want.dtype == DType::u16) want.dtype = DType::bf16;  // bf16 test data is written as u16 (run_case)
   if (got.dtype != want.dtype)
     return which + ": dtype " + om::dtype_name(got.dtype) + ", expected " + om::dtype_name(want.dtype);
   if (got.rank != want.dims.size() || !std::equal(want.dims.begin(), want.dims.end(), got.dims))
     return which + ": shape " + shape_text(got.dims, got.rank) + ", expected " + shape_text(want.dims.data(), want.dims.size());
   const int64_t n = want.numel();
-  const bool floating = want.dtype == DType::f32 || want.dtype == DType::f16 || want.dtype == DType::f64;
+  const bool floating = want.dtype == DType::f32 || want.dtype == DType::f16 || want.dtype == DType::bf16 || want.dtype == DType::f64;
   if (want.dtype == DType::i64 || want.dtype == DType::u64) {  // beyond 2^53 a double would round
     for (int64_t i = 0; i < n; ++i)
       if (std::memcmp(static_cast<const int64_t*>(got.data) + i, want.data<int64_t>() + i, 8) != 0)
@@ -168,6 +170,11 @@ std::string run_case(const std::string& dir, const std::vector<uint8_t>& model, 
     }
     if (ins.size() != names.size())
       return set + ": " + std::to_string(ins.size()) + " inputs given, the session takes " + std::to_string(names.size());
+    // The ONNX test generator writes bfloat16 data as UINT16 tensors of the same bits (numpy has no
+    // bfloat16): such a tensor fed to a bf16 input, or expected from a bf16 output, is read as bf16.
+    const std::vector<om::ValueInfo> declared = session.inputs();
+    for (size_t k = 0; k < ins.size() && k < declared.size(); ++k)
+      if (declared[k].dtype == DType::bf16 && ins[k].dtype == DType::u16) ins[k].dtype = DType::bf16;
     std::vector<om::TensorView> views(ins.size());
     for (size_t k = 0; k < ins.size(); ++k) {
       views[k].name = names[k].c_str();

@@ -108,7 +108,11 @@ TEST_CASE("dtype sizes, names and ONNX codes") {
   CHECK(int(DType::u32) == 12);
   CHECK(om::dtype_size(DType::u32) == 4);
   CHECK(std::string(om::dtype_name(DType::i16)) == "i16");
-  CHECK_FALSE(om::dtype_from_onnx(16, &d));  // bfloat16: unsupported
+  CHECK(om::dtype_from_onnx(16, &d));  // bfloat16 (storage; arithmetic in f32)
+  CHECK(d == DType::bf16);
+  CHECK(om::dtype_size(DType::bf16) == 2);
+  CHECK(std::string(om::dtype_name(DType::bf16)) == "bf16");
+  CHECK_FALSE(om::dtype_from_onnx(17, &d));  // float8
   CHECK_FALSE(om::dtype_from_onnx(8, &d));   // string
   CHECK_FALSE(om::dtype_from_onnx(0, &d));
 }

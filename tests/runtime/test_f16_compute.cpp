@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 #include "../oracle_case.h"
@@ -368,4 +369,94 @@ TEST_CASE("compute_f16_in_f32: a 10,000-node f16 chain is one region, rewritten 
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
   CHECK(count_op(p, "Cast") == 2);
   CHECK(p.nodes.size() == size_t(n) + 2);
+}
+
+namespace {
+
+std::vector<om::bfloat16> to_bf16(const std::vector<float>& v) {
+  std::vector<om::bfloat16> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i) h[i] = om::float_to_bf16(v[i]);
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("compute_f16_in_f32: bf16 storage runs in f32 regions too, rounded once at the outputs") {
+  // f32 x -> Cast(bf16) -> Conv(bf16 W, B) -> Relu -> MaxPool -> Add(Sigmoid) -> y (bf16) and
+  // Cast(f32) -> z; the reference is the same graph in f32, its outputs rounded to bf16 once.
+  auto weight = [](const std::string& name, std::vector<int64_t> dims, uint32_t seed) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return g::TensorData::from_vector(name, std::move(dims), to_bf16(random_floats(size_t(n), seed, -0.5f, 0.5f)));
+  };
+  g::Graph gr;
+  gr.inputs = {value("x", DType::f32, {1, 3, 8, 8})};
+  gr.outputs = {value("y", DType::bf16, {1, 4, 4, 4}), value("z", DType::f32, {1, 4, 4, 4})};
+  gr.initializers = {weight("W", {4, 3, 3, 3}, 41), weight("B", {4}, 42)};
+  gr.nodes = {node("Cast", {"x"}, {"xb"}, {Attribute::of_int("to", 16)}),
+              node("Conv", {"xb", "W", "B"}, {"c"}, {Attribute::of_ints("pads", {1, 1, 1, 1}), Attribute::of_ints("kernel_shape", {3, 3})}),
+              node("Relu", {"c"}, {"r"}),
+              node("MaxPool", {"r"}, {"p"}, {Attribute::of_ints("kernel_shape", {2, 2}), Attribute::of_ints("strides", {2, 2})}),
+              node("Sigmoid", {"p"}, {"s"}),
+              node("Add", {"p", "s"}, {"y"}),
+              node("Cast", {"y"}, {"z"}, {Attribute::of_int("to", 1)})};
+  // The f32 twin: weights widened, x rounded to bf16 on entry as the model does, no other rounding.
+  g::Graph twin = gr;
+  twin.outputs[0].dtype = DType::f32;
+  for (auto& t : twin.initializers) {
+    std::vector<float> v(size_t(t.numel()));
+    for (size_t k = 0; k < v.size(); ++k) {
+      uint16_t b;
+      std::memcpy(&b, t.bytes + 2 * k, 2);
+      v[k] = om::bf16_to_float(om::bfloat16{b});
+    }
+    t = g::TensorData::from_vector(t.name, t.dims, v);
+  }
+  twin.nodes[0] = node("Cast", {"x"}, {"xh"}, {Attribute::of_int("to", 16)});
+  twin.nodes.insert(twin.nodes.begin() + 1, node("Cast", {"xh"}, {"xb"}, {Attribute::of_int("to", 1)}));
+  twin.nodes.back() = node("Identity", {"y"}, {"z"});
+  const std::vector<float> x = random_floats(3 * 64, 43);
+  for (om::ArithmeticMode mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
+    om::SessionOptions opt;
+    opt.mode = mode;
+    om::Session s(gr, opt);
+    const auto out = run(s, {Feed::of("x", {1, 3, 8, 8}, x)});
+    REQUIRE(out[0].dtype == DType::bf16);
+    const auto ref = run_graph(twin, {Feed::of("x", {1, 3, 8, 8}, x)}, opt);
+    const std::vector<om::bfloat16> want = to_bf16(ref[0].as<float>());
+    const std::vector<om::bfloat16> got = out[0].as<om::bfloat16>();
+    REQUIRE(got.size() == want.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < got.size(); ++i) differ += got[i].bits != want[i].bits;
+    CHECK(differ == 0);
+    // z is y widened: exact.
+    const std::vector<float> z = out[1].as<float>();
+    for (size_t i = 0; i < got.size(); ++i) CHECK(z[i] == om::bf16_to_float(got[i]));
+  }
+  // The ONNX round trip keeps bf16 tensors.
+  const std::vector<uint8_t> bytes = om::onnx::write(gr);
+  const g::Graph back = om::onnx::read(bytes);
+  CHECK(back.initializers[0].dtype == DType::bf16);
+  CHECK(om::onnx::write(back) == bytes);
+}
+
+TEST_CASE("bf16 conversions: round to nearest even, NaN and infinities kept, exact widening") {
+  auto from = [](float f) { return om::float_to_bf16(f).bits; };
+  CHECK(from(1.0f) == 0x3f80);
+  CHECK(from(-2.0f) == 0xc000);
+  CHECK(from(1.0f + 0x1p-8f) == 0x3f80);          // a tie: to the even neighbour (down)
+  CHECK(from(1.0f + 3 * 0x1p-8f) == 0x3f82);      // a tie: to the even neighbour (up)
+  CHECK(from(1.0f + 0x1p-8f + 0x1p-20f) == 0x3f81);  // above the tie: up
+  CHECK(from(INFINITY) == 0x7f80);
+  CHECK(from(-INFINITY) == 0xff80);
+  CHECK(from(3.4e38f) == 0x7f80);                 // rounds past the largest bf16: infinity
+  const uint16_t nan = from(NAN);
+  CHECK((nan & 0x7f80) == 0x7f80);
+  CHECK((nan & 0x007f) != 0);
+  CHECK(std::isnan(om::bf16_to_float(om::bfloat16{nan})));
+  for (uint32_t b = 0; b < 0x10000; b += 7) {
+    const om::bfloat16 h{uint16_t(b)};
+    const float f = om::bf16_to_float(h);
+    if (!std::isnan(f)) CHECK(om::float_to_bf16(f).bits == h.bits);
+  }
 }

@@ -101,9 +101,9 @@ bool hostile_bytes(om::DType dt, int64_t count, int which, std::vector<uint8_t>*
   om::visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T v{};
-    if constexpr (std::is_same_v<T, om::half>) {
+    if constexpr (om::is_float16_storage<T>::value) {
       if (which >= 3) ok = false;
-      else v = om::float_to_half(kFloats[2 + which]);
+      else v = om::float_to_storage<T>(kFloats[2 + which]);
     } else if constexpr (std::is_same_v<T, bool>) {
       ok = which == 0;
       v = true;

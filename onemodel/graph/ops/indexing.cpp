@@ -203,14 +203,16 @@ float round_to_odd_f32(double d) {
 // One element from S to D with the semantics documented at the Cast row of docs/operators.md.
 template <typename D, typename S>
 D convert_elem(S x) {
-  if constexpr (std::is_same<S, half>::value) {
-    return convert_elem<D>(half_to_float(x));
+  if constexpr (is_float16_storage<S>::value) {
+    return convert_elem<D>(storage_to_float(x));
   } else if constexpr (std::is_same<D, bool>::value) {
     return x != S(0);
-  } else if constexpr (std::is_same<D, half>::value) {
-    // Integers beyond f16's range (65504) become inf either way, and smaller ones are exact in f32.
-    if constexpr (std::is_same<S, double>::value) return float_to_half(round_to_odd_f32(x));
-    else return float_to_half(static_cast<float>(x));
+  } else if constexpr (is_float16_storage<D>::value) {
+    // Integers beyond f16's range (65504) become inf either way, and smaller ones are exact in f32
+    // (bf16's range is f32's; a large integer rounds once, to f32, before the rounding to bf16 —
+    // f32 keeps 16 more bits, so no double-rounding error but for integers above 2^24).
+    if constexpr (std::is_same<S, double>::value) return float_to_storage<D>(round_to_odd_f32(x));
+    else return float_to_storage<D>(static_cast<float>(x));
   } else if constexpr (std::is_floating_point<S>::value && std::is_integral<D>::value) {
     return float_to_int<D>(double(x));
   } else {
@@ -349,7 +351,7 @@ Status eye_like_kernel(const KernelContext& k) {
   visit_dtype(Y.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T v;
-    if constexpr (std::is_same<T, half>::value) v = float_to_half(1.0f);
+    if constexpr (is_float16_storage<T>::value) v = float_to_storage<T>(1.0f);
     else v = T(1);
     std::memcpy(one, &v, sizeof(T));
   });

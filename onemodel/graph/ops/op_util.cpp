@@ -51,6 +51,7 @@ bool index_at(const void* data, DType dt, int64_t i, int64_t* out) {
     case DType::f32: return float_to_index(double(static_cast<const float*>(data)[i]), out);
     case DType::f64: return float_to_index(static_cast<const double*>(data)[i], out);
     case DType::f16: return float_to_index(double(half_to_float(static_cast<const half*>(data)[i])), out);
+    case DType::bf16: return float_to_index(double(bf16_to_float(static_cast<const bfloat16*>(data)[i])), out);
   }
   return false;
 }

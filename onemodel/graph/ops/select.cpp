@@ -49,9 +49,9 @@ template <bool Max>
 Status extreme_kernel(const KernelContext& k) {
   visit_dtype(k.out(0).dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same<T, half>::value)
-      fold_inputs<half>(k, k.begin, k.end,
-                        [](half a, half b) { return float_to_half(extreme<Max>(half_to_float(a), half_to_float(b))); });
+    if constexpr (is_float16_storage<T>::value)
+      fold_inputs<T>(k, k.begin, k.end,
+                     [](T a, T b) { return float_to_storage<T>(extreme<Max>(storage_to_float(a), storage_to_float(b))); });
     else if constexpr (!std::is_same<T, bool>::value)  // refused at plan time
       fold_inputs<T>(k, k.begin, k.end, [](T a, T b) { return extreme<Max, T>(a, b); });  // inlined, so it vectorises
   });

@@ -1,10 +1,12 @@
-// compute_f16_in_f32: f16 storage with f32 arithmetic (docs/graph-passes.md). The registry's
-// float operators have f32 kernels only, so an f16 model is run as regions of f32 computation:
-// values enter a region exactly (every f16 is an f32: initializers are converted once, other
-// values through an inserted Cast(to=f32)) and leave it rounded to nearest even by a
+// compute_f16_in_f32: f16 (and bf16) storage with f32 arithmetic (docs/graph-passes.md). The
+// registry's float operators have f32 kernels only, so an f16 model is run as regions of f32
+// computation: values enter a region exactly (every f16 is an f32: initializers are converted
+// once, other values through an inserted Cast(to=f32)) and leave it rounded to nearest even by a
 // Cast(to=f16) only where f16 is needed — a graph output, or a node of an operator whose record
 // does not carry kOpF16InF32 (a Cast the model wrote, Shape...). Between two operators that carry
-// it nothing is rounded.
+// it nothing is rounded. bf16 values (also exact in f32) go through the same rewrite, run once
+// per storage dtype; below, "f16" stands for the one being rewritten.
+#include <cstring>
 #include <functional>
 #include <queue>
 #include <unordered_map>
@@ -16,8 +18,7 @@
 namespace om::graph::passes {
 namespace {
 
-constexpr int64_t kOnnxFloat = 1;  // TensorProto.DataType codes of Cast's `to`
-constexpr int64_t kOnnxFloat16 = 10;
+constexpr int64_t kOnnxFloat = 1;  // TensorProto.DataType code of Cast's `to` (DType's codes are ONNX's)
 
 // A default-domain operator whose record says its f16 form is computed in f32 (kOpF16InF32):
 // it joins regions. Split is the one such op whose every output is a float of T.
@@ -36,13 +37,14 @@ struct Forms {
 
 class F16Rewrite {
  public:
-  F16Rewrite(Graph& g, DefUse& u) : g_(g), u_(u) {
+  // `storage`: f16 or bf16, the dtype this rewrite takes into f32 regions.
+  F16Rewrite(Graph& g, DefUse& u, DType storage) : g_(g), u_(u), storage_(storage), code_(int64_t(storage)) {
     for (const auto& v : g.inputs)
-      if (v.dtype == DType::f16) forms_[v.name].f16 = v.name;
+      if (v.dtype == storage_) forms_[v.name].f16 = v.name;
     for (const auto& t : g.initializers)
-      if (t.dtype == DType::f16) forms_[t.name].f16 = t.name;
+      if (t.dtype == storage_) forms_[t.name].f16 = t.name;
     for (const auto& v : g.value_info)
-      if (v.dtype == DType::f16) hinted_.insert(v.name);
+      if (v.dtype == storage_) hinted_.insert(v.name);
   }
 
   size_t node(size_t i) {
@@ -61,7 +63,7 @@ class F16Rewrite {
       if (hinted_.count(o)) forms_[o].f16 = o;  // an op that writes f16 itself: a value the listed ops may read
     if (m.op_type == "Constant" && is_default_domain(m.domain) && !m.outputs.empty()) {
       const Attribute* a = m.attr("value");
-      if (a && a->t && a->t->dtype == DType::f16) forms_[m.outputs[0]].f16 = m.outputs[0];
+      if (a && a->t && a->t->dtype == storage_) forms_[m.outputs[0]].f16 = m.outputs[0];
     }
     return 0;
   }
@@ -99,7 +101,7 @@ class F16Rewrite {
         // exit Cast writes the output.
         f.f32 = u_.fresh_name(o + "_f32");
         u_.set_output(i, k, f.f32);
-        u_.insert_after(i, cast_node(f.f32, o, kOnnxFloat16));
+        u_.insert_after(i, cast_node(f.f32, o, code_));
         f.f16 = o;
       } else {
         f.f32 = o;
@@ -115,7 +117,7 @@ class F16Rewrite {
     if (n.inputs.empty() || n.outputs.empty()) return 0;
     const std::string in = n.inputs[0], out = n.outputs[0];
     const int64_t to = n.attr_int("to", -1);
-    if (to == kOnnxFloat16) {
+    if (to == code_) {
       // f16 -> f16 in the model reads the region's f32 value: rounding it is the region's exit.
       std::string src = in;
       if (forms_.count(in) && !forms_[in].f32.empty()) src = forms_[in].f32;
@@ -152,10 +154,13 @@ class F16Rewrite {
     if (!f.f32.empty()) return f.f32;
     const std::string src = f.f16;
     if (const TensorData* t = u_.constant(src)) {
-      // Converted once, exactly: every f16 is an f32.
+      // Converted once, exactly: every f16 (and bf16) is an f32.
       std::vector<float> vals(size_t(t->numel()));
-      const half* h = t->data<half>();
-      for (size_t k = 0; k < vals.size(); ++k) vals[k] = half_to_float(h[k]);
+      for (size_t k = 0; k < vals.size(); ++k) {
+        uint16_t bits;
+        std::memcpy(&bits, t->bytes + 2 * k, 2);
+        vals[k] = storage_ == DType::bf16 ? bf16_to_float(bfloat16{bits}) : half_to_float(half{bits});
+      }
       const std::string name = u_.fresh_name(src + "_f32");
       u_.add_initializer(TensorData::from_vector(name, t->dims, vals));
       f.f32 = name;
@@ -175,8 +180,8 @@ class F16Rewrite {
   std::string exit16(const std::string& v) {
     Forms& f = forms_[v];
     if (!f.f16.empty()) return f.f16;
-    const std::string name = u_.fresh_name(v + "_f16");
-    u_.insert_after(producer_of_f32_.at(f.f32), cast_node(f.f32, name, kOnnxFloat16));
+    const std::string name = u_.fresh_name(v + "_" + dtype_name(storage_));
+    u_.insert_after(producer_of_f32_.at(f.f32), cast_node(f.f32, name, code_));
     forms_[v].f16 = name;
     forms_[name].f16 = name;
     return name;
@@ -198,6 +203,8 @@ class F16Rewrite {
  private:
   Graph& g_;
   DefUse& u_;
+  DType storage_;
+  int64_t code_;  // Cast's `to` for storage_
   std::unordered_map<std::string, Forms> forms_;
   std::unordered_map<std::string, std::string> widened_;  // f32 value -> the f16 value it exactly widens
   std::unordered_map<std::string, size_t> producer_of_f32_;
@@ -240,22 +247,24 @@ void sort_stable(Graph& g) {
 }  // namespace
 
 Status compute_f16_in_f32(Graph& g, ArithmeticMode, size_t* changes) {
-  bool any = false;
-  for (const auto& v : g.inputs) any = any || v.dtype == DType::f16;
-  for (const auto& t : g.initializers) any = any || t.dtype == DType::f16;
-  for (const auto& n : g.nodes) any = any || (n.op_type == "Cast" && n.attr_int("to", -1) == kOnnxFloat16) || n.op_type == "Constant";
-  if (!any) return Status::ok();
-  DefUse u(g);
-  F16Rewrite r(g, u);
-  const size_t original = g.nodes.size();
-  r.first_inserted_ = original;
-  size_t made = 0;
-  for (size_t i = 0; i < original; ++i)
-    if (!u.dropped(i)) made += r.node(i);
-  u.finish();
-  r.retype_value_info();
-  if (made) sort_stable(g);
-  *changes += made;
+  for (const DType storage : {DType::f16, DType::bf16}) {
+    bool any = false;
+    for (const auto& v : g.inputs) any = any || v.dtype == storage;
+    for (const auto& t : g.initializers) any = any || t.dtype == storage;
+    for (const auto& n : g.nodes) any = any || (n.op_type == "Cast" && n.attr_int("to", -1) == int64_t(storage)) || n.op_type == "Constant";
+    if (!any) continue;
+    DefUse u(g);
+    F16Rewrite r(g, u, storage);
+    const size_t original = g.nodes.size();
+    r.first_inserted_ = original;
+    size_t made = 0;
+    for (size_t i = 0; i < original; ++i)
+      if (!u.dropped(i)) made += r.node(i);
+    u.finish();
+    r.retype_value_info();
+    if (made) sort_stable(g);
+    *changes += made;
+  }
   return Status::ok();
 }
 
