@@ -238,9 +238,7 @@ Status Planner::if_join(size_t ni) {
       if (outs[o] < 0) continue;
       if (from < 0 || !known[size_t(from)])
         return Status::error(ErrorKind::Internal, msg("plan: ", node.label(), ": branch output ", o, " is not defined"));
-      plan->values[size_t(outs[o])] = plan->values[size_t(from)];
-      buf_of[size_t(outs[o])] = buf_of[size_t(from)];
-      known[size_t(outs[o])] = true;
+      alias_value(outs[o], from);
     }
     return Status::ok();
   }
@@ -259,12 +257,7 @@ Status Planner::if_join(size_t ni) {
   }
   pending[size_t(f.jump_step)].target = step_now();
   pending[size_t(f.branch_step)].target = f.else_begin;
-  for (size_t o = 0; o < outs.size(); ++o) {
-    if (outs[o] < 0) continue;
-    plan->values[size_t(outs[o])] = plan->values[size_t(f.outs[o])];
-    buf_of[size_t(outs[o])] = buf_of[size_t(f.outs[o])];
-    known[size_t(outs[o])] = true;
-  }
+  for (size_t o = 0; o < outs.size(); ++o) alias_value(outs[o], f.outs[o]);
   return Status::ok();
 }
 
@@ -446,12 +439,7 @@ Status Planner::loop_end(size_t ni) {
   // the next iteration reads them again.
   for (Buffer& b : bufs)
     if (b.kind == BufKind::Arena && b.first <= f.test_step && b.last >= f.test_step) b.last = std::max(b.last, next);
-  for (size_t k = 0; k < n; ++k) {
-    if (outs[k] < 0) continue;
-    plan->values[size_t(outs[k])] = plan->values[size_t(f.carried[k])];
-    buf_of[size_t(outs[k])] = buf_of[size_t(f.carried[k])];
-    known[size_t(outs[k])] = true;
-  }
+  for (size_t k = 0; k < n; ++k) alias_value(outs[k], f.carried[k]);
   return Status::ok();
 }
 

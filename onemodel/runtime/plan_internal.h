@@ -168,6 +168,14 @@ struct Planner {
     bufs.push_back(b);
     return id;
   }
+  // Value `id` is value `from`: the same desc and buffer (an If's output is its branch's, a
+  // loop's final value its carried buffer). Nothing for an unnamed output (id -1).
+  void alias_value(int id, int from) {
+    if (id < 0) return;
+    plan->values[size_t(id)] = plan->values[size_t(from)];
+    buf_of[size_t(id)] = buf_of[size_t(from)];
+    known[size_t(id)] = true;
+  }
   // A step of the plan's own reading `ins` and writing `outs` (value ids, -1 omitted), with an
   // optional record; returns its index.
   int own_step(size_t node, graph::KernelFn fn, StepControl control, std::vector<int> ins, std::vector<int> outs,
