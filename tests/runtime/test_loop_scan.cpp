@@ -382,3 +382,33 @@ TEST_CASE("hostile loops are refused with errors naming the problem") {
     CHECK(e.find("the axis must be in [-1, 0]") != std::string::npos);
   }
 }
+
+TEST_CASE("Loop: a run-time If inside the body, on the iteration number") {
+  // v = v + x on even iterations and v * 2 on odd ones, for M (a graph input) iterations; the If's
+  // condition changes every iteration, so both branches are planned inside the body.
+  g::Graph then_g = body_graph("even", {}, {node("Add", {"v", "x"}, {"t"})}, {value("t", DType::f32, {4})});
+  g::Graph else_g = body_graph("odd", {}, {node("Mul", {"v", "two"}, {"e"})}, {value("e", DType::f32, {4})});
+  g::Graph body = body_graph(
+      "body", {value("i", DType::i64, {}), value("c", DType::boolean, {}), value("v", DType::f32, {4})},
+      {node("Identity", {"c"}, {"c_out"}), node("Mod", {"i", "two_i"}, {"parity"}), node("Equal", {"parity", "zero"}, {"even"}),
+       node("If", {"even"}, {"v_out"}, {g::Attribute::of_graph("then_branch", std::move(then_g)), g::Attribute::of_graph("else_branch", std::move(else_g))})},
+      {value("c_out", DType::boolean, {}), value("v_out", DType::f32, {4})});
+  g::Graph gr;
+  gr.inputs = {value("M", DType::i64, {}), value("x", DType::f32, {4})};
+  gr.initializers = {g::TensorData::from_vector<float>("two", {}, {2.0f}), i64_scalar("two_i", 2), i64_scalar("zero", 0)};
+  gr.nodes.push_back(node("Loop", {"M", "", "x"}, {"v"}, {g::Attribute::of_graph("body", std::move(body))}));
+  gr.outputs = {value("v", DType::f32, {4})};
+  const std::vector<float> x = {1.0f, -0.5f, 0.25f, 3.0f};
+  for (om::ArithmeticMode mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
+    om::Session s(gr, {mode});
+    for (int64_t M : {0, 1, 2, 5, 8}) {
+      std::vector<float> v = x;
+      for (int64_t i = 0; i < M; ++i)
+        for (size_t k = 0; k < 4; ++k) v[k] = i % 2 == 0 ? v[k] + x[k] : v[k] * 2.0f;
+      CAPTURE(M);
+      CHECK(run(s, {i64_feed("M", M), Feed::of("x", {4}, x)})[0].as<float>() == v);
+    }
+    CHECK(s.cached_plan_count() == 1);
+  }
+  oracle_case("loops_if_in_body", gr, {i64_feed("M", 5), Feed::of("x", {4}, x)});
+}
