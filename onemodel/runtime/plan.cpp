@@ -632,6 +632,7 @@ Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bo
   for (const Plan::Patch& p : plan.patches) args[p.arg].data = address_of_empty(input_data[p.input]);
   if (profile) ++plan.profiled_runs;
   const unsigned char* records = static_cast<const unsigned char*>(plan.params.get());
+  int64_t iterations = 0;  // of all loops in this run (SessionOptions::max_loop_iterations)
   for (size_t i = 0; i < plan.steps.size();) {
     const Plan::Step& s = plan.steps[i];
     if (s.control != StepControl::None) {  // control flow: where the run goes next
@@ -643,9 +644,12 @@ Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bo
           const int64_t c = *static_cast<const int64_t*>(in[0].data);
           const bool more = s.count >= 0 ? c < s.count
                                          : (!in[1].present || c < int_value(in[1].data, in[1].dtype)) && (!in[2].present || truth(in[2].data, in[2].dtype));
-          if (more && c >= s.max_iterations)
-            return Status::error(ErrorKind::OutOfMemory, msg(plan.labels[i], ": more than SessionOptions::max_loop_iterations = ", s.max_iterations,
-                                                             " iterations (its trip count and condition would run on); raise that option "
+          // The cap counts every iteration of every loop in this run, so nested loops cannot
+          // multiply past it.
+          if (more && ++iterations > s.max_iterations)
+            return Status::error(ErrorKind::OutOfMemory, msg(plan.labels[i], ": the run's loops would take more than "
+                                                             "SessionOptions::max_loop_iterations = ", s.max_iterations,
+                                                             " iterations in all (this one at iteration ", c, "); raise that option "
                                                              "if the model needs more"));
           i = more ? i + 1 : s.target;
           break;

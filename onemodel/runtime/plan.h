@@ -80,7 +80,8 @@ Status check_plan_time_operands(const CompiledGraph& cg);
 // The steps that move a run within its plan (control flow; their args are the values they read):
 // BranchIfFalse (input: the condition) goes to `target` when it is zero; Jump always goes there;
 // LoopTest (inputs: the iteration counter, the trip count, the condition; either may be absent)
-// goes to `target` when the loop is done, and fails past max_iterations; LoopNext (input: the
+// goes to `target` when the loop is done, and fails when the run's loops together would pass
+// max_iterations; LoopNext (input: the
 // counter) adds one to it and goes back to its LoopTest.
 enum class StepControl : uint8_t { None, BranchIfFalse, Jump, LoopTest, LoopNext };
 
@@ -118,7 +119,7 @@ struct Plan {
     StepControl control = StepControl::None;
     uint32_t target = 0;
     int64_t count = -1;      // LoopTest: iterations fixed when planning (-1: from the trip count and condition)
-    int64_t max_iterations = 0;  // LoopTest: SessionOptions::max_loop_iterations
+    int64_t max_iterations = 0;  // LoopTest: SessionOptions::max_loop_iterations (over the whole run)
   };
   std::shared_ptr<void> params;  // every step's prepared record, each 64-byte aligned
   std::vector<std::string> labels;  // per step: its node's label, for run-time errors
@@ -152,7 +153,8 @@ struct PlanLimits {
   // buffer of its own; a plan needing more than arena_bytes fails naming both.
   void* arena = nullptr;
   size_t arena_bytes = 0;
-  // Iterations one Loop may run per execution (SessionOptions::max_loop_iterations).
+  // Iterations all loops of one run may take together (SessionOptions::max_loop_iterations); a
+  // Scan or stacked Loop whose count alone passes it fails planning.
   int64_t max_loop_iterations = INT64_MAX;
 };
 

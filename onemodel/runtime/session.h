@@ -52,9 +52,9 @@ struct SessionOptions {
   // Bytes of constants computed at creation (fold_constants) and per plan (plan-time folding),
   // each counted separately; above it creation/planning fails naming this option.
   size_t max_folded_bytes = size_t(64) << 20;
-  // Iterations one Loop (or Scan) may run per execution: a trip count and condition that would run
-  // on past it fail the run naming this option, so a hostile model cannot hang run() (docs/onnx.md,
-  // "Control flow").
+  // Iterations the Loops and Scans of one run() may take in all (nested ones counted each time):
+  // loops that would run on past it fail the run naming this option, so a hostile model cannot
+  // hang run() (docs/onnx.md, "Control flow").
   int64_t max_loop_iterations = 1000000;
   // Session::load only: map the file and read the weights in place (true), or copy the file
   // into memory once (false). A mapped file must not be truncated or rewritten while the

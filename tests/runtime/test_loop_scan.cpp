@@ -133,6 +133,34 @@ TEST_CASE("Loop: the iteration cap stops a loop that would run on, naming the op
   CHECK(y[1].as<int64_t>() == std::vector<int64_t>{50});
 }
 
+TEST_CASE("Loop: nested loops count toward one cap per run, so they cannot multiply past it") {
+  // for i < M: for j < M: w += 1 — M * M inner iterations plus M outer ones.
+  g::Graph inner = body_graph("inner", {value("j", DType::i64, {}), value("ci", DType::boolean, {}), value("w", DType::f32, {})},
+                              {node("Identity", {"ci"}, {"ci_out"}), node("Add", {"w", "one"}, {"w_out"})},
+                              {value("ci_out", DType::boolean, {}), value("w_out", DType::f32, {})});
+  g::Graph outer = body_graph("outer", {value("i", DType::i64, {}), value("c", DType::boolean, {}), value("v", DType::f32, {})},
+                              {node("Identity", {"c"}, {"c_out"}), node("Loop", {"M", "", "v"}, {"v_out"}, {g::Attribute::of_graph("body", std::move(inner))})},
+                              {value("c_out", DType::boolean, {}), value("v_out", DType::f32, {})});
+  g::Graph gr;
+  gr.inputs = {value("M", DType::i64, {}), value("v0", DType::f32, {})};
+  gr.initializers = {g::TensorData::from_vector<float>("one", {}, {1.0f})};
+  gr.nodes.push_back(node("Loop", {"M", "", "v0"}, {"v"}, {g::Attribute::of_graph("body", std::move(outer))}));
+  gr.outputs = {value("v", DType::f32, {})};
+  om::SessionOptions opt;
+  opt.max_loop_iterations = 10000;
+  om::Session s(gr, opt);
+  // 90 * 90 + 90 = 8190 iterations: within the cap.
+  CHECK(run(s, {i64_feed("M", 90), Feed::of("v0", {}, std::vector<float>{0})})[0].as<float>() == std::vector<float>{8100});
+  // 1000 * 1000: each loop alone is within the cap, together they are not.
+  std::vector<Feed> feeds = {i64_feed("M", 1000), Feed::of("v0", {}, std::vector<float>{0})};
+  std::vector<om::TensorView> in = views(feeds);
+  std::vector<om::TensorView> out(1);
+  const om::Status st = s.try_run(in.data(), in.size(), out.data(), out.size());
+  REQUIRE_FALSE(st.is_ok());
+  CHECK(st.message().find("SessionOptions::max_loop_iterations = 10000") != std::string::npos);
+  CHECK(st.message().find("in all") != std::string::npos);
+}
+
 TEST_CASE("Loop: scan outputs stacked per iteration, values swapped between iterations, a nested loop") {
   // Outer loop, M = 4 (constant), condition passed through: a and b swap each iteration
   // (a_out = b, b_out = a + x) and the scan output collects a; an inner loop inside adds x

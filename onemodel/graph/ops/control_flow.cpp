@@ -34,7 +34,7 @@ constexpr OpDef kOps[] = {
              "(the branches' outputs of equal shapes)"),
     op("Loop").since_opset(1).inputs(2, 66).attributes(kLoopAttrs).runs_subgraphs(kPlanner)
         .doc("the body planned once, run per iteration; trip count and condition from values; loop-carried values keep their "
-             "shapes; scan outputs need the iteration count known when planning; SessionOptions::max_loop_iterations caps a run"),
+             "shapes; scan outputs need the iteration count known when planning; SessionOptions::max_loop_iterations caps a run's iterations"),
     op("Scan").since_opset(9).inputs(1, 64).attributes(kScanAttrs).runs_subgraphs(kPlanner)
         .doc("the body planned once, run per slice; input and output axes and directions; states keep their shapes"),
 };
