@@ -76,7 +76,7 @@ Status dtype_from_code(int32_t code, const std::string& what, DType* out) {
   if (dtype_from_onnx(code, out)) return Status::ok();
   if (const char* name = onnx_only_type_name(code))
     return Status::error(ErrorKind::Unsupported, msg(what, " has dtype ", name, " (ONNX code ", code,
-                                                     "); onemodel supports f32, f64, f16, i64, i32, i16, i8, u64, u32, u16, u8 and bool"));
+                                                     "); onemodel supports f32, f64, f16, bf16, i64, i32, i16, i8, u64, u32, u16, u8 and bool"));
   return Status::error(ErrorKind::Format, msg(what, " has an unknown dtype code ", code, " (not an ONNX data type)"));
 }
 

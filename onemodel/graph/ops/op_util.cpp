@@ -58,7 +58,7 @@ bool index_at(const void* data, DType dt, int64_t i, int64_t* out) {
 
 Status dtype_code_attr(const InferContext& ctx, const char* name, int64_t code, DType* out) {
   if (code < INT32_MIN || code > INT32_MAX || !dtype_from_onnx(int32_t(code), out))
-    return ctx.error(ErrorKind::Unsupported, msg(name, " = ", code, " is not an ONNX dtype code onemodel supports (1 f32, 11 f64, 10 f16, ",
+    return ctx.error(ErrorKind::Unsupported, msg(name, " = ", code, " is not an ONNX dtype code onemodel supports (1 f32, 11 f64, 10 f16, 16 bf16, ",
                                                  "7 i64, 6 i32, 5 i16, 3 i8, 13 u64, 12 u32, 4 u16, 2 u8, 9 bool)"));
   return Status::ok();
 }
