@@ -1,11 +1,12 @@
 // The convolution family in a Session against straightforward double-precision loops: Conv and
-// ConvTranspose (1-D, 2-D, groups, depthwise, dilations, strides, pads, auto_pad, output_padding,
+// ConvTranspose (1-D, 2-D, 3-D, groups, depthwise, dilations, strides, pads, auto_pad, output_padding,
 // output_shape), the pools, BatchNormalization, Resize and Pad. Fast within 1e-5 of the
 // reference scaled by the sum of |terms|; Exact bit-equal across every ISA this machine runs;
 // malformed nodes refused with an om::Error naming the node when the Session plans.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "onemodel/kernels/kernels.h"
@@ -219,6 +220,100 @@ TEST_CASE("ConvTranspose matches the double reference") {
 
 namespace {
 
+// 3-D convolution / transposed convolution in double (explicit pads and strides), and for Conv
+// the Exact chain in float: fma over (c, kd, kh, kw) from +0, padded taps fma(0, w, acc), then
+// the bias.
+struct Conv3dRef {
+  std::vector<double> y, mag;
+  std::vector<float> chain;
+};
+Conv3dRef reference3d(const Case& c, const std::vector<int64_t>& yd, const std::vector<float>& x, const std::vector<float>& w,
+                      const std::vector<float>& b) {
+  const bool tr = c.op == "ConvTranspose";
+  const int64_t N = c.x[0], C = c.x[1], in[3] = {c.x[2], c.x[3], c.x[4]}, M = yd[1], out[3] = {yd[2], yd[3], yd[4]};
+  const int64_t k[3] = {c.w[2], c.w[3], c.w[4]};
+  const auto s = ints_of(c, "strides", {1, 1, 1}), d = ints_of(c, "dilations", {1, 1, 1}), p = ints_of(c, "pads", {0, 0, 0, 0, 0, 0});
+  int64_t group = 1;
+  for (const auto& a : c.attrs)
+    if (a.name == "group") group = a.i;
+  const int64_t Cg = C / group, Mg = M / group, O = out[0] * out[1] * out[2];
+  Conv3dRef r;
+  r.y.assign(size_t(N * M * O), 0.0);
+  r.mag.assign(r.y.size(), 0.0);
+  r.chain.assign(r.y.size(), 0.0f);
+  auto xi = [&](int64_t n, int64_t cc, const int64_t* i) { return size_t(((((n * C + cc) * in[0] + i[0]) * in[1] + i[1]) * in[2] + i[2])); };
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t gi = m / Mg, mi = m % Mg;
+      for (int64_t ci = 0; ci < Cg; ++ci)
+        for (int64_t kd = 0; kd < k[0]; ++kd)
+          for (int64_t kh = 0; kh < k[1]; ++kh)
+            for (int64_t kw = 0; kw < k[2]; ++kw) {
+              const int64_t cc = gi * Cg + ci, kk[3] = {kd, kh, kw};
+              const float wv = tr ? w[size_t((((cc * Mg + mi) * k[0] + kd) * k[1] + kh) * k[2] + kw)]
+                                  : w[size_t((((m * Cg + ci) * k[0] + kd) * k[1] + kh) * k[2] + kw)];
+              if (!tr) {
+                for (int64_t o = 0; o < O; ++o) {
+                  const int64_t oo[3] = {o / (out[1] * out[2]), o / out[2] % out[1], o % out[2]};
+                  int64_t i[3];
+                  bool inside = true;
+                  for (int a = 0; a < 3; ++a) {
+                    i[a] = oo[a] * s[size_t(a)] - p[size_t(a)] + kk[a] * d[size_t(a)];
+                    inside = inside && i[a] >= 0 && i[a] < in[a];
+                  }
+                  const size_t yi = size_t((n * M + m) * O + o);
+                  const float xv = inside ? x[xi(n, cc, i)] : 0.0f;
+                  r.chain[yi] = std::fma(xv, wv, r.chain[yi]);
+                  r.y[yi] += double(wv) * xv;
+                  r.mag[yi] += std::fabs(double(wv) * xv);
+                }
+              } else {
+                for (int64_t ii = 0; ii < in[0] * in[1] * in[2]; ++ii) {
+                  const int64_t i[3] = {ii / (in[1] * in[2]), ii / in[2] % in[1], ii % in[2]};
+                  int64_t oo[3];
+                  bool inside = true;
+                  for (int a = 0; a < 3; ++a) {
+                    oo[a] = i[a] * s[size_t(a)] - p[size_t(a)] + kk[a] * d[size_t(a)];
+                    inside = inside && oo[a] >= 0 && oo[a] < out[a];
+                  }
+                  if (!inside) continue;
+                  const size_t yi = size_t((n * M + m) * O + (oo[0] * out[1] + oo[1]) * out[2] + oo[2]);
+                  r.y[yi] += double(wv) * x[xi(n, cc, i)];
+                  r.mag[yi] += std::fabs(double(wv) * x[xi(n, cc, i)]);
+                }
+              }
+            }
+    }
+  if (!b.empty())
+    for (size_t i = 0; i < r.y.size(); ++i) {
+      const float bv = b[(i / size_t(O)) % size_t(M)];
+      r.y[i] += bv;
+      r.mag[i] += std::fabs(bv);
+      r.chain[i] += bv;
+    }
+  return r;
+}
+
+void check_conv3d(const Case& c, const std::vector<int64_t>& want) {
+  check_case(c, want, [&](const std::vector<int64_t>& yd, const std::vector<float>& x, const std::vector<float>& w,
+                          const std::vector<float>& b, std::vector<double>* y, std::vector<double>* m) {
+    Conv3dRef r = reference3d(c, yd, x, w, b);
+    *y = std::move(r.y);
+    *m = std::move(r.mag);
+  });
+  if (c.op != "Conv") return;
+  // Exact: every output is the (c, kd, kh, kw) chain, then the bias, on every ISA.
+  const std::vector<float> x = random_floats(count(c.x), 11), w = random_floats(count(c.w), 12);
+  const std::vector<float> b = c.bias ? random_floats(size_t(c.w[0]), 13) : std::vector<float>{};
+  const auto ye = run_graph(graph_of(c, w, b), {Feed::of("x", c.x, x)}, {ArithmeticMode::Exact});
+  const std::vector<float> chain = reference3d(c, ye[0].dims, x, w, b).chain;
+  const auto v = ye[0].as<float>();
+  REQUIRE(v.size() == chain.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < v.size(); ++i) differ += std::memcmp(&v[i], &chain[i], sizeof(float)) != 0;
+  CHECK(differ == 0);
+}
+
 // Pools: reference in double for max / average.
 void check_pool(const Case& c, const std::vector<int64_t>& want, bool include_pad) {
   check_case(c, want, [&](const std::vector<int64_t>& yd, const std::vector<float>& x, const std::vector<float>&, const std::vector<float>&,
@@ -285,6 +380,23 @@ void check_pool3d(const Case& c, const std::vector<int64_t>& want, bool include_
 }
 
 }  // namespace
+
+TEST_CASE("3-D Conv and ConvTranspose match the double reference; Exact Conv is the (c, kd, kh, kw) chain") {
+  check_conv3d({"Conv", {2, 3, 5, 6, 5}, {4, 3, 3, 3, 2}, true, {ints("pads", {1, 1, 0, 1, 0, 1})}}, {2, 4, 5, 5, 5});
+  check_conv3d({"Conv", {1, 4, 7, 5, 6}, {6, 2, 2, 3, 3}, false,
+                {ints("strides", {2, 1, 2}), ints("dilations", {2, 1, 1}), ints("pads", {1, 1, 1, 2, 0, 0}), Attribute::of_int("group", 2)}},
+               {1, 6, 4, 4, 3});
+  check_conv3d({"Conv", {1, 8, 4, 6, 6}, {16, 8, 1, 1, 1}, true, {}}, {1, 16, 4, 6, 6});                             // pointwise
+  check_conv3d({"Conv", {1, 6, 4, 6, 6}, {6, 1, 1, 3, 3}, true, {Attribute::of_int("group", 6), ints("pads", {0, 1, 1, 0, 1, 1})}},
+               {1, 6, 4, 6, 6});                                                                                    // depthwise, kD = 1
+  check_conv3d({"Conv", {1, 8, 3, 10, 10}, {24, 8, 2, 3, 3}, true, {ints("pads", {0, 1, 1, 0, 1, 1})}}, {1, 24, 2, 10, 10});  // Winograd-sized
+  check_conv3d({"ConvTranspose", {1, 2, 3, 4, 3}, {2, 3, 2, 3, 3}, true, {ints("strides", {2, 2, 1})}}, {1, 3, 6, 9, 5});
+  check_conv3d({"ConvTranspose", {2, 4, 3, 3, 2}, {4, 2, 3, 2, 3}, false,
+                {ints("strides", {2, 1, 2}), ints("pads", {1, 0, 1, 1, 0, 0}), ints("dilations", {1, 2, 1}), Attribute::of_int("group", 2)}},
+               {2, 4, 5, 5, 4});
+  check_conv3d({"ConvTranspose", {1, 2, 2, 3, 3}, {2, 2, 3, 3, 3}, true, {ints("strides", {2, 2, 2}), ints("output_padding", {1, 1, 0})}},
+               {1, 2, 6, 8, 7});
+}
 
 TEST_CASE("MaxPool and AveragePool match the double reference, ceil_mode and dilations included") {
   check_pool({"MaxPool", {2, 3, 7, 7}, {}, false, {ints("kernel_shape", {3, 3}), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}},
@@ -437,4 +549,19 @@ TEST_CASE("malformed convolutions and pools are refused when the Session plans, 
   refused({"MaxPool", {1, 3, 4, 4}, {}, false, {ints("kernel_shape", {6, 6})}}, "larger than the padded input");
   refused({"AveragePool", {1, 3, 4, 4}, {}, false, {}}, "kernel_shape");
   refused({"ConvTranspose", {1, 3, 4, 4}, {2, 3, 3, 3}, false, {}}, "dim 0");
+  refused({"Conv", {1, 3, 4, 4, 4, 4}, {2, 3, 3, 3, 3, 3}, false, {}}, "5-D [N, C, D, H, W]");
+  // The integer convolutions stay 1-D and 2-D: a 3-D ConvInteger is refused with the fix.
+  g::Graph q;
+  q.inputs.push_back(value("x", DType::u8, {1, 2, 3, 3, 3}));
+  q.initializers.push_back(TensorData::from_vector("w", {2, 2, 2, 2, 2}, std::vector<uint8_t>(32, 1)));
+  q.nodes.push_back(node("ConvInteger", {"x", "w"}, {"y"}));
+  q.outputs.push_back(value("y", DType::i32, {}));
+  try {
+    om::Session s(q, {ArithmeticMode::Fast});
+    run(s, {Feed::of("x", {1, 2, 3, 3, 3}, std::vector<uint8_t>(54, 2))});
+    FAIL("accepted");
+  } catch (const om::Error& e) {
+    CHECK(std::string(e.what()).find("1-D and 2-D inputs") != std::string::npos);
+    CHECK(std::string(e.what()).find("DequantizeLinear") != std::string::npos);
+  }
 }

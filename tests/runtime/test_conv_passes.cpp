@@ -219,6 +219,45 @@ TEST_CASE("fuse_conv_epilogue: a broadcast residual, and one defined after the C
   CHECK(run(plain, feeds)[0].bytes == run(fused, feeds)[0].bytes);
 }
 
+TEST_CASE("fuse_conv_epilogue on a 3-D convolution: normalisation, residual (same shape and broadcast), activation, no output bit changes") {
+  // x [2, 4, 5, 6, 6] -> Conv 3x3x3 pad 1 (C*kD = 12 channels per 2-D unit; 24 with 8 channels:
+  // Winograd-sized in Fast sessions) [-> BatchNormalization] -> Add(., r) -> Relu.
+  for (int64_t C : {4, 8})
+    for (bool bn : {false, true})
+      for (bool broadcast : {false, true})
+        for (ArithmeticMode mode : {ArithmeticMode::Exact, ArithmeticMode::Fast}) {
+          if (bn && mode == ArithmeticMode::Fast) continue;  // fold_conv_batchnorm changes bits there
+          CAPTURE(C);
+          CAPTURE(bn);
+          CAPTURE(broadcast);
+          CAPTURE(int(mode));
+          const int64_t M = 16;
+          const std::vector<int64_t> x_dims{2, C, 5, 6, 6}, y_dims{2, M, 5, 6, 6};
+          const std::vector<int64_t> r_dims = broadcast ? std::vector<int64_t>{M, 1, 1, 1} : y_dims;
+          g::Graph gr;
+          gr.inputs.push_back(value("x", om::DType::f32, x_dims));
+          gr.inputs.push_back(value("r", om::DType::f32, r_dims));
+          gr.initializers.push_back(f32c("w", {M, C, 3, 3, 3}, 3));
+          gr.initializers.push_back(f32c("b", {M}, 4));
+          gr.nodes.push_back(node("Conv", {"x", "w", "b"}, {"c"}, {Attribute::of_ints("pads", {1, 1, 1, 1, 1, 1})}));
+          const std::string cur = bn ? add_batch_norm(gr, "c", M, 1e-5f) : "c";
+          gr.nodes.push_back(node("Add", {cur, "r"}, {"sum"}));
+          const g::Node relu = node("Relu", {"?"}, {"?"});
+          finish_with(gr, "sum", &relu);
+          size_t xn = 1, rn = 1;
+          for (int64_t d : x_dims) xn *= size_t(d);
+          for (int64_t d : r_dims) rn *= size_t(d);
+          const std::vector<Feed> feeds{Feed::of("x", x_dims, random_floats(xn, 15)), Feed::of("r", r_dims, random_floats(rn, 16))};
+          om::Session plain(gr, {mode, false});
+          om::Session fused(gr, {mode, true});
+          REQUIRE(fused.graph().nodes.size() == 1);
+          CHECK(fused.graph().nodes[0].op_type == "FusedConv");
+          const Out a = run(plain, feeds)[0], b = run(fused, feeds)[0];
+          CHECK(a.dims == y_dims);
+          CHECK(a.bytes == b.bytes);
+        }
+}
+
 TEST_CASE("fold_conv_batchnorm runs in Fast sessions only, within 1e-5 of the unfolded graph") {
   const std::vector<Feed> feeds{Feed::of("x", {2, 4, 9, 8}, random_floats(2 * 4 * 9 * 8, 10))};
   g::Node relu = node("Relu", {"?"}, {"?"});

@@ -1,10 +1,11 @@
-// Convolutions: Conv and ConvTranspose over 1-D and 2-D spatial NCHW f32 tensors (auto_pad,
+// Convolutions: Conv and ConvTranspose over 1-D, 2-D and 3-D spatial NCHW f32 tensors (auto_pad,
 // groups, dilations, strides, pads, output_padding / output_shape), and the spatial geometry the
 // pools share (conv_geom.h). Kernels are kernels::f32_conv2d / f32_conv_transpose2d, which the
 // eager operators call too: 1x1 as a GEMM on the input, general convolution as an implicit GEMM
 // (panels packed from padded planes in the plan's scratch), depthwise directly; Exact mode fixes
 // each output's fma chain over (input channel, kh, kw) (docs/exactness.md). Fast plans take the
 // Winograd form for 3x3 stride-1 convolutions from weights packed at plan time (conv_packable).
+// 3-D convolutions run as 2-D ones per output depth (depth_unit_geom).
 #include <algorithm>
 
 #include "onemodel/graph/ops/conv_geom.h"
@@ -30,9 +31,7 @@ bool read_ints(const Node& node, const char* name, size_t n, int64_t fallback, i
 
 const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size_t xrank, const int64_t* w, size_t wrank,
                          SpatialGeom* out) {
-  if (xrank != 3 && xrank != 4 && !(kind == GeomKind::Pool && xrank == 5))
-    return kind == GeomKind::Pool ? "the input must be 3-D [N, C, W], 4-D [N, C, H, W] or 5-D [N, C, D, H, W]"
-                                  : "the input must be 3-D [N, C, W] or 4-D [N, C, H, W]";
+  if (xrank != 3 && xrank != 4 && xrank != 5) return "the input must be 3-D [N, C, W], 4-D [N, C, H, W] or 5-D [N, C, D, H, W]";
   const size_t sp = xrank - 2;
   out->spatial = sp;
   if (kind != GeomKind::Pool && wrank != xrank) return "the weights must have the input's rank";
@@ -154,7 +153,17 @@ const char* spatial_geom(const Node& node, GeomKind kind, const int64_t* x, size
   g.OH = has_h ? oe[hi] : 1;
   g.OW = oe[wi];
   out->depth = DepthGeom{};
-  if (sp == 3) out->depth = DepthGeom{x[2], oe[0], k[0], s[0], d[0], pb[0], pe[0]};
+  if (sp == 3) {
+    out->depth = DepthGeom{x[2], oe[0], k[0], s[0], d[0], pb[0], pe[0]};
+    // A 3-D convolution runs as 2-D ones over C*kD input (or M*kD output) channels
+    // (depth_unit_geom): bound those planes so no size overflows.
+    int64_t planes = 0, n = 0;
+    if (kind == GeomKind::Conv && (!checked_mul(g.C, k[0], &planes) || !checked_mul(planes, count_mul(g.H, g.W), &n) || n > kMaxNumel))
+      return "the input channels times the kernel depth, times the plane, are too large";
+    if (kind == GeomKind::ConvTranspose &&
+        (!checked_mul(g.M, k[0], &planes) || !checked_mul(planes, count_mul(g.OH, g.OW), &n) || n > kMaxNumel))
+      return "the output channels times the kernel depth, times the output plane, are too large";
+  }
   return nullptr;
 }
 
@@ -172,10 +181,11 @@ std::string geom_error_text(const Node& node, const char* reason, const std::vec
 
 namespace {
 
-// [N, M, (OH,) OW]: a convolution's output (a pool's, a transposed convolution's) for its geometry.
+// [N, M, (OD,) (OH,) OW]: a convolution's output (a transposed convolution's) for its geometry.
 std::vector<int64_t> output_dims(const SpatialGeom& sg) {
   std::vector<int64_t> y{sg.g.N, sg.g.M};
-  if (sg.spatial == 2) y.push_back(sg.g.OH);
+  if (sg.spatial == 3) y.push_back(sg.depth.OD);
+  if (sg.spatial >= 2) y.push_back(sg.g.OH);
   y.push_back(sg.g.OW);
   return y;
 }
@@ -254,12 +264,41 @@ SpatialGeom geom_of(const InferContext& ctx, GeomKind kind) {
   return sg;
 }
 
+// A 3-D convolution runs per (image, output depth) as a 2-D one over C*kD channels: channel
+// c*kD + kd is the input's depth slice od*sD - pad_front + kd*dD of channel c (zeros outside the
+// input), and the weights [M, C/group, kD, kH, kW] read as [M, C/group*kD, kH, kW] are the same
+// memory, the channels of a group still adjacent. Each output's fma chain then runs over
+// (c, kd, kh, kw): the 3-D order, in every 2-D form (and packing, Winograd, groups) unchanged.
+// A 3-D transposed convolution runs per (image, input depth) as a 2-D one with M*kD output
+// channels (W [C, M/group, kD, kH, kW] read as [C, M/group*kD, kH, kW]): channel m*kD + kd goes to
+// the output depth id*sD + kd*dD - pad_front. One image's geometry; 1-D and 2-D: sg.g itself.
+kernels::ConvGeom depth_unit_geom(const SpatialGeom& sg, GeomKind kind) {
+  kernels::ConvGeom g = sg.g;
+  if (sg.spatial != 3) return g;
+  g.N = 1;
+  if (kind == GeomKind::Conv) g.C *= sg.depth.kD;  // spatial_geom bounded C*kD*H*W
+  else g.M *= sg.depth.kD;                         // and M*kD*OH*OW
+  return g;
+}
+
+// A 3-D convolution's unit buffers after the 2-D scratch (each 64-byte aligned): the gathered
+// input planes [C, H, W] and the unit's 2-D output [M, OH, OW] of depth_unit_geom's geometry.
+size_t round16(size_t floats) { return (floats + 15) / 16 * 16; }
+size_t depth_unit_floats(const kernels::ConvGeom& u) { return round16(size_t(u.C * u.H * u.W)) + round16(size_t(u.M * u.OH * u.OW)); }
+
 // Fast plans may run the Winograd form when the weights were packed for it (conv_packable): room
 // for either.
-size_t conv_scratch(const InferContext& ctx) {
-  const kernels::ConvGeom g = geom_of(ctx, GeomKind::Conv).g;
+size_t conv2d_scratch_floats(const kernels::ConvGeom& g, ArithmeticMode mode) {
   size_t floats = kernels::conv_scratch_floats(g);
-  if (ctx.mode == ArithmeticMode::Fast) floats = std::max(floats, kernels::conv_winograd_scratch_floats(g));
+  if (mode == ArithmeticMode::Fast) floats = std::max(floats, kernels::conv_winograd_scratch_floats(g));
+  return floats;
+}
+// A 3-D convolution's unit buffers follow (depth_unit_floats).
+size_t conv_scratch(const InferContext& ctx) {
+  const SpatialGeom sg = geom_of(ctx, GeomKind::Conv);
+  const kernels::ConvGeom g = depth_unit_geom(sg, GeomKind::Conv);
+  size_t floats = conv2d_scratch_floats(g, ctx.mode);
+  if (sg.spatial == 3) floats = round16(floats) + depth_unit_floats(g);
   return floats * sizeof(float);
 }
 
@@ -284,14 +323,22 @@ size_t fused_conv_scratch(const InferContext& ctx) {
   return conv_output_offset(ctx) + size_t(n) * sizeof(float);
 }
 size_t conv_transpose_scratch(const InferContext& ctx) {
-  return kernels::conv_transpose_scratch_floats(geom_of(ctx, GeomKind::ConvTranspose).g) * sizeof(float);
+  const SpatialGeom sg = geom_of(ctx, GeomKind::ConvTranspose);
+  const kernels::ConvGeom g = depth_unit_geom(sg, GeomKind::ConvTranspose);
+  size_t floats = kernels::conv_transpose_scratch_floats(g);
+  if (sg.spatial == 3) floats = round16(floats) + depth_unit_floats(g);
+  return floats * sizeof(float);
 }
 
 // The convolutions' record: the geometry, built once per plan (infer validated it), and
 // FusedConv's epilogue. Work: the N images (an image's outputs read only that image; a sub-range
 // runs the same per-image chains with a smaller N, so the bits do not change).
 struct ConvParams {
-  kernels::ConvGeom g;
+  kernels::ConvGeom g;  // a 3-D convolution's: one unit's 2-D geometry (depth_unit_geom)
+  bool depth3 = false;  // 3-D: units are (image, output depth) planes, or transposed (image)s
+  DepthGeom depth;
+  size_t cols_offset = 0, unit_offset = 0;  // 3-D: the unit buffers in the scratch (floats)
+  int64_t units = 0;                        // the work units (a broadcast residual runs them as one)
   kernels::ConvAlgo algo = kernels::ConvAlgo::TileGemm;  // Conv and FusedConv
   kernels::UnaryOp act = kernels::UnaryOp::Identity;
   float epsilon = 1e-5f;  // FusedConv's batch normalisation
@@ -300,22 +347,35 @@ struct ConvParams {
   // Y = act(C + R) (one unit).
   enum class Residual : uint8_t { None, InPlace, Broadcast } residual = Residual::None;
   size_t conv_offset = 0, conv_rank = 0;
-  int64_t conv_dims[4] = {};
+  int64_t conv_dims[5] = {};
 };
 
 template <GeomKind kind>
 Status prepare_conv(const InferContext& ctx, Prepared& out) {
   ConvParams& p = out.record<ConvParams>();
-  p.g = geom_of(ctx, kind).g;
+  const SpatialGeom sg = geom_of(ctx, kind);
+  p.g = depth_unit_geom(sg, kind);
   conv_activation(ctx.node, &p.act);
   p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
   p.algo = kernels::conv_algorithm(p.g, ctx.mode, ctx.input(3) != nullptr);
   // Work units: images; a depthwise convolution's channels are independent too, so its unit is
   // one (image, channel) plane (a batch-1 depthwise layer splits over threads by channels).
+  // A 3-D convolution's unit is one (image, output depth), a transposed one's an image.
   const bool planes = kind == GeomKind::Conv && p.algo == kernels::ConvAlgo::Depthwise;
   out.work = planes ? count_mul(p.g.N, p.g.C) : p.g.N;
-  out.cost = product_cost(count_mul(p.g.N, p.g.M), count_mul(p.g.OH, p.g.OW),
-                          count_mul(p.g.C / std::max<int64_t>(p.g.group, 1), count_mul(p.g.kH, p.g.kW)));
+  if (sg.spatial == 3) {
+    p.depth3 = true;
+    p.depth = sg.depth;
+    const size_t floats = round16(kind == GeomKind::Conv ? conv2d_scratch_floats(p.g, ctx.mode)
+                                                         : kernels::conv_transpose_scratch_floats(p.g));
+    p.cols_offset = floats;
+    p.unit_offset = floats + round16(size_t(p.g.C * p.g.H * p.g.W));
+    out.work = kind == GeomKind::Conv ? count_mul(sg.g.N, sg.depth.OD) : sg.g.N;
+  }
+  const int64_t depth_taps = kind == GeomKind::Conv || sg.spatial != 3 ? 1 : sg.depth.kD;  // p.g.C has Conv's kD
+  out.cost = product_cost(count_mul(count_mul(sg.g.N, sg.g.M), sg.spatial == 3 ? sg.depth.OD : 1), count_mul(p.g.OH, p.g.OW),
+                          count_mul(count_mul(p.g.C / std::max<int64_t>(p.g.group, 1), count_mul(p.g.kH, p.g.kW)), depth_taps));
+  p.units = out.work;
   if (kind != GeomKind::Conv || !ctx.input(kResidualInput)) return Status::ok();
   if (residual_in_place(ctx)) {
     p.residual = ConvParams::Residual::InPlace;
@@ -323,7 +383,7 @@ Status prepare_conv(const InferContext& ctx, Prepared& out) {
   }
   p.residual = ConvParams::Residual::Broadcast;
   p.conv_offset = conv_output_offset(ctx);
-  const std::vector<int64_t> conv = conv_output_shape(ctx);  // rank 3 or 4
+  const std::vector<int64_t> conv = conv_output_shape(ctx);  // rank 3, 4 or 5
   p.conv_rank = conv.size();
   std::copy(conv.begin(), conv.end(), p.conv_dims);
   out.work = 1;
@@ -351,10 +411,45 @@ struct ConvOperands {
   float* scratch;
 };
 
+// A 3-D convolution's units [begin, end): (image, output depth) planes. Each gathers its C*kD
+// input depth slices (depth_unit_geom), runs the 2-D convolution into the unit buffer and writes
+// the M output planes; a residual is added there (one rounding, as the Add), then the activation.
+void conv_depth_units(const ConvParams& p, const KernelContext& k, int64_t begin, int64_t end, const ConvOperands& o) {
+  const DepthGeom& d = p.depth;
+  const int64_t C = p.g.C / d.kD, plane = p.g.H * p.g.W, P = p.g.OH * p.g.OW;
+  float* cols = o.scratch + p.cols_offset;
+  float* t = o.scratch + p.unit_offset;
+  for (int64_t u = begin; u < end; ++u) {
+    const int64_t n = u / d.OD, od = u % d.OD;
+    for (int64_t c = 0; c < C; ++c) {
+      for (int64_t kd = 0; kd < d.kD; ++kd) {
+        const int64_t id = od * d.sD - d.pad_front + kd * d.dD;
+        float* dst = cols + (c * d.kD + kd) * plane;
+        if (id >= 0 && id < d.D) std::copy_n(o.x + ((n * C + c) * d.D + id) * plane, plane, dst);
+        else std::fill_n(dst, plane, 0.0f);  // a padded slice: fma(0, w, acc), as 2-D pads
+      }
+    }
+    kernels::f32_conv2d_with(p.algo, p.g, cols, o.w, o.bias, o.residual ? kernels::UnaryOp::Identity : o.act, t, o.scratch,
+                             k.packed_b, k.mode, o.norm, nullptr);
+    for (int64_t m = 0; m < p.g.M; ++m) {
+      const int64_t at = ((n * p.g.M + m) * d.OD + od) * P;
+      float* y = o.y + at;
+      if (!o.residual) {
+        std::copy_n(t + m * P, P, y);
+        continue;
+      }
+      const float* r = o.residual + at;
+      for (int64_t i = 0; i < P; ++i) y[i] = t[m * P + i] + r[i];
+      if (o.act != kernels::UnaryOp::Identity) kernels::f32_unary(o.act, y, y, size_t(P));
+    }
+  }
+}
+
 // Units [begin, end): images, or for a depthwise convolution (image, channel) planes, as runs of
 // channels within one image: each run is the depthwise convolution of those channels (their
 // weights, biases, statistics and residual planes).
 void conv_units(const ConvParams& p, const KernelContext& k, int64_t begin, int64_t end, const ConvOperands& o) {
+  if (p.depth3) return conv_depth_units(p, k, begin, end, o);
   const float* x = o.x;
   float* y = o.y;
   if (p.algo != kernels::ConvAlgo::Depthwise) {
@@ -399,16 +494,56 @@ Status conv_kernel(const KernelContext& k) {
   // activation nodes compute it.
   o.y = reinterpret_cast<float*>(static_cast<uint8_t*>(k.scratch) + p.conv_offset);
   o.act = kernels::UnaryOp::Identity;
-  conv_units(p, k, 0, p.algo == kernels::ConvAlgo::Depthwise ? p.g.N * p.g.C : p.g.N, o);
+  conv_units(p, k, 0, p.units, o);
   const TensorArg& Y = k.out(0);
   add_broadcast(o.y, p.conv_dims, p.conv_rank, k.in(kResidualInput), Y);
   if (p.act != kernels::UnaryOp::Identity) kernels::f32_unary(p.act, Y.as<float>(), Y.as<float>(), size_t(Y.numel));
   return Status::ok();
 }
 
+// A 3-D transposed convolution's units [begin, end): images. For each input depth slice (in
+// order) the 2-D transposed convolution of its C planes gives M*kD planes (depth_unit_geom);
+// plane m*kD + kd is added to output depth id*sD + kd*dD - pad_front when inside. Exact mode: each
+// output starts at +0 and receives those planes' values in the order (id, kd), each one
+// addition, each plane the 2-D chain; then the bias.
+void conv_transpose_depth_units(const ConvParams& p, const KernelContext& k, int64_t begin, int64_t end, const float* bias) {
+  const DepthGeom& d = p.depth;
+  const int64_t C = p.g.C, M = p.g.M / d.kD, plane = p.g.H * p.g.W, P = p.g.OH * p.g.OW;
+  float* scratch = static_cast<float*>(k.scratch);
+  float* cols = scratch + p.cols_offset;
+  float* t = scratch + p.unit_offset;
+  const float* x = k.in(0).as<const float>();
+  for (int64_t n = begin; n < end; ++n) {
+    float* y = k.out(0).as<float>() + n * M * d.OD * P;
+    std::fill_n(y, M * d.OD * P, 0.0f);
+    for (int64_t id = 0; id < d.D; ++id) {
+      for (int64_t c = 0; c < C; ++c) std::copy_n(x + ((n * C + c) * d.D + id) * plane, plane, cols + c * plane);
+      kernels::f32_conv_transpose2d(p.g, cols, k.in(1).as<const float>(), nullptr, t, scratch, k.packed_b, k.mode);
+      for (int64_t m = 0; m < M; ++m) {
+        for (int64_t kd = 0; kd < d.kD; ++kd) {
+          const int64_t od = id * d.sD + kd * d.dD - d.pad_front;
+          if (od < 0 || od >= d.OD) continue;
+          float* yo = y + (m * d.OD + od) * P;
+          const float* src = t + (m * d.kD + kd) * P;
+          for (int64_t i = 0; i < P; ++i) yo[i] += src[i];
+        }
+      }
+    }
+    if (!bias) continue;
+    for (int64_t m = 0; m < M; ++m) {
+      float* yo = y + m * d.OD * P;
+      for (int64_t i = 0; i < d.OD * P; ++i) yo[i] += bias[m];
+    }
+  }
+}
+
 Status conv_transpose_kernel(const KernelContext& k) {
   const ConvParams& p = k.params<ConvParams>();
   const float* bias = k.has_input(2) ? k.in(2).as<const float>() : nullptr;
+  if (p.depth3) {
+    conv_transpose_depth_units(p, k, k.begin, k.end, bias);
+    return Status::ok();
+  }
   const float* x = k.in(0).as<const float>();
   float* y = k.out(0).as<float>();
   const kernels::ConvGeom g = image_range(p.g, k.begin, k.end, &x, &y);
@@ -434,7 +569,7 @@ bool conv_packable_weights(const Node& node, const std::vector<const ValueDesc*>
   const auto& x = inputs[0]->shape;
   const auto& w = inputs[1]->shape;
   if (spatial_geom(node, GeomKind::Conv, x.data(), x.size(), w.data(), w.size(), &sg) != nullptr) return false;
-  const kernels::ConvGeom& g = sg.g;
+  const kernels::ConvGeom g = depth_unit_geom(sg, GeomKind::Conv);  // a 3-D one's 2-D units
   kernels::ConvWeightPack p;
   p.M = g.M;
   p.winograd = out->mode == ArithmeticMode::Fast && kernels::conv_winograd_fits(g);
@@ -492,11 +627,11 @@ constexpr AttrSpec kConvTransposeAttrs[] = {
 constexpr OpDef kOps[] = {
     op("Conv").upgrades_from(7).written_by_passes(passes::fold_conv_batchnorm).inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel).with_scratch(conv_scratch)
         .with_prepack(conv_packable)
-        .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads; weights packed when planning; 1x1 as one GEMM on the input, implicit-GEMM panels, direct depthwise, Winograd F(2x2, 3x3) for 3x3 stride-1 in Fast sessions; exact: fma chain over (c, kh, kw), then bias").with_flags(kOpF16InF32),
+        .doc("f32, 1-D, 2-D and 3-D spatial; auto_pad, groups, dilations, strides, pads; weights packed when planning; 1x1 as one GEMM on the input, implicit-GEMM panels, direct depthwise, Winograd F(2x2, 3x3) for 3x3 stride-1 in Fast sessions; 3-D as 2-D per output depth over (c, kd) channels; exact: fma chain over (c, [kd,] kh, kw), then bias").with_flags(kOpF16InF32),
     op("ConvTranspose").upgrades_from(7).inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose)
         .prepared(prepare_conv<GeomKind::ConvTranspose>).kernel(conv_transpose_kernel)
         .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
-        .doc("f32, 1-D and 2-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order").with_flags(kOpF16InF32),
+        .doc("f32, 1-D, 2-D and 3-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order (3-D: the 2-D result of each (input depth, kd) added in that order), then bias").with_flags(kOpF16InF32),
     op("FusedConv").in_domain(kOnemodelDomain).written_by_passes(passes::fuse_conv_epilogue).inputs(2, 8).attributes(kFusedConvAttrs).shapes(infer_fused_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel)
         .with_scratch(fused_conv_scratch).with_prepack(conv_packable)
         .doc("written by the conv fusion pass: act(BN(Conv(X, W) + bias) + R), the optional inference batch normalisation (inputs 3-6: scale, B, mean, var; epsilon), the optional residual R (input 7, broadcast) and the activation after each output's complete fma chain, each step rounded as the separate nodes"),

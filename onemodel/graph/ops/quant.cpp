@@ -1050,6 +1050,9 @@ Status infer_int_conv_shape(InferContext& ctx, size_t x_in, size_t w_in, Spatial
   const auto& w = ctx.input(w_in)->shape;
   if (const char* why = spatial_geom(ctx.node, GeomKind::Conv, x.data(), x.size(), w.data(), w.size(), sg))
     return ctx.error(ErrorKind::ShapeMismatch, geom_error_text(ctx.node, why, x, &w));
+  if (sg->spatial == 3)
+    return ctx.error(ErrorKind::Unsupported, msg("the integer convolutions take 1-D and 2-D inputs, got ", shape_str(x),
+                                                 "; run a 3-D convolution as Conv in f32 (DequantizeLinear before it)"));
   *y = {sg->g.N, sg->g.M};
   if (sg->spatial == 2) y->push_back(sg->g.OH);
   y->push_back(sg->g.OW);

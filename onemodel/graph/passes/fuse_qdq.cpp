@@ -124,7 +124,8 @@ Status fuse_qdq_conv(Graph& g, ArithmeticMode, size_t* changes) {
     const TensorData* wq = u.constant(wdq->inputs[0]);
     const TensorData* ws = u.constant(wdq->inputs[1]);
     const TensorData* wz = u.constant(wdq->inputs[2]);
-    if (!wq || wq->dims.size() < 3 || ws->dtype != DType::f32 || (wq->dtype != DType::u8 && wq->dtype != DType::i8) ||
+    // The integer convolutions are 1-D and 2-D (weights of rank 3 or 4): a 3-D one stays in f32.
+    if (!wq || wq->dims.size() < 3 || wq->dims.size() > 4 || ws->dtype != DType::f32 || (wq->dtype != DType::u8 && wq->dtype != DType::i8) ||
         wz->dtype != wq->dtype)
       return 0;
     const int64_t M = wq->dims[0];
