@@ -17,6 +17,7 @@
 #include "onemodel/data/dataloader.h"
 #include "onemodel/trace/tracer.h"
 #include "onemodel/runtime/session.h"
+#include "onemodel/runtime/value.h"
 #include "onemodel/runtime/model.h"
 #include "onemodel/runtime/inspect.h"
 #include "onemodel/io/onnx.h"

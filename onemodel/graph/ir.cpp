@@ -10,6 +10,16 @@ namespace om::graph {
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
+const char* value_kind_name(ValueKind k) {
+  switch (k) {
+    case ValueKind::Tensor: return "tensor";
+    case ValueKind::Sequence: return "sequence";
+    case ValueKind::Optional: return "optional";
+    case ValueKind::OptionalSequence: return "optional sequence";
+  }
+  return "?";
+}
+
 TensorData TensorData::copy_of(std::string name, DType dtype, std::vector<int64_t> dims, const void* data,
                                size_t nbytes) {
   TensorData t;
@@ -135,6 +145,9 @@ static Status check_attribute(const Node& node, const Attribute& a) {
     case AttrType::Graphs:
       for (const auto& sub : a.graphs)
         if (!sub) return Status::error(ErrorKind::Format, msg(where, ": graphs attribute '", a.name, "' holds a null graph"));
+      break;
+    case AttrType::TypeProto:
+      if (!a.tp) return Status::error(ErrorKind::Format, msg(where, ": type attribute '", a.name, "' has no type"));
       break;
     default:
       return Status::error(ErrorKind::Format, msg(where, ": attribute '", a.name, "' has an unknown type code ", int(a.type)));

@@ -27,6 +27,13 @@ struct Dim {
   bool operator==(const Dim& o) const { return size == o.size && param == o.param; }
 };
 
+// What a value holds (ONNX's TypeProto): a tensor, a sequence of tensors, or an optional one of
+// those. dtype and shape always describe the tensors (a sequence's elements, an optional's
+// content). Graphs with sequences or optionals run through the sequence lowering
+// (runtime/sequence_lowering.h; docs/onnx.md, "Sequences and optionals").
+enum class ValueKind : uint8_t { Tensor = 0, Sequence = 1, Optional = 2, OptionalSequence = 3 };
+const char* value_kind_name(ValueKind k);  // "tensor", "sequence", "optional", "optional sequence"
+
 struct ValueInfo {
   std::string name;
   DType dtype = DType::f32;
@@ -35,6 +42,8 @@ struct ValueInfo {
   // false: the file gives no type (allowed for a subgraph's inputs and outputs, which take the
   // types of what they are bound to); dtype is then meaningless and the writer leaves it out.
   bool has_type = true;
+  // Last, so that brace-initialised tensor infos ({name, dtype, has_shape, shape}) stay valid.
+  ValueKind kind = ValueKind::Tensor;
 };
 
 // Tensor payload of an initializer or a tensor attribute. `bytes` points either into `owner`'s
@@ -62,7 +71,7 @@ struct Graph;
 
 // Codes equal ONNX AttributeProto.AttributeType.
 enum class AttrType : int32_t {
-  Float = 1, Int = 2, String = 3, Tensor = 4, Graph = 5, Floats = 6, Ints = 7, Strings = 8, Graphs = 10
+  Float = 1, Int = 2, String = 3, Tensor = 4, Graph = 5, Floats = 6, Ints = 7, Strings = 8, Graphs = 10, TypeProto = 13
 };
 
 // Subgraphs (If's branches, Loop's and Scan's bodies) nest at most this deep: a hostile file's
@@ -83,6 +92,8 @@ struct Attribute {
   // rewrites a subgraph in place.
   std::shared_ptr<Graph> g;
   std::vector<std::shared_ptr<Graph>> graphs;
+  // A TYPE_PROTO attribute's type (Optional's `type`): kind, dtype and shape; the name is empty.
+  std::shared_ptr<ValueInfo> tp;
 
   static Attribute of_int(std::string name, int64_t v);
   static Attribute of_float(std::string name, float v);

@@ -109,6 +109,7 @@ AttrType attr_type_of(AttrKind kind) {
     case AttrKind::Strings: return AttrType::Strings;
     case AttrKind::Tensor: return AttrType::Tensor;
     case AttrKind::Graph: return AttrType::Graph;
+    case AttrKind::TypeProto: return AttrType::TypeProto;
   }
   return AttrType::Int;
 }
@@ -123,6 +124,7 @@ const char* attr_kind_name(AttrKind kind) {
     case AttrKind::Strings: return "strings";
     case AttrKind::Tensor: return "tensor";
     case AttrKind::Graph: return "graph";
+    case AttrKind::TypeProto: return "type";
   }
   return "?";
 }

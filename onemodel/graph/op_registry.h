@@ -23,6 +23,7 @@
 
 namespace om::runtime {
 struct ControlFlowHooks;  // runtime/plan_internal.h
+struct SequenceHooks;     // runtime/sequence_lowering.h
 }
 
 namespace om::graph {
@@ -156,11 +157,15 @@ enum OpFlags : uint32_t {
   // Data movement (Reshape, Concat, Gather...) is exact in any float dtype; it carries the flag
   // so that a region need not be cast at it.
   kOpF16InF32 = 1u << 3,
+  // Sequences and optionals (SequenceInsert, OptionalGetElement...): the sequence lowering
+  // (runtime/sequence_lowering.cpp) rewrites them into tensor nodes before planning, so the record
+  // has no infer step or kernels of its own (docs/onnx.md, "Sequences and optionals").
+  kOpSequence = 1u << 4,
 };
 
 // The type an attribute must have. PositiveInt(s): every value must be >= 1 (kernel sizes,
 // strides, dilations, group, hidden sizes); a 0 or negative one is refused by the reader.
-enum class AttrKind { Int, PositiveInt, Float, String, Ints, PositiveInts, Floats, Strings, Tensor, Graph };
+enum class AttrKind { Int, PositiveInt, Float, String, Ints, PositiveInts, Floats, Strings, Tensor, Graph, TypeProto };
 struct AttrSpec {
   const char* name;
   AttrKind kind;
@@ -280,6 +285,9 @@ struct OpDef {
   // (runtime/plan_control.cpp). Referenced only from these records, so a program that registers
   // no control-flow operator links none of that planning.
   const runtime::ControlFlowHooks* control_flow = nullptr;
+  // Sequences (kOpSequence): the lowering that runs a graph with them (runtime/sequence_lowering.cpp),
+  // referenced only from these records likewise.
+  const runtime::SequenceHooks* sequences = nullptr;
   const char* notes = "";             // one line for docs/operators.md
 
   constexpr OpDef inputs(int lo, int hi) const { OpDef d = *this; d.min_inputs = lo; d.max_inputs = hi; return d; }
@@ -321,6 +329,12 @@ struct OpDef {
     d.flags |= kOpControlFlow;
     return d;
   }
+  constexpr OpDef lowered_by(const runtime::SequenceHooks* hooks) const {
+    OpDef d = *this;
+    d.sequences = hooks;
+    d.flags |= kOpSequence;
+    return d;
+  }
   constexpr OpDef doc(const char* line) const { OpDef d = *this; d.notes = line; return d; }
 };
 constexpr OpDef op(const char* op_type) { OpDef d; d.op_type = op_type; return d; }
@@ -328,7 +342,7 @@ constexpr OpDef op(const char* op_type) { OpDef d; d.op_type = op_type; return d
 // Whether a session of `mode` runs the op: it has that mode's kernel, or it is control flow (it
 // runs its subgraphs' kernels, each checked by itself).
 inline bool runs_in(const OpDef& op, ArithmeticMode mode) {
-  if (op.flags & kOpControlFlow) return true;
+  if (op.flags & (kOpControlFlow | kOpSequence)) return true;
   return mode == ArithmeticMode::Exact ? op.exact != nullptr : op.fast != nullptr;
 }
 

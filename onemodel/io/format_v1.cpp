@@ -50,9 +50,11 @@ struct Writer {
   void put_u64(size_t at, uint64_t v) { for (int i = 0; i < 8; ++i) b[at + i] = uint8_t(v >> (8 * i)); }
 };
 
+// The dtype word's low 16 bits hold the dtype, bits 16 on the ValueKind (0, a tensor, in every
+// file written before sequences: those read as before).
 void write_value_info(Writer& w, const graph::ValueInfo& v) {
   w.str(v.name);
-  w.u32(uint32_t(v.dtype));
+  w.u32(uint32_t(v.dtype) | uint32_t(v.kind) << 16);
   w.u8(v.has_shape ? 1 : 0);
   w.u32(uint32_t(v.shape.size()));
   for (const auto& d : v.shape) {
@@ -104,7 +106,7 @@ void write_graph_section(Writer& w, const graph::Graph& g) {
           w.u64(a.t->nbytes);
           w.raw(a.t->bytes, a.t->nbytes);
           break;
-        case graph::AttrType::Graph: case graph::AttrType::Graphs: break;  // refused by write_bytes
+        case graph::AttrType::Graph: case graph::AttrType::Graphs: case graph::AttrType::TypeProto: break;  // refused by write_bytes
       }
     }
   }
@@ -178,7 +180,11 @@ struct Reader {
 
 Status read_value_info(Reader& r, graph::ValueInfo* v) {
   OM_TRY(r.str(&v->name));
-  OM_TRY(r.dtype(&v->dtype));
+  uint32_t word;
+  OM_TRY(r.u32(&word));
+  if (!dtype_from_onnx(int32_t(word & 0xffffu), &v->dtype)) return r.fail(msg("unknown dtype code ", word & 0xffffu));
+  if ((word >> 16) > uint32_t(graph::ValueKind::OptionalSequence)) return r.fail(msg("unknown value kind ", word >> 16));
+  v->kind = graph::ValueKind(word >> 16);
   uint8_t has = 0;
   OM_TRY(r.u8(&has));
   if (has > 1) return r.fail("has_shape must be 0 or 1");
@@ -396,6 +402,12 @@ Result<std::vector<uint8_t>> write_bytes(const graph::Graph& g, graph::GraphChec
   if (graph::has_subgraphs(g))
     return Status::error(ErrorKind::Unsupported, "format_v1::write: the graph has subgraphs (If, Loop or Scan), which library "
                                                  "format v1 cannot hold; save it as ONNX (om::onnx::write_file) instead");
+  for (const auto& n : g.nodes)
+    for (const auto& a : n.attributes)
+      if (a.type == graph::AttrType::TypeProto)
+        return Status::error(ErrorKind::Unsupported, msg("format_v1::write: node '", n.name, "' (", n.op_type, ") has a type attribute ('",
+                                                         a.name, "'), which library format v1 cannot hold; save it as ONNX "
+                                                         "(om::onnx::write_file) instead"));
   Writer w;
   w.raw(kMagic, 8);
   w.u32(kVersion);

@@ -258,6 +258,7 @@ struct ValueDecode {
   int tensor_fields = 0;  // TypeProto.tensor_type seen
   bool has_elem = false;
   int32_t elem = 0;
+  std::string wrappers;   // the sequence ('S') and optional ('O') types around the tensor type, outermost first
 };
 
 bool dec_dim(pb_istream_t* s, const pb_field_t* f, void** arg) {
@@ -302,12 +303,38 @@ bool dec_tensor_type(pb_istream_t* s, const pb_field_t* f, void** arg) {
   return true;
 }
 
+bool dec_type(pb_istream_t* s, const pb_field_t* f, void** arg);
+
+// TypeProto.sequence_type / optional_type: the nested TypeProto, at most two levels deep (an
+// optional sequence), checked before decoding it so a hostile nesting cannot recurse far.
+template <typename Wrapper>
+bool dec_wrapped_type(pb_istream_t* s, const pb_field_t* f, void** arg, char wrapper, Wrapper m, const pb_msgdesc_t* fields) {
+  auto* vd = static_cast<ValueDecode*>(*arg);
+  if (!need_ld(s, f)) return false;
+  vd->wrappers.push_back(wrapper);
+  if (vd->wrappers.size() > 2)
+    return format_error(s, msg("value '", vd->v->name, "' nests sequence and optional types ", vd->wrappers.size(),
+                               " deep; onemodel reads sequences of tensors and optionals of a tensor or a sequence"));
+  set(m.elem_type, dec_type, vd);
+  return decode_msg(s, fields, &m);
+}
+bool dec_sequence_type(pb_istream_t* s, const pb_field_t* f, void** arg) {
+  return dec_wrapped_type(s, f, arg, 'S', onemodel_onnx_TypeProto_Sequence(onemodel_onnx_TypeProto_Sequence_init_zero),
+                          onemodel_onnx_TypeProto_Sequence_fields);
+}
+bool dec_optional_type(pb_istream_t* s, const pb_field_t* f, void** arg) {
+  return dec_wrapped_type(s, f, arg, 'O', onemodel_onnx_TypeProto_Optional(onemodel_onnx_TypeProto_Optional_init_zero),
+                          onemodel_onnx_TypeProto_Optional_fields);
+}
+
 bool dec_type(pb_istream_t* s, const pb_field_t* f, void** arg) {
   auto* vd = static_cast<ValueDecode*>(*arg);
   if (!need_ld(s, f)) return false;
   ++vd->type_fields;
   onemodel_onnx_TypeProto m = onemodel_onnx_TypeProto_init_zero;
   set(m.tensor_type, dec_tensor_type, vd);
+  set(m.sequence_type, dec_sequence_type, vd);
+  set(m.optional_type, dec_optional_type, vd);
   return decode_msg(s, onemodel_onnx_TypeProto_fields, &m);
 }
 
@@ -316,13 +343,30 @@ struct ValueList {
   const char* role;  // input, output, value_info
 };
 
+// The kind (the sequence and optional types around the tensor type) and the dtype of a decoded
+// TypeProto that has a tensor type.
+bool finish_type(pb_istream_t* s, ValueDecode& vd) {
+  ValueInfo& v = *vd.v;
+  if (vd.wrappers.empty()) v.kind = graph::ValueKind::Tensor;
+  else if (vd.wrappers == "S") v.kind = graph::ValueKind::Sequence;
+  else if (vd.wrappers == "O") v.kind = graph::ValueKind::Optional;
+  else if (vd.wrappers == "OS") v.kind = graph::ValueKind::OptionalSequence;
+  else
+    return format_error(s, msg("value '", v.name, "' is a ", vd.wrappers == "SS" ? "sequence of sequences" : "sequence of optionals",
+                               "; onemodel reads sequences of tensors and optionals of a tensor or a sequence"));
+  if (!vd.has_elem) return format_error(s, msg("value '", v.name, "' has a tensor type without elem_type"));
+  Status st = dtype_from_code(vd.elem, msg("value '", v.name, "'"), &v.dtype);
+  if (!st.is_ok()) return fail(st.with_context(msg("om::onnx::read: ", where())));
+  return true;
+}
+
 bool dec_value_info(pb_istream_t* s, const pb_field_t* f, void** arg) {
   auto* vl = static_cast<ValueList*>(*arg);
   Scope scope(msg(vl->role, "[", vl->list->size(), "]"));
   if (!need_ld(s, f)) return false;
   ValueInfo v;
   v.has_shape = false;
-  ValueDecode vd{&v};
+  ValueDecode vd{&v, 0, 0, false, 0, {}};
   onemodel_onnx_ValueInfoProto m = onemodel_onnx_ValueInfoProto_init_zero;
   set(m.name, dec_string, &v.name);
   set(m.type, dec_type, &vd);
@@ -337,9 +381,7 @@ bool dec_value_info(pb_istream_t* s, const pb_field_t* f, void** arg) {
     if (is_value_info) return true;  // shapes of intermediates are optional: skip an untyped one
     return format_error(s, msg("graph ", vl->role, " '", v.name, "' has no tensor type (onemodel reads tensor values only)"));
   }
-  if (!vd.has_elem) return format_error(s, msg("value '", v.name, "' has a tensor type without elem_type"));
-  Status st = dtype_from_code(vd.elem, msg("value '", v.name, "'"), &v.dtype);
-  if (!st.is_ok()) return fail(st.with_context(msg("om::onnx::read: ", where())));
+  if (!finish_type(s, vd)) return false;
   vl->list->push_back(std::move(v));
   return true;
 }
@@ -349,6 +391,7 @@ bool dec_value_info(pb_istream_t* s, const pb_field_t* f, void** arg) {
 struct AttrDecode {
   Attribute a;
   std::string ref_attr_name;
+  int types = 0;
   int tensors = 0;
   int graphs = 0;
   bool has_s = false;
@@ -402,6 +445,24 @@ bool dec_attr_t(pb_istream_t* s, const pb_field_t* f, void** arg) {
   return decode_tensor(s, ad->a.t.get());
 }
 
+// A TYPE_PROTO attribute (Optional's `type`): a type with a tensor type inside.
+bool dec_attr_tp(pb_istream_t* s, const pb_field_t* f, void** arg) {
+  auto* ad = static_cast<AttrDecode*>(*arg);
+  Scope scope("tp");
+  if (!need_ld(s, f)) return false;
+  if (++ad->types > 1) return format_error(s, "a type attribute carries more than one type");
+  ad->a.tp = std::make_shared<ValueInfo>();
+  ad->a.tp->has_shape = false;
+  ValueDecode vd{ad->a.tp.get(), 1, 0, false, 0, {}};
+  onemodel_onnx_TypeProto m = onemodel_onnx_TypeProto_init_zero;
+  set(m.tensor_type, dec_tensor_type, &vd);
+  set(m.sequence_type, dec_sequence_type, &vd);
+  set(m.optional_type, dec_optional_type, &vd);
+  if (!decode_msg(s, onemodel_onnx_TypeProto_fields, &m)) return false;
+  if (vd.tensor_fields == 0) return format_error(s, "a type attribute without a tensor type (onemodel reads tensors, sequences and optionals)");
+  return finish_type(s, vd);
+}
+
 struct NodeDecode {
   Node* n;
   Status deferred;  // an unsupported attribute kind: reported only if the op itself is supported
@@ -422,6 +483,7 @@ bool dec_attribute(pb_istream_t* s, const pb_field_t* f, void** arg) {
   set(m.ints, dec_int64s, &ad.a.ints);
   set(m.strings, dec_strings, &ad.a.strings);
   set(m.ref_attr_name, dec_string, &ad.ref_attr_name);
+  set(m.tp, dec_attr_tp, &ad);
   if (!decode_msg(s, onemodel_onnx_AttributeProto_fields, &m)) return false;
   AttrPayload p;
   p.has_type = m.has_type;
@@ -432,6 +494,7 @@ bool dec_attribute(pb_istream_t* s, const pb_field_t* f, void** arg) {
   p.tensors = ad.tensors;
   p.graphs = ad.graphs;
   p.graph_list = int(ad.a.graphs.size());
+  p.types = ad.types;
   p.ref_attr_name = ad.ref_attr_name;
   ad.a.f = m.f;
   ad.a.i = m.i;

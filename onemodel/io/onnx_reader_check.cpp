@@ -194,9 +194,17 @@ Status finish_attribute(const AttrPayload& p, const std::string& where, Attribut
   }
   if (p.graphs > 0 || p.graph_list > 0)
     return format(where, msg(who, " is declared ", attr_type_name(p.type), " but carries a graph payload"));
+  if (p.type == 13) {
+    // A type (TYPE_PROTO: Optional's `type`): exactly that payload.
+    const bool other = p.has_f || p.has_i || p.has_s || p.tensors > 0 || !a->floats.empty() || !a->ints.empty() || !a->strings.empty();
+    if (other || p.types != 1) return format(where, msg(who, " is declared TYPE_PROTO but carries ", p.types == 1 ? "another payload" : msg(p.types, " types")));
+    a->type = AttrType::TypeProto;
+    return Status::ok();
+  }
+  if (p.types > 0) return format(where, msg(who, " is declared ", attr_type_name(p.type), " but carries a type payload"));
   if (p.type >= 9) {
     *deferred = Status::error(ErrorKind::Unsupported, msg("om::onnx::read: ", where, ": ", who, " is of type ", attr_type_name(p.type),
-                                                          "; onemodel reads FLOAT, INT, STRING, TENSOR, GRAPH, FLOATS, INTS, STRINGS and GRAPHS attributes"));
+                                                          "; onemodel reads FLOAT, INT, STRING, TENSOR, GRAPH, FLOATS, INTS, STRINGS, GRAPHS and TYPE_PROTO attributes"));
     return Status::ok();
   }
   // Exactly the payload the declared type names, nothing else.

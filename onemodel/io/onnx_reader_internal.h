@@ -44,6 +44,7 @@ struct AttrPayload {
   int tensors = 0;
   int graphs = 0;       // g fields (GRAPH)
   int graph_list = 0;   // graphs entries (GRAPHS)
+  int types = 0;        // tp fields (TYPE_PROTO)
   std::string ref_attr_name;
 };
 

@@ -126,10 +126,53 @@ bool enc_tensor_type(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
   return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, onemodel_onnx_TypeProto_Tensor_fields, &m);
 }
 
-bool enc_type(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
+// One level of a value's TypeProto: the sequence and optional types around its tensor type,
+// outermost first ("S", "O", "OS"), `level` of them already written.
+struct TypeLevel {
+  const ValueInfo* v;
+  size_t level;
+};
+const char* type_wrappers(graph::ValueKind k) {
+  switch (k) {
+    case graph::ValueKind::Sequence: return "S";
+    case graph::ValueKind::Optional: return "O";
+    case graph::ValueKind::OptionalSequence: return "OS";
+    case graph::ValueKind::Tensor: break;
+  }
+  return "";
+}
+
+bool enc_type_level(pb_ostream_t* s, const pb_field_t* f, void* const* arg);
+
+template <typename Wrapper>
+bool enc_wrapped(pb_ostream_t* s, const pb_field_t* f, const TypeLevel& at, Wrapper m, const pb_msgdesc_t* fields) {
+  TypeLevel inner{at.v, at.level + 1};
+  set(m.elem_type, enc_type_level, &inner);
+  return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, fields, &m);
+}
+bool enc_sequence_type(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
+  return enc_wrapped(s, f, arg_as<TypeLevel>(arg), onemodel_onnx_TypeProto_Sequence(onemodel_onnx_TypeProto_Sequence_init_zero),
+                     onemodel_onnx_TypeProto_Sequence_fields);
+}
+bool enc_optional_type(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
+  return enc_wrapped(s, f, arg_as<TypeLevel>(arg), onemodel_onnx_TypeProto_Optional(onemodel_onnx_TypeProto_Optional_init_zero),
+                     onemodel_onnx_TypeProto_Optional_fields);
+}
+
+bool enc_type_level(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
+  const TypeLevel& at = arg_as<TypeLevel>(arg);
+  const char w = type_wrappers(at.v->kind)[at.level];
   onemodel_onnx_TypeProto m = onemodel_onnx_TypeProto_init_zero;
-  set(m.tensor_type, enc_tensor_type, *arg);
+  if (w == 'S') set(m.sequence_type, enc_sequence_type, *arg);
+  else if (w == 'O') set(m.optional_type, enc_optional_type, *arg);
+  else set(m.tensor_type, enc_tensor_type, at.v);
   return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, onemodel_onnx_TypeProto_fields, &m);
+}
+
+bool enc_type(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
+  TypeLevel top{&arg_as<ValueInfo>(arg), 0};
+  void* p = &top;
+  return enc_type_level(s, f, &p);
 }
 
 bool enc_value_infos(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
@@ -166,6 +209,7 @@ bool enc_attributes(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
       case AttrType::Strings: set(m.strings, enc_strings, &a.strings); break;
       case AttrType::Graph: set(m.g, enc_graph, a.g.get()); break;
       case AttrType::Graphs: set(m.graphs, enc_graphs, &a.graphs); break;
+      case AttrType::TypeProto: set(m.tp, enc_type, a.tp.get()); break;
     }
     m.has_type = true;
     m.type = static_cast<int32_t>(a.type);

@@ -9,6 +9,7 @@
 #include "onemodel/graph/passes/pass.h"
 #include "onemodel/io/format_v1.h"
 #include "onemodel/runtime/plan.h"
+#include "onemodel/runtime/sequence_lowering.h"
 
 namespace om {
 
@@ -51,6 +52,9 @@ struct Session::Impl {
   std::shared_ptr<PlanEntry> last;
   std::vector<std::unique_ptr<Caller>> callers;  // at most options.max_concurrent_runs
   std::vector<Caller*> idle_callers;
+  // A graph with sequences or optionals: run through the lowering (runtime/sequence_lowering.h).
+  std::shared_ptr<runtime::SequenceRunner> runner;
+  const runtime::SequenceHooks* sequences = nullptr;
 };
 
 namespace {
@@ -161,6 +165,23 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
   return create(g, options, out, graph::GraphCheck::Verify);
 }
 
+// A graph with sequences or optionals: each input structure's lowered graph gets a session of its
+// own, made on the first run_values with that structure (runtime/sequence_lowering.h).
+static Status prepare_lowered(Session::Impl* impl) {
+  impl->sequences = runtime::sequence_hooks(impl->graph);
+  if (!impl->sequences)
+    return Status::error(ErrorKind::Unsupported, "om::Session: the graph has sequences or optionals, and this program registers none of "
+                                                 "the sequence operators; register the sequence family (onemodel/op_list.h)");
+  OM_ASSIGN_OR_RETURN(impl->runner, impl->sequences->create(impl->graph, impl->options));
+  for (const auto& v : impl->graph.inputs) {
+    const bool init = impl->graph.find_initializer(v.name) != nullptr;
+    impl->overridable.push_back(init);
+    (init ? impl->overridable_names : impl->input_names).push_back(v.name);
+  }
+  for (const auto& v : impl->graph.outputs) impl->output_names.push_back(v.name);
+  return Status::ok();
+}
+
 Status Session::create(const graph::Graph& g, SessionOptions options, Session* out, graph::GraphCheck check) {
   if (options.max_concurrent_runs == 0)
     return Status::error(ErrorKind::InvalidArgument, "om::Session: SessionOptions::max_concurrent_runs must be at least 1");
@@ -189,6 +210,11 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
   impl->options.thread_pool = impl->pool;
   impl->graph = g;
   if (check == graph::GraphCheck::Verify) OM_TRY(graph::verify(impl->graph).with_context("om::Session"));
+  if (runtime::uses_sequences(impl->graph)) {
+    OM_TRY(prepare_lowered(impl.get()));
+    out->impl_ = std::move(impl);
+    return Status::ok();
+  }
   OM_ASSIGN_OR_RETURN(std::vector<const graph::OpDef*> ops, runtime::resolve_ops(impl->graph, options.mode));
   for (const auto& v : impl->graph.inputs) {
     if (!v.has_shape)
@@ -274,6 +300,7 @@ ValueInfo describe(const graph::ValueInfo& v) {
   ValueInfo out;
   out.name = v.name;
   out.dtype = v.dtype;
+  out.kind = v.kind;
   out.has_shape = v.has_shape;
   for (const graph::Dim& d : v.shape) {
     out.dims.push_back(d.is_static() ? d.size : -1);
@@ -312,6 +339,7 @@ const SessionOptions& Session::options() const {
 }
 size_t Session::cached_plan_count() const {
   if (!impl_) return 0;
+  if (impl_->runner) return impl_->sequences->cached(*impl_->runner);
   std::lock_guard<Mutex> lock(impl_->mu);
   return impl_->plans.size();
 }
@@ -319,6 +347,7 @@ size_t Session::cached_plan_count() const {
 PlanStats Session::last_plan_stats() const {
   PlanStats s;
   if (!impl_) return s;
+  if (impl_->runner) return impl_->sequences->last_stats(*impl_->runner);
   std::lock_guard<Mutex> lock(impl_->mu);
   if (!impl_->last) return s;
   const runtime::Plan& p = *impl_->last->plan;
@@ -518,9 +547,17 @@ static Result<std::shared_ptr<PlanEntry>> find_or_plan(Session::Impl& impl, cons
   return entry;
 }
 
+// What a graph with sequences cannot do ahead of its first run: its plans depend on the input
+// structure, which only run_values sees.
+static Status lowered_only(const char* call) {
+  return Status::error(ErrorKind::Unsupported, msg(call, ": the graph has sequences or optionals, planned per input structure on its "
+                                                         "first Session::run_values with it; run it instead"));
+}
+
 Status Session::try_arena_bytes_for(const TensorView* inputs, size_t num_inputs, size_t* bytes) {
   if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::arena_bytes_for: the session is empty (default-constructed or moved from)");
   if (!bytes) return Status::error(ErrorKind::InvalidArgument, "Session::arena_bytes_for: bytes is null");
+  if (impl_->runner) return lowered_only("Session::arena_bytes_for");
   CallerLease caller(*impl_);
   OM_TRY(bind_inputs(*impl_, *caller, inputs, num_inputs, false));
   kernels::PoolScope threads(impl_->pool.get());
@@ -532,12 +569,101 @@ Status Session::try_arena_bytes_for(const TensorView* inputs, size_t num_inputs,
 
 Status Session::try_prepare(const TensorView* inputs, size_t num_inputs) {
   if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::prepare: the session is empty (default-constructed or moved from)");
+  if (impl_->runner) return lowered_only("Session::prepare");
   CallerLease caller(*impl_);
   OM_TRY(bind_inputs(*impl_, *caller, inputs, num_inputs, false));
   kernels::PoolScope threads(impl_->pool.get());  // plan-time evaluation on the session's threads
   std::lock_guard<Mutex> lock(impl_->mu);
   OM_ASSIGN_OR_RETURN(impl_->last, find_or_plan(*impl_, *caller));
   return Status::ok();
+}
+
+// try_run on a graph with sequences whose inputs and outputs are tensors: through the lowering.
+static Status run_lowered(Session::Impl& impl, const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs,
+                          void (*sink)(void*, const TensorView*, size_t), void* sink_ctx) {
+  for (const auto& v : impl.graph.inputs)
+    if (v.kind != graph::ValueKind::Tensor)
+      return Status::error(ErrorKind::InvalidArgument, msg("Session::run: input '", v.name, "' is ", graph::value_kind_name(v.kind),
+                                                           "; run the model with Session::run_values"));
+  for (const auto& v : impl.graph.outputs)
+    if (v.kind != graph::ValueKind::Tensor)
+      return Status::error(ErrorKind::InvalidArgument, msg("Session::run: output '", v.name, "' is ", graph::value_kind_name(v.kind),
+                                                           "; run the model with Session::run_values"));
+  if (num_inputs > 0 && !inputs)
+    return Status::error(ErrorKind::InvalidArgument, msg("Session::run: ", num_inputs, " inputs announced but the TensorView array is null"));
+  std::vector<ValueView> values(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    values[i].name = inputs[i].name;
+    values[i].elements = &inputs[i];
+    values[i].count = 1;
+  }
+  struct Ctx {
+    TensorView* outputs;
+    size_t n;
+    void (*sink)(void*, const TensorView*, size_t);
+    void* sink_ctx;
+    Status status;
+  } c{outputs, num_outputs, sink, sink_ctx, Status::ok()};
+  OM_TRY(impl.sequences->run(*impl.runner, values.data(), values.size(), [](void* p, const ValueView* views, size_t n) {
+    Ctx& c = *static_cast<Ctx*>(p);
+    for (size_t i = 0; i < n && i < c.n && c.status.is_ok(); ++i) {
+      const TensorView& src = views[i].elements[0];
+      TensorView& t = c.outputs[i];
+      const size_t bytes = size_t(src.numel()) * dtype_size(src.dtype);
+      if (t.data && t.capacity > 0) {
+        if (t.capacity < bytes) {
+          c.status = Status::error(ErrorKind::InvalidArgument, msg("Session::run: output '", views[i].name, "' needs ", bytes,
+                                                                   " bytes, its buffer holds ", t.capacity));
+          return;
+        }
+        if (bytes) std::memcpy(t.data, src.data, bytes);
+        const auto data = t.data;
+        const auto capacity = t.capacity;
+        t = src;
+        t.data = data;
+        t.capacity = capacity;
+      } else {
+        t = src;
+        t.capacity = 0;
+      }
+      t.name = views[i].name;
+    }
+    if (c.status.is_ok() && c.sink) c.sink(c.sink_ctx, c.outputs, c.n);
+  }, &c));
+  return c.status;
+}
+
+Status Session::try_run_values(const ValueView* inputs, size_t num_inputs, ValueSink sink, void* sink_ctx) {
+  if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::run_values: the session is empty (default-constructed or moved from)");
+  Impl& impl = *impl_;
+  if (impl.runner) return impl.sequences->run(*impl.runner, inputs, num_inputs, sink, sink_ctx);
+  // A graph of tensors: each value is one tensor.
+  if (num_inputs > 0 && !inputs)
+    return Status::error(ErrorKind::InvalidArgument, msg("Session::run_values: ", num_inputs, " inputs announced but the array is null"));
+  std::vector<TensorView> views(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const ValueView& v = inputs[i];
+    if (!v.present || v.count != 1 || !v.elements || (v.kind != graph::ValueKind::Tensor && v.kind != graph::ValueKind::Optional))
+      return Status::error(ErrorKind::InvalidArgument, msg("Session::run_values: input ", v.name ? msg("'", v.name, "'") : msg("#", i),
+                                                           " must be one tensor: the model's inputs are tensors"));
+    views[i] = v.elements[0];
+    views[i].name = v.name;
+  }
+  std::vector<TensorView> outs(impl.output_names.size());
+  struct Ctx {
+    ValueSink sink;
+    void* ctx;
+  } c{sink, sink_ctx};
+  return run_with(views.data(), views.size(), outs.data(), outs.size(), [](void* p, const TensorView* t, size_t n) {
+    const Ctx& c = *static_cast<const Ctx*>(p);
+    std::vector<ValueView> values(n);
+    for (size_t i = 0; i < n; ++i) {
+      values[i].name = t[i].name;
+      values[i].elements = &t[i];
+      values[i].count = 1;
+    }
+    if (c.sink) c.sink(c.ctx, values.data(), n);
+  }, &c);
 }
 
 Status Session::try_run(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs) {
@@ -553,6 +679,7 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
                                                          impl.output_names.size()));
   if (num_outputs > 0 && !outputs)
     return Status::error(ErrorKind::InvalidArgument, "Session::run: the output TensorView array is null; pass one view per output");
+  if (impl.runner) return run_lowered(impl, inputs, num_inputs, outputs, num_outputs, sink, sink_ctx);
   CallerLease caller(impl);
   OM_TRY(bind_inputs(impl, *caller, inputs, num_inputs, true));
   kernels::PoolScope threads(impl.pool.get());
@@ -608,5 +735,38 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
 void Session::run(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs) {
   check(try_run(inputs, num_inputs, outputs, num_outputs));
 }
+
+namespace runtime {
+
+namespace {
+bool has_sequence_parts(const graph::Graph& g, const graph::OpDef** lowering) {
+  bool found = false;
+  for (const auto& v : g.inputs) found = found || v.kind != graph::ValueKind::Tensor;
+  for (const auto& v : g.outputs) found = found || v.kind != graph::ValueKind::Tensor;
+  for (const auto& n : g.nodes) {
+    const graph::OpDef* op = graph::find_op(n.domain, n.op_type);
+    if (op && (op->flags & graph::kOpSequence)) {
+      found = true;
+      if (lowering && !*lowering) *lowering = op;
+    }
+    for (const auto& a : n.attributes) {
+      if (a.g) found = has_sequence_parts(*a.g, lowering) || found;
+      for (const auto& sub : a.graphs) found = has_sequence_parts(*sub, lowering) || found;
+    }
+  }
+  return found;
+}
+}  // namespace
+
+bool uses_sequences(const graph::Graph& g) { return has_sequence_parts(g, nullptr); }
+
+const SequenceHooks* sequence_hooks(const graph::Graph& g) {
+  const graph::OpDef* op = nullptr;
+  has_sequence_parts(g, &op);
+  if (!op) op = graph::find_op("", "SequenceConstruct");
+  return op ? op->sequences : nullptr;
+}
+
+}  // namespace runtime
 
 }  // namespace om

@@ -38,6 +38,10 @@ namespace om {
 class TracedModel;  // onemodel/trace/traced_model.h
 using ThreadPool = kernels::ThreadPool;
 class Tensor;       // onemodel/core/tensor.h
+class Value;        // onemodel/runtime/value.h
+namespace runtime {
+class SequenceRunner;  // runtime/sequence_lowering.cpp
+}
 
 struct SessionOptions {
   ArithmeticMode mode = ArithmeticMode::Fast;
@@ -110,6 +114,21 @@ struct TensorView {
   }
 };
 
+// A graph input or output of any kind (graph::ValueKind: docs/onnx.md, "Sequences and
+// optionals"), across Session::try_run_values: a tensor is one element; a sequence its elements
+// in order (count may be 0); an optional either none (present false, no elements) or its tensor
+// (one element) or sequence. name as in TensorView (nullptr = positional, for inputs).
+struct ValueView {
+  const char* name = nullptr;
+  graph::ValueKind kind = graph::ValueKind::Tensor;
+  bool present = true;
+  const TensorView* elements = nullptr;
+  size_t count = 0;
+};
+// Receives a run's outputs, one ValueView per graph output: their element views point into the
+// session and are valid only during the call.
+using ValueSink = void (*)(void* ctx, const ValueView* outputs, size_t num_outputs);
+
 struct PlanStats {
   size_t arena_bytes = 0;        // the activation arena of the plan
   size_t lower_bound_bytes = 0;  // the largest sum of live activation bytes at one step
@@ -140,7 +159,8 @@ struct PassReport {
 // has_shape false: the model does not say the rank (dims empty).
 struct ValueInfo {
   std::string name;
-  DType dtype = DType::f32;
+  DType dtype = DType::f32;             // a sequence's or optional's tensors' dtype
+  graph::ValueKind kind = graph::ValueKind::Tensor;
   bool has_shape = true;
   std::vector<int64_t> dims;
   std::vector<std::string> dim_names;
@@ -195,6 +215,14 @@ class Session {
   // Convenience: inputs by name, outputs as new tensors (in output_names() order). Allocates the
   // result tensors; use the TensorView overload for allocation-free runs.
   std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& inputs);
+  // Any graph, its inputs and outputs of any kind: sequences and optionals too (docs/onnx.md,
+  // "Sequences and optionals"). A graph with sequences or optionals runs through a plan per input
+  // structure (sequence lengths, which optionals are present, the integer/bool inputs the
+  // structure depends on), each cached, and per shape signature within it as usual; these runs
+  // allocate their small per-run arrays. `sink` sees the outputs during the call.
+  Status try_run_values(const ValueView* inputs, size_t num_inputs, ValueSink sink, void* sink_ctx);
+  // The same with om::Value in and out (copies; needs the eager layer).
+  std::vector<Value> run_values(const std::vector<std::pair<std::string, Value>>& inputs);
   // Plans for these inputs' shapes now (data is not read), so the first run allocates nothing.
   Status try_prepare(const TensorView* inputs, size_t num_inputs);
   // The activation arena a plan for these inputs' shapes needs (bytes; data is not read), to
@@ -216,6 +244,7 @@ class Session {
   Status run_with(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs, OutputSink sink,
                   void* sink_ctx);
   std::unique_ptr<Impl> impl_;
+  friend class runtime::SequenceRunner;  // runs its lowered graphs' sessions through run_with
 };
 
 }  // namespace om
