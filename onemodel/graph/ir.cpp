@@ -114,6 +114,13 @@ const TensorData* Graph::find_initializer(const std::string& n) const {
   return nullptr;
 }
 
+size_t Graph::find_input(std::string_view n) const {
+  size_t slot = inputs.size();
+  for (size_t j = 0; j < inputs.size(); ++j)
+    if (inputs[j].name == n) slot = j;
+  return slot;
+}
+
 static Status check_tensor(const TensorData& t, const std::string& what) {
   if (dtype_size(t.dtype) == 0) return Status::error(ErrorKind::Format, msg("graph verify: ", what, " has an invalid dtype code ", int(t.dtype)));
   for (int64_t d : t.dims)

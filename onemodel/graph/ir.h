@@ -145,6 +145,9 @@ struct Graph {
 
   int64_t opset_version(const std::string& domain = "") const;  // 0 when not imported
   const TensorData* find_initializer(const std::string& name) const;
+  // The position of the graph input so named (the last, as a later one would shadow), or
+  // inputs.size() when there is none.
+  size_t find_input(std::string_view name) const;
 };
 
 // Topological order, single assignment, every input defined (graph input, initializer or an

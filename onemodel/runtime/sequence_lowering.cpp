@@ -815,8 +815,7 @@ Status SequenceRunner::bind(const ValueView* inputs, size_t n, std::vector<Bound
     const ValueView& v = inputs[i];
     size_t slot = graph.inputs.size();
     if (v.name) {
-      for (size_t j = 0; j < graph.inputs.size(); ++j)
-        if (graph.inputs[j].name == v.name) slot = j;
+      slot = graph.find_input(v.name);
       if (slot == graph.inputs.size())
         return Status::error(ErrorKind::InvalidArgument, msg("Session::run_values: no input named '", v.name, "'"));
     } else {

@@ -404,8 +404,7 @@ static Status bind_inputs(const Session::Impl& impl, Caller& c, const TensorView
     const TensorView& t = inputs[i];
     size_t slot = g.inputs.size();
     if (t.name) {
-      for (size_t j = 0; j < g.inputs.size(); ++j)
-        if (g.inputs[j].name == t.name) slot = j;
+      slot = g.find_input(t.name);
       if (slot == g.inputs.size()) {
         std::string names;
         for (const auto& s : impl.input_names) names += (names.empty() ? "" : ", ") + s;
