@@ -110,6 +110,7 @@ class Lowerer {
     Scope top;
     for (const auto& t : src_.initializers) {
       claimed_.insert(t.name);
+      initializer_[t.name] = out.initializers.size();
       out.initializers.push_back(t);
       top.names[t.name] = Binding{Binding::Tensor, {t.name}};
     }
@@ -177,8 +178,9 @@ class Lowerer {
   // once (own), else base__k, avoiding every source name (a kept subgraph's included).
   std::string fresh(const std::string& base, bool own) {
     if (own && claimed_.insert(base).second) return base;
-    for (uint64_t k = 1;; ++k) {
-      std::string c = base + "__" + std::to_string(k);
+    // Each base counts on from its last suffix: unrolling makes a name per iteration in O(1).
+    for (uint64_t& k = next_suffix_[base];;) {
+      std::string c = base + "__" + std::to_string(++k);
       if (!reserved_.count(c) && claimed_.insert(c).second) return c;
     }
   }
@@ -254,8 +256,9 @@ class Lowerer {
       k.owner = buf;
       return &(known_[name] = std::move(k));
     }
-    for (const auto& t : result_.graph.initializers) {
-      if (t.name != name) continue;
+    auto init = initializer_.find(name);
+    if (init != initializer_.end()) {
+      const graph::TensorData& t = result_.graph.initializers[init->second];
       Known k;
       k.desc.dtype = t.dtype;
       k.desc.shape = t.dims;
@@ -404,6 +407,7 @@ class Lowerer {
       graph::TensorData c = t;
       c.name = fresh(t.name, false);
       inner.names[t.name] = Binding{Binding::Tensor, {c.name}};
+      initializer_[c.name] = result_.graph.initializers.size();
       result_.graph.initializers.push_back(std::move(c));
     }
     OM_TRY(lower_nodes(body, inner, false));
@@ -443,9 +447,16 @@ class Lowerer {
   }
 
   Status count_iteration(const Node& n) {
-    if (++unrolled_ > options_.max_loop_iterations)
+    // Each unrolled iteration adds nodes and copies the sequences it carries: kMaxUnrolled bounds
+    // what a hostile trip count costs, long before a large max_loop_iterations would.
+    ++unrolled_;
+    if (unrolled_ > options_.max_loop_iterations)
       return Status::error(ErrorKind::Unsupported, msg(n.label(), ": unrolling for sequences needs more than ", options_.max_loop_iterations,
                                                        " iterations in all, above SessionOptions::max_loop_iterations; raise it to allow more"));
+    if (unrolled_ > kMaxUnrolled)
+      return Status::error(ErrorKind::Unsupported, msg(n.label(), ": unrolling for sequences needs more than ", kMaxUnrolled,
+                                                       " iterations in all, the lowering's cap (SessionOptions::max_loop_iterations is ",
+                                                       options_.max_loop_iterations, "); loops over sequences must be short"));
     return check_budget(n);
   }
 
@@ -739,7 +750,8 @@ class Lowerer {
     return Status::ok();
   }
 
-  static constexpr size_t kMaxLoweredNodes = size_t(1) << 20;
+  static constexpr size_t kMaxLoweredNodes = size_t(1) << 16;
+  static constexpr int64_t kMaxUnrolled = 4096;  // Loop and SequenceMap iterations, all together
   static constexpr size_t kMaxReadBytes = size_t(1) << 16;  // the values a structure may depend on
   static constexpr int kMaxKnownDepth = 256;
 
@@ -750,6 +762,8 @@ class Lowerer {
   std::unordered_set<std::string> reserved_, claimed_;
   std::unordered_map<std::string, Known> known_;
   std::unordered_map<std::string, size_t> producer_;
+  std::unordered_map<std::string, size_t> initializer_;  // the lowered graph's initializers by name
+  std::unordered_map<std::string, uint64_t> next_suffix_;
   std::unordered_map<std::string, std::pair<size_t, size_t>> input_slot_;
   int64_t unrolled_ = 0;
   int depth_ = 0;

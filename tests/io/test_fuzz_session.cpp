@@ -238,6 +238,56 @@ std::vector<std::pair<std::string, g::Graph>> seeds() {
              {g::Attribute::of_graph("body", std::move(body)), g::Attribute::of_int("num_scan_inputs", 1), g::Attribute::of_ints("scan_input_axes", {1}),
               g::Attribute::of_ints("scan_input_directions", {1}), g::Attribute::of_ints("scan_output_axes", {1})}));
   }
+  // Sequences and optionals (the lowering: docs/onnx.md, "Sequences and optionals").
+  auto seq = [](std::string name, std::vector<int64_t> dims) {
+    g::ValueInfo v = value(std::move(name), DType::f32, std::move(dims));
+    v.kind = g::ValueKind::Sequence;
+    return v;
+  };
+  {  // A position from an integer input (the harness feeds -1..2) into a fed sequence.
+    g::Graph gr;
+    gr.inputs = {seq("s", {2}), value("p", DType::i64, {})};
+    gr.nodes = {node("SequenceAt", {"s", "p"}, {"y"})};
+    gr.outputs = {value("y", DType::f32, {2})};
+    add("seq_at_input_position", gr);
+  }
+  {  // Erase at INT64_MIN; concatenate an empty sequence; the element of an empty optional.
+    g::Graph gr;
+    gr.inputs = {value("x", DType::f32, {4})};
+    gr.initializers = {ints("split", {1, 3}), g::TensorData::from_vector<int64_t>("pmin", {}, {INT64_MIN})};
+    gr.nodes = {node("SplitToSequence", {"x", "split"}, {"s"}), node("SequenceErase", {"s", "pmin"}, {"e"}),
+                node("ConcatFromSequence", {"e"}, {"y"}, {g::Attribute::of_int("axis", 0)})};
+    gr.outputs = {value("y", DType::f32, {4})};
+    gr.outputs[0].has_shape = false;
+    add("seq_erase_int64_min", gr);
+    gr.initializers.clear();
+    gr.nodes = {node("SequenceEmpty", {}, {"e"}), node("ConcatFromSequence", {"e"}, {"y"}, {g::Attribute::of_int("axis", 0)})};
+    add("seq_concat_empty", gr);
+    gr.nodes = {node("Optional", {}, {"o"}), node("OptionalGetElement", {"o"}, {"y"})};
+    gr.nodes[0].attributes.push_back([] {
+      g::Attribute a;
+      a.name = "type";
+      a.type = g::AttrType::TypeProto;
+      a.tp = std::make_shared<g::ValueInfo>(value("", DType::f32, {4}));
+      return a;
+    }());
+    add("optional_get_none", gr);
+  }
+  {  // A Loop carrying a sequence with a trip count of 2^40: the unrolling stops at its cap.
+    g::Graph body;
+    body.name = "body";
+    body.opsets.clear();
+    body.inputs = {value("i", DType::i64, {}), value("c", DType::boolean, {}), seq("acc", {2})};
+    body.nodes = {node("Identity", {"c"}, {"c_out"}), node("SequenceInsert", {"acc", "x"}, {"acc_out"})};
+    body.outputs = {value("c_out", DType::boolean, {}), seq("acc_out", {2})};
+    g::Graph gr;
+    gr.inputs = {value("x", DType::f32, {2})};
+    gr.initializers = {g::TensorData::from_vector<int64_t>("m", {}, {int64_t(1) << 40})};
+    gr.nodes = {node("SequenceEmpty", {}, {"start"}), node("Loop", {"m", "", "start"}, {"all"}, {g::Attribute::of_graph("body", std::move(body))}),
+                node("SequenceLength", {"all"}, {"y"})};
+    gr.outputs = {value("y", DType::i64, {})};
+    add("seq_loop_huge_trip_count", gr);
+  }
   return out;
 }
 
