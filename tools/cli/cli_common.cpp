@@ -149,7 +149,17 @@ om::SessionOptions session_options(const Args& a, const std::string& command) {
   return o;
 }
 
+// A sequence's or optional's tensors' dims after its kind ("sequence [?rank]").
+static std::string kind_prefix(om::graph::ValueKind k) {
+  return k == om::graph::ValueKind::Tensor ? std::string() : std::string(om::graph::value_kind_name(k)) + " ";
+}
+
 std::string dims_str(const om::graph::ValueInfo& v) {
+  if (v.kind != om::graph::ValueKind::Tensor) {
+    om::graph::ValueInfo t = v;
+    t.kind = om::graph::ValueKind::Tensor;
+    return kind_prefix(v.kind) + dims_str(t);
+  }
   if (!v.has_shape) return "[?rank]";
   std::string s = "[";
   for (size_t i = 0; i < v.shape.size(); ++i) {
@@ -161,6 +171,11 @@ std::string dims_str(const om::graph::ValueInfo& v) {
 }
 
 std::string dims_str(const om::ValueInfo& v) {
+  if (v.kind != om::graph::ValueKind::Tensor) {
+    om::ValueInfo t = v;
+    t.kind = om::graph::ValueKind::Tensor;
+    return kind_prefix(v.kind) + dims_str(t);
+  }
   if (!v.has_shape) return "[?rank]";
   std::string s = "[";
   for (size_t i = 0; i < v.dims.size(); ++i) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "onemodel/graph/op_registry.h"
 
 namespace cli {
 namespace {
@@ -150,7 +151,10 @@ int cmd_info(int argc, char** argv) {
     const bool exact = om::has_exact_kernel(key.first, key.second);
     without_exact += exact ? 0 : 1;
     const std::string name = key.first.empty() ? key.second : key.first + "." + key.second;
-    std::printf("  %-24s %5zu  %s\n", name.c_str(), count, !known ? "UNSUPPORTED" : exact ? "exact kernel" : "fast only (no exact kernel)");
+    const om::graph::OpDef* op = om::graph::find_op(key.first, key.second);
+    const bool lowered = op && (op->flags & om::graph::kOpSequence);
+    std::printf("  %-24s %5zu  %s\n", name.c_str(), count,
+                !known ? "UNSUPPORTED" : lowered ? "sequence bookkeeping (lowered)" : exact ? "exact kernel" : "fast only (no exact kernel)");
   }
   std::printf("exact mode: %s\n", without_exact ? "not available (some operators have no exact kernel)" : "available (every operator has an exact kernel)");
 
