@@ -94,8 +94,8 @@ namespace {
 
 class Lowerer {
  public:
-  Lowerer(const Graph& src, const SessionOptions& options, const std::vector<BoundInput>& inputs)
-      : src_(src), options_(options), inputs_(inputs) {
+  Lowerer(const Graph& src, const SessionOptions& options, const std::vector<BoundInput>& inputs, bool unroll_loops)
+      : src_(src), options_(options), inputs_(inputs), unroll_loops_(unroll_loops) {
     collect_names(src, &reserved_);
   }
 
@@ -494,7 +494,7 @@ class Lowerer {
       seq = seq || b->kind != Binding::Tensor;
       carried.push_back(*b);
     }
-    if (!seq) return lower_tensor_node(n, scope, top);  // the session plans it
+    if (!seq && !unroll_loops_) return lower_tensor_node(n, scope, top);  // the session plans it
     const size_t num_carried = carried.size();
     if (body->inputs.size() != 2 + num_carried || body->outputs.size() < 1 + num_carried)
       return Status::error(ErrorKind::Format, msg(n.label(), ": the body takes ", body->inputs.size(), " inputs and gives ",
@@ -758,6 +758,7 @@ class Lowerer {
   const Graph& src_;
   const SessionOptions& options_;
   const std::vector<BoundInput>& inputs_;
+  const bool unroll_loops_;
   Lowered result_;
   std::unordered_set<std::string> reserved_, claimed_;
   std::unordered_map<std::string, Known> known_;
@@ -782,6 +783,8 @@ class SequenceRunner {
 
   Graph graph;
   SessionOptions options;
+  bool unroll_loops = false;
+  std::string why;  // why every Loop is unrolled (empty when only sequences are lowered)
   std::vector<size_t> positional;  // the source inputs given without a name, in order
   Mutex mu;
   std::vector<std::shared_ptr<Entry>> entries;  // least recently used first
@@ -895,8 +898,10 @@ Status SequenceRunner::run(const ValueView* inputs, size_t n, ValueSink sink, vo
       }
     }
     if (!entry) {
-      Lowerer lowerer(graph, options, bound);
+      Lowerer lowerer(graph, options, bound, unroll_loops);
       auto lowered = lowerer.lower();
+      if (!lowered.is_ok() && unroll_loops)
+        return Status::error(lowered.status().kind(), msg(why, "; unrolling the loops for the inputs given failed too: ", lowered.status().message()));
       if (!lowered.is_ok()) return lowered.status().with_context("om::Session: lowering sequences and optionals");
       entry = std::make_shared<Entry>();
       entry->key = key;
@@ -945,10 +950,13 @@ Status SequenceRunner::run(const ValueView* inputs, size_t n, ValueSink sink, vo
 
 namespace {
 
-Result<std::shared_ptr<SequenceRunner>> create_runner(const Graph& g, const SessionOptions& options) {
+Result<std::shared_ptr<SequenceRunner>> create_runner(const Graph& g, const SessionOptions& options, bool unroll_loops,
+                                                      const std::string& why) {
   auto r = std::make_shared<SequenceRunner>();
   r->graph = g;
   r->options = options;
+  r->unroll_loops = unroll_loops;
+  r->why = why;
   for (size_t j = 0; j < g.inputs.size(); ++j)
     if (!g.find_initializer(g.inputs[j].name)) r->positional.push_back(j);
   return r;

@@ -16,6 +16,7 @@
 // operators' records (OpDef::sequences), so a program registering none of them links none of it.
 #pragma once
 #include <memory>
+#include <string>
 
 #include "onemodel/core/status.h"
 #include "onemodel/graph/ir.h"
@@ -26,7 +27,11 @@ namespace om::runtime {
 class SequenceRunner;
 
 struct SequenceHooks {
-  Result<std::shared_ptr<SequenceRunner>> (*create)(const graph::Graph& g, const SessionOptions& options);
+  // unroll_loops: unroll every Loop, not only those carrying sequences (a graph whose Loop body
+  // has a shape decided by the iteration number, which one plan cannot hold; `why` says so in
+  // the errors of a lowering that cannot unroll it).
+  Result<std::shared_ptr<SequenceRunner>> (*create)(const graph::Graph& g, const SessionOptions& options, bool unroll_loops,
+                                                    const std::string& why);
   Status (*run)(SequenceRunner& r, const ValueView* inputs, size_t num_inputs, ValueSink sink, void* sink_ctx);
   // The number of lowered graphs cached, and the stats of the last one's last plan.
   size_t (*cached)(const SequenceRunner& r);

@@ -167,12 +167,12 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
 
 // A graph with sequences or optionals: each input structure's lowered graph gets a session of its
 // own, made on the first run_values with that structure (runtime/sequence_lowering.h).
-static Status prepare_lowered(Session::Impl* impl) {
+static Status prepare_lowered(Session::Impl* impl, bool unroll_loops = false, const std::string& why = "") {
   impl->sequences = runtime::sequence_hooks(impl->graph);
   if (!impl->sequences)
     return Status::error(ErrorKind::Unsupported, "om::Session: the graph has sequences or optionals, and this program registers none of "
                                                  "the sequence operators; register the sequence family (onemodel/op_list.h)");
-  OM_ASSIGN_OR_RETURN(impl->runner, impl->sequences->create(impl->graph, impl->options));
+  OM_ASSIGN_OR_RETURN(impl->runner, impl->sequences->create(impl->graph, impl->options, unroll_loops, why));
   for (const auto& v : impl->graph.inputs) {
     const bool init = impl->graph.find_initializer(v.name) != nullptr;
     impl->overridable.push_back(init);
@@ -253,7 +253,22 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
     }
   }
   OM_ASSIGN_OR_RETURN(impl->compiled, runtime::compile_graph(impl->graph, std::move(ops)));
-  OM_TRY(runtime::check_plan_time_operands(impl->compiled).with_context("om::Session"));
+  Status operands = runtime::check_plan_time_operands(impl->compiled).with_context("om::Session");
+  if (!operands.is_ok()) {
+    // A shape decided inside a Loop by its iteration number: one plan cannot hold it, but the
+    // loop unrolled for a known trip count can (docs/onnx.md, "Control flow"). Only where the
+    // program links the lowering.
+    bool loop = false;
+    for (const auto& n : impl->graph.nodes) loop = loop || (graph::is_default_domain(n.domain) && n.op_type == "Loop");
+    if (!loop || !runtime::sequence_hooks(impl->graph)) return operands;
+    impl->overridable.clear();
+    impl->overridable_names.clear();
+    impl->input_names.clear();
+    impl->output_names.clear();
+    OM_TRY(prepare_lowered(impl.get(), true, operands.message()));
+    out->impl_ = std::move(impl);
+    return Status::ok();
+  }
   for (const auto& v : impl->graph.inputs) {
     const bool init = impl->graph.find_initializer(v.name) != nullptr;
     impl->overridable.push_back(init);

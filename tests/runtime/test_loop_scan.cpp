@@ -440,3 +440,41 @@ TEST_CASE("Loop: a run-time If inside the body, on the iteration number") {
   }
   oracle_case("loops_if_in_body", gr, {i64_feed("M", 5), Feed::of("x", {4}, x)});
 }
+
+// A shape decided by the iteration number (a Slice whose end is i + 1, as ONNX's test_loop11):
+// one plan cannot hold it, so the Session unrolls the Loop for the trip count given (an integer
+// input, read when planning: one lowered plan per value); a trip count only known when running
+// is refused naming both reasons.
+TEST_CASE("Loop: a shape decided by the iteration number is unrolled for a trip count known when planning") {
+  g::Graph body = body_graph("prefix_body", {value("i", DType::i64, {}), value("c", DType::boolean, {})},
+                             {node("Identity", {"c"}, {"c_out"}), node("Add", {"i", "one"}, {"end"}), node("Unsqueeze", {"end", "axes"}, {"end1"}),
+                              node("Slice", {"x", "zero1", "end1"}, {"prefix"}), node("ReduceSum", {"prefix"}, {"sum"}, {g::Attribute::of_int("keepdims", 0)})},
+                             {value("c_out", DType::boolean, {}), value("sum", DType::f32, {})});
+  g::Graph gr;
+  gr.inputs = {value("M", DType::i64, {}), value("x", DType::f32, {5})};
+  gr.initializers = {i64_scalar("one", 1), g::TensorData::from_vector<int64_t>("axes", {1}, {0}), g::TensorData::from_vector<int64_t>("zero1", {1}, {0})};
+  gr.nodes.push_back(node("Loop", {"M", ""}, {"sums"}, {g::Attribute::of_graph("body", std::move(body))}));
+  gr.outputs = {value("sums", DType::f32, {})};
+  gr.outputs[0].has_shape = false;
+  om::Session s(gr);
+  const std::vector<float> x = {1, 2, 3, 4, 5};
+  std::vector<Out> out = run(s, {i64_feed("M", 4), Feed::of("x", {5}, x)});
+  CHECK(out[0].dims == std::vector<int64_t>{4});
+  CHECK(out[0].as<float>() == std::vector<float>{1, 3, 6, 10});
+  out = run(s, {i64_feed("M", 2), Feed::of("x", {5}, x)});
+  CHECK(out[0].as<float>() == std::vector<float>{1, 3});
+  CHECK(s.cached_plan_count() == 2);
+  // The trip count from float data: not known when planning.
+  g::Graph gf = gr;
+  gf.inputs[0] = value("F", DType::f32, {});
+  gf.nodes.insert(gf.nodes.begin(), node("Cast", {"F"}, {"M"}, {g::Attribute::of_int("to", 7)}));
+  om::Session sf(gf);
+  try {
+    run(sf, {Feed::of("F", {}, std::vector<float>{3}), Feed::of("x", {5}, x)});
+    FAIL("a trip count from float data was unrolled");
+  } catch (const om::Error& e) {
+    const std::string m = e.what();
+    CHECK(m.find("Slice") != std::string::npos);
+    CHECK(m.find("trip count") != std::string::npos);
+  }
+}
