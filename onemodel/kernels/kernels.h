@@ -73,6 +73,9 @@ float log_f32(float x);
 float tanh_f32(float x);
 float erf_f32(float x);
 float sigmoid_f32(float x);
+// The f64 forms (math_f64.cpp): the same bits on every machine, within 1 ulp or so.
+double exp_f64(double x);
+double log_f64(double x);
 
 // ---- reductions ----
 // Sum of x[0..n). Exact mode: the fixed order described at the top of this file.

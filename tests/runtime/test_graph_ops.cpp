@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "onemodel/graph/op_registry.h"
+#include "onemodel/kernels/kernels.h"
 #include "runtime_helpers.h"
 
 using namespace rt;
@@ -318,6 +319,45 @@ TEST_CASE("ReduceSum over an empty axis gives zeros (an empty input may have no 
     auto out = run_graph(gr, {Feed::of("x", {2, 0, 3}, std::vector<float>{})}, {mode});
     CHECK(out[0].dims == std::vector<int64_t>{2, 3});
     CHECK(out[0].as<float>() == std::vector<float>(6, 0.0f));
+  }
+}
+
+TEST_CASE("Reductions over f64: f64 results, element order, LogSumExp max-shifted") {
+  // Rows of 3 over axis 1; the second row's exp would overflow without the shift, the third
+  // holds -inf (its exp is 0) and the fourth a NaN.
+  const std::vector<int64_t> sh{4, 3};
+  const std::vector<double> x{0.5, -1.25, 2.0, 1000.0, 1000.0, 999.0, -INFINITY, 1.0, 1.0, 3.0, NAN, 1.0};
+  auto run = [&](const char* op, om::ArithmeticMode mode) {
+    g::Graph gr = single(op, {value("x", DType::f64, sh)}, {Attribute::of_int("keepdims", 0)});
+    add_const_i64(gr, "axes", {1});
+    gr.nodes[0].inputs.push_back("axes");
+    auto out = run_graph(gr, {Feed::of("x", sh, x)}, {mode});
+    REQUIRE(out[0].dtype == DType::f64);
+    CHECK(out[0].dims == std::vector<int64_t>{4});
+    return out[0].as<double>();
+  };
+  for (auto mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
+    auto lse = run("ReduceLogSumExp", mode);
+    CHECK(lse[0] == doctest::Approx(std::log(std::exp(0.5) + std::exp(-1.25) + std::exp(2.0))).epsilon(1e-15));
+    CHECK(lse[1] == doctest::Approx(1000.0 + std::log(2.0 + std::exp(-1.0))).epsilon(1e-15));
+    CHECK(lse[2] == doctest::Approx(1.0 + std::log(2.0)).epsilon(1e-15));
+    CHECK(std::isnan(lse[3]));
+    auto sum = run("ReduceSum", mode);
+    CHECK(sum[0] == 0.5 + -1.25 + 2.0);  // exact in f64
+    CHECK(sum[1] == 2999.0);
+    auto mean = run("ReduceMean", mode);
+    CHECK(mean[1] == 2999.0 / 3.0);
+    auto mx = run("ReduceMax", mode);
+    CHECK(mx[0] == 2.0);
+    CHECK(std::isnan(mx[3]));
+    auto ls = run("ReduceLogSum", mode);
+    CHECK(ls[0] == doctest::Approx(std::log(1.25)).epsilon(1e-15));
+  }
+  // The library's exp and log against the C library's, within a few ulp over a wide range.
+  for (double v = -700.0; v < 700.0; v += 0.37) {
+    CHECK(om::kernels::exp_f64(v) == doctest::Approx(std::exp(v)).epsilon(4e-16).scale(0));
+    const double p = std::exp(v / 2.0);
+    CHECK(om::kernels::log_f64(p) == doctest::Approx(std::log(p)).epsilon(4e-16));
   }
 }
 

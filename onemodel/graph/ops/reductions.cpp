@@ -56,8 +56,8 @@ struct ReduceParams {
 
 Status infer_reduce(InferContext& ctx) {
   const ValueDesc* x = ctx.input(0);
-  if (!x || x->dtype != DType::f32)
-    return ctx.error(ErrorKind::DTypeMismatch, msg("input must be f32, got ", x ? dtype_name(x->dtype) : "nothing"));
+  if (!x || (x->dtype != DType::f32 && x->dtype != DType::f64))
+    return ctx.error(ErrorKind::DTypeMismatch, msg("input must be f32 or f64, got ", x ? dtype_name(x->dtype) : "nothing"));
   const ValueDesc* axes = ctx.input(1);
   if (axes) {
     if (axes->dtype != DType::i64 && axes->dtype != DType::i32)
@@ -72,7 +72,7 @@ Status infer_reduce(InferContext& ctx) {
   const bool keep = ctx.node.attr_int("keepdims", 1) != 0;
   if (count == 0) {
     if (ctx.node.attr_int("noop_with_empty_axes", 0) != 0) {
-      ctx.set_output(0, DType::f32, x->shape);
+      ctx.set_output(0, x->dtype, x->shape);
       return Status::ok();
     }
     for (size_t i = 0; i < x->shape.size(); ++i) mask[i] = true;
@@ -82,7 +82,7 @@ Status infer_reduce(InferContext& ctx) {
     if (!mask[i]) out.push_back(x->shape[i]);
     else if (keep) out.push_back(1);
   }
-  ctx.set_output(0, DType::f32, std::move(out));
+  ctx.set_output(0, x->dtype, std::move(out));
   return Status::ok();
 }
 
@@ -190,9 +190,65 @@ void sum_kept(const float* v, int64_t n, int64_t inner, int64_t b, int64_t e, F 
 
 }  // namespace
 
+namespace {
+
+// f64 input: every kind in element order, accumulated in f64 (one order in both modes, so Exact
+// holds), exp and log the library's own f64 forms.
+template <ReduceKind Kind>
+Status reduce_f64(const KernelContext& k, const ReduceParams& p) {
+  const double* x = k.in(0).as<const double>();
+  double* y = k.out(0).as<double>();
+  const int64_t b = k.begin, e = k.end;
+  if (p.noop) {
+    for (int64_t i = b; i < e; ++i) y[i] = x[i];
+    return Status::ok();
+  }
+  const int64_t n = p.n, inner = p.inner;
+  const double* src = x;
+  if (p.gather) {
+    transpose_copy_range(x, p.dims, p.rank, p.perm, sizeof(double), k.scratch, b * n, e * n);
+    src = static_cast<const double*>(k.scratch);
+  }
+  for (int64_t q = b; q < e; ++q) {
+    const int64_t o = q / inner, i = q % inner;
+    auto at = [&](int64_t j) { return src[(o * n + j) * inner + i]; };
+    double r = 0.0;
+    if (Kind == ReduceKind::Max || Kind == ReduceKind::Min) {
+      r = Kind == ReduceKind::Max ? -INFINITY : INFINITY;
+      for (int64_t j = 0; j < n && !std::isnan(r); ++j) {
+        const double v = at(j);
+        if ((Kind == ReduceKind::Max ? v > r : v < r) || std::isnan(v)) r = v;
+      }
+    } else if (Kind == ReduceKind::Prod) {
+      r = 1.0;
+      for (int64_t j = 0; j < n; ++j) r = r * at(j);
+    } else if (Kind == ReduceKind::LogSumExp) {
+      // Max-shifted, as the f32 kernel: log(sum exp(x - m)) + m.
+      double m = -INFINITY;
+      for (int64_t j = 0; j < n; ++j) m = std::fmax(m, at(j));
+      const double shift = std::isinf(m) ? 0.0 : m;
+      for (int64_t j = 0; j < n; ++j) r = r + kernels::exp_f64(at(j) - shift);
+      r = std::isinf(m) ? (m > 0 ? m : kernels::log_f64(r)) : kernels::log_f64(r) + m;
+    } else {
+      for (int64_t j = 0; j < n; ++j) {
+        const double v = at(j);
+        r = r + (Kind == ReduceKind::L1 ? std::fabs(v) : Kind == ReduceKind::L2 || Kind == ReduceKind::SumSquare ? v * v : v);
+      }
+      if (Kind == ReduceKind::Mean) r = r / double(n);
+      if (Kind == ReduceKind::L2) r = std::sqrt(r);
+      if (Kind == ReduceKind::LogSum) r = kernels::log_f64(r);
+    }
+    y[q] = r;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 template <ReduceKind Kind>
 Status reduce_kernel(const KernelContext& k) {
   const ReduceParams& p = k.params<ReduceParams>();
+  if (k.in(0).dtype == DType::f64) return reduce_f64<Kind>(k, p);
   const float* x = k.in(0).as<const float>();
   float* y = k.out(0).as<float>();
   const int64_t b = k.begin, e = k.end;
@@ -392,18 +448,18 @@ constexpr AttrSpec kCumSumAttrs[] = {{"exclusive", AttrKind::Int}, {"reverse", A
 // ReduceSum's `axes` is an input since opset 13; ReduceMean's and ReduceMax's since 18.
 constexpr OpDef kOps[] = {
     reduction<ReduceKind::Sum>("ReduceSum", 13)
-        .doc("f32; axes input (or attribute), keepdims, noop_with_empty_axes; exact: fixed-order sum").with_flags(kOpF16InF32),
+        .doc("f32 f64 (f64 summed in element order); axes input (or attribute), keepdims, noop_with_empty_axes; exact: fixed-order sum").with_flags(kOpF16InF32),
     reduction<ReduceKind::Mean>("ReduceMean", 18)
-        .doc("f32; as ReduceSum, then one division by the count").with_flags(kOpF16InF32),
-    reduction<ReduceKind::Max>("ReduceMax", 18).doc("f32; as ReduceSum; NaN propagates").with_flags(kOpF16InF32),
-    reduction<ReduceKind::Min>("ReduceMin", 18).doc("f32; as ReduceSum; NaN propagates").with_flags(kOpF16InF32),
-    reduction<ReduceKind::Prod>("ReduceProd", 18).doc("f32; as ReduceSum; product in element order"),
-    reduction<ReduceKind::L1>("ReduceL1", 18).doc("f32; as ReduceSum, of |x|"),
-    reduction<ReduceKind::L2>("ReduceL2", 18).doc("f32; sqrt of the sum of squares"),
-    reduction<ReduceKind::SumSquare>("ReduceSumSquare", 18).doc("f32; as ReduceSum, of x*x"),
-    reduction<ReduceKind::LogSum>("ReduceLogSum", 18).doc("f32; library log of the sum"),
+        .doc("f32 f64; as ReduceSum, then one division by the count").with_flags(kOpF16InF32),
+    reduction<ReduceKind::Max>("ReduceMax", 18).doc("f32 f64; as ReduceSum; NaN propagates").with_flags(kOpF16InF32),
+    reduction<ReduceKind::Min>("ReduceMin", 18).doc("f32 f64; as ReduceSum; NaN propagates").with_flags(kOpF16InF32),
+    reduction<ReduceKind::Prod>("ReduceProd", 18).doc("f32 f64; as ReduceSum; product in element order"),
+    reduction<ReduceKind::L1>("ReduceL1", 18).doc("f32 f64; as ReduceSum, of |x|"),
+    reduction<ReduceKind::L2>("ReduceL2", 18).doc("f32 f64; sqrt of the sum of squares"),
+    reduction<ReduceKind::SumSquare>("ReduceSumSquare", 18).doc("f32 f64; as ReduceSum, of x*x"),
+    reduction<ReduceKind::LogSum>("ReduceLogSum", 18).doc("f32 f64; library log of the sum"),
     reduction<ReduceKind::LogSumExp>("ReduceLogSumExp", 18)
-        .doc("f32; max-shifted, library exp and log"),
+        .doc("f32 f64; max-shifted, library exp and log"),
     op("CumSum").upgrades_from(11).inputs(2).attributes(kCumSumAttrs).shapes(infer_cumsum).prepared(prepare_cumsum).kernel(cumsum_kernel)
         .doc("f32 f64 i64 i32 i16 u64 u32 u16 (integers wrap); axis input (scalar), exclusive, reverse; added in element order"),
 };
