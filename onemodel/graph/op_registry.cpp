@@ -260,6 +260,8 @@ Status evaluate_node(const Node& node, const OpDef& op, ArithmeticMode mode,
   k.scratch_bytes = scratch_bytes;
   k.params_data = prepared.size ? prepared.bytes : nullptr;
   k.params_bytes = prepared.size;
+  k.table = prepared.table.empty() ? nullptr : prepared.table.data();
+  k.table_bytes = prepared.table.size();
   return run_kernel(fn, k, prepared.work, prepared.cost);
 }
 

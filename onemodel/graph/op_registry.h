@@ -91,6 +91,9 @@ struct Prepared {
   int64_t cost = 0;
   size_t size = 0;  // bytes of the record; 0: the op keeps none
   alignas(64) unsigned char bytes[kMaxParamsBytes];
+  // Plan-time data too large for the record (TfIdfVectorizer's n-gram pool): the plan keeps a
+  // copy beside the record, 64-byte aligned, which the kernel reads as KernelContext::table.
+  std::vector<unsigned char> table;
   // A value-initialised record of type T (zeroed, then default member initializers) to fill.
   template <typename T>
   T& record() {
@@ -110,6 +113,9 @@ struct KernelContext {
   // The operator's prepared record (Prepared), or null when its op has no prepare step.
   const void* params_data = nullptr;
   size_t params_bytes = 0;
+  // The prepared table (Prepared::table), or null when the op keeps none.
+  const void* table = nullptr;
+  size_t table_bytes = 0;
   // The sub-range [begin, end) of the prepared iteration space this call runs (0 <= begin <=
   // end <= Prepared::work). Calls over any partition of [0, work) together write exactly what
   // one call over the whole range writes, bit for bit (the split test runs every kernel so).

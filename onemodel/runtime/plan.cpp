@@ -434,6 +434,9 @@ Status Planner::nodes() {
     st.params_offset = records.size();
     st.params_bytes = prepared.size;
     records.insert(records.end(), prepared.bytes, prepared.bytes + (prepared.size + 63) / 64 * 64);
+    st.table_bytes = prepared.table.size();
+    records.insert(records.end(), prepared.table.begin(), prepared.table.end());
+    records.resize((records.size() + 63) / 64 * 64, 0);
     st.scratch_bytes = op.scratch ? op.scratch(ctx) : 0;
     if (st.scratch_bytes) {
       Buffer b;
@@ -579,6 +582,7 @@ Status Planner::emit() {
       s.scratch_bytes = st.scratch_bytes;
     }
     s.packed_b = st.packed_b;
+    s.table_bytes = st.table_bytes;
     plan->steps.push_back(s);
   }
   for (int id : cg.output_ids) {
@@ -672,6 +676,8 @@ Status execute_plan(Plan& plan, ArithmeticMode mode, void* const* input_data, bo
     k.packed_b = s.packed_b;
     k.params_data = s.params_bytes ? records + s.params_offset : nullptr;
     k.params_bytes = s.params_bytes;
+    k.table = s.table_bytes ? records + s.params_offset + (s.params_bytes + 63) / 64 * 64 : nullptr;
+    k.table_bytes = s.table_bytes;
     OM_TRY(graph::run_kernel(s.fn, k, s.work, s.cost));
     if (profile)
       plan.step_ns[i] += uint64_t(

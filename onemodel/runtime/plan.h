@@ -115,6 +115,7 @@ struct Plan {
     int64_t work = 1;                 // Prepared::work: the kernel runs [0, work)
     int64_t cost = 0;                 // Prepared::cost: how many threads the work is worth
     size_t params_offset = 0, params_bytes = 0;  // the prepared record in Plan::params
+    size_t table_bytes = 0;  // Prepared::table, after the record in Plan::params (64-byte aligned)
     // Control flow (fn null): a step that moves the run to step `target` or on (execute_plan).
     StepControl control = StepControl::None;
     uint32_t target = 0;

@@ -76,6 +76,7 @@ struct PendingStep {
   int64_t work = 1;
   int64_t cost = 0;
   size_t params_offset = 0, params_bytes = 0;  // in the records gathered while planning
+  size_t table_bytes = 0;  // Prepared::table, after the record (64-byte aligned)
   // A step of the plan's own (control flow): its kernel, or a control step (Plan::Step).
   graph::KernelFn fn = nullptr;
   StepControl control = StepControl::None;

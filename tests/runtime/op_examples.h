@@ -306,6 +306,13 @@ inline const std::map<std::string, std::function<Example()>>& examples() {
       {"LRN", [] { return Example{{f32("x", {1, 4, 2, 2})}, {}, {"x"}, {Attribute::of_int("size", 3)}}; }},
       {"MeanVarianceNormalization", [] { return Example{{f32("x", {2, 3, 2, 2})}, {}, {"x"}, {}}; }},
       {"Det", [] { return Example{{f32("x", {2, 3, 3})}, {}, {"x"}, {}}; }},
+      {"TfIdfVectorizer", [] {
+         return Example{{Feed::of("x", {2, 6}, std::vector<int32_t>{1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8})}, {}, {"x"},
+                        {Attribute::of_int("min_gram_length", 1), Attribute::of_int("max_gram_length", 2), Attribute::of_int("max_skip_count", 1),
+                         Attribute::of_string("mode", "TFIDF"), Attribute::of_ints("ngram_counts", {0, 4}),
+                         Attribute::of_ints("ngram_indexes", {0, 1, 2, 3, 4, 5, 6}), Attribute::of_ints("pool_int64s", {2, 3, 5, 4, 5, 6, 7, 8, 6, 7}),
+                         Attribute::of_floats("weights", {1, 2, 3, 4, 0.5f, 0.25f, 2})}};
+       }},
       {"Unique", [] { return Example{{Feed::of("x", {5}, std::vector<float>{2, 1, 2, 3, 1})}, {}, {"x"}, {}}; }},
       {"BitShift", [] {
          return Example{{Feed::of("a", {3}, std::vector<uint8_t>{1, 2, 255}), Feed::of("b", {3}, std::vector<uint8_t>{1, 7, 9})}, {},
