@@ -89,7 +89,7 @@ sanitize: bootstrap
 # hostile and per-family operator tests of tests/runtime, the registry walk, the Session fuzz
 # seeds and dictionary, and the eager operator tests. The rest of the suite (training, tracing,
 # I/O, tools) stays in `make sanitize`. About 11 minutes on 2 cores from an empty build-sanitize.
-SANITIZE_CI_RUNTIME = *test_hostile*,*test_loop_scan*,*test_control_flow*,*test_op_registry*,*_ops.cpp,*test_wide_dtypes*,*test_threads*,*test_quant_products*
+SANITIZE_CI_RUNTIME = *test_hostile*,*test_tfidf*,*test_loop_scan*,*test_control_flow*,*test_op_registry*,*_ops.cpp,*test_wide_dtypes*,*test_threads*,*test_quant_products*
 sanitize-ci: bootstrap
 	@cmake -S . -B build-sanitize $(SANITIZE_CMAKE) >/dev/null
 	@cmake --build build-sanitize -j $(JOBS) --target test_runtime test_io test_ops

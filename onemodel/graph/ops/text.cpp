@@ -134,7 +134,8 @@ Status prepare_tfidf(const InferContext& ctx, Prepared& out) {
   // A skip distance d fits an n-gram of the smallest size counted at d (2 when d > 1) only while
   // d * (n - 1) < cols: no longer distance is worth trying.
   const int64_t n2 = std::max<int64_t>(s.min_n, 2);
-  p.skips = std::max<int64_t>(1, std::min<int64_t>(s.max_skip + 1, p.cols <= 1 ? 1 : (p.cols - 1) / (n2 - 1)));
+  const int64_t fitting = p.cols <= 1 ? 1 : (p.cols - 1) / (n2 - 1);
+  p.skips = std::max<int64_t>(1, s.max_skip >= fitting ? fitting : s.max_skip + 1);
   // Lookups over the whole input: for each skip distance, each start and each size.
   const int64_t sizes = std::max<int64_t>(s.max_n - s.min_n + 1, 1);
   const int64_t lookups = count_mul(count_mul(count_mul(p.rows, p.cols), p.skips), sizes);
