@@ -192,23 +192,32 @@ void sum_kept(const float* v, int64_t n, int64_t inner, int64_t b, int64_t e, F 
 
 namespace {
 
+// What both element types start with: with noop_with_empty_axes the copy of outputs [b, e) (true:
+// done); else the elements of outputs [b, e), x itself or, when the axes are not adjacent
+// (inner == 1 then), rows b..e of the transposed copy in scratch (*src).
+template <typename T>
+bool reduce_source(const KernelContext& k, const ReduceParams& p, const T** src) {
+  const T* x = k.in(0).as<const T>();
+  if (p.noop) {
+    std::copy(x + k.begin, x + k.end, k.out(0).as<T>() + k.begin);
+    return true;
+  }
+  *src = x;
+  if (p.gather) {
+    transpose_copy_range(x, p.dims, p.rank, p.perm, sizeof(T), k.scratch, k.begin * p.n, k.end * p.n);
+    *src = static_cast<const T*>(k.scratch);
+  }
+  return false;
+}
+
 // f64 input: every kind in element order, accumulated in f64 (one order in both modes, so Exact
 // holds), exp and log the library's own f64 forms.
 template <ReduceKind Kind>
 Status reduce_f64(const KernelContext& k, const ReduceParams& p) {
-  const double* x = k.in(0).as<const double>();
+  const double* src = nullptr;
+  if (reduce_source(k, p, &src)) return Status::ok();
   double* y = k.out(0).as<double>();
-  const int64_t b = k.begin, e = k.end;
-  if (p.noop) {
-    for (int64_t i = b; i < e; ++i) y[i] = x[i];
-    return Status::ok();
-  }
-  const int64_t n = p.n, inner = p.inner;
-  const double* src = x;
-  if (p.gather) {
-    transpose_copy_range(x, p.dims, p.rank, p.perm, sizeof(double), k.scratch, b * n, e * n);
-    src = static_cast<const double*>(k.scratch);
-  }
+  const int64_t b = k.begin, e = k.end, n = p.n, inner = p.inner;
   for (int64_t q = b; q < e; ++q) {
     const int64_t o = q / inner, i = q % inner;
     auto at = [&](int64_t j) { return src[(o * n + j) * inner + i]; };
@@ -249,19 +258,10 @@ template <ReduceKind Kind>
 Status reduce_kernel(const KernelContext& k) {
   const ReduceParams& p = k.params<ReduceParams>();
   if (k.in(0).dtype == DType::f64) return reduce_f64<Kind>(k, p);
-  const float* x = k.in(0).as<const float>();
+  const float* src = nullptr;
+  if (reduce_source(k, p, &src)) return Status::ok();
   float* y = k.out(0).as<float>();
-  const int64_t b = k.begin, e = k.end;
-  if (p.noop) {
-    for (int64_t i = b; i < e; ++i) y[i] = x[i];
-    return Status::ok();
-  }
-  const int64_t n = p.n, inner = p.inner;
-  const float* src = x;
-  if (p.gather) {  // inner == 1: output q's elements are rows q of the transposed copy
-    transpose_copy_range(x, p.dims, p.rank, p.perm, sizeof(float), k.scratch, b * n, e * n);
-    src = static_cast<const float*>(k.scratch);
-  }
+  const int64_t b = k.begin, e = k.end, n = p.n, inner = p.inner;
   if (Kind == ReduceKind::Max || Kind == ReduceKind::Min || Kind == ReduceKind::Prod) {
     for (int64_t q = b; q < e; ++q) {
       const int64_t o = q / inner, i = q % inner;
