@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <numeric>
 
@@ -320,6 +321,25 @@ TEST_CASE("ReduceSum over an empty axis gives zeros (an empty input may have no 
     CHECK(out[0].dims == std::vector<int64_t>{2, 3});
     CHECK(out[0].as<float>() == std::vector<float>(6, 0.0f));
   }
+}
+
+TEST_CASE("Add, Sub, Mul and Div over f64: IEEE double per element, broadcasting") {
+  const std::vector<double> a{0.1, -2.5, 1e300, 3.0, -0.0, 7.0};
+  const std::vector<double> b{0.2, 1e-300, 4.0};
+  for (auto mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact})
+    for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+      CAPTURE(op);
+      g::Graph gr = single(op, {value("a", DType::f64, {2, 3}), value("b", DType::f64, {3})});
+      auto out = run_graph(gr, {Feed::of("a", {2, 3}, a), Feed::of("b", {3}, b)}, {mode});
+      REQUIRE(out[0].dtype == DType::f64);
+      CHECK(out[0].dims == std::vector<int64_t>{2, 3});
+      const auto y = out[0].as<double>();
+      for (size_t i = 0; i < 6; ++i) {
+        const double x = a[i], w = b[i % 3];
+        const double want = op[0] == 'A' ? x + w : op[0] == 'S' ? x - w : op[0] == 'M' ? x * w : x / w;
+        CHECK(std::memcmp(&y[i], &want, sizeof(double)) == 0);  // the same bits (0.1 + 0.2 too)
+      }
+    }
 }
 
 TEST_CASE("Reductions over f64: f64 results, element order, LogSumExp max-shifted") {

@@ -25,7 +25,7 @@ using kernels::UnaryOp;
 // ---- inference ----
 
 Status infer_arith(InferContext& ctx) {
-  return infer_same_binary(ctx, {DType::f32, DType::i64, DType::i32, DType::i8, DType::u8}, false);
+  return infer_same_binary(ctx, {DType::f32, DType::f64, DType::i64, DType::i32, DType::i8, DType::u8}, false);
 }
 
 Status infer_neg(InferContext& ctx) {
@@ -69,10 +69,21 @@ Status int_arith(const KernelContext& k, BinaryOp op) {
   return Status::ok();
 }
 
+// f64: IEEE double, one rounding per element (exact by nature, as the f32 kernels are).
+void f64_arith(const KernelContext& k, BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: binary_range<double, double>(k, [](double x, double y) { return x + y; }); break;
+    case BinaryOp::Sub: binary_range<double, double>(k, [](double x, double y) { return x - y; }); break;
+    case BinaryOp::Mul: binary_range<double, double>(k, [](double x, double y) { return x * y; }); break;
+    default: binary_range<double, double>(k, [](double x, double y) { return x / y; }); break;
+  }
+}
+
 template <BinaryOp Op>
 Status arith_kernel(const KernelContext& k) {
   switch (k.in(0).dtype) {
     case DType::f32: f32_binary_broadcast(k, Op); return Status::ok();
+    case DType::f64: f64_arith(k, Op); return Status::ok();
     case DType::i64: return int_arith<int64_t>(k, Op);
     case DType::i32: return int_arith<int32_t>(k, Op);
     case DType::i8: return int_arith<int8_t>(k, Op);
@@ -415,11 +426,11 @@ constexpr OpDef library_op(const char* type, KernelFn k, int oldest) {
 }
 
 constexpr OpDef kOps[] = {
-    broadcast_op("Add", 7, infer_arith, arith_kernel<BinaryOp::Add>, "f32 i64 i32 i8 u8, broadcasting").with_flags(kOpF16InF32),
-    broadcast_op("Sub", 7, infer_arith, arith_kernel<BinaryOp::Sub>, "f32 i64 i32 i8 u8, broadcasting").with_flags(kOpF16InF32),
-    broadcast_op("Mul", 7, infer_arith, arith_kernel<BinaryOp::Mul>, "f32 i64 i32 i8 u8, broadcasting").with_flags(kOpF16InF32),
+    broadcast_op("Add", 7, infer_arith, arith_kernel<BinaryOp::Add>, "f32 f64 i64 i32 i8 u8, broadcasting").with_flags(kOpF16InF32),
+    broadcast_op("Sub", 7, infer_arith, arith_kernel<BinaryOp::Sub>, "f32 f64 i64 i32 i8 u8, broadcasting").with_flags(kOpF16InF32),
+    broadcast_op("Mul", 7, infer_arith, arith_kernel<BinaryOp::Mul>, "f32 f64 i64 i32 i8 u8, broadcasting").with_flags(kOpF16InF32),
     broadcast_op("Div", 7, infer_arith, arith_kernel<BinaryOp::Div>,
-                 "f32 i64 i32 i8 u8, broadcasting; integer division truncates, by zero is an error").with_flags(kOpF16InF32),
+                 "f32 f64 i64 i32 i8 u8, broadcasting; integer division truncates, by zero is an error").with_flags(kOpF16InF32),
     op("Pow").upgrades_from(7).inputs(2).shapes(infer_pow).prepared(prepare_broadcast).kernels(pow_kernel, pow_exact_kernel)
         .doc("f32 i64 i32 base, f32 f64 i64 i32 i16 i8 u64 u32 u16 u8 exponent, broadcasting; result has the base's dtype; integer base and exponent: exact, wrapping, a negative exponent gives 1 (base 1), +-1 (base -1) or 0; f32 base: the library's pow (Exact rounds another exponent dtype to f32 first); Exact refuses an integer base with a fractional exponent").with_flags(kOpF16InF32),
     op("Neg").upgrades_from(6).inputs(1).shapes(infer_neg).prepared(prepare_elements).kernel(neg_kernel).doc("f32 i64 i32").with_flags(kOpF16InF32),
