@@ -273,6 +273,19 @@ std::vector<std::pair<std::string, g::Graph>> seeds() {
     }());
     add("optional_get_none", gr);
   }
+  {  // TfIdfVectorizer: a table-backed step (Prepared::table) over fed i64 tokens, its skip count
+     // huge (the lookups stay bounded by the row: the fuzzer's longer rows meet the lookup limit).
+    g::Graph gr;
+    gr.inputs = {value("x", DType::i64, {2, 6})};
+    gr.nodes = {node("TfIdfVectorizer", {"x"}, {"y"},
+                     {g::Attribute::of_int("min_gram_length", 1), g::Attribute::of_int("max_gram_length", 2),
+                      g::Attribute::of_int("max_skip_count", INT64_MAX), g::Attribute::of_string("mode", "TFIDF"),
+                      g::Attribute::of_ints("ngram_counts", {0, 4}), g::Attribute::of_ints("ngram_indexes", {0, 1, 2, 3, 4, 5, 6}),
+                      g::Attribute::of_ints("pool_int64s", {2, 3, 5, 4, 5, 6, 7, 8, 6, 7}),
+                      g::Attribute::of_floats("weights", {1, 2, 3, 4, 0.5f, 0.25f, 2})})};
+    gr.outputs = {value("y", DType::f32, {2, 7})};
+    add("tfidf_huge_skip", gr);
+  }
   {  // A Loop carrying a sequence with a trip count of 2^40: the unrolling stops at its cap.
     g::Graph body;
     body.name = "body";
