@@ -87,9 +87,61 @@ inline void pair_block(const DepthwisePlane& p, size_t r0) {
   }
 }
 
+// The 3x3 stride-1 undilated form (most depthwise layers): the taps of output row r at column i
+// are input rows r, r + 1, r + 2 (kh) at columns i, i + 1, i + 2 (kw) of the padded buffer. R
+// output rows take their taps from R + 2 input rows, each loaded once per kw and used by every
+// output row it feeds, instead of once per (output row, tap): 3 (R + 2) loads for 9 R
+// multiply-adds, not 9 R. Input rows run in order and kw within each, so every output still gets
+// its taps in (kh, kw) order: the chain, and so the bits, of block().
+inline bool is_3x3_unit(const DepthwisePlane& p) {
+  if (p.taps != 9) return false;
+  for (size_t t = 0; t < 9; ++t)
+    if (p.tap_off[t] != p.tap_off[0] + ptrdiff_t(t / 3) * p.row_step + ptrdiff_t(t % 3)) return false;
+  return true;
+}
+
+template <class Ops, size_t R>
+inline void block_3x3(const DepthwisePlane& p, const typename Ops::V (&wv)[9], size_t r0, size_t i) {
+  using V = typename Ops::V;
+  V acc[R];
+  _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::zero();
+  const float* s = p.src + p.tap_off[0] + ptrdiff_t(r0) * p.row_step + ptrdiff_t(i);
+  _Pragma("GCC unroll 10") for (size_t ir = 0; ir < R + 2; ++ir) {
+    const float* q = s + ptrdiff_t(ir) * p.row_step;
+    const V v0 = Ops::load(q), v1 = Ops::load(q + 1), v2 = Ops::load(q + 2);
+    _Pragma("GCC unroll 3") for (size_t kh = 0; kh < 3; ++kh) {
+      if (ir < kh || ir - kh >= R) continue;  // resolved at compile time: both are constants
+      V& a = acc[ir - kh];
+      a = Ops::fma(v0, wv[3 * kh], a);
+      a = Ops::fma(v1, wv[3 * kh + 1], a);
+      a = Ops::fma(v2, wv[3 * kh + 2], a);
+    }
+  }
+  if (p.bias) {
+    const V bv = Ops::bcast(p.bias);
+    _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::add(acc[r], bv);
+  }
+  if (p.relu) _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::relu(acc[r]);
+  _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) Ops::store(p.out + (r0 + r) * p.n + i, acc[r]);
+}
+
+// Rows [r0, r0 + R): whole vectors by block_3x3, a partial last one by block().
+template <class Ops, size_t R>
+inline void rows_3x3(const DepthwisePlane& p, const typename Ops::V (&wv)[9], size_t r0) {
+  constexpr size_t L = Ops::L;
+  size_t i = 0;
+  for (; i + L <= p.n; i += L) block_3x3<Ops, R>(p, wv, r0, i);
+  if (i < p.n) block<Ops, R, true>(p, r0, i, p.n - i);
+}
+
 template <class Ops>
 void plane(const DepthwisePlane& p) {
   size_t r = 0;
+  if (p.n >= Ops::L && is_3x3_unit(p)) {
+    typename Ops::V wv[9];
+    for (size_t t = 0; t < 9; ++t) wv[t] = Ops::bcast(p.w + t);
+    for (; r + 4 <= p.rows; r += 4) rows_3x3<Ops, 4>(p, wv, r);
+  }
   if constexpr (HasHalves<Ops>::value) {
     if (2 * p.n == Ops::L) {
       for (; r + 16 <= p.rows; r += 16) pair_block<Ops, 8>(p, r);

@@ -94,6 +94,10 @@ const Case kCases[] = {
     // and 13 rows from a stride-2 plane
     {1, 3, 19, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 2, 26, 16, 2, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    // depthwise 3x3 stride 1 (input rows shared by four output rows): multiplier 2, 10 rows
+    // (4 + 4 + 2 left), 130 columns (a partial last vector); no pads, so 7 rows of 126
+    {1, 2, 10, 130, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 3, 9, 128, 3, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},
 };
 
 }  // namespace
