@@ -10,6 +10,11 @@ namespace avx2 {
 void f32_chain__avx2(const ChainProgram& p, const float* x, float* y, size_t n);
 }
 #endif
+#if defined(ONEMODEL_HAVE_AVX512)
+namespace avx512 {
+void f32_chain__avx512(const ChainProgram& p, const float* x, float* y, size_t n);
+}
+#endif
 #if defined(ONEMODEL_HAVE_NEON)
 namespace neon {
 void f32_chain__neon(const ChainProgram& p, const float* x, float* y, size_t n);
@@ -25,8 +30,10 @@ void tail_step(const ChainStep& st, const float* a, const float* b, float* d, si
 void f32_chain(const ChainProgram& p, const float* x, float* y, size_t n) {
   switch (active_isa()) {
 #if defined(ONEMODEL_HAVE_AVX2)
-    case Isa::Avx2:
-    case Isa::Avx512: return avx2::f32_chain__avx2(p, x, y, n);  // the AVX-512 table's maps are the AVX2 ones
+    case Isa::Avx2: return avx2::f32_chain__avx2(p, x, y, n);
+#endif
+#if defined(ONEMODEL_HAVE_AVX512)
+    case Isa::Avx512: return avx512::f32_chain__avx512(p, x, y, n);
 #endif
 #if defined(ONEMODEL_HAVE_NEON)
     case Isa::Neon: return neon::f32_chain__neon(p, x, y, n);

@@ -239,6 +239,7 @@ void pack_a_12__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, f
 namespace om::kernels::avx512 {
 OM_CONV_ENTRY_DECLS(avx512);
 void q8_requantize__avx512(const Q8Requant& q);
+void f32_unary__avx512(UnaryOp op, const float* x, float* y, size_t n);
 bool amx_usable();
 void q8_dot__amx(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
                  int32_t* c, size_t ldc);
@@ -256,6 +257,7 @@ const KernelTable& avx512_table() {
   static const KernelTable t = [] {
     KernelTable k = avx2_table();
     k.isa = Isa::Avx512;
+    k.unary = avx512::f32_unary__avx512;
     k.softmax_rows_fast = +[](const float* x, float* y, size_t rows, size_t n, bool log) {
       avx512::f32_softmax_rows_fast__avx512(x, y, rows, n, log, avx2_table().softmax_rows);
     };
