@@ -23,7 +23,8 @@ enum class Isa { Scalar, Avx2, Neon, Avx512 };
 
 // Chosen once at first use: ONEMODEL_ISA=scalar|avx2|avx512|neon overrides, else CPUID+XGETBV on
 // x86 (AVX-512F with OS-enabled ZMM state, else AVX2 and FMA with OS-enabled YMM state), NEON on
-// AArch64. The AVX-512 table has its own GEMM kernels and reuses the AVX2 elementwise ones.
+// AArch64. The AVX-512 table has its own GEMM kernels and 16-lane transcendental maps and
+// elementwise chains; it reuses the AVX2 reductions and the other elementwise kernels.
 Isa active_isa();
 const char* isa_name(Isa isa);
 // For tests and benchmarks: run subsequent kernel calls on `isa` (must be supported here).

@@ -1,9 +1,11 @@
 // AVX-512F GEMM kernels and the AVX-512 kernel table. The 12x32 micro-kernel holds a tile of C in
 // 24 ZMM registers (of 32); each step k broadcasts twelve A values into two 16-wide B vectors
 // with fused multiply-adds, so every C element is exactly the in-order fma chain over k of the
-// scalar reference. Partial tiles use lane masks instead of a staging copy. Elementwise kernels
-// and reductions are the AVX2 ones: their exact-mode order (8 lane partial sums) is part of the
-// contract and must not change with the ISA. Only the Fast-mode softmax has its own 16-lane form.
+// scalar reference. Partial tiles use lane masks instead of a staging copy. Reductions and most
+// elementwise kernels are the AVX2 ones: their exact-mode order (8 lane partial sums) is part of
+// the contract and must not change with the ISA. The Fast-mode softmax, the transcendental maps
+// and the elementwise chains have 16-lane forms (elementwise_avx512.cpp: per-lane functions, so
+// the same bits).
 #include <immintrin.h>
 
 #include <cstddef>

@@ -1,8 +1,8 @@
 // One definition of the library's transcendental functions, written once over a small "lane
-// operations" interface V and instantiated for scalar floats (exact/math.h), AVX2 (8 lanes) and
-// NEON (4 lanes). Because every ISA runs literally the same sequence of correctly rounded
-// operations (+, -, *, fma) plus compares, selects and bit operations, the results are the same
-// bits everywhere. Branches only skip work whose result a select would discard.
+// operations" interface V and instantiated for scalar floats (exact/math.h), AVX2 (8 lanes),
+// AVX-512 (16 lanes) and NEON (4 lanes). Because every ISA runs literally the same sequence of
+// correctly rounded operations (+, -, *, fma) plus compares, selects and bit operations, the
+// results are the same bits everywhere. Branches only skip work whose result a select would discard.
 //
 // V provides: types F (floats), I (int32 lanes), M (lane mask); set(float), seti(int32);
 // add sub mul fma(a,b,c)=a*b+c rounded once; gt lt eq isnan (masks); select(m,a,b) = m?a:b;
