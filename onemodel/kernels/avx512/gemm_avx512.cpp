@@ -10,6 +10,7 @@
 
 #include <cstddef>
 
+#include "onemodel/kernels/avx512/lanes_avx512.h"
 #include "onemodel/kernels/fast_softmax.h"
 #include "onemodel/kernels/kernels_internal.h"
 #include "onemodel/kernels/depthwise_plane.h"
@@ -157,44 +158,6 @@ void f32_gemm_small__avx512(size_t kc, size_t m, const float* a, ptrdiff_t a_rs,
 
 void f32_depthwise_plane__avx512(const DepthwisePlane& p) { dw::plane<Avx512Ops>(p); }
 
-// Lane operations for fast::exp_le0 (16 lanes; maxgt is a > b ? a : b like the other ISAs). The
-// zero-masked forms avoid GCC 12's false -Wmaybe-uninitialized on the unmasked intrinsics.
-constexpr __mmask16 kAll = 0xffff;
-inline __m512 max16(__m512 a, __m512 b) { return _mm512_maskz_max_ps(kAll, a, b); }
-// Horizontal reduction in any order.
-template <class Op>
-inline float reduce16(__m512 v, Op op) {
-  alignas(64) float l[16];
-  _mm512_store_ps(l, v);
-  float r = l[0];
-  for (int i = 1; i < 16; ++i) r = op(r, l[i]);
-  return r;
-}
-struct Lanes16 {
-  using F = __m512;
-  using I = __m512i;
-  using M = __mmask16;
-  static F set(float v) { return _mm512_set1_ps(v); }
-  static I seti(int32_t v) { return _mm512_set1_epi32(v); }
-  static F add(F a, F b) { return _mm512_add_ps(a, b); }
-  static F sub(F a, F b) { return _mm512_sub_ps(a, b); }
-  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
-  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
-  static M lt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
-  static F select(M m, F a, F b) { return _mm512_mask_blend_ps(m, b, a); }
-  static F maxgt(F a, F b) { return max16(a, b); }
-  static F as_float(I i) { return _mm512_castsi512_ps(i); }
-  static I to_int(F a) { return _mm512_maskz_cvttps_epi32(kAll, a); }
-  static I iadd(I a, I b) { return _mm512_add_epi32(a, b); }
-  static I ishl(I a, int s) { return _mm512_maskz_slli_epi32(kAll, a, unsigned(s)); }
-};
-struct Io16 {
-  static constexpr size_t L = 16;
-  static __m512 loadu(const float* p) { return _mm512_loadu_ps(p); }
-  static void storeu(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
-  static float hsum(__m512 v) { return reduce16(v, [](float a, float b) { return a + b; }); }
-};
-
 // Fast-mode row maximum (any order, signed zeros unordered); NaN when the row holds a NaN.
 float max_fast(const float* x, size_t n) {
   const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
@@ -203,16 +166,16 @@ float max_fast(const float* x, size_t n) {
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
     const __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
-    m0 = max16(m0, v0);
-    m1 = max16(m1, v1);
+    m0 = Lanes::maxgt(m0, v0);
+    m1 = Lanes::maxgt(m1, v1);
     nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);
   }
   for (; i < n; i += 16) {
     const __m512 v = _mm512_mask_loadu_ps(ninf, lanes(n - i), x + i);
-    m0 = max16(m0, v);
+    m0 = Lanes::maxgt(m0, v);
     nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
   }
-  return nan ? __builtin_nanf("") : reduce16(max16(m0, m1), [](float a, float b) { return a > b ? a : b; });
+  return nan ? __builtin_nanf("") : reduce16(Lanes::maxgt(m0, m1), [](float a, float b) { return a > b ? a : b; });
 }
 
 }  // namespace
@@ -225,7 +188,7 @@ void f32_pool_window__avx512(const ConvGeom& g, const PoolWindow& w, const float
 // A row whose maximum is NaN or infinite takes the exact kernel (its NaN results are the same).
 void f32_softmax_rows_fast__avx512(const float* x, float* y, size_t rows, size_t n, bool log,
                                    void (*exact_rows)(const float*, float*, size_t, size_t, bool)) {
-  fast::softmax_rows<Lanes16, Io16>(x, y, rows, n, log, max_fast, exact_rows);
+  fast::softmax_rows<Lanes, Io>(x, y, rows, n, log, max_fast, exact_rows);
 }
 
 // The quantized epilogue (q8_requantize.h) on 16 lanes.
