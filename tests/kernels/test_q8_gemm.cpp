@@ -128,8 +128,12 @@ TEST_CASE("integer requantization: every ISA rounds half to even and saturates a
     IsaScope scope(isa);
     std::mt19937 rng(41);  // the same inputs on every ISA
     uint64_t h = kFnvOffset;
-    for (float mult : mults)
+    // Each multiplier for the whole row, then (mult NaN) per-column multipliers, all of them in turn.
+    std::vector<float> per_col(n);
+    for (size_t j = 0; j < n; ++j) per_col[j] = mults[j % (sizeof mults / sizeof mults[0])];
+    for (float row_mult : mults)
       for (const auto& z : zps) {
+        const bool by_col = row_mult != row_mult;
         for (size_t j = 0; j < n; ++j) {
           // Ties: values that land on .5 after the multiply by 0.5 and 0.25; and the extremes.
           raw[j] = j % 11 == 0 ? int32_t(0x7fffffff - j) : int32_t(rng() % 4001) - 2000;
@@ -138,10 +142,11 @@ TEST_CASE("integer requantization: every ISA rounds half to even and saturates a
         const int32_t za = int32_t(rng() % 7) - 3;
         const uint32_t add = uint32_t(rng() % 1001) - 500u;
         std::vector<uint8_t> out(n, 0xaa);
-        Q8Requant q{raw.data(), cs.data(), za, add, mult, nullptr, z[0], z[1], z[2], out.data(), z[1] < 0, n};
+        Q8Requant q{raw.data(), cs.data(), za, add, row_mult, by_col ? per_col.data() : nullptr, z[0], z[1], z[2], out.data(), z[1] < 0, n};
         q8_requantize(q);
         for (size_t j = 0; j < n; ++j) {
           const int32_t acc = int32_t(uint32_t(raw[j]) + add - uint32_t(za) * uint32_t(cs[j]));
+          const float mult = by_col ? per_col[j] : row_mult;
           const float v = float(acc) * mult;
           int32_t want;
           if (v != v) want = std::min(std::max(z[0], z[1]), z[2]);
@@ -189,9 +194,9 @@ TEST_CASE("integer products: each x86 raw product the CPU runs (AMX, the two VNN
   if (cpu_has_amx_int8() && avx512::amx_usable()) kernels.push_back({"amx", avx512::q8_dot__amx});
   std::mt19937 rng(5);
   for (const auto& [name, kernel] : kernels)
-    for (size_t rows : {1, 5, 16, 17, 40})
+    for (size_t rows : {1, 5, 16, 17, 40, 48})
       for (size_t K : {4, 63, 64, 65, 300, 1000})
-        for (size_t panels : {1, 2, 3, 5}) {
+        for (size_t panels : {1, 2, 3, 5, 9}) {
           const size_t lda = q8_lda(K), groups = q8_groups(K), ps = q8_panel_stride(K), ldc = panels * kQ8Panel + 3;
           std::vector<uint8_t> a(rows * lda);
           std::vector<int8_t> b(panels * ps);

@@ -15,7 +15,7 @@
 #include "onemodel/kernels/kernels_internal.h"
 #include "onemodel/kernels/depthwise_plane.h"
 #include "onemodel/kernels/pool_window.h"
-#include "onemodel/kernels/q8_requantize.h"
+#include "onemodel/kernels/q8_gemm.h"
 #include "onemodel/kernels/small_gemm.h"
 
 namespace om::kernels::avx512 {
@@ -191,9 +191,32 @@ void f32_softmax_rows_fast__avx512(const float* x, float* y, size_t rows, size_t
   fast::softmax_rows<Lanes, Io>(x, y, rows, n, log, max_fast, exact_rows);
 }
 
-// The quantized epilogue (q8_requantize.h) on 16 lanes.
-// 512-bit vectors for this loop (GCC prefers 256-bit ones unless told).
-__attribute__((target("prefer-vector-width=512"))) void q8_requantize__avx512(const Q8Requant& q) { q8::requantize(q); }
+// The quantized epilogue (q8_gemm.h's Q8Requant) on 16 lanes, written out: the compiler keeps
+// the portable loop (q8_requantize.h) on 8 lanes and packs bytes in several steps, which made the
+// epilogue a quarter of an int8 convolution. The same integer steps and IEEE operations as
+// q8_saturate_round: max(flo, v) and min(fhi, c) return their second operand when one is NaN,
+// as the selects keep v; NaN then becomes the zero point; the sum with 1.5 x 2^23 and its
+// difference round half to even. The results lie in [lo, hi], so vpmovdb's truncation stores
+// them as u8 and as i8 alike.
+void q8_requantize__avx512(const Q8Requant& q) {
+  const __m512i add = _mm512_set1_epi32(int32_t(q.row_add)), za = _mm512_set1_epi32(q.za), zp = _mm512_set1_epi32(q.zp);
+  const int32_t zq = q.zp < q.lo ? q.lo : (q.zp > q.hi ? q.hi : q.zp);
+  const __m512 flo = _mm512_set1_ps(float(q.lo - q.zp)), fhi = _mm512_set1_ps(float(q.hi - q.zp));
+  const __m512 nan_to = _mm512_set1_ps(float(zq - q.zp)), round = _mm512_set1_ps(12582912.0f), mult = _mm512_set1_ps(q.mult);
+  auto* out = static_cast<int8_t*>(q.out);
+  for (size_t j = 0; j < q.n; j += 16) {
+    const __mmask16 m = q.n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (q.n - j)) - 1);
+    const __m512i raw = _mm512_maskz_loadu_epi32(m, q.raw + j), cs = _mm512_maskz_loadu_epi32(m, q.col_sums + j);
+    const __m512i acc = _mm512_sub_epi32(_mm512_add_epi32(raw, add), _mm512_mullo_epi32(za, cs));
+    const __m512 k = q.mults ? _mm512_maskz_loadu_ps(m, q.mults + j) : mult;
+    // (the zero-masked forms with every lane set: GCC 12's plain ones warn of an undefined source)
+    const __m512 v0 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll, acc), k);
+    __m512 c = _mm512_maskz_min_ps(kAll, fhi, _mm512_maskz_max_ps(kAll, flo, v0));
+    c = _mm512_mask_mov_ps(c, _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q), nan_to);
+    const __m512i v = _mm512_add_epi32(_mm512_maskz_cvttps_epi32(kAll, _mm512_sub_ps(_mm512_add_ps(c, round), round)), zp);
+    _mm512_mask_cvtepi32_storeu_epi8(out + j, m, v);
+  }
+}
 
 }  // namespace om::kernels::avx512
 
