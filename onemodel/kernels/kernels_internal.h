@@ -220,6 +220,8 @@ void q8_dot__dsp(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, siz
 struct Q8Requant;
 using Q8RequantKernel = void (*)(const Q8Requant&);
 void q8_requantize__scalar(const Q8Requant& q);
+using Q8InterleaveKernel = void (*)(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, int32_t* sums);
+void q8_interleave4__scalar(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, int32_t* sums);
 // Whether this CPU runs AVX-512 VNNI, and AMX-INT8 with its tile state enabled by the OS (the
 // AVX-512 table's integer products need them; else it takes the AVX2 one, the same integers), and
 // AVX-VNNI (the AVX2 table's integer product needs it; else the widening one, the same integers).
@@ -244,6 +246,7 @@ struct KernelTable {
   Required<void (*)(const float*, uint16_t*, size_t)> f32_to_f16;
   Required<Q8DotKernel> q8_dot;
   Required<Q8RequantKernel> q8_requantize;
+  Required<Q8InterleaveKernel> q8_interleave4;
 };
 
 // The convolution and pooling kernels, in a table of their own beside each ISA's KernelTable (the
@@ -267,9 +270,10 @@ constexpr GemmPackA kGenericPackA = nullptr;
 inline bool table_complete(const KernelTable& t) {
   return t.binary.fn && t.unary.fn && t.sum_exact.fn && t.sum_fast.fn && t.reduce_sum_inner.fn && t.max.fn &&
          t.softmax_rows.fn && t.softmax_rows_fast.fn && t.gemm.mr && t.gemm.nr && t.gemm.kernel.fn && t.gemm.small.fn &&
-         t.f16_to_f32.fn && t.f32_to_f16.fn && t.q8_dot.fn && t.q8_requantize.fn;
+         t.f16_to_f32.fn && t.f32_to_f16.fn && t.q8_dot.fn && t.q8_requantize.fn &&
+         t.q8_interleave4.fn;
 }
-static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 2,
+static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 3,
               "KernelTable gained a slot: add it to table_complete");
 inline bool table_complete(const ConvKernelTable& t) {
   return t.depthwise_plane.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn && t.pool_window.fn &&

@@ -76,4 +76,18 @@ void q8_dot__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, 
 
 void q8_requantize__scalar(const Q8Requant& q) { q8::requantize(q); }
 
+void q8_interleave4__scalar(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, int32_t* sums) {
+  for (size_t c = 0; c < n; ++c) {
+    uint32_t word = 0;
+    int32_t s = 0;
+    for (size_t t = 0; t < 4; ++t) {
+      const uint8_t v = uint8_t(rows[t][c] ^ flip);
+      word |= uint32_t(v) << (8 * t);
+      s += int32_t(int8_t(v));
+    }
+    out[c] = word;
+    sums[c] += s;
+  }
+}
+
 }  // namespace om::kernels

@@ -171,6 +171,43 @@ TEST_CASE("integer requantization: every ISA rounds half to even and saturates a
   }
 }
 
+TEST_CASE("integer convolution strip: every ISA interleaves four rows into words and sums them as int8, tails included") {
+  std::mt19937 rng(17);
+  for (size_t n : {1, 15, 16, 17, 31, 32, 33, 64, 100}) {
+    std::vector<uint8_t> rows[4];
+    for (auto& r : rows) {
+      r.resize(n);
+      for (auto& v : r) v = uint8_t(rng());
+    }
+    rows[1][0] = 0x7f, rows[2][0] = 0x80, rows[3][0] = 0xff;  // the extremes of either flip
+    const uint8_t* ptr[4] = {rows[0].data(), rows[1].data(), rows[2].data(), rows[3].data()};
+    for (uint8_t flip : {uint8_t(0), uint8_t(0x80)}) {
+      std::vector<uint32_t> want(n);
+      std::vector<int32_t> want_sums(n);
+      for (size_t c = 0; c < n; ++c) {
+        want_sums[c] = int32_t(c) - 7;  // sums accumulate onto what is there
+        for (size_t t = 0; t < 4; ++t) {
+          const uint8_t v = uint8_t(ptr[t][c] ^ flip);
+          want[c] |= uint32_t(v) << (8 * t);
+          want_sums[c] += int8_t(v);
+        }
+      }
+      for (Isa isa : available_isas()) {
+        IsaScope scope(isa);
+        std::vector<uint32_t> got(n + 1, 0xdeadbeef);
+        std::vector<int32_t> sums(n + 1);
+        for (size_t c = 0; c <= n; ++c) sums[c] = int32_t(c) - 7;
+        q8_interleave4(ptr, flip, n, got.data(), sums.data());
+        INFO("isa " << isa_name(isa) << " n " << n << " flip " << int(flip));
+        CHECK(std::vector<uint32_t>(got.begin(), got.begin() + long(n)) == want);
+        CHECK(got[n] == 0xdeadbeefu);  // nothing past n
+        CHECK(std::vector<int32_t>(sums.begin(), sums.begin() + long(n)) == want_sums);
+        CHECK(sums[n] == int32_t(n) - 7);
+      }
+    }
+  }
+}
+
 #if defined(__x86_64__)  // the library builds the AVX2 and AVX-512 files on every x86-64 target
 namespace om::kernels::avx2 {
 void q8_dot__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,

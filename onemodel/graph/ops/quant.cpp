@@ -308,6 +308,7 @@ Status dynamic_quantize_kernel(const KernelContext& k) {
 constexpr size_t kRowBlock = 48;       // rows of A' per raw block (a multiple of every ISA's tile rows)
 constexpr size_t kColPanels = 16;      // panels of B' per raw block: 256 columns
 constexpr size_t kConvPixels = 64;     // output pixels per convolution work unit (4 panels)
+constexpr size_t kConvRowBlock = 96;   // output channels per raw block of a convolution: AMX's 32-row steps too
 constexpr size_t align64(size_t n) { return (n + 63) / 64 * 64; }
 
 bool is_s8(DType d) { return d == DType::i8; }
@@ -742,6 +743,10 @@ struct IntConvParams {
 struct IntConvDims {
   size_t cg, c4, taps, kp, groups, ps;  // channels per group, their groups of 4, kH*kW, padded K, K/4, panel stride
   size_t strip_rows, strip_cols;         // the largest strip a block reads
+  // The scratch, in this order: the strip (words), its channel sums, a row of flip bytes, B' (the
+  // block's four panels), their column sums, the raw tile; then the weights as A' when the plan
+  // has not packed them.
+  size_t sums_at, flip_at, panels_at, col_sums_at, raw_at, end;
 };
 IntConvDims int_conv_dims(const kernels::ConvGeom& g) {
   IntConvDims d;
@@ -754,6 +759,13 @@ IntConvDims int_conv_dims(const kernels::ConvGeom& g) {
   const int64_t row_span = g.OW >= int64_t(kConvPixels) ? 0 : (int64_t(kConvPixels) - 1) / g.OW + 1;
   d.strip_rows = size_t(row_span * g.sH + (g.kH - 1) * g.dH + 1);
   d.strip_cols = size_t((std::min<int64_t>(g.OW, int64_t(kConvPixels)) - 1) * g.sW + (g.kW - 1) * g.dW + 1);
+  const size_t strip_words = d.strip_rows * d.strip_cols;
+  d.sums_at = align64(strip_words * d.c4 * 4);
+  d.flip_at = d.sums_at + align64(strip_words * 4);
+  d.panels_at = d.flip_at + align64(d.strip_cols);
+  d.col_sums_at = d.panels_at + align64(d.ps * (kConvPixels / kernels::kQ8Panel));
+  d.raw_at = d.col_sums_at + align64(kConvPixels * 4);
+  d.end = d.raw_at + kConvRowBlock * kConvPixels * sizeof(int32_t);
   return d;
 }
 
@@ -770,13 +782,10 @@ void int_conv_block(const IntConvParams& p, int64_t b, int64_t* p0, int64_t* np)
   }
 }
 
-// Scratch of a convolution: the strip (words) and its channel sums, B' with its column sums,
-// the raw tile, and A' (the weights) when the plan cannot have packed them.
+// Scratch of a convolution (IntConvDims), with A' (the weights) when the plan cannot have packed them.
 size_t int_conv_scratch_bytes(const kernels::ConvGeom& g, bool w_known) {
   const IntConvDims d = int_conv_dims(g);
-  const size_t strip_words = d.strip_rows * d.strip_cols;
-  return align64(strip_words * d.c4 * 4) + align64(strip_words * 4) + align64(d.ps * 4) + align64(kConvPixels * 4) +
-         kRowBlock * kConvPixels * sizeof(int32_t) + (w_known ? 0 : packed_a_buffer_bytes(size_t(g.M), d.kp));
+  return d.end + (w_known ? 0 : packed_a_buffer_bytes(size_t(g.M), d.kp));
 }
 
 // x is input 0, w input `w_in`.
@@ -857,7 +866,8 @@ bool int_conv_packable(const Node&, const std::vector<const ValueDesc*>& inputs,
 }
 
 // The image block of output pixels [p0, p0 + np) of image n, group gi as B' panels with their
-// column sums (the comment at the top of this section).
+// column sums (the comment at the top of this section). A group of fewer than four real channels
+// reads the missing ones from a row of flip bytes (zero once flipped), as the zero weights there.
 void int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, const uint8_t* x, bool xs, int8_t zero_byte,
                           int64_t n, int64_t gi, int64_t p0, int64_t np, unsigned char* scratch, int8_t* panels,
                           int32_t* col_sums) {
@@ -867,18 +877,22 @@ void int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, cons
   const int64_t ih0 = oh0 * g.sH - g.pad_t, iw0 = ow_lo * g.sW - g.pad_l;  // the strip's first input position
   const size_t plane = size_t(rows * cols);
   auto* strip = reinterpret_cast<uint32_t*>(scratch);
-  auto* sums = reinterpret_cast<int32_t*>(scratch + align64(d.strip_rows * d.strip_cols * d.c4 * 4));
+  auto* sums = reinterpret_cast<int32_t*>(scratch + d.sums_at);
   const uint8_t flip = xs ? 0 : 0x80;
   for (size_t i = 0; i < plane; ++i) sums[i] = 0;
   // The strip: for each group of 4 channels, rows x cols words.
   const int64_t c_lo = std::min(cols, std::max<int64_t>(0, -iw0)), c_hi = std::max(c_lo, std::min(cols, g.W - iw0));
+  uint8_t* flip_row = nullptr;
+  if (d.cg % 4) {
+    flip_row = scratch + d.flip_at;
+    std::memset(flip_row, flip, size_t(c_hi - c_lo));
+  }
   for (size_t q = 0; q < d.c4; ++q) {
     const size_t nc = std::min<size_t>(4, d.cg - 4 * q);  // real channels in this group
     uint32_t pad_word = 0;
     for (size_t t = 0; t < nc; ++t) pad_word |= uint32_t(uint8_t(zero_byte)) << (8 * t);
     const int32_t pad_sum = int32_t(nc) * zero_byte;
-    const uint8_t* ch[4];
-    for (size_t t = 0; t < 4; ++t) ch[t] = x + ((n * g.C + gi * int64_t(d.cg) + int64_t(4 * q + std::min(t, nc - 1))) * g.H) * g.W;
+    const uint8_t* ch = x + ((n * g.C + gi * int64_t(d.cg) + int64_t(4 * q)) * g.H) * g.W;
     for (int64_t r = 0; r < rows; ++r) {
       uint32_t* out = strip + q * plane + size_t(r * cols);
       int32_t* srow = sums + r * cols;
@@ -888,62 +902,43 @@ void int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, cons
       for (int64_t c = 0; c < a; ++c) out[c] = pad_word, srow[c] += pad_sum;
       for (int64_t c = b; c < cols; ++c) out[c] = pad_word, srow[c] += pad_sum;
       if (a >= b) continue;
-      const int64_t off = ih * g.W + iw0;
-      if (nc == 4) {
-        const uint8_t *r0 = ch[0] + off, *r1 = ch[1] + off, *r2 = ch[2] + off, *r3 = ch[3] + off;
-        for (int64_t c = a; c < b; ++c) {
-          const uint8_t v0 = r0[c] ^ flip, v1 = r1[c] ^ flip, v2 = r2[c] ^ flip, v3 = r3[c] ^ flip;
-          out[c] = uint32_t(v0) | uint32_t(v1) << 8 | uint32_t(v2) << 16 | uint32_t(v3) << 24;
-          srow[c] += int32_t(int8_t(v0)) + int32_t(int8_t(v1)) + int32_t(int8_t(v2)) + int32_t(int8_t(v3));
-        }
-      } else {
-        for (int64_t c = a; c < b; ++c) {
-          uint32_t word = 0;
-          int32_t s = 0;
-          for (size_t t = 0; t < nc; ++t) {
-            const uint8_t v = ch[t][off + c] ^ flip;
-            word |= uint32_t(v) << (8 * t);
-            s += int32_t(int8_t(v));
-          }
-          out[c] = word;
-          srow[c] += s;
-        }
-      }
+      const int64_t off = ih * g.W + iw0 + a;
+      const uint8_t* src[4];
+      for (size_t t = 0; t < 4; ++t) src[t] = t < nc ? ch + int64_t(t) * g.H * g.W + off : flip_row;
+      kernels::q8_interleave4(src, flip, size_t(b - a), out + a, srow + a);
     }
   }
   // Where each block column starts in the strip.
   int64_t at[kConvPixels];
-  for (int64_t j = 0; j < np; ++j) {
-    const int64_t px = p0 + j, oh = px / g.OW, ow = px % g.OW;
+  for (int64_t j = 0, oh = oh0, ow = p0 % g.OW; j < np; ++j) {
     at[j] = (oh - oh0) * g.sH * cols + (ow - ow_lo) * g.sW;
+    if (++ow == g.OW) ow = 0, ++oh;
   }
   for (int64_t j = np; j < int64_t(kConvPixels); ++j) at[j] = -1;
-  bool side_by_side[kConvPixels / kernels::kQ8Panel];
-  for (size_t q = 0; q < kConvPixels / kernels::kQ8Panel; ++q) {
-    const size_t j0 = q * kernels::kQ8Panel;
-    side_by_side[q] = at[j0 + kernels::kQ8Panel - 1] >= 0 && at[j0 + kernels::kQ8Panel - 1] - at[j0] == int64_t(kernels::kQ8Panel - 1);
-  }
+  constexpr size_t kPanel = kernels::kQ8Panel, kGroupBytes = kernels::kQ8Group * kernels::kQ8Panel;
   for (size_t j = 0; j < kConvPixels; ++j) col_sums[j] = 0;
-  for (size_t t = 0; t < d.taps; ++t) {
-    const int64_t kh = int64_t(t) / g.kW, kw = int64_t(t) % g.kW, tap = kh * g.dH * cols + kw * g.dW;
-    for (size_t pq = 0; pq < kConvPixels / kernels::kQ8Panel; ++pq) {  // side by side: a loop that vectorises
-      const size_t j0 = pq * kernels::kQ8Panel;
-      if (side_by_side[pq]) {
-        const int32_t* src = sums + at[j0] + tap;
-        for (size_t j = 0; j < kernels::kQ8Panel; ++j) col_sums[j0 + j] += src[j];
-      } else {
-        for (size_t j = j0; j < j0 + kernels::kQ8Panel && int64_t(j) < np; ++j) col_sums[j] += sums[at[j] + tap];
+  for (size_t pq = 0; pq < kConvPixels / kPanel; ++pq) {
+    const size_t j0 = pq * kPanel;
+    int8_t* panel = panels + pq * d.ps;
+    int32_t* cs = col_sums + j0;
+    if (at[j0 + kPanel - 1] >= 0 && at[j0 + kPanel - 1] - at[j0] == int64_t(kPanel - 1)) {
+      // Side by side in the strip: 64-byte copies and sums that vectorise.
+      for (size_t t = 0; t < d.taps; ++t) {
+        const int64_t tap = int64_t(t) / g.kW * g.dH * cols + int64_t(t) % g.kW * g.dW + at[j0];
+        const int32_t* s = sums + tap;
+        for (size_t j = 0; j < kPanel; ++j) cs[j] += s[j];
+        const uint32_t* src = strip + tap;
+        int8_t* dst = panel + t * d.c4 * kGroupBytes;
+        for (size_t q = 0; q < d.c4; ++q) std::memcpy(dst + q * kGroupBytes, src + q * plane, kGroupBytes);
       }
-    }
-    for (size_t q = 0; q < d.c4; ++q) {
-      const uint32_t* src = strip + q * plane + tap;
-      for (size_t pq = 0; pq < kConvPixels / kernels::kQ8Panel; ++pq) {
-        auto* lanes = reinterpret_cast<uint32_t*>(panels + pq * d.ps + (t * d.c4 + q) * kernels::kQ8Group * kernels::kQ8Panel);
-        const size_t j0 = pq * kernels::kQ8Panel;
-        if (side_by_side[pq]) {
-          std::memcpy(lanes, src + at[j0], kernels::kQ8Panel * 4);
-        } else {
-          for (size_t j = 0; j < kernels::kQ8Panel; ++j) lanes[j] = at[j0 + j] >= 0 ? src[at[j0 + j]] : 0u;
+    } else {
+      for (size_t t = 0; t < d.taps; ++t) {
+        const int64_t tap = int64_t(t) / g.kW * g.dH * cols + int64_t(t) % g.kW * g.dW;
+        for (size_t j = 0; j < kPanel && int64_t(j0 + j) < np; ++j) cs[j] += sums[at[j0 + j] + tap];
+        for (size_t q = 0; q < d.c4; ++q) {
+          const uint32_t* src = strip + q * plane + tap;
+          auto* lanes = reinterpret_cast<uint32_t*>(panel + (t * d.c4 + q) * kGroupBytes);
+          for (size_t j = 0; j < kPanel; ++j) lanes[j] = at[j0 + j] >= 0 ? src[at[j0 + j]] : 0u;
         }
       }
     }
@@ -1011,15 +1006,14 @@ void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, s
   const ZeroPoints zx(k, xzp_in, p.zx), zw(k, wzp_in, p.zw);
   const int32_t ZB = kernels::q8_zero_b(zx[0], xs);
   auto* scratch = static_cast<unsigned char*>(k.scratch);
-  const size_t strip_words = d.strip_rows * d.strip_cols;
-  auto* panels = reinterpret_cast<int8_t*>(scratch + align64(strip_words * d.c4 * 4) + align64(strip_words * 4));
-  auto* col_sums = reinterpret_cast<int32_t*>(reinterpret_cast<unsigned char*>(panels) + align64(d.ps * 4));
-  auto* raw = reinterpret_cast<int32_t*>(reinterpret_cast<unsigned char*>(col_sums) + align64(kConvPixels * 4));
+  auto* panels = reinterpret_cast<int8_t*>(scratch + d.panels_at);
+  auto* col_sums = reinterpret_cast<int32_t*>(scratch + d.col_sums_at);
+  auto* raw = reinterpret_cast<int32_t*>(scratch + d.raw_at);
   PackedA wa;
   if (k.packed_b) {
     wa = packed_a_view(const_cast<float*>(k.packed_b), size_t(g.M), d.kp);
   } else {
-    wa = packed_a_view(scratch + int_conv_scratch_bytes(g, true), size_t(g.M), d.kp);
+    wa = packed_a_view(scratch + d.end, size_t(g.M), d.kp);
     pack_int_conv_weights_into(k.in(w_in).data, ws, size_t(g.M), d.cg, d.taps, wa);
   }
   const auto* x = k.in(x_in).as<const uint8_t>();
@@ -1029,8 +1023,8 @@ void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, s
     int_conv_block(p, u % p.blocks, &p0, &np);
     int_conv_image_block(g, d, x, xs, int8_t(ZB), n, gi, p0, np, scratch, panels, col_sums);
     const size_t np_panels = kernels::q8_panels(size_t(np));
-    for (size_t r0 = 0; r0 < mg; r0 += kRowBlock) {
-      const size_t nr = std::min(kRowBlock, mg - r0), m0 = size_t(gi) * mg + r0;
+    for (size_t r0 = 0; r0 < mg; r0 += kConvRowBlock) {
+      const size_t nr = std::min(kConvRowBlock, mg - r0), m0 = size_t(gi) * mg + r0;
       kernels::q8_dot(wa.rows + m0 * d.kp, d.kp, nr, panels, d.ps, d.groups, np_panels, raw, kConvPixels);
       for (size_t r = 0; r < nr; ++r) {
         const int64_t m = int64_t(m0 + r);

@@ -55,4 +55,42 @@ void q8_dot__neon(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, si
 // The quantized epilogue (q8_requantize.h) at this ISA's vector width.
 void q8_requantize__neon(const Q8Requant& q) { q8::requantize(q); }
 
+// 16 columns per step: vst4q_u8 stores four vectors interleaved byte by byte, which is the words;
+// each column's four bytes are summed as int8 in 16 bits, then widened. A tail runs the same step
+// on copies.
+namespace {
+inline void interleave16(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2, const uint8_t* r3, uint8x16_t f,
+                         uint32_t* out, int32_t* s) {
+  uint8x16x4_t x;
+  x.val[0] = veorq_u8(vld1q_u8(r0), f);
+  x.val[1] = veorq_u8(vld1q_u8(r1), f);
+  x.val[2] = veorq_u8(vld1q_u8(r2), f);
+  x.val[3] = veorq_u8(vld1q_u8(r3), f);
+  vst4q_u8(reinterpret_cast<uint8_t*>(out), x);
+  const int8x16_t a = vreinterpretq_s8_u8(x.val[0]), b = vreinterpretq_s8_u8(x.val[1]);
+  const int8x16_t d = vreinterpretq_s8_u8(x.val[2]), e = vreinterpretq_s8_u8(x.val[3]);
+  const int16x8_t lo = vaddq_s16(vaddl_s8(vget_low_s8(a), vget_low_s8(b)), vaddl_s8(vget_low_s8(d), vget_low_s8(e)));
+  const int16x8_t hi = vaddq_s16(vaddl_high_s8(a, b), vaddl_high_s8(d, e));
+  vst1q_s32(s, vaddw_s16(vld1q_s32(s), vget_low_s16(lo)));
+  vst1q_s32(s + 4, vaddw_high_s16(vld1q_s32(s + 4), lo));
+  vst1q_s32(s + 8, vaddw_s16(vld1q_s32(s + 8), vget_low_s16(hi)));
+  vst1q_s32(s + 12, vaddw_high_s16(vld1q_s32(s + 12), hi));
+}
+}  // namespace
+
+void q8_interleave4__neon(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, int32_t* sums) {
+  const uint8x16_t f = vdupq_n_u8(flip);
+  size_t c = 0;
+  for (; c + 16 <= n; c += 16) interleave16(rows[0] + c, rows[1] + c, rows[2] + c, rows[3] + c, f, out + c, sums + c);
+  if (c < n) {
+    const size_t m = n - c;
+    alignas(16) uint8_t in[4][16] = {};
+    alignas(16) uint32_t words[16];
+    alignas(16) int32_t s[16] = {};
+    for (int t = 0; t < 4; ++t) __builtin_memcpy(in[t], rows[t] + c, m);
+    interleave16(in[0], in[1], in[2], in[3], f, words, s);
+    for (size_t j = 0; j < m; ++j) out[c + j] = words[j], sums[c + j] += s[j];
+  }
+}
+
 }  // namespace om::kernels::neon

@@ -222,6 +222,7 @@ constexpr KernelTable kScalarTable = {
     q8_dot__scalar,
 #endif
     q8_requantize__scalar,
+    q8_interleave4__scalar,
 };
 
 constexpr ConvKernelTable kScalarConvTable = {
