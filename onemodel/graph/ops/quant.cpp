@@ -307,7 +307,7 @@ Status dynamic_quantize_kernel(const KernelContext& k) {
 
 constexpr size_t kRowBlock = 48;       // rows of A' per raw block (a multiple of every ISA's tile rows)
 constexpr size_t kColPanels = 16;      // panels of B' per raw block: 256 columns
-constexpr size_t kConvPixels = 64;     // output pixels per convolution work unit (4 panels)
+constexpr size_t kConvPixels = 256;    // output pixels per convolution work unit, at most (16 panels)
 constexpr size_t kConvRowBlock = 96;   // output channels per raw block of a convolution: AMX's 32-row steps too
 constexpr size_t align64(size_t n) { return (n + 63) / 64 * 64; }
 
@@ -730,11 +730,12 @@ Status qlinear_matmul_kernel(const KernelContext& k) {
 // are sums of per-position channel sums over the taps. Padded channels are 0 in the weights and
 // in the strip, so they add nothing to the product or the sums.
 
-// ConvInteger's and QLinearConv's record: the Conv geometry. Work: blocks of at most kConvPixels
+// ConvInteger's and QLinearConv's record: the Conv geometry. Work: blocks of IntConvDims::bp
 // consecutive output pixels, by image and group: whole rows side by side when a row is shorter
 // than a block, else pieces of one row.
 struct IntConvParams {
   kernels::ConvGeom g;
+  int64_t bp = 0;           // pixels per block
   int64_t blocks = 1;       // blocks per output plane
   int64_t row_pieces = 0;   // blocks per output row when rows are long (0: blocks span rows)
   ZeroPointForm zx, zw;     // X's (input 2) and W's (input w_in + 2)
@@ -742,30 +743,43 @@ struct IntConvParams {
 
 struct IntConvDims {
   size_t cg, c4, taps, kp, groups, ps;  // channels per group, their groups of 4, kH*kW, padded K, K/4, panel stride
+  size_t bp;                             // output pixels per block (block_pixels)
   size_t strip_rows, strip_cols;         // the largest strip a block reads
   // The scratch, in this order: the strip (words), its channel sums, a row of flip bytes, B' (the
   // block's four panels), their column sums, the raw tile; then the weights as A' when the plan
   // has not packed them.
   size_t sums_at, flip_at, panels_at, col_sums_at, raw_at, end;
 };
+// Output pixels per block: up to kConvPixels, as larger blocks amortise the strip's halo rows and
+// the per-block calls (64 -> 256 pixels took bench_int8's QLinear CNN from 354 to 277 us on
+// AVX-512), but at least two blocks per plane of 128 pixels or more, so that two threads share one
+// image's layer.
+size_t block_pixels(const kernels::ConvGeom& g) {
+  const int64_t big = int64_t(2 * kConvPixels);
+  const int64_t half = g.OH >= big || g.OW >= big ? big / 2 : (g.OH * g.OW + 1) / 2;
+  const size_t p = size_t((half + 15) / 16 * 16);
+  return std::min(kConvPixels, std::max<size_t>(64, p));
+}
+
 IntConvDims int_conv_dims(const kernels::ConvGeom& g) {
   IntConvDims d;
+  d.bp = block_pixels(g);
   d.cg = size_t(g.C / g.group);
   d.c4 = (d.cg + 3) / 4;
   d.taps = size_t(g.kH * g.kW);
   d.kp = d.taps * d.c4 * 4;
   d.groups = d.kp / 4;
   d.ps = d.groups * kernels::kQ8Group * kernels::kQ8Panel;
-  const int64_t row_span = g.OW >= int64_t(kConvPixels) ? 0 : (int64_t(kConvPixels) - 1) / g.OW + 1;
+  const int64_t bp = int64_t(d.bp), row_span = g.OW >= bp ? 0 : (bp - 1) / g.OW + 1;
   d.strip_rows = size_t(row_span * g.sH + (g.kH - 1) * g.dH + 1);
-  d.strip_cols = size_t((std::min<int64_t>(g.OW, int64_t(kConvPixels)) - 1) * g.sW + (g.kW - 1) * g.dW + 1);
+  d.strip_cols = size_t((std::min<int64_t>(g.OW, bp) - 1) * g.sW + (g.kW - 1) * g.dW + 1);
   const size_t strip_words = d.strip_rows * d.strip_cols;
   d.sums_at = align64(strip_words * d.c4 * 4);
   d.flip_at = d.sums_at + align64(strip_words * 4);
   d.panels_at = d.flip_at + align64(d.strip_cols);
-  d.col_sums_at = d.panels_at + align64(d.ps * (kConvPixels / kernels::kQ8Panel));
-  d.raw_at = d.col_sums_at + align64(kConvPixels * 4);
-  d.end = d.raw_at + kConvRowBlock * kConvPixels * sizeof(int32_t);
+  d.col_sums_at = d.panels_at + align64(d.ps * (d.bp / kernels::kQ8Panel));
+  d.raw_at = d.col_sums_at + align64(d.bp * 4);
+  d.end = d.raw_at + kConvRowBlock * d.bp * sizeof(int32_t);
   return d;
 }
 
@@ -773,12 +787,12 @@ IntConvDims int_conv_dims(const kernels::ConvGeom& g) {
 void int_conv_block(const IntConvParams& p, int64_t b, int64_t* p0, int64_t* np) {
   const kernels::ConvGeom& g = p.g;
   if (p.row_pieces) {
-    const int64_t oh = b / p.row_pieces, ow0 = (b % p.row_pieces) * int64_t(kConvPixels);
+    const int64_t oh = b / p.row_pieces, ow0 = (b % p.row_pieces) * p.bp;
     *p0 = oh * g.OW + ow0;
-    *np = std::min<int64_t>(int64_t(kConvPixels), g.OW - ow0);
+    *np = std::min<int64_t>(p.bp, g.OW - ow0);
   } else {
-    *p0 = b * int64_t(kConvPixels);
-    *np = std::min<int64_t>(int64_t(kConvPixels), g.OH * g.OW - *p0);
+    *p0 = b * p.bp;
+    *np = std::min<int64_t>(p.bp, g.OH * g.OW - *p0);
   }
 }
 
@@ -800,7 +814,8 @@ Status prepare_int_conv(const InferContext& ctx, Prepared& out) {
   p.g = sg.g;
   p.zx = zero_point_form(ctx, 2);
   p.zw = zero_point_form(ctx, w_in + 2);
-  const int64_t pixels = count_mul(sg.g.OH, sg.g.OW), bp = int64_t(kConvPixels);
+  p.bp = int64_t(block_pixels(sg.g));
+  const int64_t pixels = count_mul(sg.g.OH, sg.g.OW), bp = p.bp;
   if (sg.g.OW >= bp) {
     p.row_pieces = (sg.g.OW + bp - 1) / bp;
     p.blocks = count_mul(sg.g.OH, p.row_pieces);
@@ -914,23 +929,28 @@ void int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, cons
     at[j] = (oh - oh0) * g.sH * cols + (ow - ow_lo) * g.sW;
     if (++ow == g.OW) ow = 0, ++oh;
   }
-  for (int64_t j = np; j < int64_t(kConvPixels); ++j) at[j] = -1;
+  for (int64_t j = np; j < int64_t(d.bp); ++j) at[j] = -1;
   constexpr size_t kPanel = kernels::kQ8Panel, kGroupBytes = kernels::kQ8Group * kernels::kQ8Panel;
-  for (size_t j = 0; j < kConvPixels; ++j) col_sums[j] = 0;
-  for (size_t pq = 0; pq < kConvPixels / kPanel; ++pq) {
+  for (size_t j = 0; j < d.bp; ++j) col_sums[j] = 0;
+  for (size_t pq = 0; pq < kernels::q8_panels(size_t(np)); ++pq) {
     const size_t j0 = pq * kPanel;
     int8_t* panel = panels + pq * d.ps;
     int32_t* cs = col_sums + j0;
     if (at[j0 + kPanel - 1] >= 0 && at[j0 + kPanel - 1] - at[j0] == int64_t(kPanel - 1)) {
-      // Side by side in the strip: 64-byte copies and sums that vectorise.
-      for (size_t t = 0; t < d.taps; ++t) {
-        const int64_t tap = int64_t(t) / g.kW * g.dH * cols + int64_t(t) % g.kW * g.dW + at[j0];
-        const int32_t* s = sums + tap;
-        for (size_t j = 0; j < kPanel; ++j) cs[j] += s[j];
-        const uint32_t* src = strip + tap;
-        int8_t* dst = panel + t * d.c4 * kGroupBytes;
-        for (size_t q = 0; q < d.c4; ++q) std::memcpy(dst + q * kGroupBytes, src + q * plane, kGroupBytes);
-      }
+      // Side by side in the strip: 64-byte copies and sums that vectorise (locals: nothing the
+      // copies write can alias them).
+      const size_t c4 = d.c4;
+      int32_t acc[kPanel] = {};
+      int8_t* dst = panel;
+      for (int64_t kh = 0; kh < g.kH; ++kh)
+        for (int64_t kw = 0; kw < g.kW; ++kw) {
+          const int64_t tap = kh * g.dH * cols + kw * g.dW + at[j0];
+          const int32_t* s = sums + tap;
+          for (size_t j = 0; j < kPanel; ++j) acc[j] += s[j];
+          const uint32_t* src = strip + tap;
+          for (size_t q = 0; q < c4; ++q, dst += kGroupBytes) std::memcpy(dst, src + q * plane, kGroupBytes);
+        }
+      for (size_t j = 0; j < kPanel; ++j) cs[j] = acc[j];
     } else {
       for (size_t t = 0; t < d.taps; ++t) {
         const int64_t tap = int64_t(t) / g.kW * g.dH * cols + int64_t(t) % g.kW * g.dW;
@@ -1025,12 +1045,12 @@ void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, s
     const size_t np_panels = kernels::q8_panels(size_t(np));
     for (size_t r0 = 0; r0 < mg; r0 += kConvRowBlock) {
       const size_t nr = std::min(kConvRowBlock, mg - r0), m0 = size_t(gi) * mg + r0;
-      kernels::q8_dot(wa.rows + m0 * d.kp, d.kp, nr, panels, d.ps, d.groups, np_panels, raw, kConvPixels);
+      kernels::q8_dot(wa.rows + m0 * d.kp, d.kp, nr, panels, d.ps, d.groups, np_panels, raw, d.bp);
       for (size_t r = 0; r < nr; ++r) {
         const int64_t m = int64_t(m0 + r);
         const int32_t ZA = kernels::q8_zero_a(zw[m], ws);
         const uint32_t rt = kernels::q8_row_term(wa.row_sums[m], ZA, ZB, K);
-        epi.finish_row(m, (n * g.M + m) * pixels + p0, p0, raw + r * kConvPixels, col_sums, ZA, rt, np);
+        epi.finish_row(m, (n * g.M + m) * pixels + p0, p0, raw + r * d.bp, col_sums, ZA, rt, np);
       }
     }
   }
