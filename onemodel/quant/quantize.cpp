@@ -32,7 +32,21 @@ struct Target {
   std::vector<size_t> activations;  // input slots fed through Q -> DQ
   int weight_slot = -1;             // input slot of a constant weight quantized to int8, or -1
   int64_t weight_axis = -1;         // its per-channel axis, or -1 for one scale
+  std::string output;               // the value quantized after it (quantize_outputs): its output, or its Relu's
 };
+
+// The value whose Q -> DQ follows node n's output: the output itself or, where that output's one
+// reader is a Relu, the Relu's output. Quantizing between the node and its Relu would round twice
+// (once a range with the negatives, then the Relu's); after the Relu, consumers fuse the node, the
+// Relu and the QuantizeLinear into one integer kernel whose saturation is the Relu (ONNX
+// Runtime's quantizer places it there too).
+std::string quantized_output(const graph::Graph& g, const DefUse& u, const Node& n) {
+  const std::string& y = n.outputs[0];
+  if (!u.single_internal_use(y)) return y;
+  const Node& r = g.nodes[u.reader(y)];
+  if (!graph::is_default_domain(r.domain) || r.op_type != "Relu" || r.outputs.size() != 1) return y;
+  return r.outputs[0];
+}
 
 // The names users give in messages: the node's own name, or its label when it has none.
 std::string node_names(const graph::Graph& g) {
@@ -117,6 +131,7 @@ std::vector<Target> choose_targets(const graph::Graph& g, const DefUse& u, const
         t.activations.push_back(slot);
       }
     }
+    t.output = quantized_output(g, u, n);
     if (fits) targets.push_back(t);
   }
   return targets;
@@ -174,7 +189,8 @@ Status try_quantize_static(const graph::Graph& model, const CalibrationSet& cali
   for (const Target& t : targets) {
     const Node& n = g.nodes[t.node];
     for (size_t slot : t.activations) observe(n.inputs[slot], msg("input ", slot, " (", slot_role(n, slot), ") of ", n.label()));
-    if (options.quantize_outputs) observe(n.outputs[0], msg("output of ", n.label()));
+    if (options.quantize_outputs)
+      observe(t.output, t.output == n.outputs[0] ? msg("output of ", n.label()) : msg("output of the Relu after ", n.label()));
   }
   // The weights first: a NaN weight is named as such, not as the NaN activations it causes.
   std::map<std::pair<std::string, int64_t>, detail::QuantizedWeight> weights;
@@ -201,14 +217,14 @@ Status try_quantize_static(const graph::Graph& model, const CalibrationSet& cali
                                  const Node& n = g.nodes[t.node];
                                  for (size_t slot : t.activations)
                                    if (!usable(n.inputs[slot])) return true;
-                                 return options.quantize_outputs && !usable(n.outputs[0]);
+                                 return options.quantize_outputs && !usable(t.output);
                                }),
                 targets.end());
   std::set<std::string> used;
   for (const Target& t : targets) {
     const Node& n = g.nodes[t.node];
     for (size_t slot : t.activations) used.insert(n.inputs[slot]);
-    if (options.quantize_outputs) used.insert(n.outputs[0]);
+    if (options.quantize_outputs) used.insert(t.output);
   }
   for (size_t k = 0; k < values.size(); ++k) {
     const detail::ObservedRange& r = ranges[k];
@@ -283,7 +299,7 @@ Status try_quantize_static(const graph::Graph& model, const CalibrationSet& cali
   std::set<std::string> outputs_done;
   if (options.quantize_outputs)
     for (const Target& t : targets)
-      if (outputs_done.insert(g.nodes[t.node].outputs[0]).second) fake_quantize(g.nodes[t.node].outputs[0], true);
+      if (outputs_done.insert(t.output).second) fake_quantize(t.output, true);
   std::map<std::string, std::string> inputs_done;
   for (const Target& t : targets) {
     for (size_t slot : t.activations) {

@@ -248,12 +248,32 @@ TEST_CASE("QDQ of imported Gemm and Conv graphs: the output-channel axis follows
   check_activation(q, *node_named(q, "fc2"), 0, om::DType::u8);
   CHECK(node_named(q, "fc1")->inputs[2] == "b1");  // the bias stays float
   CHECK(q.find_initializer("b1")->dtype == om::DType::f32);
+  // fc1's Relu reads fc1's output as it is; the Q -> DQ pair follows the Relu (one rounding, to
+  // the Relu's range), and a Fast session fuses Gemm, Relu and QuantizeLinear into one kernel.
+  const Node* act = node_named(q, "act");
+  REQUIRE(act != nullptr);
+  CHECK(act->inputs[0] == node_named(q, "fc1")->outputs[0]);
+  CHECK(producer(q, act->inputs[0])->name == "fc1");
+  int quantized_after_act = 0;
+  for (const Node& n : q.nodes) quantized_after_act += n.op_type == "QuantizeLinear" && n.inputs[0] == act->outputs[0];
+  CHECK(quantized_after_act == 1);
 
   const Graph c = conv_graph();
   const om::quant::CalibrationSet conv_calib = random_batches("x", {2, 2, 5, 5}, 2, 9);
   const Graph qc = om::quant::quantize_static(c, conv_calib);
   check_weight(qc, c, *node_named(qc, "conv"), 1, "w", 0, 4);
   check_activation(qc, *node_named(qc, "conv"), 0, om::DType::u8);
+  {  // Conv -> Relu: quantized after the Relu, which a Fast session fuses away with the Conv.
+    Graph cr = c;
+    cr.nodes[0].outputs[0] = "h";
+    cr.nodes.push_back(node("Relu", "act", {"h"}, {"y"}));
+    const Graph qcr = om::quant::quantize_static(cr, conv_calib);
+    CHECK(producer(qcr, node_named(qcr, "act")->inputs[0])->name == "conv");
+    CHECK(count_op(qcr, "QuantizeLinear") == 2);  // x, and the Relu's output
+    om::Session s(qcr);
+    CHECK(count_op(s.graph(), "QLinearConv") == 1);
+    CHECK(count_op(s.graph(), "Relu") == 0);
+  }
 
   // On data inside the calibrated ranges (values beyond them saturate), the QDQ graphs stay
   // within a few quantization steps of the float ones.
