@@ -35,17 +35,27 @@ struct Target {
   std::string output;               // the value quantized after it (quantize_outputs): its output, or its Relu's
 };
 
-// The value whose Q -> DQ follows node n's output: the output itself or, where that output's one
-// reader is a Relu, the Relu's output. Quantizing between the node and its Relu would round twice
-// (once a range with the negatives, then the Relu's); after the Relu, consumers fuse the node, the
-// Relu and the QuantizeLinear into one integer kernel whose saturation is the Relu (ONNX
-// Runtime's quantizer places it there too).
+// The value whose Q -> DQ follows node n's output: the output itself or, where a MatMul's one
+// reader is an Add of a constant bias and where the output's (or that Add's) one reader is a
+// Relu, the last of them. Quantizing between the product and its bias or Relu would round twice
+// (once to a range with the negatives, then the Relu's); after them a Fast session fuses product,
+// bias, Relu and QuantizeLinear into one integer kernel whose saturation is the Relu
+// (fuse_qdq_conv, fuse_qdq_matmul; ONNX Runtime's quantizer places the pair after the Relu too).
 std::string quantized_output(const graph::Graph& g, const DefUse& u, const Node& n) {
-  const std::string& y = n.outputs[0];
-  if (!u.single_internal_use(y)) return y;
-  const Node& r = g.nodes[u.reader(y)];
-  if (!graph::is_default_domain(r.domain) || r.op_type != "Relu" || r.outputs.size() != 1) return y;
-  return r.outputs[0];
+  auto only_reader = [&](const std::string& v, const char* op) -> const Node* {
+    if (!u.single_internal_use(v)) return nullptr;
+    const Node& r = g.nodes[u.reader(v)];
+    return graph::is_default_domain(r.domain) && r.op_type == op && r.outputs.size() == 1 ? &r : nullptr;
+  };
+  std::string y = n.outputs[0];
+  if (n.op_type == "MatMul")
+    if (const Node* add = only_reader(y, "Add")) {
+      const std::string& other = add->inputs.size() == 2 ? add->inputs[add->inputs[0] == y ? 1 : 0] : y;
+      const TensorData* b = u.initializer(other);
+      if (b && b->dtype == DType::f32 && b->dims.size() == 1) y = add->outputs[0];
+    }
+  if (const Node* relu = only_reader(y, "Relu")) y = relu->outputs[0];
+  return y;
 }
 
 // The names users give in messages: the node's own name, or its label when it has none.

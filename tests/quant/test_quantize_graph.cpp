@@ -175,18 +175,29 @@ TEST_CASE("QDQ structure of a traced MLP: int8 weights per output channel, Q/DQ 
 
   const Graph q = om::quant::quantize_static(g, calib);
   CHECK(count_op(q, "MatMul") == 3);
-  CHECK(count_op(q, "DequantizeLinear") == 3 + 6);  // three weights; three inputs and three outputs
-  CHECK(count_op(q, "QuantizeLinear") == 6);
+  // Three weights; the input, and each layer's output after its bias Add and Relu (which is the
+  // next layer's input).
+  CHECK(count_op(q, "DequantizeLinear") == 3 + 4);
+  CHECK(count_op(q, "QuantizeLinear") == 4);
   for (const Node& n : q.nodes) {
     if (n.op_type != "MatMul") continue;
     const std::string w = n.name == "MatMul_0" ? "0.weight.view_" : n.name == "MatMul_3" ? "2.weight.view_" : "4.weight.view_";
     const int64_t out_features = n.name == "MatMul_6" ? 3 : 32;
     check_weight(q, g, n, 1, w, 1, out_features);  // MatMul's B is [in, out]: the last axis
     check_activation(q, n, 0, om::DType::u8);
-    // the output is written as <name>_float and quantized in place
+    // The MatMul's bias Add (and its Relu) read the product as it is; their output is written as
+    // <name>_float and quantized in place.
+    std::string v = n.outputs[0];
+    for (const char* op : {"Add", "Relu"}) {
+      for (const Node& m : q.nodes)
+        if (m.op_type == op && m.inputs[0] == v) v = m.outputs[0];
+    }
+    CHECK(v != n.outputs[0]);
     const Node* qn = nullptr;
-    for (const Node& m : q.nodes)
-      if (m.op_type == "QuantizeLinear" && m.inputs[0] == n.outputs[0]) qn = &m;
+    for (const Node& m : q.nodes) {
+      CHECK_FALSE((m.op_type == "QuantizeLinear" && m.inputs[0] == n.outputs[0]));
+      if (m.op_type == "QuantizeLinear" && m.inputs[0] == v) qn = &m;
+    }
     REQUIRE(qn != nullptr);
   }
   // The graph's interface is unchanged.
@@ -214,7 +225,7 @@ TEST_CASE("QDQ structure of a traced MLP: int8 weights per output channel, Q/DQ 
     CHECK(first->inputs[0] == "features");        // the graph input itself
     CHECK(first->inputs[1] == "0.weight.view_");  // the float initializer
     CHECK(qk.find_initializer("0.weight.view_")->dtype == om::DType::f32);
-    CHECK(count_op(qk, "QuantizeLinear") == 4);
+    CHECK(count_op(qk, "QuantizeLinear") == 3);  // the outputs of the Relus and of the last Add, the inputs they feed
     check_weight(qk, g, *node_named(qk, "MatMul_3"), 1, "2.weight.view_", 1, 32);
   }
   SUBCASE("op types kept: nothing to quantize leaves the graph as it was") {
@@ -227,7 +238,7 @@ TEST_CASE("QDQ structure of a traced MLP: int8 weights per output channel, Q/DQ 
   SUBCASE("a QDQ graph quantized again is left as it is") {
     const Graph again = om::quant::quantize_static(q, calib);
     CHECK(again.nodes.size() == q.nodes.size());
-    CHECK(count_op(again, "QuantizeLinear") == 6);
+    CHECK(count_op(again, "QuantizeLinear") == 4);
   }
   SUBCASE("only inputs quantized") {
     om::quant::QuantOptions o;

@@ -363,6 +363,15 @@ inline const std::map<std::string, std::function<Example()>>& examples() {
                          TensorData::from_vector<float>("sy", {}, {4.0f}), TensorData::from_vector<int8_t>("zy", {}, {-2})},
                         {"a", "sa", "za", "b", "sb", "zb", "sy", "zy"}, {}};
        }},
+      {"QLinearMatMulBias", [] {
+         return Example{{Feed::of("a", {2, 3}, std::vector<uint8_t>{1, 2, 3, 250, 251, 252})},
+                        {TensorData::from_vector<float>("sa", {}, {0.5f}), TensorData::from_vector<uint8_t>("za", {}, {128}),
+                         TensorData::from_vector<int8_t>("b", {3, 2}, {-1, 2, -3, 4, -128, 127}),
+                         TensorData::from_vector<float>("sb", {2}, {0.25f, 0.125f}), TensorData::from_vector<int8_t>("zb", {2}, {0, 1}),
+                         TensorData::from_vector<float>("sy", {}, {4.0f}), TensorData::from_vector<int8_t>("zy", {}, {-2}),
+                         TensorData::from_vector<int32_t>("bias", {2}, {-40, 300})},
+                        {"a", "sa", "za", "b", "sb", "zb", "sy", "zy", "bias"}, {}};
+       }},
       {"ConvInteger", [] {
          std::vector<uint8_t> x(50), w(54);
          for (size_t i = 0; i < x.size(); ++i) x[i] = uint8_t(i * 37);

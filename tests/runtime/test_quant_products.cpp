@@ -320,37 +320,53 @@ TEST_CASE("fuse_qdq_conv: QDQ Conv [-> Relu] in Fast sessions becomes QLinearCon
   }
 }
 
-TEST_CASE("fuse_qdq_matmul: QDQ MatMul [-> Relu] with per-column int8 weights becomes QLinearMatMul in Fast sessions") {
+TEST_CASE("fuse_qdq_matmul: QDQ MatMul [-> bias Add] [-> Relu] with per-column int8 weights becomes QLinearMatMul(Bias) in Fast sessions") {
   std::mt19937 rng(8);
   const int64_t K = 40, N = 24;
   Bytes w = random_bytes(size_t(K * N), true, rng);
   std::vector<float> ws(static_cast<size_t>(N));
   for (auto& s : ws) s = 0.002f + float(rng() % 100) * 1e-4f;
+  std::vector<float> b(static_cast<size_t>(N));
+  for (auto& v : b) v = float(int(rng() % 200) - 100) * 1e-3f;
   const float ys = 0.03f;
-  for (int with_relu = 0; with_relu < 2; ++with_relu) {
+  for (int form = 0; form < 4; ++form) {
+    const int with_bias = form / 2, with_relu = form % 2;
+    CAPTURE(with_bias);
     CAPTURE(with_relu);
+    // With the bias, weight zero points that vary by column too (the epilogue's per-column path).
+    std::vector<int8_t> wz(static_cast<size_t>(N), 0);
+    for (int64_t n = 0; n < N && with_bias; ++n) wz[size_t(n)] = int8_t(n % 5 - 2);
     g::Graph gr;
     gr.inputs.push_back(value("x", DType::f32, {7, K}));
     gr.initializers = {TensorData::from_vector<float>("xs", {}, {0.02f}), TensorData::from_vector<uint8_t>("xz", {}, {128}),
                        bytes_tensor("wq", {K, N}, w), TensorData::from_vector("ws", {N}, ws),
-                       TensorData::from_vector("wz", {N}, std::vector<int8_t>(static_cast<size_t>(N), 0)),
+                       TensorData::from_vector("wz", {N}, wz), TensorData::from_vector("b", {N}, b),
                        TensorData::from_vector<float>("ys", {}, {ys}),
                        TensorData::from_vector<uint8_t>("yz", {}, {uint8_t(with_relu ? 0 : 128)})};
     gr.nodes = {node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"}), node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"}),
                 node("DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}, {Attribute::of_int("axis", 1)}), node("MatMul", {"xd", "wd"}, {"c"})};
     std::string pre = "c";
+    if (with_bias) {
+      gr.nodes.push_back(node("Add", {"b", "c"}, {"cb"}));  // the bias first: either operand order fuses
+      pre = "cb";
+    }
     if (with_relu) {
-      gr.nodes.push_back(node("Relu", {"c"}, {"r"}));
+      gr.nodes.push_back(node("Relu", {pre}, {"r"}));
       pre = "r";
     }
     gr.nodes.push_back(node("QuantizeLinear", {pre, "ys", "yz"}, {"yq"}));
     gr.nodes.push_back(node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"}));
     gr.outputs.push_back(value("y", DType::f32, {}));
     om::Session fast(gr, {om::ArithmeticMode::Fast, true}), exact(gr, {om::ArithmeticMode::Exact, true});
+    const char* want = with_bias ? "QLinearMatMulBias" : "QLinearMatMul";
     size_t fused = 0;
-    for (const auto& n : fast.graph().nodes) fused += n.op_type == "QLinearMatMul";
+    for (const auto& n : fast.graph().nodes) {
+      fused += n.op_type == want;
+      CHECK(n.op_type != "Add");
+      CHECK(n.op_type != "Relu");
+    }
     CHECK(fused == 1);
-    for (const auto& n : exact.graph().nodes) CHECK(n.op_type != "QLinearMatMul");
+    for (const auto& n : exact.graph().nodes) CHECK(n.op_type != want);
     const std::vector<Feed> feeds{Feed::of("x", {7, K}, random_floats(size_t(7 * K), 4))};
     check_within_one_step(fast, exact, feeds, ys);
   }

@@ -656,6 +656,7 @@ struct StoreRequantized {
   int32_t zp;
   QRange r;
   const int32_t* row_bias;  // QLinearConv's bias per output channel (row), or null
+  const int32_t* col_bias = nullptr;  // QLinearMatMulBias's bias per column, or null
   const float* col_mults = nullptr;  // per-column multipliers when only the column scale varies (prepare)
   // Given room for n floats: the multipliers of the columns once, when the row scale is
   // per-tensor and the column one is not (a per-channel weight of QLinearMatMul).
@@ -668,6 +669,8 @@ struct StoreRequantized {
   // the ISA's kernel (kernels::q8_requantize); else corrected here and stored by store_row.
   void finish_row(int64_t m, int64_t i, int64_t n0, int32_t* raw, const int32_t* col_sums, int32_t ZA, uint32_t rt,
                   int64_t count) const {
+    if (col_bias)  // added to the raw sums: the same i32 (modulo 2^32) as added after the correction
+      for (int64_t j = 0; j < count; ++j) raw[j] = int32_t(uint32_t(raw[j]) + uint32_t(col_bias[n0 + j]));
     if (col_scale->numel == 1 || col_mults) {
       kernels::Q8Requant q;
       q.raw = raw;
@@ -686,15 +689,23 @@ struct StoreRequantized {
       return;
     }
     for (int64_t j = 0; j < count; ++j) raw[j] = kernels::q8_apply(raw[j], rt, ZA, col_sums[j]);
-    store_row(m, i, n0, raw, count);
+    store_row(m, i, n0, raw, count, false);
   }
   // Plain loops over contiguous rows, so they vectorise (saturate_round is branch-free).
-  void store_row(int64_t m, int64_t i, int64_t n0, const int32_t* acc, int64_t count) const {
+  // with_col_bias: col_bias is still to be added (finish_row adds it before its correction).
+  void store_row(int64_t m, int64_t i, int64_t n0, const int32_t* acc, int64_t count, bool with_col_bias = true) const {
     const float sa = scale_at(*row_scale, m);
     const uint32_t bias = row_bias ? uint32_t(row_bias[m]) : 0u;
     T* out = y + i;
     const int32_t z = zp;
     const QRange q = r;
+    if (col_bias && with_col_bias) {
+      for (int64_t j = 0; j < count; ++j) {
+        const float mult = requantize_multiplier(sa, scale_at(*col_scale, col_scale->numel == 1 ? 0 : n0 + j), s_y);
+        out[j] = T(saturate_round(float(int32_t(uint32_t(acc[j]) + bias + uint32_t(col_bias[n0 + j]))) * mult, z, q));
+      }
+      return;
+    }
     if (col_scale->numel == 1) {
       const float mult = requantize_multiplier(sa, scale_at(*col_scale, 0), s_y);
       for (int64_t j = 0; j < count; ++j) out[j] = T(saturate_round(float(int32_t(uint32_t(acc[j]) + bias)) * mult, z, q));
@@ -717,6 +728,33 @@ StoreRequantized<T> requantized_store(const KernelContext& k, const TensorArg* r
 Status qlinear_matmul_kernel(const KernelContext& k) {
   if (k.out(0).dtype == DType::i8) int_matmul(k, 0, 2, 3, 5, requantized_store<int8_t>(k, &k.in(1), &k.in(4), 6, 7, nullptr));
   else int_matmul(k, 0, 2, 3, 5, requantized_store<uint8_t>(k, &k.in(1), &k.in(4), 6, 7, nullptr));
+  return Status::ok();
+}
+
+// QLinearMatMulBias (com.onemodel): QLinearMatMul's inputs and an i32 bias per column (input 8,
+// [N], at the accumulator's scale s_a s_b as QLinearConv's B), added to the i32 sum before the
+// requantization. fuse_qdq_matmul writes it for MatMul -> bias Add [-> Relu] -> QuantizeLinear.
+Status infer_qlinear_matmul_bias(InferContext& ctx) {
+  OM_TRY(infer_qlinear_matmul(ctx));
+  const int64_t N = ctx.outputs[0].shape.empty() ? 1 : ctx.outputs[0].shape.back();
+  const ValueDesc* b = ctx.input(8);
+  if (!b || b->dtype != DType::i32 || b->shape != std::vector<int64_t>{N})
+    return ctx.error(ErrorKind::ShapeMismatch,
+                     msg("input 8 (B, the bias) must be i32 [", N, "] (the output columns), got ", describe(b)));
+  return Status::ok();
+}
+
+Status qlinear_matmul_bias_kernel(const KernelContext& k) {
+  const int32_t* bias = k.in(8).as<const int32_t>();
+  if (k.out(0).dtype == DType::i8) {
+    auto epi = requantized_store<int8_t>(k, &k.in(1), &k.in(4), 6, 7, nullptr);
+    epi.col_bias = bias;
+    int_matmul(k, 0, 2, 3, 5, epi);
+  } else {
+    auto epi = requantized_store<uint8_t>(k, &k.in(1), &k.in(4), 6, 7, nullptr);
+    epi.col_bias = bias;
+    int_matmul(k, 0, 2, 3, 5, epi);
+  }
   return Status::ok();
 }
 
@@ -1146,6 +1184,9 @@ constexpr OpDef kOps[] = {
     op("QLinearMatMul").since_opset(10).written_by_passes(passes::fuse_qdq_matmul).inputs(8).shapes(infer_qlinear_matmul).prepared(prepare_int_matmul<3>)
         .kernel(qlinear_matmul_kernel).with_scratch(int_matmul_scratch<3>).with_prepack(int_matmul_packable<3>)
         .doc("u8/i8; i32 accumulation, then round(acc x (s_a s_b / s_y)) + zp_y saturated; a per-row, b per-column, y per-tensor parameters"),
+    op("QLinearMatMulBias").in_domain(kOnemodelDomain).written_by_passes(passes::fuse_qdq_matmul).inputs(9).shapes(infer_qlinear_matmul_bias)
+        .prepared(prepare_int_matmul<3>).kernel(qlinear_matmul_bias_kernel).with_scratch(int_matmul_scratch<3>).with_prepack(int_matmul_packable<3>)
+        .doc("written by the QDQ matmul fusion: QLinearMatMul's inputs and an i32 bias per column (input 8, [N], at the scale s_a s_b), added to the i32 sum before the requantization"),
     op("ConvInteger").since_opset(10).inputs(2, 4).attributes(kConvAttrs).shapes(infer_conv_integer).prepared(prepare_int_conv<1>)
         .kernel(conv_integer_kernel).with_scratch(int_conv_scratch<1>).with_prepack(int_conv_packable<1>)
         .doc("u8/i8, i32 result; Conv's 1-D/2-D geometry and groups; padding holds the zero point; w zero point per output channel"),
@@ -1161,5 +1202,5 @@ constexpr OpDef kOps[] = {
 // The family's operators, one symbol each (onemodel/op_list.h).
 #define OM_QUANT_OPS(X) \
   X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(MatMulInteger) \
-  X(QLinearMatMul) X(ConvInteger) X(QLinearConv)
+  X(QLinearMatMul) X(QLinearMatMulBias) X(ConvInteger) X(QLinearConv)
 OM_OP_FAMILY_TABLE(quant, OM_QUANT_OPS)

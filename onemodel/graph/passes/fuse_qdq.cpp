@@ -13,12 +13,14 @@
 // where the saturation is the Relu.
 //
 // fuse_qdq_matmul (FastOnly): the same for DequantizeLinear x and w (a constant [K, N], its
-// parameters per-tensor or per column) into MatMul [-> Relu] -> QuantizeLinear, which becomes
-// QLinearMatMul (no bias: QLinearMatMul has none; a bias Add after the QuantizeLinear pair
-// stays a float node), with the same one-step caveat.
+// parameters per-tensor or per column) into MatMul [-> Add(bias)] [-> Relu] -> QuantizeLinear,
+// which becomes QLinearMatMul, or with a bias Add of a constant f32 [N] (a Linear layer as
+// traced or exported as MatMul + Add) QLinearMatMulBias with b'[n] = round(b[n] / (xs ws[n])),
+// with the same one-step caveat.
 #include <cmath>
 #include <cstdint>
 
+#include "onemodel/graph/op_registry.h"
 #include "onemodel/graph/passes/pass.h"
 
 namespace om::graph::passes {
@@ -46,12 +48,25 @@ int32_t q8_value(const TensorData& t, int64_t i) {
 
 // A product's output [-> Relu] -> QuantizeLinear with per-tensor constant parameters, each
 // value read once; a Relu only where y's zero point is the bottom of its range.
+// With `bias_of_n` (a product's column count), an Add of a constant f32 [N] first (its bias; a
+// rank-1 bias broadcasts over the rows without changing the output's shape).
 struct QuantizedTail {
-  size_t q = DefUse::kNone, relu = DefUse::kNone;
+  size_t q = DefUse::kNone, relu = DefUse::kNone, add = DefUse::kNone;
+  const TensorData* bias = nullptr;
 };
-bool quantized_tail(const Graph& g, const DefUse& u, const std::string& out, QuantizedTail* t) {
+bool quantized_tail(const Graph& g, const DefUse& u, const std::string& out, QuantizedTail* t, int64_t bias_of_n = 0) {
   if (!u.single_internal_use(out)) return false;
   size_t q = u.reader(out);
+  if (bias_of_n > 0 && is_op(g.nodes[q], "Add") && g.nodes[q].inputs.size() == 2) {
+    const Node& add = g.nodes[q];
+    const TensorData* b = u.constant(add.inputs[add.inputs[0] == out ? 1 : 0]);
+    if (!b || b->dtype != DType::f32 || b->dims != std::vector<int64_t>{bias_of_n} || add.inputs[0] == add.inputs[1])
+      return false;
+    t->add = q;
+    t->bias = b;
+    if (!u.single_internal_use(add.outputs[0])) return false;
+    q = u.reader(add.outputs[0]);
+  }
   if (is_op(g.nodes[q], "Relu")) {
     t->relu = q;
     if (!u.single_internal_use(g.nodes[q].outputs[0])) return false;
@@ -77,6 +92,20 @@ const Node* activation_dequantize(const DefUse& u, const std::string& v) {
   return dq;
 }
 
+// The float bias b in i32 at the accumulator's scale xs ws[n] (ws per-tensor or per n): false
+// where a value is out of range (or a scale is zero), which leaves the graph as written.
+bool integer_bias(const TensorData& b, const TensorData& xs, const TensorData& ws, std::vector<int32_t>* out) {
+  const float sx = xs.data<float>()[0];
+  const bool per_n = ws.numel() != 1;
+  out->assign(size_t(b.numel()), 0);
+  for (int64_t n = 0; n < b.numel(); ++n) {
+    const double v = std::nearbyint(double(b.data<float>()[n]) / (double(sx) * double(ws.data<float>()[per_n ? n : 0])));
+    if (!(std::fabs(v) <= 2147483647.0)) return false;
+    (*out)[size_t(n)] = int32_t(v);
+  }
+  return true;
+}
+
 }  // namespace
 
 Status fuse_qdq_matmul(Graph& g, ArithmeticMode, size_t* changes) {
@@ -98,16 +127,26 @@ Status fuse_qdq_matmul(Graph& g, ArithmeticMode, size_t* changes) {
     if (per_column && (ws->dims.size() != 1 || ws->numel() != N || wz->numel() != N || wdq->attr_int("axis", 1) != 1)) return 0;
     if (!per_column && wz->numel() != 1) return 0;
     QuantizedTail tail;
-    if (!quantized_tail(g, u, mm.outputs[0], &tail)) return 0;
+    if (!quantized_tail(g, u, mm.outputs[0], &tail, N)) return 0;
+    std::vector<int32_t> bias;
+    if (tail.bias && !integer_bias(*tail.bias, *u.constant(xdq->inputs[1]), *ws, &bias)) return 0;
     const Node& qn = g.nodes[tail.q];
     Node fused;
     fused.op_type = "QLinearMatMul";
     fused.name = mm.name;
     fused.inputs = {xdq->inputs[0], xdq->inputs[1], xdq->inputs[2], wdq->inputs[0], wdq->inputs[1], wdq->inputs[2],
                     qn.inputs[1],   qn.inputs[2]};
+    if (tail.bias) {
+      fused.op_type = "QLinearMatMulBias";
+      fused.domain = kOnemodelDomain;
+      const std::string bias_name = u.fresh_name(mm.name + "_qbias");
+      u.add_initializer(TensorData::from_vector(bias_name, {N}, bias));
+      fused.inputs.push_back(bias_name);
+    }
     fused.outputs = {qn.outputs[0]};
     u.drop(tail.q);
     if (tail.relu != DefUse::kNone) u.drop(tail.relu);
+    if (tail.add != DefUse::kNone) u.drop(tail.add);
     u.replace(i, std::move(fused));
     return 1;
   });
@@ -140,14 +179,8 @@ Status fuse_qdq_conv(Graph& g, ArithmeticMode, size_t* changes) {
     QuantizedTail tail;
     if (!quantized_tail(g, u, conv.outputs[0], &tail)) return 0;
     const Node& qn = g.nodes[tail.q];
-    // The bias in i32 at the accumulator's scale xs ws[m].
-    std::vector<int32_t> bias(static_cast<size_t>(M), 0);
-    const float sx = xs->data<float>()[0];
-    for (int64_t m = 0; m < M && b; ++m) {
-      const double v = std::nearbyint(double(b->data<float>()[m]) / (double(sx) * double(ws->data<float>()[per_channel ? m : 0])));
-      if (!(std::fabs(v) <= 2147483647.0)) return 0;  // out of range (or a zero scale): leave the graph as written
-      bias[size_t(m)] = int32_t(v);
-    }
+    std::vector<int32_t> bias;
+    if (b && !integer_bias(*b, *xs, *ws, &bias)) return 0;
     Node fused;
     fused.op_type = "QLinearConv";
     fused.name = conv.name;
