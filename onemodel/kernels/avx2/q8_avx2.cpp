@@ -52,7 +52,48 @@ void q8_dot__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, si
 }
 
 // The quantized epilogue (q8_requantize.h) at this ISA's vector width.
-void q8_requantize__avx2(const Q8Requant& q) { q8::requantize(q); }
+// The quantized epilogue (q8_gemm.h's Q8Requant) on 8 lanes, written out as the AVX-512 one is
+// (the portable loop compiled here took 12% of an int8 CNN's time): the same integer steps and
+// IEEE operations as q8_saturate_round — vmaxps/vminps return their second operand when one is
+// NaN, as the selects keep v; NaN then becomes the zero point; the sum with 1.5 x 2^23 and its
+// difference round half to even. The results lie in [lo, hi], so the saturating packs keep them.
+// A tail of fewer than 8 runs the portable loop.
+namespace {
+template <bool kSigned>
+void requantize8(const Q8Requant& q) {
+  const __m256i add = _mm256_set1_epi32(int32_t(q.row_add)), za = _mm256_set1_epi32(q.za), zp = _mm256_set1_epi32(q.zp);
+  const int32_t zq = q.zp < q.lo ? q.lo : (q.zp > q.hi ? q.hi : q.zp);
+  const __m256 flo = _mm256_set1_ps(float(q.lo - q.zp)), fhi = _mm256_set1_ps(float(q.hi - q.zp));
+  const __m256 nan_to = _mm256_set1_ps(float(zq - q.zp)), round = _mm256_set1_ps(12582912.0f), mult = _mm256_set1_ps(q.mult);
+  auto* out = static_cast<uint8_t*>(q.out);
+  size_t j = 0;
+  for (; j + 8 <= q.n; j += 8) {
+    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.raw + j));
+    const __m256i cs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.col_sums + j));
+    const __m256i acc = _mm256_sub_epi32(_mm256_add_epi32(raw, add), _mm256_mullo_epi32(za, cs));
+    const __m256 k = q.mults ? _mm256_loadu_ps(q.mults + j) : mult;
+    __m256 c = _mm256_min_ps(fhi, _mm256_max_ps(flo, _mm256_mul_ps(_mm256_cvtepi32_ps(acc), k)));
+    c = _mm256_blendv_ps(c, nan_to, _mm256_cmp_ps(c, c, _CMP_UNORD_Q));
+    const __m256i v = _mm256_add_epi32(_mm256_cvttps_epi32(_mm256_sub_ps(_mm256_add_ps(c, round), round)), zp);
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j), kSigned ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w));
+  }
+  if (j < q.n) {
+    Q8Requant rest = q;
+    rest.raw += j;
+    rest.col_sums += j;
+    if (rest.mults) rest.mults += j;
+    rest.out = out + j;
+    rest.n = q.n - j;
+    q8::requantize(rest);
+  }
+}
+}  // namespace
+
+void q8_requantize__avx2(const Q8Requant& q) {
+  if (q.out_signed) requantize8<true>(q);
+  else requantize8<false>(q);
+}
 
 // 32 columns per step: bytes of rows 0 and 1, and of rows 2 and 3, interleaved, then their
 // 16-bit pairs, which gives the words within each 128-bit half; the halves are put back in column
