@@ -1,6 +1,6 @@
-// The loop of q8_gemm.h's q8_requantize, compiled by each ISA's file with its own flags (plain
-// loops the compiler vectorises for the ISA's width): always_inline, so no file calls another
-// ISA's copy.
+// The loop of q8_gemm.h's q8_requantize: the scalar table's and NEON's entry, and the tail of
+// AVX2's (AVX-512 and AVX2 write theirs out with intrinsics), compiled by each file with its own
+// flags: always_inline, so no file calls another ISA's copy.
 #pragma once
 #include "onemodel/kernels/q8_gemm.h"
 

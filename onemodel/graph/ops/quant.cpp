@@ -301,7 +301,7 @@ Status dynamic_quantize_kernel(const KernelContext& k) {
 //
 // Both products run as A'[rows, K] x B'[K, columns] blocks: MatMulInteger's A rows times its B
 // (packed once by the plan when B is a constant matrix), a convolution's weights (packed once,
-// A') times a block of 64 output pixels of the image (B', written per block). The raw block goes
+// A') times a block of up to 256 output pixels of the image (B', written per block). The raw block goes
 // to a small i32 tile, the zero points are applied from the row and column sums (q8_correct),
 // and the operator's epilogue stores each element: the i32 itself, or its requantization.
 
@@ -784,7 +784,7 @@ struct IntConvDims {
   size_t bp;                             // output pixels per block (block_pixels)
   size_t strip_rows, strip_cols;         // the largest strip a block reads
   // The scratch, in this order: the strip (words), its channel sums, a row of flip bytes, B' (the
-  // block's four panels), their column sums, the raw tile; then the weights as A' when the plan
+  // block's bp / 16 panels), their column sums, the raw tile; then the weights as A' when the plan
   // has not packed them.
   size_t sums_at, flip_at, panels_at, col_sums_at, raw_at, end;
 };

@@ -51,7 +51,6 @@ void q8_dot__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, si
   q8::blocks<WideTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
 }
 
-// The quantized epilogue (q8_requantize.h) at this ISA's vector width.
 // The quantized epilogue (q8_gemm.h's Q8Requant) on 8 lanes, written out as the AVX-512 one is
 // (the portable loop compiled here took 12% of an int8 CNN's time): the same integer steps and
 // IEEE operations as q8_saturate_round — vmaxps/vminps return their second operand when one is
