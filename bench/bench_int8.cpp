@@ -56,6 +56,7 @@ struct Layer {
   std::vector<float> ws;       // per output channel
   std::vector<uint8_t> wu;     // u8 per tensor, zero point 128 (the dynamic form's weights)
   float wus = 1;
+  int64_t group = 1;  // out for a depthwise layer (in = 1: one input channel per output channel)
 };
 
 // He-initialised weights quantized per output channel (s8, symmetric) and per tensor (u8), the
@@ -100,6 +101,20 @@ std::vector<Layer> cnn_layers() {
   for (int i = 0; i < 4; ++i) ls.push_back(make_layer(64, 64, 3, 1, rng));
   return ls;
 }
+// A MobileNet-style depthwise-separable stack: stem 3->32 stride 2, then depthwise 3x3 (strides
+// 1, 2, 1, 2) each followed by a pointwise 1x1 (32->64, 64->128, 128->128, 128->256).
+std::vector<Layer> dws_layers() {
+  std::mt19937 rng(13);
+  std::vector<Layer> ls;
+  ls.push_back(make_layer(32, 3, 3, 2, rng));
+  const int64_t chans[] = {32, 64, 128, 128, 256}, strides[] = {1, 2, 1, 2};
+  for (int i = 0; i < 4; ++i) {
+    ls.push_back(make_layer(chans[i], 1, 3, strides[i], rng));
+    ls.back().group = chans[i];
+    ls.push_back(make_layer(chans[i + 1], chans[i], 1, 1, rng));
+  }
+  return ls;
+}
 std::vector<Layer> mlp_layers() {
   std::mt19937 rng(12);
   return {make_layer(512, 256, 0, 1, rng), make_layer(512, 512, 0, 1, rng), make_layer(10, 512, 0, 1, rng)};
@@ -119,7 +134,7 @@ std::vector<T> as_stored(const Layer& l, const std::vector<T>& w) {
 }
 std::vector<g::Attribute> conv_attrs(const Layer& l) {
   return {g::Attribute::of_ints("kernel_shape", {l.k, l.k}), g::Attribute::of_ints("strides", {l.stride, l.stride}),
-          g::Attribute::of_ints("pads", {l.k / 2, l.k / 2, l.k / 2, l.k / 2})};
+          g::Attribute::of_ints("pads", {l.k / 2, l.k / 2, l.k / 2, l.k / 2}), g::Attribute::of_int("group", l.group)};
 }
 
 constexpr float kActScale = 6.0f / 255.0f;  // u8 activations after Relu: [0, 6]
@@ -244,6 +259,9 @@ const std::vector<Case>& cases() {
       {"cnn-qdq-b1", "cnn_qdq.onnx", {{"x", {1, 3, 64, 64}, -1.0f, 1.0f}}, u8s8, true},
       {"cnn-qdq-b8", "cnn_qdq.onnx", {{"x", {8, 3, 64, 64}, -1.0f, 1.0f}}, u8s8, false},
       {"mlp-qdq-b32", "mlp_qdq.onnx", {{"x", {32, 256}, -1.0f, 1.0f}}, u8s8, false},
+      {"dws-f32-b1", "dws_f32.onnx", {{"x", {1, 3, 64, 64}, -1.0f, 1.0f}}, 1e-4, false},
+      {"dws-qlinear-b1", "dws_qlinear.onnx", {{"x", {1, 3, 64, 64}, -1.0f, 1.0f}}, u8s8, true},
+      {"dws-qdq-b1", "dws_qdq.onnx", {{"x", {1, 3, 64, 64}, -1.0f, 1.0f}}, u8s8, true},
   };
   return c;
 }
@@ -262,6 +280,10 @@ int main(int argc, char** argv) {
   om::onnx::write(dynamic_form(mlp, false), (fs::path(o.models) / "mlp_dynamic.onnx").string());
   om::onnx::write(qdq_form(cnn, true), (fs::path(o.models) / "cnn_qdq.onnx").string());
   om::onnx::write(qdq_form(mlp, false), (fs::path(o.models) / "mlp_qdq.onnx").string());
+  const std::vector<Layer> dws = dws_layers();
+  om::onnx::write(f32_form(dws, true), (fs::path(o.models) / "dws_f32.onnx").string());
+  om::onnx::write(qlinear_form(dws, true), (fs::path(o.models) / "dws_qlinear.onnx").string());
+  om::onnx::write(qdq_form(dws, true), (fs::path(o.models) / "dws_qdq.onnx").string());
   std::vector<Row> rows;
   if (!ort_u8s8_exact())
     std::printf("note: this CPU has no VNNI dot product, so ONNX Runtime's u8 x s8 product saturates its 16-bit pair "

@@ -320,6 +320,14 @@ const ConvKernelTable& conv_table() {
 }  // namespace
 
 void f32_depthwise_plane(const DepthwisePlane& p) { conv_table().depthwise_plane(p); }
+void q8_pair_rows(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
+                  bool is_signed, size_t n, uint32_t* out, size_t out_stride) {
+  conv_table().q8_pair_rows(a, b, rows, in_stride, step, zero, is_signed, n, out, out_stride);
+}
+void q8_pair_dot(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows, size_t src_stride,
+                 int32_t* acc) {
+  conv_table().q8_pair_dot(src, w, taps, n, rows, src_stride, acc);
+}
 void f32_conv_pack_panels(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
   conv_table().conv_pack_panels(s, k0, kc, j0, nc, nr, dst);
 }

@@ -163,7 +163,11 @@ void f32_winograd_output(const float* m, size_t ms, int64_t n, float bias, bool 
   void f32_pool_window__##isa(const ConvGeom& g, const PoolWindow& w, const float* x, float* y);          \
   void f32_winograd_input__##isa(const WinogradInput& in);                                                \
   void f32_winograd_output__##isa(const float* m, size_t ms, int64_t n, float bias, bool relu, float* top, \
-                                  float* bottom, const float* rtop, const float* rbottom)
+                                  float* bottom, const float* rtop, const float* rbottom);                \
+  void q8_pair_rows__##isa(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step,       \
+                           int32_t zero, bool is_signed, size_t n, uint32_t* out, size_t out_stride);      \
+  void q8_pair_dot__##isa(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,    \
+                          size_t src_stride, int32_t* acc)
 
 // One ISA's packed-panel and rows-in-place GEMM entries (f32_gemm_<tile>__<isa>,
 // f32_gemm_rows_<tile>__<isa>) from its tile template tile_fn<B>(kc, a, B, c, ldc, mr, nr, load_c,
@@ -229,6 +233,16 @@ bool cpu_has_avx512_vnni();
 bool cpu_has_amx_int8();
 bool cpu_has_avx_vnni();
 
+// The integer depthwise convolution's steps (q8_depthwise.h), in the convolution table.
+using Q8PairRowsKernel = void (*)(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step,
+                                  int32_t zero, bool is_signed, size_t n, uint32_t* out, size_t out_stride);
+using Q8PairDotKernel = void (*)(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
+                                 size_t src_stride, int32_t* acc);
+void q8_pair_rows__scalar(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
+                          bool is_signed, size_t n, uint32_t* out, size_t out_stride);
+void q8_pair_dot__scalar(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
+                         size_t src_stride, int32_t* acc);
+
 struct KernelTable {
   Isa isa;
   Required<void (*)(BinaryOp, const float*, size_t, const float*, size_t, float*, size_t)> binary;
@@ -259,6 +273,8 @@ struct ConvKernelTable {
   Required<PoolWindowKernel> pool_window;
   Required<WinogradInputKernel> winograd_input;
   Required<WinogradOutputKernel> winograd_output;
+  Required<Q8PairRowsKernel> q8_pair_rows;
+  Required<Q8PairDotKernel> q8_pair_dot;
 };
 
 // Every slot of every ISA's table is filled: a kernel of the ISA or, by declaration, the scalar
@@ -277,9 +293,9 @@ static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + siz
               "KernelTable gained a slot: add it to table_complete");
 inline bool table_complete(const ConvKernelTable& t) {
   return t.depthwise_plane.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn && t.pool_window.fn &&
-         t.winograd_input.fn && t.winograd_output.fn;
+         t.winograd_input.fn && t.winograd_output.fn && t.q8_pair_rows.fn && t.q8_pair_dot.fn;
 }
-static_assert(sizeof(ConvKernelTable) == sizeof(void*) * 6, "ConvKernelTable gained a slot: add it to table_complete");
+static_assert(sizeof(ConvKernelTable) == sizeof(void*) * 8, "ConvKernelTable gained a slot: add it to table_complete");
 
 // Defined only where the build compiles the ISA (x86-64: AVX2 and AVX-512; AArch64: NEON).
 const KernelTable& scalar_table();

@@ -3,6 +3,7 @@
 #include "onemodel/kernels/q8_gemm.h"
 
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/q8_depthwise.h"
 #include "onemodel/kernels/q8_requantize.h"
 
 namespace om::kernels {
@@ -88,6 +89,22 @@ void q8_interleave4__scalar(const uint8_t* const rows[4], uint8_t flip, size_t n
     out[c] = word;
     sums[c] += s;
   }
+}
+
+void q8_pair_rows__scalar(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
+                          bool is_signed, size_t n, uint32_t* out, size_t out_stride) {
+  q8::pair_rows(a, b, rows, in_stride, step, zero, is_signed, n, out, out_stride);
+}
+
+// The reference: each output's taps in order.
+void q8_pair_dot__scalar(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
+                         size_t src_stride, int32_t* acc) {
+  for (size_t i = 0; i < rows; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      uint32_t s = 0;
+      for (size_t t = 0; t < taps; ++t) s += q8::pair_product(src[t][i * src_stride + j], w[t]);
+      acc[i * n + j] = int32_t(s);
+    }
 }
 
 }  // namespace om::kernels

@@ -15,6 +15,7 @@
 
 #include "kernels/kernel_test_util.h"
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/q8_depthwise.h"
 #include "onemodel/kernels/q8_gemm.h"
 
 using namespace om::kernels;
@@ -206,6 +207,73 @@ TEST_CASE("integer convolution strip: every ISA interleaves four rows into words
       }
     }
   }
+}
+
+TEST_CASE("integer depthwise steps: every ISA lays out pair words and sums word products as the definition, tails and wrapping included") {
+  std::mt19937 rng(29);
+  // Pair rows: both dtypes, steps 1 to 3, zero points at the ends of the ranges, three rows
+  // apart in the input and in the output.
+  for (size_t n : {1, 7, 8, 9, 15, 16, 17, 31, 33, 100})
+    for (size_t step : {1, 2, 3})
+      for (bool is_signed : {false, true})
+        for (int32_t zero : is_signed ? std::vector<int32_t>{-128, 0, 127} : std::vector<int32_t>{0, 1, 255}) {
+          const size_t rows = 3, in_stride = n * step + 5, out_stride = n + 3;
+          // Exactly the bytes read, so a sanitizer sees any load past the last one.
+          std::vector<uint8_t> a((rows - 1) * in_stride + (n - 1) * step + 1), b(a.size());
+          for (auto& v : a) v = uint8_t(rng());
+          for (auto& v : b) v = uint8_t(rng());
+          a[0] = 0, b[0] = 0xff;
+          std::vector<uint32_t> want(rows * out_stride, 0xdeadbeef);
+          auto val = [&](uint8_t v) { return (is_signed ? int32_t(int8_t(v)) : int32_t(v)) - zero; };
+          for (size_t i = 0; i < rows; ++i)
+            for (size_t c = 0; c < n; ++c) {
+              const int32_t lo = val(a[i * in_stride + c * step]), hi = val(b[i * in_stride + c * step]);
+              CHECK(std::abs(lo) <= 255);
+              want[i * out_stride + c] = uint32_t(uint16_t(int16_t(lo))) | uint32_t(uint16_t(int16_t(hi))) << 16;
+            }
+          for (Isa isa : available_isas()) {
+            IsaScope scope(isa);
+            std::vector<uint32_t> got(rows * out_stride, 0xdeadbeef);
+            q8_pair_rows(a.data(), b.data(), rows, in_stride, step, zero, is_signed, n, got.data(), out_stride);
+            INFO("isa " << isa_name(isa) << " n " << n << " step " << step << " signed " << is_signed << " zero " << zero);
+            CHECK(got == want);  // the words, and nothing between the rows
+          }
+        }
+  // Pair dots: tap counts of 1x1 to 7x7 kernels in pairs, two rows apart in the words, the
+  // extremes (255 x 255 in both halves), and enough taps of the largest products to wrap the
+  // i32 sum.
+  for (size_t taps : {1, 2, 6, 15, 28, 40000})
+    for (size_t n : {1, 7, 8, 15, 16, 17, 40}) {
+      if (taps == 40000 && n > 17) continue;
+      const size_t rows = 2, stride = n + 9;
+      std::vector<std::vector<uint32_t>> words(taps, std::vector<uint32_t>(rows * stride));
+      std::vector<uint32_t> w(taps);
+      for (size_t t = 0; t < taps; ++t) {
+        auto v = [&] { return int32_t(rng() % 511) - 255; };
+        w[t] = taps == 40000 ? q8_pair(-255, -255) : q8_pair(v(), v());
+        for (auto& x : words[t]) x = taps == 40000 ? q8_pair(255, 255) : q8_pair(v(), v());
+      }
+      std::vector<const uint32_t*> src(taps);
+      for (size_t t = 0; t < taps; ++t) src[t] = words[t].data();
+      std::vector<int32_t> want(rows * n + 1, 777);
+      for (size_t i = 0; i < rows; ++i)
+        for (size_t j = 0; j < n; ++j) {
+          int64_t s = 0;
+          for (size_t t = 0; t < taps; ++t) {
+            const uint32_t x = words[t][i * stride + j];
+            s += int64_t(int16_t(x & 0xFFFF)) * int16_t(w[t] & 0xFFFF) + int64_t(int16_t(x >> 16)) * int16_t(w[t] >> 16);
+          }
+          want[i * n + j] = int32_t(uint32_t(uint64_t(s)));  // modulo 2^32
+        }
+      if (taps == 40000) CHECK(int64_t(want[0]) != -int64_t(taps) * 2 * 255 * 255);  // the sum wrapped
+      for (Isa isa : available_isas()) {
+        IsaScope scope(isa);
+        std::vector<int32_t> got(rows * n + 1, 777);
+        q8_pair_dot(src.data(), w.data(), taps, n, rows, stride, got.data());
+        INFO("isa " << isa_name(isa) << " taps " << taps << " n " << n);
+        CHECK(got == want);  // nothing past the last row
+      }
+    }
 }
 
 #if defined(__x86_64__)  // the library builds the AVX2 and AVX-512 files on every x86-64 target

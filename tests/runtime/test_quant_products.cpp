@@ -87,7 +87,12 @@ TEST_CASE("ConvInteger and QLinearConv equal the element loop: groups, strides, 
   const ConvCase cases[] = {
       {1, 3, 9, 9, 8, 1, 3, 1, 1, 1},    {2, 4, 7, 11, 6, 2, 3, 2, 1, 1}, {1, 8, 12, 12, 8, 8, 3, 1, 1, 1},  // depthwise
       {1, 16, 8, 8, 50, 1, 1, 1, 0, 1},  {1, 5, 10, 13, 7, 1, 3, 1, 2, 2}, {1, 32, 9, 8, 33, 1, 3, 2, 1, 1},  // 72 pixels
-      {1, 2, 1, 70, 3, 1, 5, 1, 2, 1}};
+      {1, 2, 1, 70, 3, 1, 5, 1, 2, 1},
+      // The depthwise form: strides, dilations, a channel multiplier, 5x5, 1-D, blocks of rows
+      // (a plane of more than 2048 outputs), one input channel, padding wider than the kernel's reach.
+      {2, 6, 13, 17, 6, 6, 3, 2, 1, 1},  {1, 4, 11, 12, 8, 4, 3, 1, 2, 2}, {1, 3, 9, 21, 6, 3, 5, 1, 2, 1},
+      {1, 5, 1, 40, 5, 5, 3, 2, 1, 1},   {1, 2, 41, 90, 2, 2, 3, 1, 1, 1}, {1, 1, 10, 9, 5, 1, 3, 1, 1, 1},
+      {1, 3, 7, 7, 3, 3, 3, 3, 4, 1}};
   uint64_t h = 0xcbf29ce484222325ull;
   int ci = 0;
   for (const ConvCase& c : cases)

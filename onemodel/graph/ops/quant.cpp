@@ -15,6 +15,7 @@
 #include "onemodel/graph/ops/matmul_dims.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/graph/passes/pass.h"
+#include "onemodel/kernels/q8_depthwise.h"
 #include "onemodel/kernels/q8_gemm.h"
 
 namespace om::graph::ops {
@@ -788,6 +789,37 @@ struct IntConvDims {
   // has not packed them.
   size_t sums_at, flip_at, panels_at, col_sums_at, raw_at, end;
 };
+// The depthwise form's blocks (its kernels and loop: "The depthwise form" below).
+constexpr int64_t kDwPixels = 2048;  // output pixels per depthwise block, about (whole rows)
+
+bool int_conv_is_depthwise(const kernels::ConvGeom& g) { return g.C == g.group; }
+
+struct IntDwDims {
+  int64_t rows;       // output rows per block
+  int64_t pairs;      // tap rows in pairs: ceil(kH / 2), the last one's second row weighted 0 when kH is odd
+  int64_t cols;       // words of a phase row
+  int64_t taps;       // pairs x kW: the weight words and word runs of an output row
+  // The scratch: the words, a row of zero-point bytes (for rows in the padding), the sums, the
+  // weight words and the runs' pointers.
+  size_t zrow_at, acc_at, wwords_at, src_at, end;
+};
+
+IntDwDims int_dw_dims(const kernels::ConvGeom& g) {
+  IntDwDims d;
+  d.rows = std::min(g.OH, std::max<int64_t>(1, (kDwPixels + g.OW - 1) / g.OW));
+  d.pairs = (g.kH + 1) / 2;
+  d.cols = g.OW + (g.kW - 1) * g.dW / g.sW;
+  d.taps = count_mul(d.pairs, g.kW);
+  const int64_t word_rows = (d.rows - 1) * g.sH + 2 * (d.pairs - 1) * g.dH + 1;
+  d.zrow_at = align64(size_t(count_mul(count_mul(count_mul(word_rows, g.sW), d.cols), 4)));
+  d.acc_at = d.zrow_at + align64(size_t(count_mul(d.cols, g.sW)));
+  const size_t block = align64(size_t(count_mul(count_mul(d.rows, g.OW), 4)));
+  d.wwords_at = d.acc_at + block;
+  d.src_at = d.wwords_at + align64(size_t(d.taps) * sizeof(uint32_t));
+  d.end = d.src_at + align64(size_t(d.taps) * sizeof(const uint32_t*));
+  return d;
+}
+
 // Output pixels per block: up to kConvPixels, as larger blocks amortise the strip's halo rows and
 // the per-block calls (64 -> 256 pixels took bench_int8's QLinear CNN from 354 to 277 us on
 // AVX-512), but at least two blocks per plane of 128 pixels or more, so that two threads share one
@@ -836,6 +868,7 @@ void int_conv_block(const IntConvParams& p, int64_t b, int64_t* p0, int64_t* np)
 
 // Scratch of a convolution (IntConvDims), with A' (the weights) when the plan cannot have packed them.
 size_t int_conv_scratch_bytes(const kernels::ConvGeom& g, bool w_known) {
+  if (int_conv_is_depthwise(g)) return int_dw_dims(g).end;
   const IntConvDims d = int_conv_dims(g);
   return d.end + (w_known ? 0 : packed_a_buffer_bytes(size_t(g.M), d.kp));
 }
@@ -852,9 +885,9 @@ Status prepare_int_conv(const InferContext& ctx, Prepared& out) {
   p.g = sg.g;
   p.zx = zero_point_form(ctx, 2);
   p.zw = zero_point_form(ctx, w_in + 2);
-  p.bp = int64_t(block_pixels(sg.g));
+  p.bp = int_conv_is_depthwise(sg.g) ? int_dw_dims(sg.g).rows * sg.g.OW : int64_t(block_pixels(sg.g));
   const int64_t pixels = count_mul(sg.g.OH, sg.g.OW), bp = p.bp;
-  if (sg.g.OW >= bp) {
+  if (sg.g.OW >= bp && !int_conv_is_depthwise(sg.g)) {
     p.row_pieces = (sg.g.OW + bp - 1) / bp;
     p.blocks = count_mul(sg.g.OH, p.row_pieces);
   } else {
@@ -903,7 +936,7 @@ template <size_t w_in>
 bool int_conv_packable(const Node&, const std::vector<const ValueDesc*>& inputs, PackableB* out) {
   if (inputs.size() <= w_in || !inputs[w_in] || !is_q8(inputs[w_in]->dtype)) return false;
   const ValueDesc& w = *inputs[w_in];
-  if (w.shape.size() < 3 || w.numel() == 0) return false;
+  if (w.shape.size() < 3 || w.numel() == 0 || w.shape[1] == 1) return false;  // one channel per group: the depthwise form reads w in place
   const int64_t M = w.shape[0], cg = w.shape[1], taps = w.numel() / (M * cg);
   const size_t kp = size_t(taps) * size_t((cg + 3) / 4) * 4;
   out->input = w_in;
@@ -1003,6 +1036,82 @@ void int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, cons
   }
 }
 
+// ---- The depthwise form (one input channel per group: kernels/q8_depthwise.h) ----
+//
+// A block of output rows of one input channel first lays the input rows it reads out as words
+// of two values minus the zero point (rows r and r + dH, columns split by phase c mod sW, the
+// padding 0); each output row is then the sum over the tap pairs (kh, kh + 1) and the tap columns
+// of one word run times one weight word, for every output channel of the group.
+
+// Word rows [r0, r0 + rows) of a block whose first word row reads input row ih0 (rows inside the
+// image in at least one half, the other half reading zrow, the zero point, when outside; or one
+// row outside in both, all zero): each phase's columns inside the image from the plane. The
+// padding columns are never written: the words are zeroed once per kernel call (int_conv), and
+// the rows outside the image only ever hold zeros.
+void int_dw_word_rows(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* plane, const uint8_t* zrow, bool xs,
+                      int32_t zx, int64_t ih0, int64_t r0, int64_t rows, uint32_t* words) {
+  const int64_t ia = ih0 + r0, ib = ia + g.dH, row_words = g.sW * d.cols;
+  const bool in_a = ia >= 0 && ia < g.H, in_b = ib >= 0 && ib < g.H;
+  if (!in_a && !in_b) {
+    std::memset(words + r0 * row_words, 0, size_t(rows * row_words) * sizeof(uint32_t));
+    return;
+  }
+  for (int64_t ph = 0; ph < g.sW; ++ph) {
+    // Columns c with 0 <= c sW + ph - pad_l < W read the rows.
+    const int64_t first = g.pad_l - ph;
+    const int64_t c_lo = std::min(d.cols, first <= 0 ? 0 : (first + g.sW - 1) / g.sW);
+    const int64_t c_hi = std::max(c_lo, std::min(d.cols, (g.W + g.pad_l - ph + g.sW - 1) / g.sW));
+    if (c_lo >= c_hi) continue;
+    const int64_t off = c_lo * g.sW + ph - g.pad_l;
+    kernels::q8_pair_rows(in_a ? plane + ia * g.W + off : zrow, in_b ? plane + ib * g.W + off : zrow, size_t(rows),
+                          size_t(g.W), size_t(g.sW), zx, xs, size_t(c_hi - c_lo),
+                          words + r0 * row_words + ph * d.cols + c_lo, size_t(row_words));
+  }
+}
+
+// Output pixels [p0, p0 + np) (whole rows) of image n for the output channels of group gi. The
+// sums are final, so the epilogue's corrections are zero (ZA 0: any column sums do, the sums' own).
+template <typename Epilogue>
+void int_conv_depthwise_block(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* x, bool xs, int32_t zx,
+                              const void* w, bool ws, const ZeroPoints& zw, int64_t n, int64_t gi, int64_t p0, int64_t np,
+                              unsigned char* scratch, const Epilogue& epi) {
+  auto* words = reinterpret_cast<uint32_t*>(scratch);
+  uint8_t* zrow = scratch + d.zrow_at;
+  auto* acc = reinterpret_cast<int32_t*>(scratch + d.acc_at);
+  auto* wwords = reinterpret_cast<uint32_t*>(scratch + d.wwords_at);
+  auto* src = reinterpret_cast<const uint32_t**>(scratch + d.src_at);
+  const int64_t oh0 = p0 / g.OW, nrows = np / g.OW, row_words = g.sW * d.cols;
+  const int64_t ih0 = oh0 * g.sH - g.pad_t, word_rows = (nrows - 1) * g.sH + 2 * (d.pairs - 1) * g.dH + 1;
+  const uint8_t* plane = x + (n * g.C + gi) * g.H * g.W;
+  // Word rows whose two input rows are both inside the image run as one call; the others one by one.
+  const int64_t in_lo = std::min(word_rows, std::max<int64_t>(0, -ih0));
+  const int64_t in_hi = std::max(in_lo, std::min(word_rows, g.H - g.dH - ih0));
+  if (in_lo > 0 || in_hi < word_rows) std::memset(zrow, uint8_t(zx), size_t(d.cols * g.sW));
+  for (int64_t r = 0; r < in_lo; ++r) int_dw_word_rows(g, d, plane, zrow, xs, zx, ih0, r, 1, words);
+  if (in_hi > in_lo) int_dw_word_rows(g, d, plane, zrow, xs, zx, ih0, in_lo, in_hi - in_lo, words);
+  for (int64_t r = in_hi; r < word_rows; ++r) int_dw_word_rows(g, d, plane, zrow, xs, zx, ih0, r, 1, words);
+  for (int64_t q = 0; q < d.pairs; ++q)
+    for (int64_t kw = 0; kw < g.kW; ++kw) {
+      const int64_t col = kw * g.dW;
+      src[q * g.kW + kw] = words + 2 * q * g.dH * row_words + (col % g.sW) * d.cols + col / g.sW;
+    }
+  const int64_t mg = g.M / g.group, pixels = g.OH * g.OW;
+  const auto* wb = static_cast<const uint8_t*>(w);
+  auto weight = [&](int64_t i) { return ws ? int32_t(int8_t(wb[i])) : int32_t(wb[i]); };
+  for (int64_t m = gi * mg; m < (gi + 1) * mg; ++m) {
+    const int32_t z = zw[m];
+    for (int64_t q = 0; q < d.pairs; ++q)
+      for (int64_t kw = 0; kw < g.kW; ++kw) {
+        const int64_t kh = 2 * q;
+        const int32_t w0 = weight((m * g.kH + kh) * g.kW + kw) - z;
+        const int32_t w1 = kh + 1 < g.kH ? weight((m * g.kH + kh + 1) * g.kW + kw) - z : 0;
+        wwords[q * g.kW + kw] = kernels::q8_pair(w0, w1);
+      }
+    kernels::q8_pair_dot(src, wwords, size_t(d.taps), size_t(g.OW), size_t(nrows), size_t(g.sH * row_words), acc);
+    epi.finish_row(m, (n * g.M + m) * pixels + p0, p0, acc, acc, 0, 0u, np);
+  }
+}
+
 // The element loop: each output's sum in (c, kh, kw) order over the in-bounds taps, from the
 // operands in place. It runs when the plan kept no packed weights for weights known when
 // planning (then the scratch has no room for them).
@@ -1055,6 +1164,20 @@ template <typename Epilogue>
 void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, size_t wzp_in, const Epilogue& epi) {
   const IntConvParams& p = k.params<IntConvParams>();
   const kernels::ConvGeom& g = p.g;
+  if (int_conv_is_depthwise(g) && k.scratch_bytes >= int_conv_scratch_bytes(g, false)) {
+    const IntDwDims d = int_dw_dims(g);
+    const ZeroPoints zx(k, xzp_in, p.zx), zw(k, wzp_in, p.zw);
+    const bool xs = is_s8(k.in(x_in).dtype), ws = is_s8(k.in(w_in).dtype);
+    std::memset(k.scratch, 0, d.zrow_at);  // the words' padding columns (int_dw_word_rows)
+    for (int64_t u = k.begin; u < k.end; ++u) {
+      int64_t p0, np;
+      int_conv_block(p, u % p.blocks, &p0, &np);
+      int_conv_depthwise_block(g, d, k.in(x_in).as<const uint8_t>(), xs, zx[0], k.in(w_in).data, ws, zw,
+                               u / (g.group * p.blocks), (u / p.blocks) % g.group, p0, np,
+                               static_cast<unsigned char*>(k.scratch), epi);
+    }
+    return;
+  }
   if (!k.packed_b && k.scratch_bytes < int_conv_scratch_bytes(g, false))
     return int_conv_reference(k, x_in, xzp_in, w_in, wzp_in, epi);
   const bool xs = is_s8(k.in(x_in).dtype), ws = is_s8(k.in(w_in).dtype);

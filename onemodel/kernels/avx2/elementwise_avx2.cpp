@@ -219,6 +219,8 @@ void q8_dot__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, si
                   int32_t* c, size_t ldc);
 void q8_dot__avxvnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
                      int32_t* c, size_t ldc);
+void q8_pair_dot__avxvnni(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
+                          size_t src_stride, int32_t* acc);
 
 }  // namespace om::kernels::avx2
 
@@ -250,6 +252,8 @@ constexpr ConvKernelTable kAvx2ConvTable = {
     avx2::f32_pool_window__avx2,
     avx2::f32_winograd_input__avx2,
     avx2::f32_winograd_output__avx2,
+    avx2::q8_pair_rows__avx2,
+    avx2::q8_pair_dot__avx2,
 };
 
 // The constant table, with the AVX-VNNI integer product where the CPU has it (the same integers).
@@ -261,6 +265,13 @@ const KernelTable& avx2_table() {
   }();
   return t;
 }
-const ConvKernelTable& avx2_conv_table() { return kAvx2ConvTable; }
+const ConvKernelTable& avx2_conv_table() {
+  static const ConvKernelTable t = [] {
+    ConvKernelTable k = kAvx2ConvTable;
+    if (cpu_has_avx_vnni()) k.q8_pair_dot = avx2::q8_pair_dot__avxvnni;
+    return k;
+  }();
+  return t;
+}
 
 }  // namespace om::kernels

@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include "onemodel/kernels/q8_blocks.h"
+#include "onemodel/kernels/avx2/q8_pair_ops_avx2.h"
 #include "onemodel/kernels/q8_requantize.h"
 
 namespace om::kernels::avx2 {
@@ -134,6 +135,95 @@ void q8_interleave4__avx2(const uint8_t* const rows[4], uint8_t flip, size_t n, 
     interleave32(in[0], in[1], in[2], in[3], f, words, s);
     for (size_t j = 0; j < m; ++j) out[c + j] = words[j], sums[c + j] += s[j];
   }
+}
+
+// The integer depthwise steps (q8_depthwise.h).
+// Steps 1 and 2 (the depthwise strides that matter) 16 words at a time, then 8: the bytes of each
+// row as 16-bit lanes (widened for step 1; for step 2 the even bytes of twice as many, masked or
+// shuffled into place), the zero point subtracted, the two rows' lanes interleaved into words
+// (unpack within 128-bit halves, then the halves put in order). Nothing is read past a row's
+// last byte used: a 16-word step-2 load ends one byte after its last, so it runs only where
+// another word follows; the last words of a row run as 8 words ending at n (rewriting some with
+// the same values), and only rows of fewer than 8 words run the template's loop.
+namespace {
+template <bool Signed, size_t Step>
+inline __m256i lanes16(const uint8_t* p, __m256i zero) {
+  __m256i v;
+  if (Step == 1) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    v = Signed ? _mm256_cvtepi8_epi16(x) : _mm256_cvtepu8_epi16(x);
+  } else {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    v = Signed ? _mm256_srai_epi16(_mm256_slli_epi16(x, 8), 8) : _mm256_and_si256(x, _mm256_set1_epi16(0xFF));
+  }
+  return _mm256_sub_epi16(v, zero);
+}
+
+// Step 2 reads bytes [0, 15): two 8-byte loads (at 0 and 7, overlapping) and one shuffle put the
+// even bytes into the high byte of each 16-bit lane, and a shift brings them down, signed or not.
+template <bool Signed, size_t Step>
+inline __m128i lanes8(const uint8_t* p, __m128i zero) {
+  __m128i v;
+  if (Step == 1) {
+    const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    v = Signed ? _mm_cvtepi8_epi16(x) : _mm_cvtepu8_epi16(x);
+  } else {
+    const __m128i x = _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)),
+                                         _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 7)));
+    const __m128i hi = _mm_shuffle_epi8(x, _mm_setr_epi8(-1, 0, -1, 2, -1, 4, -1, 6, -1, 9, -1, 11, -1, 13, -1, 15));
+    v = Signed ? _mm_srai_epi16(hi, 8) : _mm_srli_epi16(hi, 8);
+  }
+  return _mm_sub_epi16(v, zero);
+}
+
+template <bool Signed, size_t Step>
+inline void words8(const uint8_t* x, const uint8_t* y, __m128i z, uint32_t* o) {
+  const __m128i lo = lanes8<Signed, Step>(x, z), hi = lanes8<Signed, Step>(y, z);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_unpacklo_epi16(lo, hi));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 4), _mm_unpackhi_epi16(lo, hi));
+}
+
+template <bool Signed, size_t Step>
+void pair_rows16(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, int32_t zero, size_t n,
+                 uint32_t* out, size_t out_stride) {
+  const __m256i z = _mm256_set1_epi16(int16_t(zero));
+  const __m128i z8 = _mm256_castsi256_si128(z);
+  constexpr size_t kOver = Step - 1;  // words needed beyond a block for its load to stay in the row
+  for (size_t i = 0; i < rows; ++i) {
+    const uint8_t* x = a + i * in_stride;
+    const uint8_t* y = b + i * in_stride;
+    uint32_t* o = out + i * out_stride;
+    size_t c = 0;
+    for (; c + 16 + kOver <= n; c += 16) {
+      const __m256i lo = lanes16<Signed, Step>(x + c * Step, z), hi = lanes16<Signed, Step>(y + c * Step, z);
+      const __m256i w0 = _mm256_unpacklo_epi16(lo, hi), w1 = _mm256_unpackhi_epi16(lo, hi);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + c), _mm256_permute2x128_si256(w0, w1, 0x20));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + c + 8), _mm256_permute2x128_si256(w0, w1, 0x31));
+    }
+    for (; c + 8 <= n; c += 8) words8<Signed, Step>(x + c * Step, y + c * Step, z8, o + c);
+    if (c < n && n >= 8) {  // the last 8 words, overlapping ones already written (the same values)
+      const size_t e = n - 8;
+      words8<Signed, Step>(x + e * Step, y + e * Step, z8, o + e);
+    } else if (c < n) {
+      q8::pair_rows(x + c * Step, y + c * Step, 1, 0, Step, zero, Signed, n - c, o + c, 0);
+    }
+  }
+}
+}  // namespace
+
+void q8_pair_rows__avx2(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
+                        bool is_signed, size_t n, uint32_t* out, size_t out_stride) {
+  if (step == 1 && is_signed) return pair_rows16<true, 1>(a, b, rows, in_stride, zero, n, out, out_stride);
+  if (step == 1) return pair_rows16<false, 1>(a, b, rows, in_stride, zero, n, out, out_stride);
+  if (step == 2 && is_signed) return pair_rows16<true, 2>(a, b, rows, in_stride, zero, n, out, out_stride);
+  if (step == 2) return pair_rows16<false, 2>(a, b, rows, in_stride, zero, n, out, out_stride);
+  q8::pair_rows(a, b, rows, in_stride, step, zero, is_signed, n, out, out_stride);
+}
+
+// q8_pair_dot on 8 lanes with vpmaddwd (q8_depthwise.h's loop; AVX-VNNI's in q8_avxvnni.cpp).
+void q8_pair_dot__avx2(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
+                       size_t src_stride, int32_t* acc) {
+  q8::pair_dot<q8::PairOps8<q8::MaddDot>>(src, w, taps, n, rows, src_stride, acc);
 }
 
 }  // namespace om::kernels::avx2

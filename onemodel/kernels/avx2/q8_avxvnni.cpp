@@ -4,9 +4,10 @@
 // are exact and the integers those of every other ISA. A tile of 6 rows by one panel (16 columns,
 // two vectors) holds 12 accumulators; per group of 4 k it loads the panel group's two halves and
 // broadcasts six rows' 4 bytes. Built with -mavxvnni; the AVX2 table takes it only where the CPU
-// reports AVX-VNNI (else the widening product, the same bits).
+// reports AVX-VNNI (else the widening product, the same bits). The depthwise word product too.
 #include <immintrin.h>
 
+#include "onemodel/kernels/avx2/q8_pair_ops_avx2.h"
 #include "onemodel/kernels/q8_blocks.h"
 
 namespace om::kernels::avx2 {
@@ -43,6 +44,19 @@ struct VnniTile {
 void q8_dot__avxvnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
                      int32_t* c, size_t ldc) {
   q8::blocks<VnniTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
+}
+
+// The depthwise word products (q8_depthwise.h) with vpdpwssd: a lane's two 16-bit products and
+// the add in one instruction, wrapping like the i32 accumulator (the non-saturating form).
+namespace {
+struct VnniPairDot {
+  static __m256i dot(__m256i acc, __m256i x, __m256i w) { return _mm256_dpwssd_avx_epi32(acc, x, w); }
+};
+}  // namespace
+
+void q8_pair_dot__avxvnni(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
+                          size_t src_stride, int32_t* acc) {
+  q8::pair_dot<q8::PairOps8<VnniPairDot>>(src, w, taps, n, rows, src_stride, acc);
 }
 
 }  // namespace om::kernels::avx2

@@ -6,6 +6,7 @@
 // the contract and must not change with the ISA. The Fast-mode softmax, the transcendental maps
 // and the elementwise chains have 16-lane forms (elementwise_avx512.cpp: per-lane functions, so
 // the same bits).
+#include <cmath>
 #include <immintrin.h>
 
 #include <cstddef>
@@ -195,33 +196,58 @@ void f32_softmax_rows_fast__avx512(const float* x, float* y, size_t rows, size_t
 // the portable loop (q8_requantize.h) on 8 lanes and packs bytes in several steps, which made the
 // epilogue a quarter of an int8 convolution. The same integer steps and IEEE operations as
 // q8_saturate_round: max(flo, v) and min(fhi, c) return their second operand when one is NaN,
-// as the selects keep v; NaN then becomes the zero point; the sum with 1.5 x 2^23 and its
-// difference round half to even. The results lie in [lo, hi], so vpmovdb's truncation stores
-// them as u8 and as i8 alike.
-void q8_requantize__avx512(const Q8Requant& q) {
+// as the selects keep v; NaN then becomes the zero point; the clamped value (|c| < 2^9) rounds
+// half to even as the sum with 1.5 x 2^23 and its difference do. The results lie in [lo, hi], so
+// vpmovdb's truncation stores them as u8 and as i8 alike.
+namespace {
+// WithZa: the column sums' term (skipped where za is 0: the depthwise sums and zero-point-0
+// weights need none). MayNaN: the NaN select, needed only where a multiplier may be NaN (an int32
+// times a finite multiplier is never NaN). The rounding is the conversion's own, half to even by
+// its embedded rounding mode (whatever MXCSR holds). Whole blocks of 16 store through a register
+// (the masked store to memory is several times slower); the tail stores masked. The fields are
+// read into locals once, as the byte stores could alias them.
+template <bool WithZa, bool MayNaN>
+void requantize16(const Q8Requant& q) {
   const __m512i add = _mm512_set1_epi32(int32_t(q.row_add)), za = _mm512_set1_epi32(q.za), zp = _mm512_set1_epi32(q.zp);
   const int32_t zq = q.zp < q.lo ? q.lo : (q.zp > q.hi ? q.hi : q.zp);
   const __m512 flo = _mm512_set1_ps(float(q.lo - q.zp)), fhi = _mm512_set1_ps(float(q.hi - q.zp));
-  const __m512 nan_to = _mm512_set1_ps(float(zq - q.zp)), round = _mm512_set1_ps(12582912.0f), mult = _mm512_set1_ps(q.mult);
+  const __m512 nan_to = _mm512_set1_ps(float(zq - q.zp)), mult = _mm512_set1_ps(q.mult);
   auto* out = static_cast<int8_t*>(q.out);
-  for (size_t j = 0; j < q.n; j += 16) {
-    const __mmask16 m = q.n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (q.n - j)) - 1);
-    const __m512i raw = _mm512_maskz_loadu_epi32(m, q.raw + j), cs = _mm512_maskz_loadu_epi32(m, q.col_sums + j);
-    const __m512i acc = _mm512_sub_epi32(_mm512_add_epi32(raw, add), _mm512_mullo_epi32(za, cs));
-    const __m512 k = q.mults ? _mm512_maskz_loadu_ps(m, q.mults + j) : mult;
+  const int32_t* raw_at = q.raw;
+  const int32_t* cs_at = q.col_sums;
+  const float* mults = q.mults;
+  const size_t n = q.n;
+  for (size_t j = 0; j < n; j += 16) {
+    const __mmask16 m = n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - j)) - 1);
+    __m512i acc = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, raw_at + j), add);
+    if (WithZa) acc = _mm512_sub_epi32(acc, _mm512_mullo_epi32(za, _mm512_maskz_loadu_epi32(m, cs_at + j)));
+    const __m512 k = mults ? _mm512_maskz_loadu_ps(m, mults + j) : mult;
     // (the zero-masked forms with every lane set: GCC 12's plain ones warn of an undefined source)
     const __m512 v0 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll, acc), k);
     __m512 c = _mm512_maskz_min_ps(kAll, fhi, _mm512_maskz_max_ps(kAll, flo, v0));
-    c = _mm512_mask_mov_ps(c, _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q), nan_to);
-    const __m512i v = _mm512_add_epi32(_mm512_maskz_cvttps_epi32(kAll, _mm512_sub_ps(_mm512_add_ps(c, round), round)), zp);
-    _mm512_mask_cvtepi32_storeu_epi8(out + j, m, v);
+    if (MayNaN) c = _mm512_mask_mov_ps(c, _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q), nan_to);
+    const __m512i r = _mm512_maskz_cvt_roundps_epi32(kAll, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512i v = _mm512_add_epi32(r, zp);
+    if (m == 0xffff) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_maskz_cvtepi32_epi8(kAll, v));
+    else _mm512_mask_cvtepi32_storeu_epi8(out + j, m, v);
   }
+}
+}  // namespace
+
+void q8_requantize__avx512(const Q8Requant& q) {
+  const bool may_nan = q.mults || !std::isfinite(q.mult);
+  if (q.za == 0) may_nan ? requantize16<false, true>(q) : requantize16<false, false>(q);
+  else may_nan ? requantize16<true, true>(q) : requantize16<true, false>(q);
 }
 
 }  // namespace om::kernels::avx512
 
 namespace om::kernels::avx2 {
 void pack_a_12__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst);
+void q8_pair_rows__avx2(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
+                        bool is_signed, size_t n, uint32_t* out, size_t out_stride);
+void q8_pair_dot__avx2(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
+                       size_t src_stride, int32_t* acc);
 }
 
 namespace om::kernels::avx512 {
@@ -233,6 +259,8 @@ void q8_dot__amx(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, siz
                  int32_t* c, size_t ldc);
 void q8_dot__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
                         size_t panels, int32_t* c, size_t ldc);
+void q8_pair_dot__avx512vnni(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
+                             size_t src_stride, int32_t* acc);
 }
 
 namespace om::kernels {
@@ -266,7 +294,17 @@ constexpr ConvKernelTable kAvx512ConvTable = {
     avx512::f32_pool_window__avx512,
     avx512::f32_winograd_input__avx512,
     avx512::f32_winograd_output__avx512,
+    avx2::q8_pair_rows__avx2,
+    avx2::q8_pair_dot__avx2,  // vpmaddwd on 16 lanes needs AVX512BW, which the table does not ask for
 };
-const ConvKernelTable& avx512_conv_table() { return kAvx512ConvTable; }
+// The constant table, with the 16-lane VNNI depthwise product where the CPU has AVX-512 VNNI.
+const ConvKernelTable& avx512_conv_table() {
+  static const ConvKernelTable t = [] {
+    ConvKernelTable k = kAvx512ConvTable;
+    if (cpu_has_avx512_vnni()) k.q8_pair_dot = avx512::q8_pair_dot__avx512vnni;
+    return k;
+  }();
+  return t;
+}
 
 }  // namespace om::kernels

@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include "onemodel/kernels/q8_blocks.h"
+#include "onemodel/kernels/q8_depthwise.h"
 
 namespace om::kernels::avx512 {
 namespace {
@@ -42,6 +43,28 @@ struct VnniTile {
 void q8_dot__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
                         size_t panels, int32_t* c, size_t ldc) {
   q8::blocks<VnniTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
+}
+
+// The depthwise word products (q8_depthwise.h) on 16 lanes with vpdpwssd: a lane's two 16-bit
+// products and the add in one instruction, wrapping like the i32 accumulator; the tails masked.
+namespace {
+struct VnniPairOps {
+  using V = __m512i;
+  static constexpr size_t L = 16;
+  static V zero() { return _mm512_setzero_si512(); }
+  static V bcast(uint32_t w) { return _mm512_set1_epi32(int(w)); }
+  static V load(const uint32_t* p) { return _mm512_loadu_si512(p); }
+  static __mmask16 mask(size_t count) { return __mmask16((1u << count) - 1); }
+  static V load_n(const uint32_t* p, size_t count) { return _mm512_maskz_loadu_epi32(mask(count), p); }
+  static void store(int32_t* p, V v) { _mm512_storeu_si512(p, v); }
+  static void store_n(int32_t* p, V v, size_t count) { _mm512_mask_storeu_epi32(p, mask(count), v); }
+  static V dot(V acc, V x, V w) { return _mm512_dpwssd_epi32(acc, x, w); }
+};
+}  // namespace
+
+void q8_pair_dot__avx512vnni(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
+                             size_t src_stride, int32_t* acc) {
+  q8::pair_dot<VnniPairOps>(src, w, taps, n, rows, src_stride, acc);
 }
 
 }  // namespace om::kernels::avx512

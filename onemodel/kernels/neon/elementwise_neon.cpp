@@ -199,6 +199,8 @@ constexpr ConvKernelTable kNeonConvTable = {
     neon::f32_pool_window__neon,
     neon::f32_winograd_input__neon,
     neon::f32_winograd_output__neon,
+    neon::q8_pair_rows__neon,
+    neon::q8_pair_dot__neon,
 };
 
 const KernelTable& neon_table() {

@@ -6,6 +6,7 @@
 #include <arm_neon.h>
 
 #include "onemodel/kernels/q8_blocks.h"
+#include "onemodel/kernels/q8_depthwise.h"
 #include "onemodel/kernels/q8_requantize.h"
 
 namespace om::kernels::neon {
@@ -90,6 +91,42 @@ void q8_interleave4__neon(const uint8_t* const rows[4], uint8_t flip, size_t n, 
     for (int t = 0; t < 4; ++t) __builtin_memcpy(in[t], rows[t] + c, m);
     interleave16(in[0], in[1], in[2], in[3], f, words, s);
     for (size_t j = 0; j < m; ++j) out[c + j] = words[j], sums[c + j] += s[j];
+  }
+}
+
+// The integer depthwise steps (q8_depthwise.h).
+void q8_pair_rows__neon(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
+                        bool is_signed, size_t n, uint32_t* out, size_t out_stride) {
+  q8::pair_rows(a, b, rows, in_stride, step, zero, is_signed, n, out, out_stride);
+}
+
+// Per row, 8 outputs per step: four words are eight int16 (lo, hi, lo, hi...); the widening
+// multiplies by the weight word's halves keep each product in a lane, and one pairwise add at
+// the end sums each word's two. The last fewer than 8 run the reference's loop.
+void q8_pair_dot__neon(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
+                       size_t src_stride, int32_t* acc) {
+  for (size_t i = 0; i < rows; ++i, acc += n) {
+    const size_t off = i * src_stride;
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+      int32x4_t a0 = vdupq_n_s32(0), a1 = a0, b0 = a0, b1 = a0;
+      for (size_t t = 0; t < taps; ++t) {
+        const int16x8_t wv = vreinterpretq_s16_u32(vdupq_n_u32(w[t]));
+        const int16x8_t x0 = vreinterpretq_s16_u32(vld1q_u32(src[t] + off + j));
+        const int16x8_t x1 = vreinterpretq_s16_u32(vld1q_u32(src[t] + off + j + 4));
+        a0 = vmlal_s16(a0, vget_low_s16(x0), vget_low_s16(wv));
+        b0 = vmlal_high_s16(b0, x0, wv);
+        a1 = vmlal_s16(a1, vget_low_s16(x1), vget_low_s16(wv));
+        b1 = vmlal_high_s16(b1, x1, wv);
+      }
+      vst1q_s32(acc + j, vpaddq_s32(a0, b0));
+      vst1q_s32(acc + j + 4, vpaddq_s32(a1, b1));
+    }
+    for (; j < n; ++j) {
+      uint32_t s = 0;
+      for (size_t t = 0; t < taps; ++t) s += q8::pair_product(src[t][off + j], w[t]);
+      acc[j] = int32_t(s);
+    }
   }
 }
 

@@ -232,6 +232,8 @@ constexpr ConvKernelTable kScalarConvTable = {
     f32_pool_window__scalar,
     f32_winograd_input__scalar,
     f32_winograd_output__scalar,
+    q8_pair_rows__scalar,
+    q8_pair_dot__scalar,
 };
 
 const KernelTable& scalar_table() {
