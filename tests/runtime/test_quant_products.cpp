@@ -376,3 +376,61 @@ TEST_CASE("fuse_qdq_matmul: QDQ MatMul [-> bias Add] [-> Relu] with per-column i
     check_within_one_step(fast, exact, feeds, ys);
   }
 }
+
+TEST_CASE("fuse_qdq_matmul: QDQ Gemm (B as is or transposed, C absent, [N], [1, N] or scalar) [-> Relu] becomes QLinearMatMul(Bias) in Fast sessions") {
+  std::mt19937 rng(9);
+  const int64_t K = 33, N = 20;
+  const Bytes w = random_bytes(size_t(K * N), true, rng);
+  std::vector<float> ws(static_cast<size_t>(N));
+  for (auto& s : ws) s = 0.002f + float(rng() % 100) * 1e-4f;
+  std::vector<float> b(static_cast<size_t>(N));
+  for (auto& v : b) v = float(int(rng() % 200) - 100) * 1e-3f;
+  const float ys = 0.03f;
+  for (int form = 0; form < 10; ++form) {
+    const bool trans_b = form % 2, relu = form % 3 == 0, alpha2 = form == 9;
+    const int c_form = (form / 2) % 4;  // absent, [N], [1, N], scalar
+    CAPTURE(form);
+    std::vector<int64_t> c_dims = c_form == 1 ? std::vector<int64_t>{N} : c_form == 2 ? std::vector<int64_t>{1, N} : std::vector<int64_t>{};
+    std::vector<float> c = c_form == 3 ? std::vector<float>{0.05f} : b;
+    g::Graph gr;
+    gr.inputs.push_back(value("x", DType::f32, {5, K}));
+    gr.initializers = {TensorData::from_vector<float>("xs", {}, {0.02f}), TensorData::from_vector<uint8_t>("xz", {}, {128}),
+                       TensorData::from_vector("ws", {N}, ws), TensorData::from_vector("wz", {N}, std::vector<int8_t>(size_t(N), 0)),
+                       TensorData::from_vector<float>("ys", {}, {ys}),
+                       TensorData::from_vector<uint8_t>("yz", {}, {uint8_t(relu ? 0 : 128)})};
+    // B as [K, N], or its transpose [N, K] with the per-column parameters on axis 0.
+    Bytes wt = w;
+    if (trans_b)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t n = 0; n < N; ++n) wt.v[size_t(n * K + k)] = w.v[size_t(k * N + n)];
+    gr.initializers.push_back(bytes_tensor("wq", trans_b ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}, wt));
+    std::vector<std::string> gemm_in = {"xd", "wd"};
+    if (c_form) {
+      gr.initializers.push_back(TensorData::from_vector("c", c_dims, c));
+      gemm_in.push_back("c");
+    }
+    std::vector<Attribute> attrs = {Attribute::of_int("transB", trans_b ? 1 : 0)};
+    if (alpha2) attrs.push_back(Attribute::of_float("alpha", 2.0f));
+    gr.nodes = {node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"}), node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"}),
+                node("DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}, {Attribute::of_int("axis", trans_b ? 0 : 1)}),
+                node("Gemm", gemm_in, {"g"}, attrs)};
+    std::string pre = "g";
+    if (relu) {
+      gr.nodes.push_back(node("Relu", {pre}, {"r"}));
+      pre = "r";
+    }
+    gr.nodes.push_back(node("QuantizeLinear", {pre, "ys", "yz"}, {"yq"}));
+    gr.nodes.push_back(node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"}));
+    gr.outputs.push_back(value("y", DType::f32, {}));
+    om::Session fast(gr, {om::ArithmeticMode::Fast, true}), exact(gr, {om::ArithmeticMode::Exact, true});
+    size_t fused = 0, gemms = 0;
+    for (const auto& n : fast.graph().nodes) {
+      fused += n.op_type == (c_form ? "QLinearMatMulBias" : "QLinearMatMul");
+      gemms += n.op_type == "Gemm";
+    }
+    CHECK(fused == (alpha2 ? 0u : 1u));  // alpha 2 is left as written
+    CHECK(gemms == (alpha2 ? 1u : 0u));
+    const std::vector<Feed> feeds{Feed::of("x", {5, K}, random_floats(size_t(5 * K), 6))};
+    check_within_one_step(fast, exact, feeds, ys);
+  }
+}

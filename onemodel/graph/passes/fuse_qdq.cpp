@@ -16,7 +16,9 @@
 // parameters per-tensor or per column) into MatMul [-> Add(bias)] [-> Relu] -> QuantizeLinear,
 // which becomes QLinearMatMul, or with a bias Add of a constant f32 [N] (a Linear layer as
 // traced or exported as MatMul + Add) QLinearMatMulBias with b'[n] = round(b[n] / (xs ws[n])),
-// with the same one-step caveat.
+// with the same one-step caveat. A Gemm (alpha 1, A not transposed) fuses the same way, its C (a
+// constant f32 [N], [1, N] or scalar, beta 1) as the bias and a transposed B ([N, K], per-row
+// parameters) stored as [K, N] once.
 #include <cmath>
 #include <cstdint>
 
@@ -111,7 +113,15 @@ bool integer_bias(const TensorData& b, const TensorData& xs, const TensorData& w
 Status fuse_qdq_matmul(Graph& g, ArithmeticMode, size_t* changes) {
   return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
     const Node& mm = g.nodes[i];
-    if (!is_op(mm, "MatMul") || mm.inputs.size() != 2 || mm.outputs.size() != 1) return 0;
+    const bool gemm = is_op(mm, "Gemm");
+    if ((!is_op(mm, "MatMul") && !gemm) || mm.outputs.size() != 1) return 0;
+    if (!gemm && mm.inputs.size() != 2) return 0;
+    // Gemm: alpha 1, A as is; B [K, N] or (transB) [N, K]; C absent or a constant f32 bias added
+    // with beta 1 (as the MatMul's Add).
+    const bool trans_b = gemm && mm.attr_int("transB", 0) != 0;
+    if (gemm && (mm.inputs.size() < 2 || mm.attr_int("transA", 0) != 0 || mm.attr_float("alpha", 1.0f) != 1.0f)) return 0;
+    const bool has_c = gemm && mm.inputs.size() >= 3 && !mm.inputs[2].empty();
+    if (has_c && mm.attr_float("beta", 1.0f) != 1.0f) return 0;
     const Node* xdq = activation_dequantize(u, mm.inputs[0]);
     const Node* wdq = constant_dequantize(u, mm.inputs[1]);
     if (!xdq || !wdq) return 0;
@@ -121,20 +131,42 @@ Status fuse_qdq_matmul(Graph& g, ArithmeticMode, size_t* changes) {
     if (!wq || wq->dims.size() != 2 || (wq->dtype != DType::u8 && wq->dtype != DType::i8) || wz->dtype != wq->dtype ||
         ws->dtype != DType::f32)
       return 0;
-    // QLinearMatMul takes b's parameters per-tensor or per column (axis 1 of [K, N]).
-    const int64_t N = wq->dims[1];
+    // QLinearMatMul takes b's parameters per-tensor or per column (the N axis: 1 of [K, N], 0 of
+    // Gemm's transposed [N, K]).
+    const int64_t N = wq->dims[trans_b ? 0 : 1], K = wq->dims[trans_b ? 1 : 0];
     const bool per_column = ws->numel() != 1;
-    if (per_column && (ws->dims.size() != 1 || ws->numel() != N || wz->numel() != N || wdq->attr_int("axis", 1) != 1)) return 0;
+    if (per_column && (ws->dims.size() != 1 || ws->numel() != N || wz->numel() != N ||
+                       wdq->attr_int("axis", 1) != (trans_b ? 0 : 1)))
+      return 0;
     if (!per_column && wz->numel() != 1) return 0;
+    // Gemm's C: f32 [N], [1, N] or one value, as the bias of N columns.
+    const TensorData* c = has_c ? u.constant(mm.inputs[2]) : nullptr;
+    if (has_c && (!c || c->dtype != DType::f32 || !(c->numel() == 1 || (c->numel() == N && c->dims.back() == N))))
+      return 0;
     QuantizedTail tail;
-    if (!quantized_tail(g, u, mm.outputs[0], &tail, N)) return 0;
+    if (!quantized_tail(g, u, mm.outputs[0], &tail, gemm ? 0 : N)) return 0;
+    TensorData c_bias;
+    if (c) {
+      c_bias = TensorData::from_vector("", {N}, std::vector<float>(size_t(N), c->data<float>()[0]));
+      if (c->numel() == N) c_bias = TensorData::copy_of("", DType::f32, {N}, c->bytes, c->nbytes);
+      tail.bias = &c_bias;
+    }
     std::vector<int32_t> bias;
     if (tail.bias && !integer_bias(*tail.bias, *u.constant(xdq->inputs[1]), *ws, &bias)) return 0;
     const Node& qn = g.nodes[tail.q];
     Node fused;
     fused.op_type = "QLinearMatMul";
     fused.name = mm.name;
-    fused.inputs = {xdq->inputs[0], xdq->inputs[1], xdq->inputs[2], wdq->inputs[0], wdq->inputs[1], wdq->inputs[2],
+    std::string w_name = wdq->inputs[0];
+    if (trans_b) {  // the weights as [K, N], once
+      std::vector<uint8_t> t(size_t(K * N));
+      const uint8_t* src = wq->bytes;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k) t[size_t(k * N + n)] = src[n * K + k];
+      w_name = u.fresh_name(mm.name + "_qweight");
+      u.add_initializer(TensorData::copy_of(w_name, wq->dtype, {K, N}, t.data(), t.size()));
+    }
+    fused.inputs = {xdq->inputs[0], xdq->inputs[1], xdq->inputs[2], w_name, wdq->inputs[1], wdq->inputs[2],
                     qn.inputs[1],   qn.inputs[2]};
     if (tail.bias) {
       fused.op_type = "QLinearMatMulBias";
