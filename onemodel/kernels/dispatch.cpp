@@ -11,6 +11,9 @@
 #include "onemodel/kernels/q8_gemm.h"
 #include "onemodel/kernels/thread_pool.h"
 #include "onemodel/kernels/scalar/elementwise.h"
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>  // getauxval: HWCAP_ASIMDDP is bit 20 of AT_HWCAP
+#endif
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <cpuid.h>
@@ -188,6 +191,17 @@ bool cpu_has_amx_int8() {
 #if defined(ONEMODEL_HAVE_AVX512)
   // ONEMODEL_NO_AMX=1 keeps the VNNI product (for tests and comparisons): the same integers.
   static const bool yes = detect_amx_int8() && !std::getenv("ONEMODEL_NO_AMX");
+  return yes;
+#else
+  return false;
+#endif
+}
+
+// AArch64 dot product: the kernel's HWCAP_ASIMDDP (Linux; elsewhere not detected, so the
+// widening product). ONEMODEL_NO_DOTPROD=1 keeps the widening product: the same integers.
+bool cpu_has_neon_dotprod() {
+#if defined(ONEMODEL_HAVE_NEON) && defined(__aarch64__) && defined(__linux__)
+  static const bool yes = (getauxval(AT_HWCAP) & (1ul << 20)) != 0 && !std::getenv("ONEMODEL_NO_DOTPROD");
   return yes;
 #else
   return false;

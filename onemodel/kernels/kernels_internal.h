@@ -232,6 +232,9 @@ void q8_interleave4__scalar(const uint8_t* const rows[4], uint8_t flip, size_t n
 bool cpu_has_avx512_vnni();
 bool cpu_has_amx_int8();
 bool cpu_has_avx_vnni();
+// Whether this AArch64 CPU has the ARMv8.2 dot-product instructions (the NEON table's integer
+// product takes them; else the widening one, the same integers).
+bool cpu_has_neon_dotprod();
 
 // The integer depthwise convolution's steps (q8_depthwise.h), in the convolution table.
 using Q8PairRowsKernel = void (*)(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step,

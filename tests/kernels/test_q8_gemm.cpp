@@ -11,6 +11,7 @@
 #include <limits>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/kernel_test_util.h"
@@ -276,6 +277,45 @@ TEST_CASE("integer depthwise steps: every ISA lays out pair words and sums word 
     }
 }
 
+namespace {
+// Each kernel against the reference over row, K and panel counts around every tile and group.
+void check_raw_products(const std::vector<std::pair<const char*, Q8DotKernel>>& kernels) {
+  std::mt19937 rng(5);
+  for (const auto& [name, kernel] : kernels)
+    for (size_t rows : {1, 5, 16, 17, 40, 48})
+      for (size_t K : {4, 63, 64, 65, 300, 1000})
+        for (size_t panels : {1, 2, 3, 5, 9}) {
+          const size_t lda = q8_lda(K), groups = q8_groups(K), ps = q8_panel_stride(K), ldc = panels * kQ8Panel + 3;
+          std::vector<uint8_t> a(rows * lda);
+          std::vector<int8_t> b(panels * ps);
+          for (auto& v : a) v = uint8_t(rng());
+          for (auto& v : b) v = int8_t(rng());
+          std::vector<int32_t> want(rows * ldc, 7), got(rows * ldc, 7);
+          q8_dot__scalar(a.data(), lda, rows, b.data(), ps, groups, panels, want.data(), ldc);
+          kernel(a.data(), lda, rows, b.data(), ps, groups, panels, got.data(), ldc);
+          INFO(name << ": rows " << rows << " K " << K << " panels " << panels);
+          CHECK(got == want);
+        }
+}
+}  // namespace
+
+#if defined(__aarch64__)  // the library builds the NEON files on every AArch64 target
+namespace om::kernels::neon {
+void q8_dot__neon(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+                  int32_t* c, size_t ldc);
+void q8_dot__neondot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+                     int32_t* c, size_t ldc);
+}  // namespace om::kernels::neon
+
+TEST_CASE("integer products: each AArch64 raw product the CPU runs (the dot-product one, the widening one) equals the reference") {
+  std::vector<std::pair<const char*, Q8DotKernel>> kernels = {{"neon widening", neon::q8_dot__neon}};
+  if (cpu_has_neon_dotprod()) kernels.push_back({"neon dot product", neon::q8_dot__neondot});
+  const std::string dot = cpu_has_neon_dotprod() ? "NEON dot product: yes" : "NEON dot product: no";
+  MESSAGE(dot);
+  check_raw_products(kernels);
+}
+#endif
+
 #if defined(__x86_64__)  // the library builds the AVX2 and AVX-512 files on every x86-64 target
 namespace om::kernels::avx2 {
 void q8_dot__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
@@ -297,22 +337,7 @@ TEST_CASE("integer products: each x86 raw product the CPU runs (AMX, the two VNN
   if (cpu_has_avx_vnni()) kernels.push_back({"avx vnni", avx2::q8_dot__avxvnni});
   if (cpu_has_avx512_vnni()) kernels.push_back({"avx512 vnni", avx512::q8_dot__avx512vnni});
   if (cpu_has_amx_int8() && avx512::amx_usable()) kernels.push_back({"amx", avx512::q8_dot__amx});
-  std::mt19937 rng(5);
-  for (const auto& [name, kernel] : kernels)
-    for (size_t rows : {1, 5, 16, 17, 40, 48})
-      for (size_t K : {4, 63, 64, 65, 300, 1000})
-        for (size_t panels : {1, 2, 3, 5, 9}) {
-          const size_t lda = q8_lda(K), groups = q8_groups(K), ps = q8_panel_stride(K), ldc = panels * kQ8Panel + 3;
-          std::vector<uint8_t> a(rows * lda);
-          std::vector<int8_t> b(panels * ps);
-          for (auto& v : a) v = uint8_t(rng());
-          for (auto& v : b) v = int8_t(rng());
-          std::vector<int32_t> want(rows * ldc, 7), got(rows * ldc, 7);
-          q8_dot__scalar(a.data(), lda, rows, b.data(), ps, groups, panels, want.data(), ldc);
-          kernel(a.data(), lda, rows, b.data(), ps, groups, panels, got.data(), ldc);
-          INFO(name << ": rows " << rows << " K " << K << " panels " << panels);
-          CHECK(got == want);
-        }
+  check_raw_products(kernels);
 }
 #endif
 

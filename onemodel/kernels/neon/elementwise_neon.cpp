@@ -167,6 +167,8 @@ void f32_depthwise_plane__neon(const DepthwisePlane& p);
 OM_CONV_ENTRY_DECLS(neon);
 void q8_requantize__neon(const Q8Requant& q);
 void q8_interleave4__neon(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, int32_t* sums);
+void q8_dot__neondot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+                     int32_t* c, size_t ldc);
 void q8_dot__neon(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
                   int32_t* c, size_t ldc);
 
@@ -203,8 +205,14 @@ constexpr ConvKernelTable kNeonConvTable = {
     neon::q8_pair_dot__neon,
 };
 
+// The constant table, with the dot-product integer product where the CPU has it (the same integers).
 const KernelTable& neon_table() {
-  return kNeonTable;
+  static const KernelTable t = [] {
+    KernelTable k = kNeonTable;
+    if (cpu_has_neon_dotprod()) k.q8_dot = neon::q8_dot__neondot;
+    return k;
+  }();
+  return t;
 }
 const ConvKernelTable& neon_conv_table() { return kNeonConvTable; }
 
