@@ -81,7 +81,7 @@ bool detect_avx512_vnni() {
   if (!cpu_has_avx512f()) return false;
   unsigned a, b, c, d;
   __cpuid_count(7, 0, a, b, c, d);
-  return c & (1u << 11);
+  return (c & (1u << 11)) && (b & (1u << 30));  // with AVX512BW, which its files are built with (every VNNI CPU has it)
 #else
   return false;
 #endif

@@ -261,6 +261,8 @@ void q8_dot__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t*
                         size_t panels, int32_t* c, size_t ldc);
 void q8_pair_dot__avx512vnni(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
                              size_t src_stride, int32_t* acc);
+void q8_pair_rows__avx512bw(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
+                            bool is_signed, size_t n, uint32_t* out, size_t out_stride);
 }
 
 namespace om::kernels {
@@ -297,11 +299,15 @@ constexpr ConvKernelTable kAvx512ConvTable = {
     avx2::q8_pair_rows__avx2,
     avx2::q8_pair_dot__avx2,  // vpmaddwd on 16 lanes needs AVX512BW, which the table does not ask for
 };
-// The constant table, with the 16-lane VNNI depthwise product where the CPU has AVX-512 VNNI.
+// The constant table, with the 16-lane VNNI depthwise product and the 32-word layout where the CPU
+// has AVX-512 VNNI (and BW).
 const ConvKernelTable& avx512_conv_table() {
   static const ConvKernelTable t = [] {
     ConvKernelTable k = kAvx512ConvTable;
-    if (cpu_has_avx512_vnni()) k.q8_pair_dot = avx512::q8_pair_dot__avx512vnni;
+    if (cpu_has_avx512_vnni()) {  // with AVX512BW (cpu_has_avx512_vnni checks it): 16-bit lanes on 512 bits
+      k.q8_pair_dot = avx512::q8_pair_dot__avx512vnni;
+      k.q8_pair_rows = avx512::q8_pair_rows__avx512bw;
+    }
     return k;
   }();
   return t;

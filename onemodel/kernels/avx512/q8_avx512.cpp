@@ -2,7 +2,8 @@
 // 32-bit lane by the four s8 of B' and adds them to the lane, wrapping like the i32 accumulator.
 // A tile of 6 rows by 4 panels (64 columns) holds 24 accumulators; per group of 4 k it loads
 // four 64-byte panel groups and broadcasts six rows' 4 bytes. Built with -mavx512vnni; the table
-// uses it only where the CPU reports AVX512_VNNI (else the AVX2 product, the same bits).
+// uses it only where the CPU reports AVX512_VNNI (else the AVX2 product, the same bits). Built with
+// -mavx512bw too, which every VNNI CPU has (the table checks both).
 #include <immintrin.h>
 
 #include "onemodel/kernels/q8_blocks.h"
@@ -65,6 +66,65 @@ struct VnniPairOps {
 void q8_pair_dot__avx512vnni(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
                              size_t src_stride, int32_t* acc) {
   q8::pair_dot<VnniPairOps>(src, w, taps, n, rows, src_stride, acc);
+}
+
+}  // namespace om::kernels::avx512
+
+namespace om::kernels::avx2 {
+void q8_pair_rows__avx2(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
+                        bool is_signed, size_t n, uint32_t* out, size_t out_stride);
+}
+
+namespace om::kernels::avx512 {
+// The depthwise word layout (q8_depthwise.h) for strides 1 and 2, 32 words at a time: the bytes
+// as 16-bit lanes (widened, or the even bytes of 64 masked or shifted into place), the zero
+// point subtracted, the two rows interleaved within 128-bit lanes and the lanes put in order by
+// one two-source permute per 16 words. A step-2 load ends one byte after its last, so it runs
+// only where another word follows. The columns after the last whole block take AVX2's layout.
+namespace {
+template <bool Signed, size_t Step>
+inline __m512i lanes32(const uint8_t* p, __m512i zero) {
+  __m512i v;
+  if (Step == 1) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    v = Signed ? _mm512_cvtepi8_epi16(x) : _mm512_cvtepu8_epi16(x);
+  } else {
+    const __m512i x = _mm512_loadu_si512(p);
+    v = Signed ? _mm512_srai_epi16(_mm512_slli_epi16(x, 8), 8) : _mm512_and_si512(x, _mm512_set1_epi16(0xFF));
+  }
+  return _mm512_sub_epi16(v, zero);
+}
+
+template <bool Signed, size_t Step>
+void pair_rows32(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, int32_t zero, size_t n,
+                 uint32_t* out, size_t out_stride) {
+  const size_t blocks = n >= 32 + (Step - 1) ? (n - (Step - 1)) / 32 : 0, done = blocks * 32;
+  const __m512i z = _mm512_set1_epi16(int16_t(zero));
+  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  for (size_t i = 0; i < rows && blocks; ++i) {
+    const uint8_t* x = a + i * in_stride;
+    const uint8_t* y = b + i * in_stride;
+    uint32_t* o = out + i * out_stride;
+    for (size_t c = 0; c < done; c += 32) {
+      const __m512i lo = lanes32<Signed, Step>(x + c * Step, z), hi = lanes32<Signed, Step>(y + c * Step, z);
+      const __m512i w0 = _mm512_unpacklo_epi16(lo, hi), w1 = _mm512_unpackhi_epi16(lo, hi);
+      _mm512_storeu_si512(o + c, _mm512_permutex2var_epi64(w0, first, w1));
+      _mm512_storeu_si512(o + c + 16, _mm512_permutex2var_epi64(w0, second, w1));
+    }
+  }
+  if (done < n)
+    avx2::q8_pair_rows__avx2(a + done * Step, b + done * Step, rows, in_stride, Step, zero, Signed, n - done, out + done,
+                             out_stride);
+}
+}  // namespace
+
+void q8_pair_rows__avx512bw(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
+                            bool is_signed, size_t n, uint32_t* out, size_t out_stride) {
+  if (step == 1 && is_signed) return pair_rows32<true, 1>(a, b, rows, in_stride, zero, n, out, out_stride);
+  if (step == 1) return pair_rows32<false, 1>(a, b, rows, in_stride, zero, n, out, out_stride);
+  if (step == 2 && is_signed) return pair_rows32<true, 2>(a, b, rows, in_stride, zero, n, out, out_stride);
+  if (step == 2) return pair_rows32<false, 2>(a, b, rows, in_stride, zero, n, out, out_stride);
+  avx2::q8_pair_rows__avx2(a, b, rows, in_stride, step, zero, is_signed, n, out, out_stride);
 }
 
 }  // namespace om::kernels::avx512
