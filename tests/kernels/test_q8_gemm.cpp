@@ -214,7 +214,7 @@ TEST_CASE("integer depthwise steps: every ISA lays out pair words and sums word 
   std::mt19937 rng(29);
   // Pair rows: both dtypes, steps 1 to 3, zero points at the ends of the ranges, three rows
   // apart in the input and in the output.
-  for (size_t n : {1, 7, 8, 9, 15, 16, 17, 31, 33, 100})
+  for (size_t n : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 100})
     for (size_t step : {1, 2, 3})
       for (bool is_signed : {false, true})
         for (int32_t zero : is_signed ? std::vector<int32_t>{-128, 0, 127} : std::vector<int32_t>{0, 1, 255}) {
@@ -238,6 +238,16 @@ TEST_CASE("integer depthwise steps: every ISA lays out pair words and sums word 
             q8_pair_rows(a.data(), b.data(), rows, in_stride, step, zero, is_signed, n, got.data(), out_stride);
             INFO("isa " << isa_name(isa) << " n " << n << " step " << step << " signed " << is_signed << " zero " << zero);
             CHECK(got == want);  // the words, and nothing between the rows
+            if (step == 2) {  // neighbours (b = a + 1, the depthwise column pairs): exactly 2n bytes a row
+              std::vector<uint8_t> r((rows - 1) * in_stride + 2 * n);
+              for (auto& v : r) v = uint8_t(rng());
+              std::vector<uint32_t> wn(rows * out_stride, 0xdeadbeef), gn(rows * out_stride, 0xdeadbeef);
+              for (size_t i = 0; i < rows; ++i)
+                for (size_t c = 0; c < n; ++c)
+                  wn[i * out_stride + c] = q8_pair(val(r[i * in_stride + 2 * c]), val(r[i * in_stride + 2 * c + 1]));
+              q8_pair_rows(r.data(), r.data() + 1, rows, in_stride, 2, zero, is_signed, n, gn.data(), out_stride);
+              CHECK(gn == wn);
+            }
           }
         }
   // Pair dots: tap counts of 1x1 to 7x7 kernels in pairs, two rows apart in the words, the

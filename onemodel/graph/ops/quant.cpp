@@ -795,23 +795,41 @@ constexpr int64_t kDwPixels = 2048;  // output pixels per depthwise block, about
 bool int_conv_is_depthwise(const kernels::ConvGeom& g) { return g.C == g.group; }
 
 struct IntDwDims {
+  // Stride 2 with no column dilation pairs tap columns (kw, kw + 1): a word is two neighbouring
+  // input values, and one word row per input row serves every tap. Other geometries pair tap
+  // rows (kh, kh + 1), the columns split by stride phase.
+  bool col_pairs;
   int64_t rows;       // output rows per block
-  int64_t pairs;      // tap rows in pairs: ceil(kH / 2), the last one's second row weighted 0 when kH is odd
-  int64_t cols;       // words of a phase row
-  int64_t taps;       // pairs x kW: the weight words and word runs of an output row
+  int64_t pairs;      // taps in pairs along the paired axis: ceil(kW / 2) or ceil(kH / 2)
+  int64_t cols;       // words of a word row (of each phase, pairing rows)
+  int64_t row_words;  // words from one word row to the next
+  int64_t taps;       // word runs (and weight words) of an output row
   // The scratch: the words, a row of zero-point bytes (for rows in the padding), the sums, the
   // weight words and the runs' pointers.
   size_t zrow_at, acc_at, wwords_at, src_at, end;
 };
 
+// The word rows of a block of `rows` output rows.
+int64_t int_dw_word_rows_of(const kernels::ConvGeom& g, const IntDwDims& d, int64_t rows) {
+  return d.col_pairs ? (rows - 1) * g.sH + (g.kH - 1) * g.dH + 1 : (rows - 1) * g.sH + 2 * (d.pairs - 1) * g.dH + 1;
+}
+
 IntDwDims int_dw_dims(const kernels::ConvGeom& g) {
   IntDwDims d;
+  d.col_pairs = g.sW == 2 && g.dW == 1;
   d.rows = std::min(g.OH, std::max<int64_t>(1, (kDwPixels + g.OW - 1) / g.OW));
-  d.pairs = (g.kH + 1) / 2;
-  d.cols = g.OW + (g.kW - 1) * g.dW / g.sW;
-  d.taps = count_mul(d.pairs, g.kW);
-  const int64_t word_rows = (d.rows - 1) * g.sH + 2 * (d.pairs - 1) * g.dH + 1;
-  d.zrow_at = align64(size_t(count_mul(count_mul(count_mul(word_rows, g.sW), d.cols), 4)));
+  if (d.col_pairs) {
+    d.pairs = (g.kW + 1) / 2;
+    d.cols = g.OW + d.pairs - 1;
+    d.row_words = d.cols;
+    d.taps = count_mul(g.kH, d.pairs);
+  } else {
+    d.pairs = (g.kH + 1) / 2;
+    d.cols = g.OW + (g.kW - 1) * g.dW / g.sW;
+    d.row_words = count_mul(g.sW, d.cols);
+    d.taps = count_mul(d.pairs, g.kW);
+  }
+  d.zrow_at = align64(size_t(count_mul(count_mul(int_dw_word_rows_of(g, d, d.rows), d.row_words), 4)));
   d.acc_at = d.zrow_at + align64(size_t(count_mul(d.cols, g.sW)));
   const size_t block = align64(size_t(count_mul(count_mul(d.rows, g.OW), 4)));
   d.wwords_at = d.acc_at + block;
@@ -1069,6 +1087,36 @@ void int_dw_word_rows(const kernels::ConvGeom& g, const IntDwDims& d, const uint
   }
 }
 
+// Pairing columns (stride 2, no column dilation): word row r is input row ih0 + r, word c the
+// values at columns 2c - pad_l and 2c + 1 - pad_l (the taps 2q and 2q + 1 of output c - q). The
+// words inside the image come from the layout kernel (rows of the image in one call), the few at
+// its edges are written here, and rows outside the image are zeros.
+void int_dw_col_pair_rows(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* plane, bool xs, int32_t zx,
+                          int64_t ih0, int64_t word_rows, uint32_t* words) {
+  const int64_t c_lo = std::min(d.cols, (g.pad_l + 1) / 2);                   // 2c - pad_l >= 0
+  const int64_t c_hi = std::max(c_lo, std::min(d.cols, (g.W + g.pad_l) / 2));  // 2c + 1 - pad_l <= W - 1
+  const int64_t in_lo = std::min(word_rows, std::max<int64_t>(0, -ih0));
+  const int64_t in_hi = std::max(in_lo, std::min(word_rows, g.H - ih0));
+  for (int64_t r = 0; r < in_lo; ++r) std::memset(words + r * d.row_words, 0, size_t(d.cols) * sizeof(uint32_t));
+  for (int64_t r = in_hi; r < word_rows; ++r) std::memset(words + r * d.row_words, 0, size_t(d.cols) * sizeof(uint32_t));
+  if (in_lo >= in_hi) return;
+  if (c_lo < c_hi) {
+    const uint8_t* a = plane + (ih0 + in_lo) * g.W + 2 * c_lo - g.pad_l;
+    kernels::q8_pair_rows(a, a + 1, size_t(in_hi - in_lo), size_t(g.W), 2, zx, xs, size_t(c_hi - c_lo),
+                          words + in_lo * d.row_words + c_lo, size_t(d.row_words));
+  }
+  auto value = [&](const uint8_t* row, int64_t iw) {
+    return iw < 0 || iw >= g.W ? 0 : (xs ? int32_t(int8_t(row[iw])) : int32_t(row[iw])) - zx;
+  };
+  for (int64_t r = in_lo; r < in_hi; ++r) {
+    const uint8_t* row = plane + (ih0 + r) * g.W;
+    uint32_t* out = words + r * d.row_words;
+    auto edge = [&](int64_t c) { out[c] = kernels::q8_pair(value(row, 2 * c - g.pad_l), value(row, 2 * c + 1 - g.pad_l)); };
+    for (int64_t c = 0; c < c_lo; ++c) edge(c);
+    for (int64_t c = std::max(c_lo, c_hi); c < d.cols; ++c) edge(c);
+  }
+}
+
 // Output pixels [p0, p0 + np) (whole rows) of image n for the output channels of group gi. The
 // sums are final, so the epilogue's corrections are zero (ZA 0: any column sums do, the sums' own).
 template <typename Epilogue>
@@ -1080,33 +1128,48 @@ void int_conv_depthwise_block(const kernels::ConvGeom& g, const IntDwDims& d, co
   auto* acc = reinterpret_cast<int32_t*>(scratch + d.acc_at);
   auto* wwords = reinterpret_cast<uint32_t*>(scratch + d.wwords_at);
   auto* src = reinterpret_cast<const uint32_t**>(scratch + d.src_at);
-  const int64_t oh0 = p0 / g.OW, nrows = np / g.OW, row_words = g.sW * d.cols;
-  const int64_t ih0 = oh0 * g.sH - g.pad_t, word_rows = (nrows - 1) * g.sH + 2 * (d.pairs - 1) * g.dH + 1;
+  const int64_t oh0 = p0 / g.OW, nrows = np / g.OW, row_words = d.row_words;
+  const int64_t ih0 = oh0 * g.sH - g.pad_t, word_rows = int_dw_word_rows_of(g, d, nrows);
   const uint8_t* plane = x + (n * g.C + gi) * g.H * g.W;
-  // Word rows whose two input rows are both inside the image run as one call; the others one by one.
-  const int64_t in_lo = std::min(word_rows, std::max<int64_t>(0, -ih0));
-  const int64_t in_hi = std::max(in_lo, std::min(word_rows, g.H - g.dH - ih0));
-  if (in_lo > 0 || in_hi < word_rows) std::memset(zrow, uint8_t(zx), size_t(d.cols * g.sW));
-  for (int64_t r = 0; r < in_lo; ++r) int_dw_word_rows(g, d, plane, zrow, xs, zx, ih0, r, 1, words);
-  if (in_hi > in_lo) int_dw_word_rows(g, d, plane, zrow, xs, zx, ih0, in_lo, in_hi - in_lo, words);
-  for (int64_t r = in_hi; r < word_rows; ++r) int_dw_word_rows(g, d, plane, zrow, xs, zx, ih0, r, 1, words);
-  for (int64_t q = 0; q < d.pairs; ++q)
-    for (int64_t kw = 0; kw < g.kW; ++kw) {
-      const int64_t col = kw * g.dW;
-      src[q * g.kW + kw] = words + 2 * q * g.dH * row_words + (col % g.sW) * d.cols + col / g.sW;
-    }
+  if (d.col_pairs) {
+    int_dw_col_pair_rows(g, d, plane, xs, zx, ih0, word_rows, words);
+    for (int64_t kh = 0; kh < g.kH; ++kh)
+      for (int64_t q = 0; q < d.pairs; ++q) src[kh * d.pairs + q] = words + kh * g.dH * row_words + q;
+  } else {
+    // Word rows whose two input rows are both inside the image run as one call; the others one by one.
+    const int64_t in_lo = std::min(word_rows, std::max<int64_t>(0, -ih0));
+    const int64_t in_hi = std::max(in_lo, std::min(word_rows, g.H - g.dH - ih0));
+    if (in_lo > 0 || in_hi < word_rows) std::memset(zrow, uint8_t(zx), size_t(d.cols * g.sW));
+    for (int64_t r = 0; r < in_lo; ++r) int_dw_word_rows(g, d, plane, zrow, xs, zx, ih0, r, 1, words);
+    if (in_hi > in_lo) int_dw_word_rows(g, d, plane, zrow, xs, zx, ih0, in_lo, in_hi - in_lo, words);
+    for (int64_t r = in_hi; r < word_rows; ++r) int_dw_word_rows(g, d, plane, zrow, xs, zx, ih0, r, 1, words);
+    for (int64_t q = 0; q < d.pairs; ++q)
+      for (int64_t kw = 0; kw < g.kW; ++kw) {
+        const int64_t col = kw * g.dW;
+        src[q * g.kW + kw] = words + 2 * q * g.dH * row_words + (col % g.sW) * d.cols + col / g.sW;
+      }
+  }
   const int64_t mg = g.M / g.group, pixels = g.OH * g.OW;
   const auto* wb = static_cast<const uint8_t*>(w);
   auto weight = [&](int64_t i) { return ws ? int32_t(int8_t(wb[i])) : int32_t(wb[i]); };
   for (int64_t m = gi * mg; m < (gi + 1) * mg; ++m) {
     const int32_t z = zw[m];
-    for (int64_t q = 0; q < d.pairs; ++q)
-      for (int64_t kw = 0; kw < g.kW; ++kw) {
-        const int64_t kh = 2 * q;
-        const int32_t w0 = weight((m * g.kH + kh) * g.kW + kw) - z;
-        const int32_t w1 = kh + 1 < g.kH ? weight((m * g.kH + kh + 1) * g.kW + kw) - z : 0;
-        wwords[q * g.kW + kw] = kernels::q8_pair(w0, w1);
-      }
+    const int64_t w0 = m * g.kH * g.kW;
+    if (d.col_pairs) {
+      for (int64_t kh = 0; kh < g.kH; ++kh)
+        for (int64_t q = 0; q < d.pairs; ++q) {
+          const int64_t kw = 2 * q;
+          wwords[kh * d.pairs + q] = kernels::q8_pair(weight(w0 + kh * g.kW + kw) - z,
+                                                      kw + 1 < g.kW ? weight(w0 + kh * g.kW + kw + 1) - z : 0);
+        }
+    } else {
+      for (int64_t q = 0; q < d.pairs; ++q)
+        for (int64_t kw = 0; kw < g.kW; ++kw) {
+          const int64_t kh = 2 * q;
+          wwords[q * g.kW + kw] = kernels::q8_pair(weight(w0 + kh * g.kW + kw) - z,
+                                                   kh + 1 < g.kH ? weight(w0 + (kh + 1) * g.kW + kw) - z : 0);
+        }
+    }
     kernels::q8_pair_dot(src, wwords, size_t(d.taps), size_t(g.OW), size_t(nrows), size_t(g.sH * row_words), acc);
     epi.finish_row(m, (n * g.M + m) * pixels + p0, p0, acc, acc, 0, 0u, np);
   }

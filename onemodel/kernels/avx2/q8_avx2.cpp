@@ -211,8 +211,56 @@ void pair_rows16(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stri
 }
 }  // namespace
 
+// Neighbours (b = a + 1, step 2: the depthwise column pairs) are the row's 2n bytes widened in
+// order: loads of exactly those bytes, 16, 8 or 4 words at a time, the last block ending at n
+// (rewriting some words with the same values); only rows of fewer than 4 words take the loop.
+namespace {
+template <bool Signed>
+inline __m256i widen16(const uint8_t* p, __m256i z) {
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_sub_epi16(Signed ? _mm256_cvtepi8_epi16(x) : _mm256_cvtepu8_epi16(x), z);
+}
+template <bool Signed>
+inline __m128i widen8(const uint8_t* p, __m128i z) {
+  const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  return _mm_sub_epi16(Signed ? _mm_cvtepi8_epi16(x) : _mm_cvtepu8_epi16(x), z);
+}
+template <bool Signed>
+inline __m128i widen4(const uint8_t* p, __m128i z) {
+  const __m128i x = _mm_cvtsi32_si128(int(q8::load_group(p)));
+  return _mm_sub_epi16(Signed ? _mm_cvtepi8_epi16(x) : _mm_cvtepu8_epi16(x), z);
+}
+
+template <bool Signed>
+void neighbour_rows(const uint8_t* a, size_t rows, size_t in_stride, int32_t zero, size_t n, uint32_t* out,
+                    size_t out_stride) {
+  const __m256i z = _mm256_set1_epi16(int16_t(zero));
+  const __m128i z8 = _mm256_castsi256_si128(z);
+  for (size_t i = 0; i < rows; ++i) {
+    const uint8_t* x = a + i * in_stride;
+    uint32_t* o = out + i * out_stride;
+    if (n >= 8) {
+      size_t c = 0;
+      for (; c + 8 <= n; c += 8) _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + c), widen16<Signed>(x + 2 * c, z));
+      if (c < n) _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + n - 8), widen16<Signed>(x + 2 * (n - 8), z));
+    } else if (n >= 4) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o), widen8<Signed>(x, z8));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + n - 4), widen8<Signed>(x + 2 * (n - 4), z8));
+    } else if (n >= 2) {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(o), widen4<Signed>(x, z8));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(o + n - 2), widen4<Signed>(x + 2 * (n - 2), z8));
+    } else {
+      q8::pair_rows(x, x + 1, 1, 0, 2, zero, Signed, n, o, 0);
+    }
+  }
+}
+}  // namespace
+
 void q8_pair_rows__avx2(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
                         bool is_signed, size_t n, uint32_t* out, size_t out_stride) {
+  if (step == 2 && b == a + 1)
+    return is_signed ? neighbour_rows<true>(a, rows, in_stride, zero, n, out, out_stride)
+                     : neighbour_rows<false>(a, rows, in_stride, zero, n, out, out_stride);
   if (step == 1 && is_signed) return pair_rows16<true, 1>(a, b, rows, in_stride, zero, n, out, out_stride);
   if (step == 1) return pair_rows16<false, 1>(a, b, rows, in_stride, zero, n, out, out_stride);
   if (step == 2 && is_signed) return pair_rows16<true, 2>(a, b, rows, in_stride, zero, n, out, out_stride);

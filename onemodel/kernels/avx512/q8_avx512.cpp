@@ -120,6 +120,8 @@ void pair_rows32(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stri
 
 void q8_pair_rows__avx512bw(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
                             bool is_signed, size_t n, uint32_t* out, size_t out_stride) {
+  if (step == 2 && b == a + 1)  // neighbours: AVX2's widening loads (rows of a depthwise layer's width)
+    return avx2::q8_pair_rows__avx2(a, b, rows, in_stride, step, zero, is_signed, n, out, out_stride);
   if (step == 1 && is_signed) return pair_rows32<true, 1>(a, b, rows, in_stride, zero, n, out, out_stride);
   if (step == 1) return pair_rows32<false, 1>(a, b, rows, in_stride, zero, n, out, out_stride);
   if (step == 2 && is_signed) return pair_rows32<true, 2>(a, b, rows, in_stride, zero, n, out, out_stride);
