@@ -215,8 +215,9 @@ void q8_dot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t p
 
 void q8_requantize(const Q8Requant& q) { table().q8_requantize(q); }
 
-void q8_interleave4(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, int32_t* sums) {
-  table().q8_interleave4(rows, flip, n, out, sums);
+void q8_interleave4(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
+                    int32_t* sums) {
+  table().q8_interleave4(rows, flip, n, out, panel_words, sums);
 }
 
 const char* isa_name(Isa isa) {

@@ -224,8 +224,10 @@ void q8_dot__dsp(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, siz
 struct Q8Requant;
 using Q8RequantKernel = void (*)(const Q8Requant&);
 void q8_requantize__scalar(const Q8Requant& q);
-using Q8InterleaveKernel = void (*)(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, int32_t* sums);
-void q8_interleave4__scalar(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, int32_t* sums);
+using Q8InterleaveKernel = void (*)(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out,
+                                   size_t panel_words, int32_t* sums);
+void q8_interleave4__scalar(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
+                            int32_t* sums);
 // Whether this CPU runs AVX-512 VNNI, and AMX-INT8 with its tile state enabled by the OS (the
 // AVX-512 table's integer products need them; else it takes the AVX2 one, the same integers), and
 // AVX-VNNI (the AVX2 table's integer product needs it; else the widening one, the same integers).

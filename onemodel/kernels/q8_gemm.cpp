@@ -77,7 +77,8 @@ void q8_dot__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, 
 
 void q8_requantize__scalar(const Q8Requant& q) { q8::requantize(q); }
 
-void q8_interleave4__scalar(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, int32_t* sums) {
+void q8_interleave4__scalar(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
+                            int32_t* sums) {
   for (size_t c = 0; c < n; ++c) {
     uint32_t word = 0;
     int32_t s = 0;
@@ -86,7 +87,7 @@ void q8_interleave4__scalar(const uint8_t* const rows[4], uint8_t flip, size_t n
       word |= uint32_t(v) << (8 * t);
       s += int32_t(int8_t(v));
     }
-    out[c] = word;
+    out[c / 16 * panel_words + c % 16] = word;
     sums[c] += s;
   }
 }

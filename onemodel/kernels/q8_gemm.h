@@ -42,10 +42,13 @@ void q8_dot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t p
             size_t panels, int32_t* c, size_t ldc);
 
 // Four rows of bytes as 32-bit words of one byte from each, the top bit flipped where flip is
-// 0x80: out[c] = x0 | x1 << 8 | x2 << 16 | x3 << 24 with xt = rows[t][c] ^ flip, and sums[c] +=
-// x0 + x1 + x2 + x3 taken as int8, for c < n. The integer convolutions lay four channels of an
-// input row out so (a 32-bit lane of B' is four channels of one position, graph/ops/quant.cpp).
-void q8_interleave4(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, int32_t* sums);
+// 0x80: word c = x0 | x1 << 8 | x2 << 16 | x3 << 24 with xt = rows[t][c] ^ flip, stored at
+// out[(c / 16) * panel_words + c % 16] (16 for a plain row; a panel stride of B' for one panel
+// group of each 16 columns), and sums[c] += x0 + x1 + x2 + x3 taken as int8, for c < n. The
+// integer convolutions lay four channels of an input row out so (a 32-bit lane of B' is four
+// channels of one position, graph/ops/quant.cpp).
+void q8_interleave4(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
+                    int32_t* sums);
 
 // The zero points of A' and B' for the zero points of A and B.
 inline int32_t q8_zero_a(int32_t za, bool a_signed) { return a_signed ? za + 128 : za; }

@@ -194,17 +194,22 @@ TEST_CASE("integer convolution strip: every ISA interleaves four rows into words
           want_sums[c] += int8_t(v);
         }
       }
-      for (Isa isa : available_isas()) {
-        IsaScope scope(isa);
-        std::vector<uint32_t> got(n + 1, 0xdeadbeef);
-        std::vector<int32_t> sums(n + 1);
-        for (size_t c = 0; c <= n; ++c) sums[c] = int32_t(c) - 7;
-        q8_interleave4(ptr, flip, n, got.data(), sums.data());
-        INFO("isa " << isa_name(isa) << " n " << n << " flip " << int(flip));
-        CHECK(std::vector<uint32_t>(got.begin(), got.begin() + long(n)) == want);
-        CHECK(got[n] == 0xdeadbeefu);  // nothing past n
-        CHECK(std::vector<int32_t>(sums.begin(), sums.begin() + long(n)) == want_sums);
-        CHECK(sums[n] == int32_t(n) - 7);
+      // A plain row (16 words from one group of 16 columns to the next), and panels 40 words apart.
+      for (size_t panel_words : {size_t(16), size_t(40)}) {
+        const size_t span = (n + 15) / 16 * panel_words;
+        std::vector<uint32_t> want_at(span + 1, 0xdeadbeef);
+        for (size_t c = 0; c < n; ++c) want_at[c / 16 * panel_words + c % 16] = want[c];
+        for (Isa isa : available_isas()) {
+          IsaScope scope(isa);
+          std::vector<uint32_t> got(span + 1, 0xdeadbeef);
+          std::vector<int32_t> sums(n + 1);
+          for (size_t c = 0; c <= n; ++c) sums[c] = int32_t(c) - 7;
+          q8_interleave4(ptr, flip, n, got.data(), panel_words, sums.data());
+          INFO("isa " << isa_name(isa) << " n " << n << " flip " << int(flip) << " panel words " << panel_words);
+          CHECK(got == want_at);  // the words where they belong, nothing between panels or past n
+          CHECK(std::vector<int32_t>(sums.begin(), sums.begin() + long(n)) == want_sums);
+          CHECK(sums[n] == int32_t(n) - 7);
+        }
       }
     }
   }

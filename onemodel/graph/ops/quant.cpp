@@ -1009,7 +1009,7 @@ void int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, cons
       const int64_t off = ih * g.W + iw0 + a;
       const uint8_t* src[4];
       for (size_t t = 0; t < 4; ++t) src[t] = t < nc ? ch + int64_t(t) * g.H * g.W + off : flip_row;
-      kernels::q8_interleave4(src, flip, size_t(b - a), out + a, srow + a);
+      kernels::q8_interleave4(src, flip, size_t(b - a), out + a, kernels::kQ8Panel, srow + a);
     }
   }
   // Where each block column starts in the strip.
@@ -1050,6 +1050,37 @@ void int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, cons
           for (size_t j = 0; j < kPanel; ++j) lanes[j] = at[j0 + j] >= 0 ? src[at[j0 + j]] : 0u;
         }
       }
+    }
+  }
+}
+
+// A pointwise convolution (1x1, stride 1, no padding) reads its block's pixels straight from the
+// channel planes: each group of four channels is interleaved into the panels in place (no strip,
+// no copies), the column sums being the interleave's. The words past np in the last panel are 0.
+bool int_conv_is_pointwise(const kernels::ConvGeom& g) {
+  return g.kH == 1 && g.kW == 1 && g.sH == 1 && g.sW == 1 && g.pad_t == 0 && g.pad_l == 0 && g.OH == g.H && g.OW == g.W;
+}
+
+void int_conv_pointwise_block(const kernels::ConvGeom& g, const IntConvDims& d, const uint8_t* x, bool xs, int64_t n,
+                              int64_t gi, int64_t p0, int64_t np, unsigned char* scratch, int8_t* panels, int32_t* col_sums) {
+  const uint8_t flip = xs ? 0 : 0x80;
+  for (size_t j = 0; j < d.bp; ++j) col_sums[j] = 0;
+  uint8_t* flip_row = nullptr;  // the missing channels of a last group of fewer than four (zero once flipped)
+  if (d.cg % 4) {
+    flip_row = scratch;  // the strip's room, unused here (at least bp bytes)
+    std::memset(flip_row, flip, size_t(np));
+  }
+  const int64_t plane = g.H * g.W, tail = np % int64_t(kernels::kQ8Panel);
+  for (size_t q = 0; q < d.c4; ++q) {
+    const size_t nc = std::min<size_t>(4, d.cg - 4 * q);
+    const uint8_t* ch = x + (n * g.C + gi * int64_t(d.cg) + int64_t(4 * q)) * plane + p0;
+    const uint8_t* src[4];
+    for (size_t t = 0; t < 4; ++t) src[t] = t < nc ? ch + int64_t(t) * plane : flip_row;
+    auto* group = reinterpret_cast<uint32_t*>(panels + q * kernels::kQ8Group * kernels::kQ8Panel);
+    kernels::q8_interleave4(src, flip, size_t(np), group, d.ps / 4, col_sums);
+    if (tail) {
+      uint32_t* last = group + size_t(np / int64_t(kernels::kQ8Panel)) * (d.ps / 4);
+      for (size_t j = size_t(tail); j < kernels::kQ8Panel; ++j) last[j] = 0;
     }
   }
 }
@@ -1261,11 +1292,13 @@ void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, s
     pack_int_conv_weights_into(k.in(w_in).data, ws, size_t(g.M), d.cg, d.taps, wa);
   }
   const auto* x = k.in(x_in).as<const uint8_t>();
+  const bool pointwise = int_conv_is_pointwise(g);
   for (int64_t u = k.begin; u < k.end; ++u) {
     const int64_t n = u / (g.group * p.blocks), gi = (u / p.blocks) % g.group;
     int64_t p0, np;
     int_conv_block(p, u % p.blocks, &p0, &np);
-    int_conv_image_block(g, d, x, xs, int8_t(ZB), n, gi, p0, np, scratch, panels, col_sums);
+    if (pointwise) int_conv_pointwise_block(g, d, x, xs, n, gi, p0, np, scratch, panels, col_sums);
+    else int_conv_image_block(g, d, x, xs, int8_t(ZB), n, gi, p0, np, scratch, panels, col_sums);
     const size_t np_panels = kernels::q8_panels(size_t(np));
     for (size_t r0 = 0; r0 < mg; r0 += kConvRowBlock) {
       const size_t nr = std::min(kConvRowBlock, mg - r0), m0 = size_t(gi) * mg + r0;

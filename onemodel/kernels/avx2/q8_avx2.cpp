@@ -101,7 +101,7 @@ void q8_requantize__avx2(const Q8Requant& q) {
 // magnitude) and vpmaddwd against ones. A tail runs the same step on copies.
 namespace {
 inline void interleave32(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2, const uint8_t* r3, __m256i f,
-                         uint32_t* out, int32_t* sums) {
+                         uint32_t* out_lo, uint32_t* out_hi, int32_t* sums) {
   const uint8_t* rows[4] = {r0, r1, r2, r3};
   __m256i x[4];
   for (int t = 0; t < 4; ++t) x[t] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[t])), f);
@@ -114,7 +114,7 @@ inline void interleave32(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2
                         _mm256_permute2x128_si256(w0, w1, 0x31), _mm256_permute2x128_si256(w2, w3, 0x31)};
   const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
   for (int q = 0; q < 4; ++q) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * q), v[q]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>((q < 2 ? out_lo : out_hi) + 8 * (q % 2)), v[q]);
     const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, v[q]), ones16);
     auto* sp = reinterpret_cast<__m256i*>(sums + 8 * q);
     _mm256_storeu_si256(sp, _mm256_add_epi32(_mm256_loadu_si256(sp), s));
@@ -122,18 +122,21 @@ inline void interleave32(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2
 }
 }  // namespace
 
-void q8_interleave4__avx2(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, int32_t* sums) {
+void q8_interleave4__avx2(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
+                          int32_t* sums) {
   const __m256i f = _mm256_set1_epi8(char(flip));
   size_t c = 0;
-  for (; c + 32 <= n; c += 32) interleave32(rows[0] + c, rows[1] + c, rows[2] + c, rows[3] + c, f, out + c, sums + c);
+  for (; c + 32 <= n; c += 32)
+    interleave32(rows[0] + c, rows[1] + c, rows[2] + c, rows[3] + c, f, out + c / 16 * panel_words,
+                 out + (c / 16 + 1) * panel_words, sums + c);
   if (c < n) {
     const size_t m = n - c;
     alignas(32) uint8_t in[4][32] = {};
     alignas(32) uint32_t words[32];
     alignas(32) int32_t s[32] = {};
     for (int t = 0; t < 4; ++t) __builtin_memcpy(in[t], rows[t] + c, m);
-    interleave32(in[0], in[1], in[2], in[3], f, words, s);
-    for (size_t j = 0; j < m; ++j) out[c + j] = words[j], sums[c + j] += s[j];
+    interleave32(in[0], in[1], in[2], in[3], f, words, words + 16, s);
+    for (size_t j = 0; j < m; ++j) out[(c + j) / 16 * panel_words + (c + j) % 16] = words[j], sums[c + j] += s[j];
   }
 }
 

@@ -79,10 +79,12 @@ inline void interleave16(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2
 }
 }  // namespace
 
-void q8_interleave4__neon(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, int32_t* sums) {
+void q8_interleave4__neon(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
+                          int32_t* sums) {
   const uint8x16_t f = vdupq_n_u8(flip);
   size_t c = 0;
-  for (; c + 16 <= n; c += 16) interleave16(rows[0] + c, rows[1] + c, rows[2] + c, rows[3] + c, f, out + c, sums + c);
+  for (; c + 16 <= n; c += 16)
+    interleave16(rows[0] + c, rows[1] + c, rows[2] + c, rows[3] + c, f, out + c / 16 * panel_words, sums + c);
   if (c < n) {
     const size_t m = n - c;
     alignas(16) uint8_t in[4][16] = {};
@@ -90,7 +92,7 @@ void q8_interleave4__neon(const uint8_t* const rows[4], uint8_t flip, size_t n, 
     alignas(16) int32_t s[16] = {};
     for (int t = 0; t < 4; ++t) __builtin_memcpy(in[t], rows[t] + c, m);
     interleave16(in[0], in[1], in[2], in[3], f, words, s);
-    for (size_t j = 0; j < m; ++j) out[c + j] = words[j], sums[c + j] += s[j];
+    for (size_t j = 0; j < m; ++j) out[c / 16 * panel_words + j] = words[j], sums[c + j] += s[j];
   }
 }
 
