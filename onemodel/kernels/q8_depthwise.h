@@ -69,37 +69,43 @@ __attribute__((always_inline)) inline uint32_t pair_product(uint32_t s, uint32_t
 // q8_pair_dot's loop over an ISA's vector Ops: V, L lanes, zero(), bcast(word), load(p),
 // load_n(p, count) and store_n(p, v, count) (the first count lanes; nothing read or written past
 // them), store(p, v), and dot(acc, x, w): acc plus each lane's two products (vpmaddwd and an add,
-// or the VNNI vpdpwssd that does both). Per row, 2L outputs per step with each tap's weight word
-// broadcast once for both vectors, then L, then the last fewer than L masked.
+// or the VNNI vpdpwssd that does both). Four output rows at a time, each tap's weight word
+// broadcast once for them: four independent sums hide the multiply-add's latency, which one
+// row of a small plane (one vector) would wait on. The last fewer than L columns run masked.
+template <class Ops, size_t R, bool Partial>
+__attribute__((always_inline)) inline void pair_dot_block(const uint32_t* const* src, const uint32_t* w, size_t taps,
+                                                          size_t off, size_t src_stride, size_t count, int32_t* acc,
+                                                          size_t n) {
+  using V = typename Ops::V;
+  V s[R];
+  _Pragma("GCC unroll 4") for (size_t r = 0; r < R; ++r) s[r] = Ops::zero();
+  for (size_t t = 0; t < taps; ++t) {
+    const V wv = Ops::bcast(w[t]);
+    const uint32_t* p = src[t] + off;
+    _Pragma("GCC unroll 4") for (size_t r = 0; r < R; ++r)
+      s[r] = Ops::dot(s[r], Partial ? Ops::load_n(p + r * src_stride, count) : Ops::load(p + r * src_stride), wv);
+  }
+  _Pragma("GCC unroll 4") for (size_t r = 0; r < R; ++r) {
+    if (Partial) Ops::store_n(acc + r * n, s[r], count);
+    else Ops::store(acc + r * n, s[r]);
+  }
+}
+
+template <class Ops, size_t R>
+__attribute__((always_inline)) inline void pair_dot_rows(const uint32_t* const* src, const uint32_t* w, size_t taps,
+                                                         size_t n, size_t i, size_t src_stride, int32_t* acc) {
+  constexpr size_t L = Ops::L;
+  size_t j = 0;
+  for (; j + L <= n; j += L) pair_dot_block<Ops, R, false>(src, w, taps, i * src_stride + j, src_stride, L, acc + i * n + j, n);
+  if (j < n) pair_dot_block<Ops, R, true>(src, w, taps, i * src_stride + j, src_stride, n - j, acc + i * n + j, n);
+}
+
 template <class Ops>
 __attribute__((always_inline)) inline void pair_dot(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n,
                                                     size_t rows, size_t src_stride, int32_t* acc) {
-  using V = typename Ops::V;
-  constexpr size_t L = Ops::L;
-  for (size_t i = 0; i < rows; ++i, acc += n) {
-    const size_t off = i * src_stride;
-    size_t j = 0;
-    for (; j + 2 * L <= n; j += 2 * L) {
-      V s0 = Ops::zero(), s1 = Ops::zero();
-      for (size_t t = 0; t < taps; ++t) {
-        const V wv = Ops::bcast(w[t]);
-        s0 = Ops::dot(s0, Ops::load(src[t] + off + j), wv);
-        s1 = Ops::dot(s1, Ops::load(src[t] + off + j + L), wv);
-      }
-      Ops::store(acc + j, s0);
-      Ops::store(acc + j + L, s1);
-    }
-    for (; j + L <= n; j += L) {
-      V s0 = Ops::zero();
-      for (size_t t = 0; t < taps; ++t) s0 = Ops::dot(s0, Ops::load(src[t] + off + j), Ops::bcast(w[t]));
-      Ops::store(acc + j, s0);
-    }
-    if (j < n) {
-      V s0 = Ops::zero();
-      for (size_t t = 0; t < taps; ++t) s0 = Ops::dot(s0, Ops::load_n(src[t] + off + j, n - j), Ops::bcast(w[t]));
-      Ops::store_n(acc + j, s0, n - j);
-    }
-  }
+  size_t i = 0;
+  for (; i + 4 <= rows; i += 4) pair_dot_rows<Ops, 4>(src, w, taps, n, i, src_stride, acc);
+  for (; i < rows; ++i) pair_dot_rows<Ops, 1>(src, w, taps, n, i, src_stride, acc);
 }
 
 }  // namespace q8
