@@ -97,7 +97,9 @@ TEST_CASE("ConvInteger and QLinearConv equal the element loop: groups, strides, 
       {1, 4, 9, 10, 4, 4, 4, 2, 2, 1},   {2, 3, 11, 13, 6, 3, 5, 2, 0, 1}, {1, 2, 5, 3, 2, 2, 3, 2, 0, 1},
       // Pointwise (1x1, stride 1, no padding) read in place: a last group of two channels and a
       // partial panel, groups, rows longer than a block.
-      {2, 6, 5, 7, 9, 1, 1, 1, 0, 1},    {1, 8, 6, 6, 4, 2, 1, 1, 0, 1},  {1, 5, 3, 300, 4, 1, 1, 1, 0, 1}};
+      {2, 6, 5, 7, 9, 1, 1, 1, 0, 1},    {1, 8, 6, 6, 4, 2, 1, 1, 0, 1},  {1, 5, 3, 300, 4, 1, 1, 1, 0, 1},
+      // Strided rows of 16 outputs or more (panels copied at the stride).
+      {1, 5, 9, 40, 6, 1, 3, 2, 1, 1},   {1, 3, 7, 60, 4, 1, 3, 3, 1, 1}};
   uint64_t h = 0xcbf29ce484222325ull;
   int ci = 0;
   for (const ConvCase& c : cases)

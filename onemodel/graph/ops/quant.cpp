@@ -1040,6 +1040,21 @@ void int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, cons
           for (size_t q = 0; q < c4; ++q, dst += kGroupBytes) std::memcpy(dst, src + q * plane, kGroupBytes);
         }
       for (size_t j = 0; j < kPanel; ++j) cs[j] = acc[j];
+    } else if (at[j0 + kPanel - 1] >= 0 && at[j0 + kPanel - 1] - at[j0] == int64_t(kPanel - 1) * g.sW) {
+      // One output row at stride sW: words sW apart in the strip, copies that vectorise.
+      const size_t c4 = d.c4, sw = size_t(g.sW);
+      int32_t acc[kPanel] = {};
+      auto* dst = reinterpret_cast<uint32_t*>(panel);
+      for (int64_t kh = 0; kh < g.kH; ++kh)
+        for (int64_t kw = 0; kw < g.kW; ++kw) {
+          const int64_t tap = kh * g.dH * cols + kw * g.dW + at[j0];
+          const int32_t* s = sums + tap;
+          for (size_t j = 0; j < kPanel; ++j) acc[j] += s[j * sw];
+          const uint32_t* src = strip + tap;
+          for (size_t q = 0; q < c4; ++q, dst += kPanel)
+            for (size_t j = 0; j < kPanel; ++j) dst[j] = src[q * plane + j * sw];
+        }
+      for (size_t j = 0; j < kPanel; ++j) cs[j] = acc[j];
     } else {
       for (size_t t = 0; t < d.taps; ++t) {
         const int64_t tap = int64_t(t) / g.kW * g.dH * cols + int64_t(t) % g.kW * g.dW;
