@@ -1,7 +1,8 @@
 // The quantized forms against ONNX Runtime on the same files, and against their float twins
 // (docs/performance.md, "int8"): a ResNet-style convolution stack (3x64x64, the stem and the
-// 3x3 convolutions of bench_session's ResNet-style CNN, each followed by Relu) and the MLP of
-// bench_session (256-512-512-10), each written three ways with the same weights:
+// 3x3 convolutions of bench_session's ResNet-style CNN, each followed by Relu), a MobileNet-style
+// depthwise-separable stack (dws: f32, qlinear and qdq forms) and the MLP of bench_session
+// (256-512-512-10), each written three ways with the same weights:
 //   f32       Conv / MatMul + bias + Relu in float;
 //   qlinear   QuantizeLinear, then QLinearConv / QLinearMatMul per layer (s8 weights per output
 //             channel for the convolutions, u8 activations whose zero point 0 is the Relu),

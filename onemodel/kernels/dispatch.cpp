@@ -215,6 +215,10 @@ void q8_dot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t p
 
 void q8_requantize(const Q8Requant& q) { table().q8_requantize(q); }
 
+void q8_quantize(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out, bool out_signed) {
+  table().q8_quantize(x, n, scale, zp, lo, hi, out, out_signed);
+}
+
 void q8_interleave4(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
                     int32_t* sums) {
   table().q8_interleave4(rows, flip, n, out, panel_words, sums);

@@ -77,6 +77,11 @@ void q8_dot__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, 
 
 void q8_requantize__scalar(const Q8Requant& q) { q8::requantize(q); }
 
+void q8_quantize__scalar(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out,
+                         bool out_signed) {
+  q8::quantize(x, n, scale, zp, lo, hi, out, out_signed);
+}
+
 void q8_interleave4__scalar(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
                             int32_t* sums) {
   for (size_t c = 0; c < n; ++c) {

@@ -104,4 +104,8 @@ struct Q8Requant {
 };
 void q8_requantize(const Q8Requant& q);
 
+// QuantizeLinear per tensor: out[i] = q8_saturate_round(x[i] / scale, zp, lo, hi) as u8 or
+// (out_signed) i8, for i < n, on the active ISA's vectors (the same division and steps on each).
+void q8_quantize(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out, bool out_signed);
+
 }  // namespace om::kernels

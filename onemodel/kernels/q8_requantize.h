@@ -1,6 +1,6 @@
 // The loop of q8_gemm.h's q8_requantize: the scalar table's and NEON's entry, and the tail of
-// AVX2's (AVX-512 and AVX2 write theirs out with intrinsics), compiled by each file with its own
-// flags: always_inline, so no file calls another ISA's copy.
+// AVX2's (AVX-512 and AVX2 write theirs out with intrinsics), and q8_quantize's loop, compiled by
+// each file with its own flags: always_inline, so no file calls another ISA's copy.
 #pragma once
 #include "onemodel/kernels/q8_gemm.h"
 
@@ -31,6 +31,20 @@ __attribute__((always_inline)) inline void requantize_as(const Q8Requant& q) {
 __attribute__((always_inline)) inline void requantize(const Q8Requant& q) {
   if (q.out_signed) requantize_as<int8_t>(q);
   else requantize_as<uint8_t>(q);
+}
+
+// q8_quantize's loop (QuantizeLinear per tensor): x / scale, then q8_saturate_round. Selects, no
+// branches, so each ISA's flags vectorise it; the same IEEE division and steps on every ISA.
+template <typename T>
+__attribute__((always_inline)) inline void quantize_as(const float* x, size_t n, float scale, int32_t zp, int32_t lo,
+                                                       int32_t hi, T* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = T(q8_saturate_round(x[i] / scale, zp, lo, hi));
+}
+
+__attribute__((always_inline)) inline void quantize(const float* x, size_t n, float scale, int32_t zp, int32_t lo,
+                                                    int32_t hi, void* out, bool out_signed) {
+  if (out_signed) quantize_as(x, n, scale, zp, lo, hi, static_cast<int8_t*>(out));
+  else quantize_as(x, n, scale, zp, lo, hi, static_cast<uint8_t*>(out));
 }
 
 }  // namespace om::kernels::q8

@@ -173,6 +173,39 @@ TEST_CASE("integer requantization: every ISA rounds half to even and saturates a
   }
 }
 
+TEST_CASE("QuantizeLinear per tensor (q8_quantize): every ISA divides, rounds half to even and saturates as the definition, NaN to the zero point") {
+  const float scales[] = {1.0f, 0.5f, 1.0f / 3.0f, 1e-3f, 7.5f, 3e-39f};  // the last one subnormal
+  const int32_t zps[][3] = {{0, 0, 255}, {128, 0, 255}, {255, 0, 255}, {0, -128, 127}, {-128, -128, 127}, {127, -128, 127}};
+  const size_t n = 77;  // past every vector width, with a tail
+  std::mt19937 rng(43);
+  std::vector<float> x(n);
+  for (size_t i = 0; i < n; ++i) x[i] = float(int(rng() % 1201) - 600) * 0.25f;  // quarters: ties after / 0.5 and / 1
+  x[0] = std::numeric_limits<float>::quiet_NaN(), x[1] = std::numeric_limits<float>::infinity();
+  x[2] = -std::numeric_limits<float>::infinity(), x[3] = -0.0f, x[4] = 1e30f, x[5] = -1e30f, x[6] = 2.5f, x[7] = -2.5f;
+  for (float scale : scales)
+    for (const auto& z : zps) {
+      std::vector<int32_t> want(n);
+      for (size_t i = 0; i < n; ++i) {
+        const float v = x[i] / scale;
+        if (v != v) want[i] = std::min(std::max(z[0], z[1]), z[2]);
+        else {
+          const float r = std::nearbyint(v);
+          want[i] = r <= float(z[1] - z[0]) ? z[1] : r >= float(z[2] - z[0]) ? z[2] : int32_t(r) + z[0];
+        }
+      }
+      for (Isa isa : available_isas()) {
+        IsaScope scope(isa);
+        std::vector<uint8_t> out(n + 1, 0xaa);
+        q8_quantize(x.data(), n, scale, z[0], z[1], z[2], out.data(), z[1] < 0);
+        std::vector<int32_t> got(n);
+        for (size_t i = 0; i < n; ++i) got[i] = z[1] < 0 ? int32_t(int8_t(out[i])) : int32_t(out[i]);
+        INFO("isa " << isa_name(isa) << " scale " << scale << " zero point " << z[0]);
+        CHECK(got == want);
+        CHECK(out[n] == 0xaa);  // nothing past n
+      }
+    }
+}
+
 TEST_CASE("integer convolution strip: every ISA interleaves four rows into words and sums them as int8, tails included") {
   std::mt19937 rng(17);
   for (size_t n : {1, 15, 16, 17, 31, 32, 33, 64, 100}) {
@@ -255,33 +288,34 @@ TEST_CASE("integer depthwise steps: every ISA lays out pair words and sums word 
             }
           }
         }
-  // Pair dots: tap counts of 1x1 to 7x7 kernels in pairs, rows apart in the words, the
-  // extremes (255 x 255 in both halves), and enough taps of the largest products to wrap the
-  // i32 sum.
-  for (size_t taps : {1, 2, 6, 15, 28, 40000})
+  // Pair dots: tap counts of 1x1 to 7x7 kernels in pairs, rows apart in the words, and enough
+  // taps of the largest products (255 x -255 in both halves, every tap reading the same words:
+  // little memory, the microcontroller runs this too) to wrap the i32 sum.
+  constexpr size_t kWrapTaps = 17000;  // 17000 x 2 x 255 x 255 > 2^31
+  for (size_t taps : {size_t(1), size_t(2), size_t(6), size_t(15), size_t(28), kWrapTaps})
     for (size_t n : {1, 7, 8, 15, 16, 17, 40}) {
-      if (taps == 40000 && n > 17) continue;
-      const size_t rows = taps == 40000 ? 2 : 5, stride = n + 9;  // 5: a block of four rows and one more
-      std::vector<std::vector<uint32_t>> words(taps, std::vector<uint32_t>(rows * stride));
+      const bool wrap = taps == kWrapTaps;
+      if (wrap && n > 17) continue;
+      const size_t rows = 5, stride = n + 9;  // 5: a block of four rows and one more
+      std::vector<std::vector<uint32_t>> words(wrap ? 1 : taps, std::vector<uint32_t>(rows * stride));
       std::vector<uint32_t> w(taps);
-      for (size_t t = 0; t < taps; ++t) {
-        auto v = [&] { return int32_t(rng() % 511) - 255; };
-        w[t] = taps == 40000 ? q8_pair(-255, -255) : q8_pair(v(), v());
-        for (auto& x : words[t]) x = taps == 40000 ? q8_pair(255, 255) : q8_pair(v(), v());
-      }
+      auto v = [&] { return int32_t(rng() % 511) - 255; };
+      for (size_t t = 0; t < taps; ++t) w[t] = wrap ? q8_pair(-255, -255) : q8_pair(v(), v());
+      for (auto& row : words)
+        for (auto& x : row) x = wrap ? q8_pair(255, 255) : q8_pair(v(), v());
       std::vector<const uint32_t*> src(taps);
-      for (size_t t = 0; t < taps; ++t) src[t] = words[t].data();
+      for (size_t t = 0; t < taps; ++t) src[t] = words[wrap ? 0 : t].data();
       std::vector<int32_t> want(rows * n + 1, 777);
       for (size_t i = 0; i < rows; ++i)
         for (size_t j = 0; j < n; ++j) {
-          int64_t s = 0;
+          int64_t sum = 0;
           for (size_t t = 0; t < taps; ++t) {
-            const uint32_t x = words[t][i * stride + j];
-            s += int64_t(int16_t(x & 0xFFFF)) * int16_t(w[t] & 0xFFFF) + int64_t(int16_t(x >> 16)) * int16_t(w[t] >> 16);
+            const uint32_t x = src[t][i * stride + j];
+            sum += int64_t(int16_t(x & 0xFFFF)) * int16_t(w[t] & 0xFFFF) + int64_t(int16_t(x >> 16)) * int16_t(w[t] >> 16);
           }
-          want[i * n + j] = int32_t(uint32_t(uint64_t(s)));  // modulo 2^32
+          want[i * n + j] = int32_t(uint32_t(uint64_t(sum)));  // modulo 2^32
         }
-      if (taps == 40000) CHECK(int64_t(want[0]) != -int64_t(taps) * 2 * 255 * 255);  // the sum wrapped
+      if (wrap) CHECK(int64_t(want[0]) != -int64_t(taps) * 2 * 255 * 255);  // the sum wrapped
       for (Isa isa : available_isas()) {
         IsaScope scope(isa);
         std::vector<int32_t> got(rows * n + 1, 777);

@@ -191,12 +191,7 @@ void for_each_channel(const KernelContext& k, F f) {
   }
 }
 
-// x / scale over elements [begin, end) of f32 x, per-tensor: a plain loop that vectorises.
-template <typename T>
-void quantize_run(const float* x, T* y, int64_t begin, int64_t end, float scale, int32_t zp, QRange r) {
-  for (int64_t i = begin; i < end; ++i) y[i] = T(saturate_round(x[i] / scale, zp, r));
-}
-
+// Per tensor from f32: the ISA's loop (kernels::q8_quantize, the same steps as saturate_round).
 Status quantize_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const TensorArg& Y = k.out(0);
@@ -204,8 +199,9 @@ Status quantize_kernel(const KernelContext& k) {
   if (k.params<AxisParams>().channels == 1 && X.dtype == DType::f32) {
     const float scale = scale_at(k.in(1), 0);
     const int32_t zp = zp_at(k, 2, 0);
-    if (Y.dtype == DType::i8) quantize_run(X.as<const float>(), Y.as<int8_t>(), k.begin, k.end, scale, zp, r);
-    else quantize_run(X.as<const float>(), Y.as<uint8_t>(), k.begin, k.end, scale, zp, r);
+    const bool s8 = Y.dtype == DType::i8;
+    kernels::q8_quantize(X.as<const float>() + k.begin, size_t(k.end - k.begin), scale, zp, r.lo, r.hi,
+                         static_cast<unsigned char*>(Y.data) + k.begin, s8);
     return Status::ok();
   }
   for_each_channel(k, [&](int64_t i, int64_t c) {
@@ -291,7 +287,7 @@ Status dynamic_quantize_kernel(const KernelContext& k) {
     zp = int32_t(std::nearbyint(z));  // z is in [0, 255]: lo and scale are finite, or scale is inf and z is 0
   }
   uint8_t* y = k.out(0).as<uint8_t>();
-  if (scale > 0.0f) quantize_run(x, y, 0, X.numel, scale, zp, r);
+  if (scale > 0.0f) kernels::q8_quantize(x, size_t(X.numel), scale, zp, r.lo, r.hi, y, false);
   else std::memset(y, zp, size_t(X.numel));
   if (k.num_outputs > 1 && k.out(1).present) *k.out(1).as<float>() = scale;
   if (k.num_outputs > 2 && k.out(2).present) *k.out(2).as<uint8_t>() = uint8_t(zp);

@@ -90,6 +90,12 @@ void requantize8(const Q8Requant& q) {
 }
 }  // namespace
 
+// QuantizeLinear per tensor (q8_requantize.h's loop on 8 lanes).
+void q8_quantize__avx2(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out,
+                       bool out_signed) {
+  q8::quantize(x, n, scale, zp, lo, hi, out, out_signed);
+}
+
 void q8_requantize__avx2(const Q8Requant& q) {
   if (q.out_signed) requantize8<true>(q);
   else requantize8<false>(q);

@@ -17,6 +17,7 @@
 #include "onemodel/kernels/depthwise_plane.h"
 #include "onemodel/kernels/pool_window.h"
 #include "onemodel/kernels/q8_gemm.h"
+#include "onemodel/kernels/q8_requantize.h"
 #include "onemodel/kernels/small_gemm.h"
 
 namespace om::kernels::avx512 {
@@ -234,6 +235,12 @@ void requantize16(const Q8Requant& q) {
 }
 }  // namespace
 
+// QuantizeLinear per tensor: q8_requantize.h's loop, which GCC vectorises on 16 lanes here.
+void q8_quantize__avx512(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out,
+                         bool out_signed) {
+  q8::quantize(x, n, scale, zp, lo, hi, out, out_signed);
+}
+
 void q8_requantize__avx512(const Q8Requant& q) {
   const bool may_nan = q.mults || !std::isfinite(q.mult);
   if (q.za == 0) may_nan ? requantize16<false, true>(q) : requantize16<false, false>(q);
@@ -253,6 +260,8 @@ void q8_pair_dot__avx2(const uint32_t* const* src, const uint32_t* w, size_t tap
 namespace om::kernels::avx512 {
 OM_CONV_ENTRY_DECLS(avx512);
 void q8_requantize__avx512(const Q8Requant& q);
+void q8_quantize__avx512(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out,
+                         bool out_signed);
 void f32_unary__avx512(UnaryOp op, const float* x, float* y, size_t n);
 bool amx_usable();
 void q8_dot__amx(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
@@ -282,6 +291,7 @@ const KernelTable& avx512_table() {
     k.gemm = GemmTile{avx512::kMR, avx512::kNR, avx512::f32_gemm_12x32__avx512, avx512::f32_gemm_small__avx512,
                       avx512::f32_gemm_rows_12x32__avx512, avx2::pack_a_12__avx2};
     k.q8_requantize = avx512::q8_requantize__avx512;
+    k.q8_quantize = avx512::q8_quantize__avx512;
     if (cpu_has_avx512_vnni()) k.q8_dot = avx512::q8_dot__avx512vnni;  // else the AVX2 one: the same integers
     if (cpu_has_amx_int8() && avx512::amx_usable()) k.q8_dot = avx512::q8_dot__amx;
     return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it

@@ -56,6 +56,12 @@ void q8_dot__neon(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, si
 // The quantized epilogue (q8_requantize.h) at this ISA's vector width.
 void q8_requantize__neon(const Q8Requant& q) { q8::requantize(q); }
 
+// QuantizeLinear per tensor (q8_requantize.h's loop on 4 lanes).
+void q8_quantize__neon(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out,
+                       bool out_signed) {
+  q8::quantize(x, n, scale, zp, lo, hi, out, out_signed);
+}
+
 // 16 columns per step: vst4q_u8 stores four vectors interleaved byte by byte, which is the words;
 // each column's four bytes are summed as int8 in 16 bits, then widened. A tail runs the same step
 // on copies.

@@ -223,6 +223,7 @@ constexpr KernelTable kScalarTable = {
 #endif
     q8_requantize__scalar,
     q8_interleave4__scalar,
+    q8_quantize__scalar,
 };
 
 constexpr ConvKernelTable kScalarConvTable = {
