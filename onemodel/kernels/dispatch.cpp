@@ -219,6 +219,8 @@ void q8_quantize(const float* x, size_t n, float scale, int32_t zp, int32_t lo, 
   table().q8_quantize(x, n, scale, zp, lo, hi, out, out_signed);
 }
 
+void q8_range(const float* x, size_t n, float* lo, float* hi) { table().q8_range(x, n, lo, hi); }
+
 void q8_interleave4(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
                     int32_t* sums) {
   table().q8_interleave4(rows, flip, n, out, panel_words, sums);

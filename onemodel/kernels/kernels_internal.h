@@ -228,6 +228,8 @@ using Q8QuantizeKernel = void (*)(const float* x, size_t n, float scale, int32_t
                                   bool out_signed);
 void q8_quantize__scalar(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out,
                          bool out_signed);
+using Q8RangeKernel = void (*)(const float* x, size_t n, float* lo, float* hi);
+void q8_range__scalar(const float* x, size_t n, float* lo, float* hi);
 using Q8InterleaveKernel = void (*)(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out,
                                    size_t panel_words, int32_t* sums);
 void q8_interleave4__scalar(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
@@ -271,6 +273,7 @@ struct KernelTable {
   Required<Q8RequantKernel> q8_requantize;
   Required<Q8InterleaveKernel> q8_interleave4;
   Required<Q8QuantizeKernel> q8_quantize;
+  Required<Q8RangeKernel> q8_range;
 };
 
 // The convolution and pooling kernels, in a table of their own beside each ISA's KernelTable (the
@@ -297,9 +300,9 @@ inline bool table_complete(const KernelTable& t) {
   return t.binary.fn && t.unary.fn && t.sum_exact.fn && t.sum_fast.fn && t.reduce_sum_inner.fn && t.max.fn &&
          t.softmax_rows.fn && t.softmax_rows_fast.fn && t.gemm.mr && t.gemm.nr && t.gemm.kernel.fn && t.gemm.small.fn &&
          t.f16_to_f32.fn && t.f32_to_f16.fn && t.q8_dot.fn && t.q8_requantize.fn &&
-         t.q8_interleave4.fn && t.q8_quantize.fn;
+         t.q8_interleave4.fn && t.q8_quantize.fn && t.q8_range.fn;
 }
-static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 4,
+static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 5,
               "KernelTable gained a slot: add it to table_complete");
 inline bool table_complete(const ConvKernelTable& t) {
   return t.depthwise_plane.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn && t.pool_window.fn &&

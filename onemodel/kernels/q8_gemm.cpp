@@ -82,6 +82,8 @@ void q8_quantize__scalar(const float* x, size_t n, float scale, int32_t zp, int3
   q8::quantize(x, n, scale, zp, lo, hi, out, out_signed);
 }
 
+void q8_range__scalar(const float* x, size_t n, float* lo, float* hi) { q8::range(x, n, lo, hi); }
+
 void q8_interleave4__scalar(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
                             int32_t* sums) {
   for (size_t c = 0; c < n; ++c) {

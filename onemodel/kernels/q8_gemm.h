@@ -108,4 +108,7 @@ void q8_requantize(const Q8Requant& q);
 // (out_signed) i8, for i < n, on the active ISA's vectors (the same division and steps on each).
 void q8_quantize(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out, bool out_signed);
 
+// DynamicQuantizeLinear's range: *lo = min(0, the finite elements), *hi = max(0, them), -0 as +0.
+void q8_range(const float* x, size_t n, float* lo, float* hi);
+
 }  // namespace om::kernels

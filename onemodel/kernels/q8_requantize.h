@@ -41,6 +41,33 @@ __attribute__((always_inline)) inline void quantize_as(const float* x, size_t n,
   for (size_t i = 0; i < n; ++i) out[i] = T(q8_saturate_round(x[i] / scale, zp, lo, hi));
 }
 
+// q8_range's loop: compared as integers (a float's bits with the magnitude bits flipped for
+// negatives order like the float), an integer minimum and maximum that vectorises; non-finite
+// elements count as 0 and -0 as +0, and both start at +0, so the range is that of the finite
+// elements and 0.
+__attribute__((always_inline)) inline void range(const float* x, size_t n, float* lo, float* hi) {
+  const auto key = [](float v) {
+    int32_t b;
+    __builtin_memcpy(&b, &v, sizeof b);
+    return b ^ ((b >> 31) & 0x7fffffff);
+  };
+  int32_t klo = 0, khi = 0;  // key(+0) = 0
+  for (size_t i = 0; i < n; ++i) {
+    const float v = __builtin_fabsf(x[i]) <= 3.40282347e38f ? x[i] + 0.0f : 0.0f;
+    const int32_t kv = key(v);
+    klo = kv < klo ? kv : klo;
+    khi = kv > khi ? kv : khi;
+  }
+  const auto value = [](int32_t kv) {
+    const int32_t b = kv ^ ((kv >> 31) & 0x7fffffff);  // the same flip undoes itself
+    float v;
+    __builtin_memcpy(&v, &b, sizeof v);
+    return v;
+  };
+  *lo = value(klo);
+  *hi = value(khi);
+}
+
 __attribute__((always_inline)) inline void quantize(const float* x, size_t n, float scale, int32_t zp, int32_t lo,
                                                     int32_t hi, void* out, bool out_signed) {
   if (out_signed) quantize_as(x, n, scale, zp, lo, hi, static_cast<int8_t*>(out));

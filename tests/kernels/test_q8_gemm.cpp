@@ -206,6 +206,33 @@ TEST_CASE("QuantizeLinear per tensor (q8_quantize): every ISA divides, rounds ha
     }
 }
 
+TEST_CASE("DynamicQuantizeLinear's range (q8_range): every ISA gives min and max of 0 and the finite elements, -0 as +0") {
+  std::mt19937 rng(47);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (size_t n : {0, 1, 5, 16, 17, 77, 1000})
+    for (int form = 0; form < 4; ++form) {  // mixed signs, all positive, all negative, non-finite among them
+      std::vector<float> x(n);
+      for (auto& v : x) {
+        v = float(int(rng() % 20001) - 10000) * 1e-2f;
+        if (form == 1) v = std::fabs(v) + 1.0f;
+        if (form == 2) v = -std::fabs(v) - 1.0f;
+      }
+      if (form == 3 && n > 3) x[0] = nan, x[1] = inf, x[2] = -inf, x[n - 1] = -0.0f;
+      float want_lo = 0.0f, want_hi = 0.0f;
+      for (float v : x)
+        if (std::isfinite(v)) want_lo = std::min(want_lo, v), want_hi = std::max(want_hi, v);
+      for (Isa isa : available_isas()) {
+        IsaScope scope(isa);
+        float lo = 1.0f, hi = -1.0f;
+        q8_range(x.data(), n, &lo, &hi);
+        INFO("isa " << isa_name(isa) << " n " << n << " form " << form);
+        CHECK(lo == want_lo);
+        CHECK(hi == want_hi);
+        CHECK(!(lo == 0.0f && std::signbit(lo)));  // never -0
+      }
+    }
+}
+
 TEST_CASE("integer convolution strip: every ISA interleaves four rows into words and sums them as int8, tails included") {
   std::mt19937 rng(17);
   for (size_t n : {1, 15, 16, 17, 31, 32, 33, 64, 100}) {

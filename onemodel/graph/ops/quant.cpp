@@ -254,29 +254,10 @@ Status infer_dynamic_quantize(InferContext& ctx) {
 Status dynamic_quantize_kernel(const KernelContext& k) {
   const TensorArg& X = k.in(0);
   const float* x = X.as<const float>();
-  // The range always holds 0, so 0 quantizes exactly. Compared as integers (a float's bits
-  // with the magnitude bits flipped for negatives order like the float), an integer minimum
-  // and maximum the compiler vectorises; non-finite elements count as 0 and -0 as +0, so the
-  // range is that of the finite elements and 0, as the element loop found it.
-  const auto key = [](float v) {
-    int32_t b;
-    std::memcpy(&b, &v, sizeof b);
-    return b ^ ((b >> 31) & 0x7fffffff);
-  };
-  int32_t klo = 0, khi = 0;  // key(+0) = 0
-  for (int64_t i = 0; i < X.numel; ++i) {
-    const float v = std::fabs(x[i]) <= std::numeric_limits<float>::max() ? x[i] + 0.0f : 0.0f;
-    const int32_t kv = key(v);
-    klo = kv < klo ? kv : klo;
-    khi = kv > khi ? kv : khi;
-  }
-  const auto value = [](int32_t kv) {
-    const int32_t b = kv ^ ((kv >> 31) & 0x7fffffff);  // the same flip undoes itself
-    float v;
-    std::memcpy(&v, &b, sizeof v);
-    return v;
-  };
-  const float lo = value(klo), hi = value(khi);
+  // The range always holds 0, so 0 quantizes exactly; non-finite elements count as 0 (the ISA's
+  // loop, kernels::q8_range).
+  float lo = 0.0f, hi = 0.0f;
+  kernels::q8_range(x, size_t(X.numel), &lo, &hi);
   const QRange r{0, 255};
   const float scale = (hi - lo) / 255.0f;  // inf only for a finite range wider than FLT_MAX
   // zero point = round(saturate(0 - lo / scale)); an all-zero input has scale 0 and zero point 0.

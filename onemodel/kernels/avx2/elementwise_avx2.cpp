@@ -216,6 +216,7 @@ OM_CONV_ENTRY_DECLS(avx2);
 void q8_requantize__avx2(const Q8Requant& q);
 void q8_quantize__avx2(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out,
                        bool out_signed);
+void q8_range__avx2(const float* x, size_t n, float* lo, float* hi);
 void q8_interleave4__avx2(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
                           int32_t* sums);
 void q8_dot__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
@@ -247,6 +248,7 @@ constexpr KernelTable kAvx2Table = {
     avx2::q8_requantize__avx2,
     avx2::q8_interleave4__avx2,
     avx2::q8_quantize__avx2,
+    avx2::q8_range__avx2,
 };
 
 constexpr ConvKernelTable kAvx2ConvTable = {

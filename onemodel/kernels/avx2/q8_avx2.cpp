@@ -96,6 +96,8 @@ void q8_quantize__avx2(const float* x, size_t n, float scale, int32_t zp, int32_
   q8::quantize(x, n, scale, zp, lo, hi, out, out_signed);
 }
 
+void q8_range__avx2(const float* x, size_t n, float* lo, float* hi) { q8::range(x, n, lo, hi); }
+
 void q8_requantize__avx2(const Q8Requant& q) {
   if (q.out_signed) requantize8<true>(q);
   else requantize8<false>(q);

@@ -241,6 +241,8 @@ void q8_quantize__avx512(const float* x, size_t n, float scale, int32_t zp, int3
   q8::quantize(x, n, scale, zp, lo, hi, out, out_signed);
 }
 
+void q8_range__avx512(const float* x, size_t n, float* lo, float* hi) { q8::range(x, n, lo, hi); }
+
 void q8_requantize__avx512(const Q8Requant& q) {
   const bool may_nan = q.mults || !std::isfinite(q.mult);
   if (q.za == 0) may_nan ? requantize16<false, true>(q) : requantize16<false, false>(q);
@@ -262,6 +264,7 @@ OM_CONV_ENTRY_DECLS(avx512);
 void q8_requantize__avx512(const Q8Requant& q);
 void q8_quantize__avx512(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out,
                          bool out_signed);
+void q8_range__avx512(const float* x, size_t n, float* lo, float* hi);
 void f32_unary__avx512(UnaryOp op, const float* x, float* y, size_t n);
 bool amx_usable();
 void q8_dot__amx(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
@@ -292,6 +295,7 @@ const KernelTable& avx512_table() {
                       avx512::f32_gemm_rows_12x32__avx512, avx2::pack_a_12__avx2};
     k.q8_requantize = avx512::q8_requantize__avx512;
     k.q8_quantize = avx512::q8_quantize__avx512;
+    k.q8_range = avx512::q8_range__avx512;
     if (cpu_has_avx512_vnni()) k.q8_dot = avx512::q8_dot__avx512vnni;  // else the AVX2 one: the same integers
     if (cpu_has_amx_int8() && avx512::amx_usable()) k.q8_dot = avx512::q8_dot__amx;
     return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it

@@ -168,6 +168,7 @@ OM_CONV_ENTRY_DECLS(neon);
 void q8_requantize__neon(const Q8Requant& q);
 void q8_quantize__neon(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out,
                        bool out_signed);
+void q8_range__neon(const float* x, size_t n, float* lo, float* hi);
 void q8_interleave4__neon(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
                           int32_t* sums);
 void q8_dot__neondot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
@@ -196,6 +197,7 @@ constexpr KernelTable kNeonTable = {
     neon::q8_requantize__neon,
     neon::q8_interleave4__neon,
     neon::q8_quantize__neon,
+    neon::q8_range__neon,
 };
 
 constexpr ConvKernelTable kNeonConvTable = {

@@ -56,6 +56,8 @@ void q8_dot__neon(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, si
 // The quantized epilogue (q8_requantize.h) at this ISA's vector width.
 void q8_requantize__neon(const Q8Requant& q) { q8::requantize(q); }
 
+void q8_range__neon(const float* x, size_t n, float* lo, float* hi) { q8::range(x, n, lo, hi); }
+
 // QuantizeLinear per tensor (q8_requantize.h's loop on 4 lanes).
 void q8_quantize__neon(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out,
                        bool out_signed) {

@@ -224,6 +224,7 @@ constexpr KernelTable kScalarTable = {
     q8_requantize__scalar,
     q8_interleave4__scalar,
     q8_quantize__scalar,
+    q8_range__scalar,
 };
 
 constexpr ConvKernelTable kScalarConvTable = {
