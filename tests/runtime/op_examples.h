@@ -372,6 +372,23 @@ inline const std::map<std::string, std::function<Example()>>& examples() {
                          TensorData::from_vector<int32_t>("bias", {2}, {-40, 300})},
                         {"a", "sa", "za", "b", "sb", "zb", "sy", "zy", "bias"}, {}};
        }},
+      {"MatMulIntegerScaled", [] {
+         return Example{{Feed::of("a", {2, 3}, std::vector<uint8_t>{1, 2, 3, 250, 251, 252})},
+                        {TensorData::from_vector<int8_t>("b", {3, 2}, {-1, 2, -3, 4, -128, 127}),
+                         TensorData::from_vector<uint8_t>("za", {}, {128}), TensorData::from_vector<int8_t>("zb", {}, {0}),
+                         TensorData::from_vector<float>("s", {}, {0.01f}), TensorData::from_vector<float>("bias", {2}, {-0.5f, 2.0f})},
+                        {"a", "b", "za", "zb", "s", "bias"}, {Attribute::of_int("relu", 1)}};
+       }},
+      {"ConvIntegerScaled", [] {
+         std::vector<uint8_t> x(50), w(54);
+         for (size_t i = 0; i < x.size(); ++i) x[i] = uint8_t(i * 37);
+         for (size_t i = 0; i < w.size(); ++i) w[i] = uint8_t(i * 11);
+         return Example{{Feed::of("x", {1, 2, 5, 5}, x)},
+                        {TensorData::from_vector("w", {3, 2, 3, 3}, w), TensorData::from_vector<uint8_t>("zx", {}, {9}),
+                         TensorData::from_vector<uint8_t>("zw", {3}, {1, 2, 3}), TensorData::from_vector<float>("s", {}, {1e-3f}),
+                         TensorData::from_vector<float>("bias", {3}, {0.25f, -0.5f, 1.0f})},
+                        {"x", "w", "zx", "zw", "s", "bias"}, {Attribute::of_ints("pads", {1, 1, 1, 1}), Attribute::of_int("relu", 1)}};
+       }},
       {"ConvInteger", [] {
          std::vector<uint8_t> x(50), w(54);
          for (size_t i = 0; i < x.size(); ++i) x[i] = uint8_t(i * 37);

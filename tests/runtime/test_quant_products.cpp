@@ -441,3 +441,68 @@ TEST_CASE("fuse_qdq_matmul: QDQ Gemm (B as is or transposed, C absent, [N], [1, 
     check_within_one_step(fast, exact, feeds, ys);
   }
 }
+
+TEST_CASE("fuse_integer_epilogue: DynamicQuantizeLinear -> ConvInteger / MatMulInteger -> Cast -> Mul(scale) [-> bias Add] [-> Relu] becomes one node with the same bits, in both modes") {
+  std::mt19937 rng(10);
+  for (int form = 0; form < 12; ++form) {
+    const bool conv = form % 2, relu = (form / 2) % 2;
+    const int bias_form = form / 4;  // none, or one of the two layouts below
+    CAPTURE(form);
+    const int64_t M = 6, C = 4, K = 20, N = 7;
+    g::Graph gr;
+    gr.inputs.push_back(value("x", DType::f32, conv ? std::vector<int64_t>{2, C, 9, 8} : std::vector<int64_t>{5, K}));
+    const std::vector<int64_t> wdims = conv ? std::vector<int64_t>{M, C, 3, 3} : std::vector<int64_t>{K, N};
+    Bytes w = random_bytes(size_t(conv ? M * C * 9 : K * N), false, rng);
+    const int64_t count = conv ? M : N;
+    std::vector<float> b(static_cast<size_t>(count));
+    for (auto& v : b) v = float(int(rng() % 200) - 100) * 1e-2f;
+    // The two layouts each: [1, M, 1, 1] and [M, 1, 1] per output channel, [N] and [1, N] per column.
+    const std::vector<int64_t> bdims = conv ? (bias_form == 1 ? std::vector<int64_t>{1, M, 1, 1} : std::vector<int64_t>{M, 1, 1})
+                                            : (bias_form == 1 ? std::vector<int64_t>{N} : std::vector<int64_t>{1, N});
+    gr.initializers = {bytes_tensor("w", wdims, w), TensorData::from_vector<uint8_t>("wz", {}, {128}),
+                       TensorData::from_vector<float>("ws", {}, {0.0125f}), TensorData::from_vector("b", bdims, b)};
+    std::vector<Attribute> attrs;
+    if (conv) attrs = {Attribute::of_ints("pads", {1, 1, 1, 1})};
+    gr.nodes = {node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"}),
+                node(conv ? "ConvInteger" : "MatMulInteger", {"xq", "w", "xz", "wz"}, {"acc"}, attrs),
+                node("Mul", {"xs", "ws"}, {"s"}),  // after the product: the fused node takes the last one's place
+                node("Cast", {"acc"}, {"f"}, {Attribute::of_int("to", 1)}), node("Mul", {"f", "s"}, {"y0"})};
+    std::string pre = "y0";
+    if (bias_form) {
+      gr.nodes.push_back(node("Add", {"b", pre}, {"y1"}));
+      pre = "y1";
+    }
+    if (relu) {
+      gr.nodes.push_back(node("Relu", {pre}, {"y2"}));
+      pre = "y2";
+    }
+    gr.outputs.push_back(value(pre, DType::f32, {}));
+    const std::vector<Feed> feeds{Feed::of("x", conv ? std::vector<int64_t>{2, C, 9, 8} : std::vector<int64_t>{5, K},
+                                           random_floats(size_t(conv ? 2 * C * 72 : 5 * K), 11))};
+    for (om::ArithmeticMode mode : {om::ArithmeticMode::Fast, om::ArithmeticMode::Exact}) {
+      om::SessionOptions plain{mode, true};
+      plain.optimize = false;
+      const auto want = run_graph(gr, feeds, plain)[0];
+      om::Session fused(gr, {mode, true});
+      size_t scaled = 0, others = 0;
+      for (const auto& n : fused.graph().nodes) {
+        scaled += n.op_type == (conv ? "ConvIntegerScaled" : "MatMulIntegerScaled");
+        others += n.op_type == "Cast" || n.op_type == "Add" || n.op_type == "Relu";
+      }
+      CHECK(scaled == 1);
+      CHECK(others == 0);
+      const auto got = run(fused, feeds)[0];
+      CHECK(got.dims == want.dims);
+      CHECK(got.bytes == want.bytes);  // bit for bit
+    }
+  }
+  // A scale that is not one value whatever the inputs (a graph input) is left as written.
+  g::Graph gr;
+  gr.inputs = {value("a", DType::u8, {3, 4}), value("s", DType::f32, {2})};
+  gr.initializers = {TensorData::from_vector<int8_t>("b", {4, 2}, {1, -2, 3, -4, 5, -6, 7, -8})};
+  gr.nodes = {node("MatMulInteger", {"a", "b"}, {"acc"}), node("Cast", {"acc"}, {"f"}, {Attribute::of_int("to", 1)}),
+              node("Mul", {"f", "s"}, {"y"})};
+  gr.outputs.push_back(value("y", DType::f32, {}));
+  om::Session s(gr, {om::ArithmeticMode::Fast, true});
+  for (const auto& n : s.graph().nodes) CHECK(n.op_type != "MatMulIntegerScaled");
+}

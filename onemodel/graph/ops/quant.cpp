@@ -377,6 +377,7 @@ struct IntMatMulParams {
   BroadcastIter batch;
   int64_t M = 1, K = 1, N = 1;
   ZeroPointForm za, zb;  // A's (input 2) and B's (input b_in + 2)
+  bool relu = false;     // MatMulIntegerScaled's attribute
 };
 
 // Scratch of a product: a block of A' rows and its raw tile, the epilogue's per-column
@@ -406,6 +407,7 @@ Status prepare_int_matmul(const InferContext& ctx, Prepared& out) {
   p.batch.init(yb, ops, 2);
   p.za = zero_point_form(ctx, 2);
   p.zb = zero_point_form(ctx, b_in + 2);
+  p.relu = ctx.node.attr_int("relu", 0) != 0;
   out.work = ctx.outputs[0].numel() == 0 ? 0 : p.batch.size() * p.M;
   out.cost = ctx.outputs[0].numel() == 0 ? 0 : count_mul(count_mul(out.work, p.K), p.N) / 8;
   return Status::ok();
@@ -594,6 +596,89 @@ Status matmul_integer_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+// ---- The dynamic form's float epilogue (MatMulIntegerScaled, ConvIntegerScaled) ----
+//
+// fuse_integer_epilogue writes them for MatMulInteger / ConvInteger -> Cast(to float) -> Mul by a
+// scalar scale [-> Add of a bias per column / output channel] [-> Relu], the form of ONNX
+// Runtime's quantize_dynamic: y = relu(float(acc) x scale + bias). These are the unfused graph's
+// operations in its order (one rounding to float, one product, one sum, Relu's select: x < 0 ?
+// 0 : x), so the bits are the same and the pass runs in every mode. Inputs: the integer
+// operator's four (zero points optional), the scale (input 4, f32, one value), the bias (input 5,
+// optional, f32 [N] or [M]).
+struct StoreScaled {
+  float* y;
+  float scale;
+  const float* bias;  // per column of a product, per output channel (row) of a convolution, or null
+  bool bias_per_row;
+  bool relu;
+  void prepare(float*, int64_t) {}
+  // One row's outputs from its i32 sums (get(j)): loops specialised on the bias and Relu, with
+  // selects, so they vectorise.
+  template <typename Get>
+  void row(int64_t m, float* out, int64_t n0, int64_t count, Get get) const {
+    const float s = scale;
+    const float rb = bias && bias_per_row ? bias[m] : 0.0f;
+    const float* cb = bias && !bias_per_row ? bias + n0 : nullptr;
+    auto emit = [&](auto with_relu, auto col_bias, auto row_bias) {
+      for (int64_t j = 0; j < count; ++j) {
+        float v = float(get(j)) * s;
+        if (decltype(col_bias)::value) v = v + cb[j];
+        if (decltype(row_bias)::value) v = v + rb;
+        if (decltype(with_relu)::value) v = v < 0.0f ? 0.0f : v;
+        out[j] = v;
+      }
+    };
+    using T = std::true_type;
+    using F = std::false_type;
+    if (relu) {
+      if (cb) emit(T{}, T{}, F{});
+      else if (bias) emit(T{}, F{}, T{});
+      else emit(T{}, F{}, F{});
+    } else {
+      if (cb) emit(F{}, T{}, F{});
+      else if (bias) emit(F{}, F{}, T{});
+      else emit(F{}, F{}, F{});
+    }
+  }
+  void store_row(int64_t m, int64_t i, int64_t n0, const int32_t* acc, int64_t count) const {
+    row(m, y + i, n0, count, [acc](int64_t j) { return acc[j]; });
+  }
+  void finish_row(int64_t m, int64_t i, int64_t n0, const int32_t* raw, const int32_t* col_sums, int32_t ZA, uint32_t rt,
+                  int64_t count) const {
+    row(m, y + i, n0, count, [=](int64_t j) { return kernels::q8_apply(raw[j], rt, ZA, col_sums[j]); });
+  }
+};
+
+StoreScaled scaled_store(const KernelContext& k, bool per_row, bool relu) {
+  return StoreScaled{k.out(0).as<float>(), *k.in(4).as<const float>(), k.has_input(5) ? k.in(5).as<const float>() : nullptr,
+                     per_row, relu};
+}
+
+// The scale (input 4) is one f32 value; the bias (input 5) f32 [count].
+Status check_scale_and_bias(const InferContext& ctx, int64_t count, const char* per) {
+  OM_TRY(need_dtype(ctx, 4, {DType::f32}, "scale"));
+  if (ctx.input(4)->numel() != 1 || ctx.input(4)->shape.size() > 1)
+    return ctx.error(ErrorKind::ShapeMismatch, msg("input 4 (scale) must be one f32 value, got ", describe(ctx.input(4))));
+  if (const ValueDesc* b = ctx.input(5))
+    if (b->dtype != DType::f32 || b->shape != std::vector<int64_t>{count})
+      return ctx.error(ErrorKind::ShapeMismatch,
+                       msg("input 5 (bias) must be f32 [", count, "] (one per ", per, "), got ", describe(b)));
+  return Status::ok();
+}
+
+Status infer_matmul_integer_scaled(InferContext& ctx) {
+  OM_TRY(infer_matmul_integer(ctx));
+  std::vector<int64_t> y = ctx.outputs[0].shape;
+  OM_TRY(check_scale_and_bias(ctx, y.empty() ? 1 : y.back(), "output column"));
+  ctx.set_output(0, DType::f32, std::move(y));
+  return Status::ok();
+}
+
+Status matmul_integer_scaled_kernel(const KernelContext& k) {
+  int_matmul(k, 0, 2, 1, 3, scaled_store(k, false, k.params<IntMatMulParams>().relu));
+  return Status::ok();
+}
+
 // The requantized output's parameters (y_scale, y_zero_point): per-tensor, f32 and u8/i8.
 Status check_output_params(InferContext& ctx, size_t y_scale, size_t y_zp) {
   OM_TRY(need_dtype(ctx, y_scale, {DType::f32}, "y_scale"));
@@ -755,6 +840,7 @@ struct IntConvParams {
   int64_t blocks = 1;       // blocks per output plane
   int64_t row_pieces = 0;   // blocks per output row when rows are long (0: blocks span rows)
   ZeroPointForm zx, zw;     // X's (input 2) and W's (input w_in + 2)
+  bool relu = false;        // ConvIntegerScaled's attribute
 };
 
 struct IntConvDims {
@@ -880,6 +966,7 @@ Status prepare_int_conv(const InferContext& ctx, Prepared& out) {
   p.g = sg.g;
   p.zx = zero_point_form(ctx, 2);
   p.zw = zero_point_form(ctx, w_in + 2);
+  p.relu = ctx.node.attr_int("relu", 0) != 0;
   p.bp = int_conv_is_depthwise(sg.g) ? int_dw_dims(sg.g).rows * sg.g.OW : int64_t(block_pixels(sg.g));
   const int64_t pixels = count_mul(sg.g.OH, sg.g.OW), bp = p.bp;
   if (sg.g.OW >= bp && !int_conv_is_depthwise(sg.g)) {
@@ -1340,6 +1427,21 @@ Status conv_integer_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
+// ConvIntegerScaled (the dynamic form's float epilogue, above): ConvInteger's inputs, the scale
+// and a bias per output channel.
+Status infer_conv_integer_scaled(InferContext& ctx) {
+  OM_TRY(infer_conv_integer(ctx));
+  std::vector<int64_t> y = ctx.outputs[0].shape;
+  OM_TRY(check_scale_and_bias(ctx, y[1], "output channel"));
+  ctx.set_output(0, DType::f32, std::move(y));
+  return Status::ok();
+}
+
+Status conv_integer_scaled_kernel(const KernelContext& k) {
+  int_conv(k, 0, 2, 1, 3, scaled_store(k, true, k.params<IntConvParams>().relu));
+  return Status::ok();
+}
+
 // QLinearConv inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B.
 Status infer_qlinear_conv(InferContext& ctx) {
   SpatialGeom sg;
@@ -1378,6 +1480,11 @@ constexpr AttrSpec kAxisAttrs[] = {{"axis", AttrKind::Int}};
 constexpr AttrSpec kConvAttrs[] = {{"auto_pad", AttrKind::String},      {"dilations", AttrKind::PositiveInts},
                                    {"group", AttrKind::PositiveInt},    {"kernel_shape", AttrKind::PositiveInts},
                                    {"pads", AttrKind::Ints},            {"strides", AttrKind::PositiveInts}};
+constexpr AttrSpec kConvScaledAttrs[] = {{"auto_pad", AttrKind::String},   {"dilations", AttrKind::PositiveInts},
+                                         {"group", AttrKind::PositiveInt}, {"kernel_shape", AttrKind::PositiveInts},
+                                         {"pads", AttrKind::Ints},         {"relu", AttrKind::Int},
+                                         {"strides", AttrKind::PositiveInts}};
+constexpr AttrSpec kReluAttr[] = {{"relu", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
     // Opset 10's forms are the per-tensor case of 13's (axis was added with per-axis scales).
@@ -1398,9 +1505,17 @@ constexpr OpDef kOps[] = {
     op("QLinearMatMulBias").in_domain(kOnemodelDomain).written_by_passes(passes::fuse_qdq_matmul).inputs(9).shapes(infer_qlinear_matmul_bias)
         .prepared(prepare_int_matmul<3>).kernel(qlinear_matmul_bias_kernel).with_scratch(int_matmul_scratch<3>).with_prepack(int_matmul_packable<3>)
         .doc("written by the QDQ matmul fusion: QLinearMatMul's inputs and an i32 bias per column (input 8, [N], at the scale s_a s_b), added to the i32 sum before the requantization"),
+    op("MatMulIntegerScaled").in_domain(kOnemodelDomain).written_by_passes(passes::fuse_integer_epilogue).inputs(5, 6)
+        .attributes(kReluAttr).shapes(infer_matmul_integer_scaled).prepared(prepare_int_matmul<1>).kernel(matmul_integer_scaled_kernel)
+        .with_scratch(int_matmul_scratch<1>).with_prepack(int_matmul_packable<1>)
+        .doc("written by the dynamic form's epilogue fusion (fuse_integer_epilogue): MatMulInteger's inputs, a scale (input 4, one f32) and a bias per column (input 5, f32 [N]); f32 relu(float(acc) x scale + bias), relu an attribute"),
     op("ConvInteger").since_opset(10).inputs(2, 4).attributes(kConvAttrs).shapes(infer_conv_integer).prepared(prepare_int_conv<1>)
         .kernel(conv_integer_kernel).with_scratch(int_conv_scratch<1>).with_prepack(int_conv_packable<1>)
         .doc("u8/i8, i32 result; Conv's 1-D/2-D geometry and groups; padding holds the zero point; w zero point per output channel"),
+    op("ConvIntegerScaled").in_domain(kOnemodelDomain).written_by_passes(passes::fuse_integer_epilogue).inputs(5, 6)
+        .attributes(kConvScaledAttrs).shapes(infer_conv_integer_scaled).prepared(prepare_int_conv<1>).kernel(conv_integer_scaled_kernel)
+        .with_scratch(int_conv_scratch<1>).with_prepack(int_conv_packable<1>)
+        .doc("written by the dynamic form's epilogue fusion (fuse_integer_epilogue): ConvInteger's inputs and attributes, a scale (input 4, one f32) and a bias per output channel (input 5, f32 [M]); f32 relu(float(acc) x scale + bias), relu an attribute"),
     op("QLinearConv").since_opset(10).written_by_passes(passes::fuse_qdq_conv).inputs(8, 9).attributes(kConvAttrs).shapes(infer_qlinear_conv).prepared(prepare_int_conv<3>)
         .kernel(qlinear_conv_kernel).with_scratch(int_conv_scratch<3>).with_prepack(int_conv_packable<3>)
         .doc("u8/i8; i32 accumulation plus the i32 bias, then round(acc x (s_x s_w / s_y)) + zp_y saturated; w scale/zero point per output channel"),
@@ -1413,5 +1528,5 @@ constexpr OpDef kOps[] = {
 // The family's operators, one symbol each (onemodel/op_list.h).
 #define OM_QUANT_OPS(X) \
   X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(MatMulInteger) \
-  X(QLinearMatMul) X(QLinearMatMulBias) X(ConvInteger) X(QLinearConv)
+  X(QLinearMatMul) X(QLinearMatMulBias) X(MatMulIntegerScaled) X(ConvInteger) X(ConvIntegerScaled) X(QLinearConv)
 OM_OP_FAMILY_TABLE(quant, OM_QUANT_OPS)

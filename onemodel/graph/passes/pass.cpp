@@ -13,6 +13,7 @@ namespace om::graph::passes {
 OM_WEAK_PASS(compute_f16_in_f32);
 OM_WEAK_PASS(fuse_qdq_conv);
 OM_WEAK_PASS(fuse_qdq_matmul);
+OM_WEAK_PASS(fuse_integer_epilogue);
 OM_WEAK_PASS(fuse_attention);
 OM_WEAK_PASS(fuse_matmul_epilogue);
 OM_WEAK_PASS(fold_transposes_into_matmul);
@@ -32,6 +33,7 @@ const std::vector<Pass>& all_passes() {
       {"fuse_qdq_conv", BitRule::FastOnly, fuse_qdq_conv, kByOp},
       {"fuse_qdq_matmul", BitRule::FastOnly, fuse_qdq_matmul, kByOp},
       {"fold_constants", BitRule::Exact, fold_constants},
+      {"fuse_integer_epilogue", BitRule::Exact, fuse_integer_epilogue, kByOp},
       {"fuse_attention", BitRule::FastOnly, fuse_attention, kByOp},
       {"fuse_matmul_epilogue", BitRule::Exact, fuse_matmul_epilogue, kByOp},
       {"fold_transposes_into_matmul", BitRule::Exact, fold_transposes_into_matmul, kByOp},

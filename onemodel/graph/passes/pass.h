@@ -40,7 +40,8 @@ struct PassRun {
 
 // In order: f16 computed in f32 (f16 storage, f32 arithmetic; first, so every later pass sees
 // f32 nodes), identity removal, QDQ Conv and MatMul fusion into QLinearConv / QLinearMatMul
-// (FastOnly; before folding turns the weights' DequantizeLinear into floats), constant folding, attention fusion (FastOnly), MatMul epilogue
+// (FastOnly; before folding turns the weights' DequantizeLinear into floats), constant folding, the dynamic form's float
+// epilogue fused into MatMulInteger / ConvInteger, attention fusion (FastOnly), MatMul epilogue
 // fusion (bias + activation), Transposes folded into MatMul operands/output, scalar Mul folded
 // into MatMul, Q/K/V projection merge, MatMul residual fusion (FastOnly), Conv +
 // BatchNormalization folding (FastOnly), Conv epilogue fusion (bias + activation), chains of
@@ -143,6 +144,7 @@ Status fuse_elementwise_chains(Graph& g, ArithmeticMode mode, size_t* changes); 
 Status remove_dead_nodes(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_attention(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_attention.cpp
 Status fuse_qdq_conv(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_qdq.cpp
+Status fuse_integer_epilogue(Graph& g, ArithmeticMode mode, size_t* changes);  // fuse_integer_epilogue.cpp
 Status fuse_qdq_matmul(Graph& g, ArithmeticMode mode, size_t* changes);       // fuse_qdq.cpp
 Status merge_qkv_projections(Graph& g, ArithmeticMode mode, size_t* changes);  // fuse_attention.cpp
 
