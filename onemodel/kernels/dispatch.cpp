@@ -153,7 +153,9 @@ const KernelTable& table() {
 }
 
 float* thread_workspace(size_t floats) {
-  OM_THREAD_LOCAL std::vector<float> buffer;
+  // static: thread_local at block scope is static already, but OM_THREAD_LOCAL is empty where
+  // there are no threads, and an automatic vector would die with the call (its data dangling).
+  static OM_THREAD_LOCAL std::vector<float> buffer;
   if (buffer.size() < floats) buffer.resize(floats);
   return buffer.data();
 }

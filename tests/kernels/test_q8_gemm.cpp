@@ -64,7 +64,7 @@ std::vector<Case> cases() {
       }
   // Every dtype pair at the extremes, and a K whose sums wrap the i32 accumulator.
   for (int s = 0; s < 4; ++s) out.push_back({7, 67, 49, (s & 1) != 0, (s & 2) != 0, 1});
-  out.push_back({2, 70000, 17, false, true, 1});
+  out.push_back({2, 70000, 3, false, true, 1});  // one panel of B' (1.1 MB): the microcontroller has 4 MB
   return out;
 }
 
