@@ -442,6 +442,38 @@ bool int_matmul_packable(const Node&, const std::vector<const ValueDesc*>& input
   return true;
 }
 
+// Any epilogue (StoreI32, StoreRequantized, StoreScaled: prepare, store_row, finish_row) behind
+// three function pointers, so that each product and convolution driver below is compiled once
+// rather than once per epilogue: a call per row costs nothing beside the row, and a device
+// program with every operator is kilobytes smaller (docs/performance.md, "Program size on a
+// device"). It refers to the epilogue, which must outlive it.
+class AnyEpilogue {
+ public:
+  template <typename E>
+  explicit AnyEpilogue(E& e)
+      : self_(&e),
+        prepare_([](void* s, float* room, int64_t n) { static_cast<E*>(s)->prepare(room, n); }),
+        store_([](const void* s, int64_t m, int64_t i, int64_t n0, const int32_t* acc, int64_t count) {
+          static_cast<const E*>(s)->store_row(m, i, n0, acc, count);
+        }),
+        finish_([](const void* s, int64_t m, int64_t i, int64_t n0, int32_t* raw, const int32_t* col_sums, int32_t za,
+                   uint32_t rt, int64_t count) { static_cast<const E*>(s)->finish_row(m, i, n0, raw, col_sums, za, rt, count); }) {}
+  void prepare(float* room, int64_t n) { prepare_(self_, room, n); }
+  void store_row(int64_t m, int64_t i, int64_t n0, const int32_t* acc, int64_t count) const {
+    store_(self_, m, i, n0, acc, count);
+  }
+  void finish_row(int64_t m, int64_t i, int64_t n0, int32_t* raw, const int32_t* col_sums, int32_t za, uint32_t rt,
+                  int64_t count) const {
+    finish_(self_, m, i, n0, raw, col_sums, za, rt, count);
+  }
+
+ private:
+  void* self_;
+  void (*prepare_)(void*, float*, int64_t);
+  void (*store_)(const void*, int64_t, int64_t, int64_t, const int32_t*, int64_t);
+  void (*finish_)(const void*, int64_t, int64_t, int64_t, int32_t*, const int32_t*, int32_t, uint32_t, int64_t);
+};
+
 // The element loop: each output's sum in k order from the operands in place. It runs when
 // the plan kept no packed B for a B known when planning (then the scratch has no room for one).
 template <typename TA, typename TB, typename Epilogue>
@@ -491,7 +523,7 @@ void int_matmul_reference(const KernelContext& k, size_t a_in, size_t azp_in, si
 // zero points (per-tensor, per-row of A, per-column of B) for output rows [k.begin, k.end).
 // epi.store_row writes each row's results.
 template <typename Epilogue>
-void int_matmul(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in, size_t bzp_in, Epilogue epi) {
+void int_matmul_with(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in, size_t bzp_in, Epilogue epi) {
   const IntMatMulParams& p = k.params<IntMatMulParams>();
   const BroadcastIter& it = p.batch;
   const size_t K = size_t(p.K), N = size_t(p.N);
@@ -552,6 +584,12 @@ void int_matmul(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in,
       }
     }
   });
+}
+
+// The driver with any epilogue (compiled once, AnyEpilogue above).
+template <typename Epilogue>
+void int_matmul(const KernelContext& k, size_t a_in, size_t azp_in, size_t b_in, size_t bzp_in, Epilogue epi) {
+  int_matmul_with(k, a_in, azp_in, b_in, bzp_in, AnyEpilogue(epi));
 }
 
 // Shapes of A (input a) and B (input b) and their per-row / per-column parameters.
@@ -1334,7 +1372,7 @@ void int_conv_reference(const KernelContext& k, size_t x_in, size_t xzp_in, size
 // or per output channel) for work units [k.begin, k.end); taps in the padding add nothing (the
 // padding holds the zero point). epi.store_row writes each output channel's results.
 template <typename Epilogue>
-void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, size_t wzp_in, const Epilogue& epi) {
+void int_conv_with(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, size_t wzp_in, const Epilogue& epi) {
   const IntConvParams& p = k.params<IntConvParams>();
   const kernels::ConvGeom& g = p.g;
   if (int_conv_is_depthwise(g) && k.scratch_bytes >= int_conv_scratch_bytes(g, false)) {
@@ -1390,6 +1428,12 @@ void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, s
       }
     }
   }
+}
+
+// The driver with any epilogue (compiled once, AnyEpilogue above).
+template <typename Epilogue>
+void int_conv(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_in, size_t wzp_in, Epilogue epi) {
+  int_conv_with(k, x_in, xzp_in, w_in, wzp_in, AnyEpilogue(epi));
 }
 
 // The output shape [N, M, (OH,) OW] from the shared Conv geometry (graph/ops/conv_geom.h).
