@@ -45,7 +45,7 @@ void run_gemm(const GemmArgs& a, const float* packed, ArithmeticMode mode) {
 // inference batch normalisation (when given: f32_batch_norm_inference's steps), + the residual's
 // n elements (when given, one rounding), the activation. (The GEMM applies a bias, the residual
 // and Relu itself: GemmArgs::row_bias, GemmArgs::addend.)
-void epilogue_row(float* row, size_t n, const float* bias, const ConvNorm* norm, int64_t m, UnaryOp act,
+void epilogue_row(float* row, size_t n, const float* bias, const ConvNorm* norm, int64_t m, ConvActivation act,
                   const float* residual) {
   if (bias) f32_binary(BinaryOp::Add, row, 1, bias, 0, row, n);
   if (norm) {
@@ -56,7 +56,8 @@ void epilogue_row(float* row, size_t n, const float* bias, const ConvNorm* norm,
     }
   }
   if (residual) f32_binary(BinaryOp::Add, row, 1, residual, 1, row, n);
-  if (act != UnaryOp::Identity) f32_unary(act, row, row, n);
+  if (act.op != UnaryOp::Identity) f32_unary(act.op, row, row, n);
+  act.chain_rows(row, 1, n, n);
 }
 
 // One row of the im2col matrix over a run of output pixels: out[j] = the input under tap
@@ -147,7 +148,7 @@ int64_t padded_floats(const ConvGeom& g) {
 }
 
 // The same chain per output, taps read one by one (padded positions as 0): no buffer.
-void depthwise_direct(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y,
+void depthwise_direct(const ConvGeom& g, const float* x, const float* w, const float* bias, ConvActivation act, float* y,
                       const ConvNorm* norm, const float* residual) {
   const int64_t mult = g.M / g.C, kk = g.kH * g.kW, P = g.OH * g.OW;
   for (int64_t n = 0; n < g.N; ++n)
@@ -187,7 +188,7 @@ void fill_tap_offsets(const ConvGeom& g, ptrdiff_t* tap_off) {
 
 // Each plane is copied into the padded buffer's interior by the table's conv_fill_padded
 // (conv_panels.h): the border was zeroed once, no channel writes it.
-void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
+void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, ConvActivation act, float* y, float* scratch,
                const ConvNorm* norm, const float* residual) {
   if (padded_floats(g) < 0) return depthwise_direct(g, x, w, bias, act, y, norm, residual);
   const int64_t mult = g.M / g.C, kk = g.kH * g.kW, P = g.OH * g.OW;
@@ -204,7 +205,7 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
   dp.rows = size_t(g.OH);
   dp.n = size_t(g.OW);
   // Else the epilogue follows: the normalisation and the residual precede the activation.
-  dp.relu = !norm && !residual && act == UnaryOp::Relu;
+  dp.relu = !norm && !residual && act.op == UnaryOp::Relu;
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t c = 0; c < g.C; ++c) {
       f32_conv_fill_padded(g, x + (n * g.C + c) * g.H * g.W, pad);
@@ -216,6 +217,7 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
         dp.out = out;
         f32_depthwise_plane(dp);
         if (!dp.relu) epilogue_row(out, size_t(P), nullptr, norm, m, act, residual ? residual + (n * g.M + m) * P : nullptr);
+        else act.chain_rows(out, 1, size_t(P), size_t(P));
       }
     }
 }
@@ -295,12 +297,12 @@ size_t transposed_scratch_floats(const ConvGeom& g) {
 // Y^T[p, m] = col^T[p, k] W^T[k, m] per image and block of positions, into the scratch, then
 // transposed into Y; the bias and Relu in the GEMM's registers (a column bias here), else the
 // epilogue pass on Y's rows as in the direct form.
-void conv_transposed_gemm(const ConvGeom& g, const float* x, const float* wt, const float* bias, UnaryOp act, float* y,
+void conv_transposed_gemm(const ConvGeom& g, const float* x, const float* wt, const float* bias, ConvActivation act, float* y,
                           float* scratch, ArithmeticMode mode, const ConvNorm* norm, const float* residual) {
   const int64_t K = g.C * g.kH * g.kW, P = g.OH * g.OW, M = g.M, pt = transposed_tile(g);
   float* col = scratch;
   float* ct = col + round16(size_t(pt * K));
-  const bool gemm_epilogue = !norm && !residual && (act == UnaryOp::Identity || act == UnaryOp::Relu);
+  const bool gemm_epilogue = !norm && !residual && (act.op == UnaryOp::Identity || act.op == UnaryOp::Relu);
   GemmArgs a;
   a.N = size_t(M);
   a.K = size_t(K);
@@ -311,7 +313,7 @@ void conv_transposed_gemm(const ConvGeom& g, const float* x, const float* wt, co
   a.workspace = ct + round16(size_t(pt * M));
   if (gemm_epilogue) {
     a.bias = bias;
-    a.activation = act;
+    a.activation = act.op;
   }
   for (int64_t n = 0; n < g.N; ++n) {
     const float* xn = x + n * g.C * g.H * g.W;
@@ -328,6 +330,8 @@ void conv_transposed_gemm(const ConvGeom& g, const float* x, const float* wt, co
         if (!gemm_epilogue)
           epilogue_row(row, size_t(cur), bias ? bias + m : nullptr, norm, m, act,
                        residual ? residual + (n * M + m) * P + p0 : nullptr);
+        else
+          act.chain_rows(row, 1, size_t(cur), size_t(cur));
       }
     }
   }
@@ -376,12 +380,12 @@ const char* conv_algorithm_name(ConvAlgo a) {
   return "?";
 }
 
-void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
+void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, ConvActivation act, float* y, float* scratch,
                 const float* packed_w, ArithmeticMode mode, const ConvNorm* norm, const float* residual) {
   f32_conv2d_with(conv_algorithm(g, mode, norm != nullptr), g, x, w, bias, act, y, scratch, packed_w, mode, norm, residual);
 }
 
-void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y,
+void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const float* w, const float* bias, ConvActivation act, float* y,
                      float* scratch, const float* packed_w, ArithmeticMode mode, const ConvNorm* norm, const float* residual) {
   if (algo == ConvAlgo::Depthwise) return depthwise(g, x, w, bias, act, y, scratch, norm, residual);
   if (algo == ConvAlgo::Winograd && conv_winograd(g, x, packed_w, bias, act, y, scratch, residual)) return;
@@ -421,8 +425,8 @@ void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const flo
   }
   // Bias, residual and Relu go to the GEMM (applied in the micro-kernels' registers); a
   // normalisation or another activation follows each pixel tile's complete chains here.
-  const bool gemm_epilogue = !norm && (act == UnaryOp::Identity || act == UnaryOp::Relu);
-  if (gemm_epilogue) a.activation = act;
+  const bool gemm_epilogue = !norm && (act.op == UnaryOp::Identity || act.op == UnaryOp::Relu);
+  if (gemm_epilogue) a.activation = act.op;
   float* packed_a = nullptr;
   if (!planned_a && conv_packed_a_floats(g) > 0) {
     packed_a = a.workspace;
@@ -467,6 +471,8 @@ void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const flo
           for (int64_t m = 0; m < Mg; ++m)
             epilogue_row(yg + m * P + p0, size_t(cur), bias ? bias + gi * Mg + m : nullptr, norm, gi * Mg + m, act,
                          rg ? rg + m * P : nullptr);
+        else
+          act.chain_rows(yg + p0, size_t(Mg), size_t(P), size_t(cur));
       }
     }
   }

@@ -61,9 +61,23 @@ struct ConvNorm {
   const float *scale, *bias, *mean, *var;
   float eps;
 };
+
+// The activation after the epilogue: `op` (Relu may run in the GEMM's registers), then, when
+// given, `chain`'s steps (f32_chain: a FusedConv's chain of elementwise nodes, docs/graph-passes.md)
+// on each output row just written, while it is still in cache. The chain computes what the
+// separate FusedElementwise node computes, element by element, so the bits do not change.
+struct ConvActivation {
+  UnaryOp op = UnaryOp::Identity;
+  const ChainProgram* chain = nullptr;
+  ConvActivation(UnaryOp o = UnaryOp::Identity, const ChainProgram* c = nullptr) : op(o), chain(c) {}  // NOLINT: from UnaryOp
+  void chain_rows(float* y, size_t rows, size_t stride, size_t n) const {
+    if (chain)
+      for (size_t r = 0; r < rows; ++r) f32_chain(*chain, y + r * stride, y + r * stride, n);
+  }
+};
 inline float batch_norm_scale(float scale, float var, float eps) { return scale / std::sqrt(var + eps); }
 size_t conv_scratch_floats(const ConvGeom& g);
-void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y, float* scratch,
+void f32_conv2d(const ConvGeom& g, const float* x, const float* w, const float* bias, ConvActivation act, float* y, float* scratch,
                 const float* packed_w, ArithmeticMode mode, const ConvNorm* norm = nullptr, const float* residual = nullptr);
 
 // The algorithm f32_conv2d takes for a geometry, chosen once (a Session's prepare step records
@@ -75,7 +89,7 @@ enum class ConvAlgo : uint8_t { Depthwise, Winograd, Pointwise, ImplicitGemm, Ti
 ConvAlgo conv_algorithm(const ConvGeom& g, ArithmeticMode mode, bool norm);
 const char* conv_algorithm_name(ConvAlgo a);
 // f32_conv2d with the algorithm given (conv_algorithm of the same geometry, mode and norm).
-void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const float* w, const float* bias, UnaryOp act, float* y,
+void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const float* w, const float* bias, ConvActivation act, float* y,
                      float* scratch, const float* packed_w, ArithmeticMode mode, const ConvNorm* norm = nullptr,
                      const float* residual = nullptr);
 
@@ -114,7 +128,7 @@ bool conv_winograd_fits(const ConvGeom& g);
 size_t conv_winograd_scratch_floats(const ConvGeom& g);  // 0 when it does not fit
 // The Winograd form when `packed` is a Winograd buffer fitting g and the active ISA (else false,
 // nothing written); `scratch` holds conv_winograd_scratch_floats(g).
-bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const float* bias, UnaryOp act, float* y,
+bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const float* bias, ConvActivation act, float* y,
                    float* scratch, const float* residual = nullptr);
 // The GEMM-form packed weights inside `packed` when it holds them for g, else null.
 const float* conv_packed_gemm_weights(const ConvGeom& g, const float* packed);

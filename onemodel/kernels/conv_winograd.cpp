@@ -166,7 +166,7 @@ void transform_block(const ConvGeom& g, const float* x, int64_t t0, int64_t t1, 
 // output rows of the scratch. The bias, a residual (Y-shaped) and a ReLU go with the transform
 // for the runs written in place; other activations, and a residual of the other runs, follow on
 // the rows just written.
-void untransform_block(const ConvGeom& g, int64_t t0, int64_t t1, const Scratch& s, const float* bias, UnaryOp act,
+void untransform_block(const ConvGeom& g, int64_t t0, int64_t t1, const Scratch& s, const float* bias, ConvActivation act,
                        float* y, const float* residual) {
   const size_t tb = size_t(t1 - t0);
   const int64_t P = g.OH * g.OW;
@@ -177,7 +177,7 @@ void untransform_block(const ConvGeom& g, int64_t t0, int64_t t1, const Scratch&
     if (cols <= 0) return;  // only the padding tiles of the row
     const bool whole = cols == 2 * len, two_rows = oh + 1 < g.OH;
     const bool rows_residual = residual && !whole;  // added after the copy below, before the activation
-    const bool fused = act == UnaryOp::Relu && !rows_residual;
+    const bool fused = act.op == UnaryOp::Relu && !rows_residual;
     for (int64_t m = 0; m < g.M; ++m) {
       float* dst = y + (n * g.M + m) * P + oh * g.OW + ow0;
       float* top = whole ? dst : top_tmp;
@@ -194,10 +194,11 @@ void untransform_block(const ConvGeom& g, int64_t t0, int64_t t1, const Scratch&
         f32_binary(BinaryOp::Add, dst, 1, r, 1, dst, size_t(cols));
         if (two_rows) f32_binary(BinaryOp::Add, dst + g.OW, 1, r + g.OW, 1, dst + g.OW, size_t(cols));
       }
-      if (!fused && act != UnaryOp::Identity) {
-        f32_unary(act, dst, dst, size_t(cols));
-        if (two_rows) f32_unary(act, dst + g.OW, dst + g.OW, size_t(cols));
+      if (!fused && act.op != UnaryOp::Identity) {
+        f32_unary(act.op, dst, dst, size_t(cols));
+        if (two_rows) f32_unary(act.op, dst + g.OW, dst + g.OW, size_t(cols));
       }
+      act.chain_rows(dst, two_rows ? 2 : 1, size_t(g.OW), size_t(cols));
     }
   });
 }
@@ -271,7 +272,7 @@ const float* conv_packed_transposed_weights(const ConvGeom& g, const float* pack
   return packed_form(g, packed, kTransposedMagic);
 }
 
-bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const float* bias, UnaryOp act, float* y,
+bool conv_winograd(const ConvGeom& g, const float* x, const float* packed, const float* bias, ConvActivation act, float* y,
                    float* scratch, const float* residual) {
   if (!packed || !conv_winograd_fits(g)) return false;
   const PackHeader h = header_of(packed);

@@ -4,8 +4,9 @@
 // the one-lane form of the same operations (tail_step, compiled once with the baseline flags in
 // kernels/chain.cpp: no ISA file holds a copy of it that a baseline caller could be linked to).
 // Each ISA's file (kernels/<isa>/chain_<isa>.cpp) instantiates run() with its flags. Only
-// FusedElementwise and the parametric activations run as one step (LeakyRelu, HardSigmoid,
-// HardSwish, f32 Clip) call f32_chain, so a program registering none of them links none of this.
+// FusedElementwise, the parametric activations run as one step (LeakyRelu, HardSigmoid,
+// HardSwish, f32 Clip) and the convolutions (a FusedConv's chain, conv.h's ConvActivation) call
+// f32_chain, so a program registering none of them links none of this.
 #pragma once
 #include <algorithm>
 #include <cstddef>

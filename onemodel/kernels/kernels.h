@@ -53,13 +53,13 @@ void f32_unary(UnaryOp op, const float* x, float* y, size_t n);
 // clamp01(c0 * v + c1), HardSwish v * clamp01(v * (1/6) + 0.5), clamp01(u) = u < 1 ? (u > 0 ?
 // u : 0) : 1, Max and Min as the variadic Max/Min nodes fold two operands (a < b ? b : a, resp.
 // b < a ? b : a; the default NaN when either is NaN). The same bits on every ISA; y may be x.
-enum class ChainOp : int32_t { Add, Sub, Mul, Div, Relu, Sigmoid, Tanh, Clip, LeakyRelu, HardSigmoid, HardSwish, Max, Min, Count };
+enum class ChainOp : uint8_t { Add, Sub, Mul, Div, Relu, Sigmoid, Tanh, Clip, LeakyRelu, HardSigmoid, HardSwish, Max, Min, Count };
 constexpr int kChainMaxSteps = 16;
 constexpr int32_t kChainConstant = -1, kChainNone = -2;
 constexpr bool chain_op_binary(ChainOp op) { return op <= ChainOp::Div || op == ChainOp::Max || op == ChainOp::Min; }
-struct ChainStep {
+struct ChainStep {  // 12 bytes: a FusedConv's record holds a program beside the convolution's
   ChainOp op;
-  int32_t a, b;
+  int8_t a, b;
   float c0, c1;
 };
 struct ChainProgram {

@@ -135,22 +135,24 @@ g::Graph residual_graph(const ResidualCase& c, const std::vector<int64_t>& r_dim
 
 int64_t out_extent(int64_t in, const ResidualCase& c) { return (in + 2 * c.pad - c.k) / c.stride + 1; }
 
+// One geometry per convolution form.
+constexpr ResidualCase kConvForms[] = {
+    {"implicit GEMM", 2, 4, 9, 8, 8, 3, 1, 1, 1},
+    {"pointwise", 2, 8, 5, 7, 16, 1, 1, 0, 1},
+    {"depthwise", 2, 8, 9, 8, 8, 3, 1, 1, 8},
+    {"im2col tiles (small M, stride 2)", 2, 4, 9, 8, 3, 3, 2, 1, 1},
+    {"grouped", 2, 4, 6, 6, 8, 3, 1, 1, 2},
+    {"transposed (few positions)", 2, 4, 4, 4, 32, 3, 1, 0, 1},
+    {"Winograd in Fast sessions", 2, 16, 10, 9, 16, 3, 1, 1, 1},
+    {"Winograd, odd height, runs in place", 1, 16, 9, 32, 16, 3, 1, 1, 1},
+};
+
 }  // namespace
 
 TEST_CASE("fuse_conv_epilogue: a residual Add (then the activation) in every convolution form, no output bit changes") {
-  const ResidualCase cases[] = {
-      {"implicit GEMM", 2, 4, 9, 8, 8, 3, 1, 1, 1},
-      {"pointwise", 2, 8, 5, 7, 16, 1, 1, 0, 1},
-      {"depthwise", 2, 8, 9, 8, 8, 3, 1, 1, 8},
-      {"im2col tiles (small M, stride 2)", 2, 4, 9, 8, 3, 3, 2, 1, 1},
-      {"grouped", 2, 4, 6, 6, 8, 3, 1, 1, 2},
-      {"transposed (few positions)", 2, 4, 4, 4, 32, 3, 1, 0, 1},
-      {"Winograd in Fast sessions", 2, 16, 10, 9, 16, 3, 1, 1, 1},
-      {"Winograd, odd height, runs in place", 1, 16, 9, 32, 16, 3, 1, 1, 1},
-  };
   const om::kernels::Isa original = om::kernels::active_isa();
   const g::Node relu = node("Relu", {"?"}, {"?"}), sigmoid = node("Sigmoid", {"?"}, {"?"});
-  for (const ResidualCase& c : cases) {
+  for (const ResidualCase& c : kConvForms) {
     const int64_t OH = out_extent(c.H, c), OW = out_extent(c.W, c);
     const std::vector<int64_t> y_dims{c.N, c.M, OH, OW};
     const std::vector<Feed> feeds{Feed::of("x", {c.N, c.C, c.H, c.W}, random_floats(size_t(c.N * c.C * c.H * c.W), 9)),
@@ -301,4 +303,130 @@ TEST_CASE("FusedConv's batch normalisation inputs are checked when a session is 
   }
   gr.nodes[0].inputs.resize(4);  // scale without the other statistics
   CHECK_THROWS_AS(om::Session(gr, {ArithmeticMode::Exact, true}), om::Error);
+  // A chain (FusedElementwise's attributes) is checked as FusedElementwise checks it.
+  gr.nodes[0].inputs.resize(2);
+  gr.nodes[0].attributes.push_back(Attribute::of_ints("ops", {99}));
+  gr.nodes[0].attributes.push_back(Attribute::of_ints("operands", {0, -2}));
+  gr.nodes[0].attributes.push_back(Attribute::of_floats("consts", {0, 0}));
+  try {
+    om::Session s(gr, {ArithmeticMode::Exact, true});
+    FAIL("a FusedConv with an unknown chain op was accepted");
+  } catch (const om::Error& e) {
+    CHECK(std::string(e.what()).find("unknown op code 99") != std::string::npos);
+  }
+}
+
+namespace {
+
+// On `cur`: PaddleOCR's learnable affine and hard swish written out (Mul, Add, Add 3, Clip 0..6,
+// Mul, Div 6), or one LeakyRelu; the graph output y.
+void add_activation_chain(g::Graph& gr, const std::string& cur, bool single) {
+  gr.outputs.push_back(value("y", om::DType::f32, {}));
+  if (single) {
+    gr.nodes.push_back(node("LeakyRelu", {cur}, {"y"}, {Attribute::of_float("alpha", 0.1f)}));
+    return;
+  }
+  for (const auto& [name, v] : std::vector<std::pair<std::string, float>>{{"ca", 1.5f}, {"cb", -0.25f}, {"c3", 3}, {"c0", 0}, {"c6", 6}})
+    gr.initializers.push_back(TensorData::from_vector(name, {}, std::vector<float>{v}));
+  gr.nodes.push_back(node("Mul", {cur, "ca"}, {"t1"}));
+  gr.nodes.push_back(node("Add", {"t1", "cb"}, {"t2"}));
+  gr.nodes.push_back(node("Add", {"t2", "c3"}, {"t3"}));
+  gr.nodes.push_back(node("Clip", {"t3", "c0", "c6"}, {"t4"}));
+  gr.nodes.push_back(node("Mul", {"t2", "t4"}, {"t5"}));
+  gr.nodes.push_back(node("Div", {"t5", "c6"}, {"y"}));
+}
+
+// The fused and unfused sessions of `gr` give the same bytes on every ISA; the fused graph is one
+// FusedConv carrying the chain.
+void check_chain_fused(const g::Graph& gr, const std::vector<Feed>& feeds, ArithmeticMode mode) {
+  om::Session plain(gr, {mode, false});
+  om::Session fused(gr, {mode, true});
+  REQUIRE(fused.graph().nodes.size() == 1);
+  CHECK(fused.graph().nodes[0].op_type == "FusedConv");
+  CHECK(fused.graph().nodes[0].attr("ops") != nullptr);
+  const om::kernels::Isa original = om::kernels::active_isa();
+  for (om::kernels::Isa isa : {om::kernels::Isa::Scalar, om::kernels::Isa::Avx2, om::kernels::Isa::Avx512}) {
+    if (!om::kernels::isa_supported(isa)) continue;
+    om::kernels::force_isa(isa);
+    const Out a = run(plain, feeds)[0], b = run(fused, feeds)[0];
+    CHECK(a.dims == b.dims);
+    CHECK(a.bytes == b.bytes);
+  }
+  om::kernels::force_isa(original);
+}
+
+}  // namespace
+
+TEST_CASE("fuse_conv_chain: an elementwise chain after every convolution form runs in its epilogue, no output bit changes") {
+  for (const ResidualCase& c : kConvForms) {
+    const int64_t OH = out_extent(c.H, c), OW = out_extent(c.W, c);
+    // The residual: none, the output's shape (in the epilogue), or broadcast ([M, 1, 1]).
+    for (int residual : {0, 1, 2})
+      for (bool single : {false, true})
+        for (ArithmeticMode mode : {ArithmeticMode::Exact, ArithmeticMode::Fast}) {
+          const std::string form = c.form;
+          CAPTURE(form);
+          CAPTURE(residual);
+          CAPTURE(single);
+          CAPTURE(int(mode));
+          const std::vector<int64_t> r_dims = residual == 2 ? std::vector<int64_t>{c.M, 1, 1} : std::vector<int64_t>{c.N, c.M, OH, OW};
+          g::Graph gr = residual_graph(c, r_dims, false, false, nullptr);
+          std::vector<Feed> feeds{Feed::of("x", {c.N, c.C, c.H, c.W}, random_floats(size_t(c.N * c.C * c.H * c.W), 21, -4, 4))};
+          gr.outputs.clear();
+          if (residual == 0) {
+            gr.inputs.pop_back();
+            gr.nodes.pop_back();  // the Add
+            add_activation_chain(gr, "c", single);
+          } else {
+            size_t rn = 1;
+            for (int64_t d : r_dims) rn *= size_t(d);
+            feeds.push_back(Feed::of("r", r_dims, random_floats(rn, 22, -4, 4)));
+            gr.nodes.back().outputs[0] = "sum";
+            add_activation_chain(gr, "sum", single);
+          }
+          check_chain_fused(gr, feeds, mode);
+        }
+  }
+}
+
+TEST_CASE("fuse_conv_chain: a 3-D convolution, a shared output and a chain that broadcasts to a higher rank") {
+  const std::vector<int64_t> x_dims{2, 4, 5, 6, 6};
+  const std::vector<Feed> feeds{Feed::of("x", x_dims, random_floats(2 * 4 * 5 * 6 * 6, 23, -4, 4))};
+  for (bool single : {false, true})
+    for (ArithmeticMode mode : {ArithmeticMode::Exact, ArithmeticMode::Fast}) {
+      g::Graph gr;
+      gr.inputs.push_back(value("x", om::DType::f32, x_dims));
+      gr.initializers = {f32c("w", {8, 4, 3, 3, 3}, 3), f32c("b", {8}, 4)};
+      gr.nodes.push_back(node("Conv", {"x", "w", "b"}, {"c"}, {Attribute::of_ints("pads", {1, 1, 1, 1, 1, 1})}));
+      add_activation_chain(gr, "c", single);
+      check_chain_fused(gr, feeds, mode);
+    }
+  // The convolution's output read by the chain and by a graph output: the chain stays a node.
+  const std::vector<Feed> feeds2{Feed::of("x", {2, 4, 9, 8}, random_floats(2 * 4 * 9 * 8, 24, -4, 4))};
+  g::Graph shared = conv_graph(1, false, false, nullptr);
+  shared.outputs.clear();
+  shared.nodes.back().outputs[0] = "c";
+  shared.outputs.push_back(value("c", om::DType::f32, {}));
+  add_activation_chain(shared, "c", false);
+  {
+    om::Session plain(shared, {ArithmeticMode::Exact, false}), fused(shared, {ArithmeticMode::Exact, true});
+    CHECK(count_of(fused.graph(), "FusedElementwise") == 1);
+    CHECK(count_of(fused.graph(), "Conv") == 1);
+    const std::vector<Out> a = run(plain, feeds2), b = run(fused, feeds2);
+    CHECK(a[0].bytes == b[0].bytes);
+    CHECK(a[1].bytes == b[1].bytes);
+  }
+  // A constant of rank 5 after a rank-4 output: the chain's output is rank 5, so it stays apart.
+  g::Graph wide = conv_graph(1, false, false, nullptr);
+  wide.outputs.clear();
+  wide.nodes.back().outputs[0] = "c";
+  wide.initializers.push_back(TensorData::from_vector("k5", {1, 1, 1, 1, 1}, std::vector<float>{0.5f}));
+  wide.nodes.push_back(node("Mul", {"c", "k5"}, {"m"}));
+  wide.nodes.push_back(node("Relu", {"m"}, {"y"}));
+  wide.outputs.push_back(value("y", om::DType::f32, {}));
+  om::Session plain(wide, {ArithmeticMode::Exact, false}), fused(wide, {ArithmeticMode::Exact, true});
+  CHECK(count_of(fused.graph(), "FusedElementwise") == 1);
+  const Out a = run(plain, feeds2)[0], b = run(fused, feeds2)[0];
+  CHECK(a.dims == std::vector<int64_t>{1, 2, 8, 9, 8});
+  CHECK(a.bytes == b.bytes);
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "onemodel/graph/ops/conv_geom.h"
+#include "onemodel/graph/ops/elementwise_chain.h"
 #include "onemodel/graph/ops/epilogue.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/graph/passes/pass.h"
@@ -244,6 +245,10 @@ Status infer_fused_conv(InferContext& ctx) {
                              "] (the output channels)", v ? msg(", got ", dtype_name(v->dtype), " ", shape_str(v->shape)) : std::string()));
     }
   }
+  if (ctx.node.attr("ops")) {  // a chain after the activation (the pass fuse_conv_chain)
+    kernels::ChainProgram chain;
+    OM_TRY(read_chain(ctx, &chain));
+  }
   if (const ValueDesc* r = ctx.input(kResidualInput)) {  // Y = act(conv + R): the Add's broadcast
     OM_TRY(require_f32_input(ctx, kResidualInput));
     const std::vector<int64_t> conv = ctx.outputs[0].shape;
@@ -341,6 +346,8 @@ struct ConvParams {
   int64_t units = 0;                        // the work units (a broadcast residual runs them as one)
   kernels::ConvAlgo algo = kernels::ConvAlgo::TileGemm;  // Conv and FusedConv
   kernels::UnaryOp act = kernels::UnaryOp::Identity;
+  bool has_chain = false;  // FusedConv's chain after the activation
+  kernels::ChainProgram chain;
   float epsilon = 1e-5f;  // FusedConv's batch normalisation
   // FusedConv's residual: none, in the epilogue (its shape is the output's), or broadcast: the
   // convolution's output, of shape `conv_dims`, at `conv_offset` in the scratch, then
@@ -356,6 +363,10 @@ Status prepare_conv(const InferContext& ctx, Prepared& out) {
   const SpatialGeom sg = geom_of(ctx, kind);
   p.g = depth_unit_geom(sg, kind);
   conv_activation(ctx.node, &p.act);
+  if (ctx.node.attr("ops")) {
+    OM_TRY(read_chain(ctx, &p.chain));
+    p.has_chain = true;
+  }
   p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
   p.algo = kernels::conv_algorithm(p.g, ctx.mode, ctx.input(3) != nullptr);
   // Work units: images; a depthwise convolution's channels are independent too, so its unit is
@@ -406,7 +417,7 @@ struct ConvOperands {
   const float *x, *w, *bias;
   const kernels::ConvNorm* norm;
   const float* residual;  // shaped like y, or null
-  kernels::UnaryOp act;
+  kernels::ConvActivation act;
   float* y;
   float* scratch;
 };
@@ -429,7 +440,7 @@ void conv_depth_units(const ConvParams& p, const KernelContext& k, int64_t begin
         else std::fill_n(dst, plane, 0.0f);  // a padded slice: fma(0, w, acc), as 2-D pads
       }
     }
-    kernels::f32_conv2d_with(p.algo, p.g, cols, o.w, o.bias, o.residual ? kernels::UnaryOp::Identity : o.act, t, o.scratch,
+    kernels::f32_conv2d_with(p.algo, p.g, cols, o.w, o.bias, o.residual ? kernels::ConvActivation() : o.act, t, o.scratch,
                              k.packed_b, k.mode, o.norm, nullptr);
     for (int64_t m = 0; m < p.g.M; ++m) {
       const int64_t at = ((n * p.g.M + m) * d.OD + od) * P;
@@ -440,7 +451,8 @@ void conv_depth_units(const ConvParams& p, const KernelContext& k, int64_t begin
       }
       const float* r = o.residual + at;
       for (int64_t i = 0; i < P; ++i) y[i] = t[m * P + i] + r[i];
-      if (o.act != kernels::UnaryOp::Identity) kernels::f32_unary(o.act, y, y, size_t(P));
+      if (o.act.op != kernels::UnaryOp::Identity) kernels::f32_unary(o.act.op, y, y, size_t(P));
+      o.act.chain_rows(y, 1, size_t(P), size_t(P));
     }
   }
 }
@@ -484,20 +496,23 @@ Status conv_kernel(const KernelContext& k) {
   if (has_norm)
     norm = {k.in(3).as<const float>(), k.in(4).as<const float>(), k.in(5).as<const float>(), k.in(6).as<const float>(), p.epsilon};
   ConvOperands o{k.in(0).as<const float>(), k.in(1).as<const float>(), k.has_input(2) ? k.in(2).as<const float>() : nullptr,
-                 has_norm ? &norm : nullptr, nullptr, p.act, k.out(0).as<float>(), static_cast<float*>(k.scratch)};
+                 has_norm ? &norm : nullptr, nullptr, kernels::ConvActivation(p.act, p.has_chain ? &p.chain : nullptr),
+                 k.out(0).as<float>(), static_cast<float*>(k.scratch)};
   if (p.residual == ConvParams::Residual::InPlace) o.residual = k.in(kResidualInput).as<const float>();
   if (p.residual != ConvParams::Residual::Broadcast) {
     conv_units(p, k, k.begin, k.end, o);
     return Status::ok();
   }
   // The whole convolution into the scratch (one unit), then Y = act(C + R) as the Add and the
-  // activation nodes compute it.
+  // activation nodes compute it, then the chain.
+  const kernels::ConvActivation act = o.act;
   o.y = reinterpret_cast<float*>(static_cast<uint8_t*>(k.scratch) + p.conv_offset);
-  o.act = kernels::UnaryOp::Identity;
+  o.act = kernels::ConvActivation();
   conv_units(p, k, 0, p.units, o);
   const TensorArg& Y = k.out(0);
   add_broadcast(o.y, p.conv_dims, p.conv_rank, k.in(kResidualInput), Y);
-  if (p.act != kernels::UnaryOp::Identity) kernels::f32_unary(p.act, Y.as<float>(), Y.as<float>(), size_t(Y.numel));
+  if (act.op != kernels::UnaryOp::Identity) kernels::f32_unary(act.op, Y.as<float>(), Y.as<float>(), size_t(Y.numel));
+  act.chain_rows(Y.as<float>(), 1, size_t(Y.numel), size_t(Y.numel));
   return Status::ok();
 }
 
@@ -616,6 +631,7 @@ constexpr AttrSpec kConvAttrs[] = {{"auto_pad", AttrKind::String},      {"dilati
                                    {"pads", AttrKind::Ints},            {"strides", AttrKind::PositiveInts}};
 constexpr AttrSpec kFusedConvAttrs[] = {{"activation", AttrKind::String},   {"auto_pad", AttrKind::String},
                                         {"epsilon", AttrKind::Float},
+                                        {"ops", AttrKind::Ints}, {"operands", AttrKind::Ints}, {"consts", AttrKind::Floats},
                                         {"dilations", AttrKind::PositiveInts}, {"group", AttrKind::PositiveInt},
                                         {"kernel_shape", AttrKind::PositiveInts}, {"pads", AttrKind::Ints},
                                         {"strides", AttrKind::PositiveInts}};
@@ -632,9 +648,9 @@ constexpr OpDef kOps[] = {
         .prepared(prepare_conv<GeomKind::ConvTranspose>).kernel(conv_transpose_kernel)
         .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
         .doc("f32, 1-D, 2-D and 3-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order (3-D: the 2-D result of each (input depth, kd) added in that order), then bias").with_flags(kOpF16InF32),
-    op("FusedConv").in_domain(kOnemodelDomain).written_by_passes(passes::fuse_conv_epilogue).inputs(2, 8).attributes(kFusedConvAttrs).shapes(infer_fused_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel)
+    op("FusedConv").in_domain(kOnemodelDomain).written_by_passes(passes::fuse_conv_epilogue, passes::fuse_conv_chain).inputs(2, 8).attributes(kFusedConvAttrs).shapes(infer_fused_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel)
         .with_scratch(fused_conv_scratch).with_prepack(conv_packable)
-        .doc("written by the conv fusion pass: act(BN(Conv(X, W) + bias) + R), the optional inference batch normalisation (inputs 3-6: scale, B, mean, var; epsilon), the optional residual R (input 7, broadcast) and the activation after each output's complete fma chain, each step rounded as the separate nodes"),
+        .doc("written by the conv fusion passes: chain(act(BN(Conv(X, W) + bias) + R)), the optional inference batch normalisation (inputs 3-6: scale, B, mean, var; epsilon), the optional residual R (input 7, broadcast), the activation after each output's complete fma chain, then the optional chain of elementwise steps (ops, operands, consts: FusedElementwise's) on each output row just written, each step rounded as the separate nodes"),
 };
 
 }  // namespace

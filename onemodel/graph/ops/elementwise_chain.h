@@ -13,7 +13,12 @@
 // rule of each), so the chain's output has the separate nodes' bits in either mode. The op codes
 // and the program are the kernel's (kernels::ChainOp, kernels::ChainProgram).
 #pragma once
+#include "onemodel/core/status.h"
 #include "onemodel/kernels/kernels.h"
+
+namespace om::graph {
+struct InferContext;
+}
 
 namespace om::graph::ops {
 
@@ -22,5 +27,10 @@ using kernels::ChainOp;
 using kernels::kChainConstant;
 using kernels::kChainMaxSteps;
 using kernels::kChainNone;
+
+// The node's ops, operands and consts as a program, checked (elementwise_chain.cpp): every
+// operand index below its step's own value, a constant only where the op takes one, 1 to
+// kChainMaxSteps steps; else an error naming the attribute and the step.
+Status read_chain(const InferContext& ctx, kernels::ChainProgram* p);
 
 }  // namespace om::graph::ops

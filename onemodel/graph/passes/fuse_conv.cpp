@@ -14,6 +14,14 @@
 // the separate nodes round it (kernels/conv.h, ConvNorm and the residual), so no output bit
 // changes; the outputs are written once instead of up to four times, and a residual Add and its
 // Relu are no longer two passes over memory.
+//
+// fuse_conv_chain (Exact): Conv or FusedConv (without a chain) -> FusedElementwise, the
+// convolution's output read only by the chain (fuse_elementwise_chains ran: it also makes a chain
+// of one eligible node after a convolution: LeakyRelu, HardSwish, Clip...), becomes FusedConv with
+// the chain's ops, operands and consts: the kernel runs the steps on each output row just written
+// (kernels/conv.h, ConvActivation), while it is in cache, instead of a pass over the whole output.
+// Each step is f32_chain's, the separate node's bits. A chain whose constants broadcast the output
+// to a higher rank stays apart.
 #include <cmath>
 
 #include "onemodel/graph/op_registry.h"
@@ -173,6 +181,34 @@ Status fuse_conv_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
     fused.attributes.push_back(Attribute::of_string("activation", act));
     if (norm) fused.attributes.push_back(Attribute::of_float("epsilon", eps));
     u.replace(i, std::move(fused));
+    return 1;
+  });
+}
+
+Status fuse_conv_chain(Graph& g, ArithmeticMode, size_t* changes) {
+  return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
+    const Node& conv = g.nodes[i];
+    const bool fused = conv.domain == kOnemodelDomain && conv.op_type == "FusedConv" && conv.outputs.size() == 1;
+    if ((!is_conv(conv) && !fused) || conv.attr("ops") || !u.single_internal_use(conv.outputs[0])) return 0;
+    const size_t ci = u.reader(conv.outputs[0]);
+    const Node& chain = g.nodes[ci];
+    if (chain.domain != kOnemodelDomain || chain.op_type != "FusedElementwise" || chain.inputs.size() != 1 ||
+        chain.outputs.size() != 1)
+      return 0;
+    const TensorData* w = conv.inputs.size() >= 2 ? u.constant(conv.inputs[1]) : nullptr;
+    const int64_t rank = chain.attr_int("rank", 0);  // > the output's: the chain broadcasts it
+    if (rank > 0 && (!w || rank > int64_t(w->dims.size()))) return 0;
+    Node f = conv;
+    f.op_type = "FusedConv";
+    f.domain = kOnemodelDomain;
+    for (const char* name : {"ops", "operands", "consts"}) {
+      const Attribute* a = chain.attr(name);
+      if (!a) return 0;
+      f.attributes.push_back(*a);
+    }
+    f.outputs = chain.outputs;
+    u.drop(ci);
+    u.replace(i, std::move(f));
     return 1;
   });
 }

@@ -8,8 +8,9 @@
 // node order) that reads one of its values, while that node is eligible and reads only X, the
 // chain's values and scalar constants; then it is cut back to its longest prefix whose
 // intermediate values are read only inside the prefix and are not graph outputs. Chains of one
-// node stay as they are. Eligible: Add, Sub, Mul, Div, and Max and Min of two operands (f32: one
-// operand a one-element f32 constant, or both the chain's values), Relu, Sigmoid,
+// node stay as they are, but for one after a convolution (fuse_conv_chain takes it). Eligible:
+// Add, Sub, Mul, Div, and Max and Min of two operands (f32: one operand a one-element f32
+// constant, or both the chain's values), Relu, Sigmoid,
 // Tanh, Clip (constant scalar f32 bounds, at least one), LeakyRelu, HardSigmoid, HardSwish (and
 // tf2onnx's LeakyRelu then Max(x, constant) after a convolution). Each step is computed as its
 // node computes it, so no output bit changes.
@@ -154,7 +155,13 @@ Status fuse_elementwise_chains(Graph& g, ArithmeticMode, size_t* changes) {
     bool f32 = false;
     for (size_t k = 0; k < len; ++k)
       f32 |= !ops::chain_op_binary(steps[k].op) || steps[k].a == ops::kChainConstant || steps[k].b == ops::kChainConstant;
-    if (len < 2 || !f32) return 0;
+    // One node alone stays as it is, unless a convolution writes X for it alone: fuse_conv_chain
+    // then runs the step in the convolution's epilogue.
+    const size_t def = u.producer(x);
+    const bool after_conv = def != DefUse::kNone && u.single_internal_use(x) &&
+                            ((is_default_domain(g.nodes[def].domain) && g.nodes[def].op_type == "Conv") ||
+                             (g.nodes[def].domain == kOnemodelDomain && g.nodes[def].op_type == "FusedConv"));
+    if (len < (after_conv ? 1u : 2u) || !f32) return 0;
     Node fused;
     fused.op_type = "FusedElementwise";
     fused.domain = kOnemodelDomain;

@@ -23,6 +23,7 @@ OM_WEAK_PASS(fuse_matmul_residual);
 OM_WEAK_PASS(fold_conv_batchnorm);
 OM_WEAK_PASS(fuse_conv_epilogue);
 OM_WEAK_PASS(fuse_elementwise_chains);
+OM_WEAK_PASS(fuse_conv_chain);
 #undef OM_WEAK_PASS
 
 const std::vector<Pass>& all_passes() {
@@ -43,6 +44,7 @@ const std::vector<Pass>& all_passes() {
       {"fold_conv_batchnorm", BitRule::FastOnly, fold_conv_batchnorm, kByOp},
       {"fuse_conv_epilogue", BitRule::Exact, fuse_conv_epilogue, kByOp},
       {"fuse_elementwise_chains", BitRule::Exact, fuse_elementwise_chains, kByOp},
+      {"fuse_conv_chain", BitRule::Exact, fuse_conv_chain, kByOp},
       {"remove_dead_nodes", BitRule::Exact, remove_dead_nodes},
   };
   return passes;

@@ -141,6 +141,7 @@ Status fuse_matmul_residual(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fold_conv_batchnorm(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_conv_epilogue(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_elementwise_chains(Graph& g, ArithmeticMode mode, size_t* changes);  // fuse_elementwise.cpp
+Status fuse_conv_chain(Graph& g, ArithmeticMode mode, size_t* changes);          // fuse_conv.cpp
 Status remove_dead_nodes(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_attention(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_attention.cpp
 Status fuse_qdq_conv(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_qdq.cpp
