@@ -43,9 +43,10 @@ struct PassRun {
 // (FastOnly; before folding turns the weights' DequantizeLinear into floats), constant folding, the dynamic form's float
 // epilogue fused into MatMulInteger / ConvInteger, attention fusion (FastOnly), MatMul epilogue
 // fusion (bias + activation), Transposes folded into MatMul operands/output, scalar Mul folded
-// into MatMul, Q/K/V projection merge, MatMul residual fusion (FastOnly), Conv +
-// BatchNormalization folding (FastOnly), Conv epilogue fusion (bias + activation), chains of
-// elementwise nodes fused into one pass, dead-node removal.
+// into MatMul, Q/K/V projection merge, MatMul residual fusion (FastOnly), Transposes sunk through
+// elementwise nodes until they cancel, Conv + BatchNormalization folding (FastOnly), Conv
+// epilogue fusion (bias + activation), chains of elementwise nodes fused into one pass and into
+// the convolution before them, dead-node removal.
 const std::vector<Pass>& all_passes();
 
 // Whether the pass runs in this program: it is linked and, when Linked::ByOperator, a
@@ -142,6 +143,7 @@ Status fold_conv_batchnorm(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_conv_epilogue(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_elementwise_chains(Graph& g, ArithmeticMode mode, size_t* changes);  // fuse_elementwise.cpp
 Status fuse_conv_chain(Graph& g, ArithmeticMode mode, size_t* changes);          // fuse_conv.cpp
+Status sink_transposes(Graph& g, ArithmeticMode mode, size_t* changes);          // sink_transposes.cpp
 Status remove_dead_nodes(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_attention(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_attention.cpp
 Status fuse_qdq_conv(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_qdq.cpp
