@@ -3,7 +3,7 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: bench-int8 all bootstrap configure build test demo bench bench-real cross-test sanitize sanitize-ci tsan fuzz install install-no-exceptions install-aarch64 install-aarch64-no-exceptions install-cortex-m mcu-test size no-exceptions clean
+.PHONY: bench-int8 bench-int8-real all bootstrap configure build test demo bench bench-real cross-test sanitize sanitize-ci tsan fuzz install install-no-exceptions install-aarch64 install-aarch64-no-exceptions install-cortex-m mcu-test size no-exceptions clean
 
 all: build
 
@@ -36,6 +36,11 @@ bench-real: build
 # f32 twins, one thread (docs/performance.md, "int8").
 bench-int8: build
 	@$(BUILD)/bench_int8
+
+# A real dynamically quantized model (a 44 MB npm package chunk set, fetched into the build
+# folder) against ONNX Runtime, one thread each (docs/performance.md, "int8").
+bench-int8-real: build
+	@tools/int8_real.sh $(BUILD)
 
 # Every test executable built for AArch64 (NEON kernels) and run under qemu-aarch64; the exact
 # hashes printed there must equal the x86 ones (tests/exactness.sh compares them). test_quant
