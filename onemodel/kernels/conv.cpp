@@ -652,27 +652,57 @@ void resize_linear_taps(double v, int64_t in, int64_t* i0, int64_t* i1, float* w
   *w0 = float(1.0 - (v - f));
 }
 
-void f32_resize2d(const ResizeGeom& g, const float* x, float* y) {
-  const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
-  for (int64_t oh = 0; oh < g.OH; ++oh) {
-    const double sy = resize_source_coord(g.coord, oh, g.scale_h, g.H, resized_length(g, true));
-    for (int64_t ow = 0; ow < g.OW; ++ow) {
-      const double sx = resize_source_coord(g.coord, ow, g.scale_w, g.W, resized_length(g, false));
-      if (g.mode == ResizeMode::Nearest) {
-        const int64_t src = resize_nearest_index(g.nearest, sy, g.H) * g.W + resize_nearest_index(g.nearest, sx, g.W);
-        for (int64_t nc = 0; nc < g.NC; ++nc) y[nc * OP + oh * g.OW + ow] = x[nc * HW + src];
-      } else {
-        int64_t y0, y1, x0, x1;
-        float hy0, hy1, wx0, wx1;
-        resize_linear_taps(sy, g.H, &y0, &y1, &hy0, &hy1);
-        resize_linear_taps(sx, g.W, &x0, &x1, &wx0, &wx1);
-        for (int64_t nc = 0; nc < g.NC; ++nc) {
-          const float* p = x + nc * HW;
-          const float top = wx0 * p[y0 * g.W + x0] + wx1 * p[y0 * g.W + x1];
-          const float bot = wx0 * p[y1 * g.W + x0] + wx1 * p[y1 * g.W + x1];
-          y[nc * OP + oh * g.OW + ow] = hy0 * top + hy1 * bot;
-        }
+namespace {
+// The taps of every output column or row (an axis of `out` outputs), one table entry each.
+struct ResizeAxis {
+  int64_t *i0, *i1;
+  float *w0, *w1;
+};
+ResizeAxis resize_axis(const ResizeGeom& g, bool height, float* at) {
+  const int64_t n = height ? g.OH : g.OW, in = height ? g.H : g.W;
+  ResizeAxis a{reinterpret_cast<int64_t*>(at), reinterpret_cast<int64_t*>(at) + n, at + 4 * n, at + 5 * n};
+  for (int64_t o = 0; o < n; ++o) {
+    const double v = resize_source_coord(g.coord, o, height ? g.scale_h : g.scale_w, in, resized_length(g, height));
+    if (g.mode == ResizeMode::Nearest) a.i0[o] = resize_nearest_index(g.nearest, v, in);
+    else resize_linear_taps(v, in, &a.i0[o], &a.i1[o], &a.w0[o], &a.w1[o]);
+  }
+  return a;
+}
+}  // namespace
+
+size_t resize2d_scratch_floats(const ResizeGeom& g) { return size_t(6 * g.OW + 6 * g.OH + 2 * g.OW); }
+
+void f32_resize2d(const ResizeGeom& g, const float* x, float* y, float* scratch) {
+  const int64_t HW = g.H * g.W, OP = g.OH * g.OW, OW = g.OW;
+  const ResizeAxis cols = resize_axis(g, false, scratch), rows = resize_axis(g, true, scratch + 6 * OW);
+  for (int64_t nc = 0; nc < g.NC; ++nc) {
+    const float* p = x + nc * HW;
+    float* out = y + nc * OP;
+    if (g.mode == ResizeMode::Nearest) {
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        const float* r = p + rows.i0[oh] * g.W;
+        for (int64_t ow = 0; ow < OW; ++ow) out[oh * OW + ow] = r[cols.i0[ow]];
       }
+      continue;
+    }
+    // Two interpolated input rows, tagged with the row they hold (-1: none yet in this plane).
+    float* line[2] = {scratch + 6 * OW + 6 * g.OH, scratch + 7 * OW + 6 * g.OH};
+    int64_t tag[2] = {-1, -1};
+    auto row = [&](int64_t r, int keep) -> const float* {  // keep: the slot the other row uses, or -1
+      for (int k = 0; k < 2; ++k)
+        if (tag[k] == r) return line[k];
+      const int k = keep == 0 ? 1 : 0;
+      const float* src = p + r * g.W;
+      for (int64_t ow = 0; ow < OW; ++ow) line[k][ow] = cols.w0[ow] * src[cols.i0[ow]] + cols.w1[ow] * src[cols.i1[ow]];
+      tag[k] = r;
+      return line[k];
+    };
+    for (int64_t oh = 0; oh < g.OH; ++oh) {
+      const float* top = row(rows.i0[oh], tag[0] == rows.i1[oh] ? 0 : tag[1] == rows.i1[oh] ? 1 : -1);
+      const float* bot = row(rows.i1[oh], top == line[0] ? 0 : 1);
+      const float h0 = rows.w0[oh], h1 = rows.w1[oh];
+      float* o = out + oh * OW;
+      for (int64_t ow = 0; ow < OW; ++ow) o[ow] = h0 * top[ow] + h1 * bot[ow];
     }
   }
 }

@@ -197,7 +197,13 @@ inline double resized_length(const ResizeGeom& g, bool height) {
   if (!g.from_scales) return double(height ? g.OH : g.OW);
   return height ? double(g.H) * g.scale_h : double(g.W) * g.scale_w;
 }
-void f32_resize2d(const ResizeGeom& g, const float* x, float* y);
+// Nearest: y = x at (nearest row, nearest column). Linear: top = w0 * x[y0][x0] + w1 * x[y0][x1],
+// bottom the same on row y1, y = h0 * top + h1 * bottom, each product and sum one rounding. Each
+// input row's interpolated values (top or bottom) are computed once per plane and serve every
+// output row that reads that row (two rows of `scratch`); the taps of the columns and rows come
+// from tables built once per call: the same operations per output either way.
+size_t resize2d_scratch_floats(const ResizeGeom& g);
+void f32_resize2d(const ResizeGeom& g, const float* x, float* y, float* scratch);
 // The taps f32_resize2d uses (for the eager gradient): the nearest source index, clamped to
 // [0, in), and the two linear taps with their weights (w0 for i0) after clamping v to [0, in-1].
 int64_t resize_nearest_index(ResizeNearest m, double v, int64_t in);

@@ -27,7 +27,9 @@ Result<Tensor> resize(const Tensor& x, int64_t out_h, int64_t out_w, Interpolati
   Resize2dAttrs a{out_h, out_w, mode == Interpolation::Bilinear, align_corners, scale_h, scale_w};
   OM_ASSIGN_OR_RETURN(Tensor xd, detail::dense(x));
   OM_ASSIGN_OR_RETURN(Tensor y, detail::make_tensor(ys, DType::f32, false, call));
-  kernels::f32_resize2d(conv_detail::resize_geom(x.shape(), a), detail::raw_as<float>(xd), detail::raw_as<float>(y));
+  const kernels::ResizeGeom g = conv_detail::resize_geom(x.shape(), a);
+  std::vector<float> scratch(kernels::resize2d_scratch_floats(g));
+  kernels::f32_resize2d(g, detail::raw_as<float>(xd), detail::raw_as<float>(y), scratch.data());
   OM_TRY(record<OpId::Resize2d>({x}, y, a));
   return y;
 }
