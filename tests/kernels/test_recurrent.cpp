@@ -1,5 +1,5 @@
 // f32_recurrent_step: every form on every ISA gives the scalar reference's bits (hidden sizes
-// with vector tails, awkward values), and the reference does each element's documented operation
+// with vector tails and past a block, awkward values), and the reference does each element's documented operation
 // sequence (kernels.h), written here one operation at a time as the separate loops and f32_unary
 // passes it replaces.
 #include <doctest/doctest.h>
@@ -115,7 +115,7 @@ const Case kCases[] = {{Form::Lstm, false, "lstm"},
                        {Form::GruHidden, false, "gru hidden (linear_before_reset 0)"},
                        {Form::GruLinearBeforeReset, false, "gru linear_before_reset 1"},
                        {Form::Rnn, false, "rnn"}};
-const size_t kSizes[] = {0, 1, 3, 7, 8, 15, 16, 17, 33, 47, 128, 131};
+const size_t kSizes[] = {0, 1, 3, 7, 8, 15, 16, 17, 33, 47, 128, 131, 256, 263, 530};  // past a block (256) too
 
 }  // namespace
 
