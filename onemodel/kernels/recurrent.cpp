@@ -36,7 +36,7 @@ void f32_recurrent_step(const RecurrentStep& s) {
 #if defined(ONEMODEL_HAVE_NEON)
     case Isa::Neon: return neon::f32_recurrent_step__neon(s);
 #endif
-    default: return recurrent::run<exact::ScalarLanes, exact::ScalarIo>(s);
+    default: return recurrent::tail(s, 0, s.n);  // the one-lane form throughout: one copy of it
   }
 }
 
