@@ -69,7 +69,7 @@ struct ChainProgram {
 void f32_chain(const ChainProgram& p, const float* x, float* y, size_t n);
 
 // The gate work of one recurrent step for one batch item (graph/ops/rnn.cpp), after its GEMM
-// chains, in one pass over the hidden elements j < n. Gate block k of `gates` is gates[k*n + j]
+// chains, in one call over the hidden elements j < n (kernels/recurrent_step.h). Gate block k of `gates` is gates[k*n + j]
 // (ONNX order: LSTM i o f c, GRU z r h, RNN one), and `bias` has the same layout. With
 // u_k = gates[k*n + j] + bias[k*n + j] (one rounding), primes marking the state read before the
 // step, and sigmoid / tanh the library's own (f32_unary's bits), each element does exactly:
