@@ -18,12 +18,7 @@ namespace om::kernels::chain {
 
 constexpr size_t kChainBlock = 512;  // the kChainMaxSteps - 1 value blocks are 30 KB of stack
 
-struct ScalarIo {
-  static constexpr size_t L = 1;
-  static float loadu(const float* p) { return *p; }
-  static void storeu(float* p, float v) { *p = v; }
-  static float div(float a, float b) { return a / b; }
-};
+using exact::ScalarIo;
 
 // Elements [i0, i1) of one step: a and b are the operands' values, null for the constant.
 template <class V, class Io>

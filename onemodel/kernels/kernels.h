@@ -68,6 +68,41 @@ struct ChainProgram {
 };
 void f32_chain(const ChainProgram& p, const float* x, float* y, size_t n);
 
+// The gate work of one recurrent step for one batch item (graph/ops/rnn.cpp), after its GEMM
+// chains, in one call over the hidden elements j < n (kernels/recurrent_step.h). Gate block k of `gates` is gates[k*n + j]
+// (ONNX order: LSTM i o f c, GRU z r h, RNN one), and `bias` has the same layout. With
+// u_k = gates[k*n + j] + bias[k*n + j] (one rounding), primes marking the state read before the
+// step, and sigmoid / tanh the library's own (f32_unary's bits), each element does exactly:
+//   Lstm:      ui = u_0 [then + Pi*c'],  uf = u_2 [then + Pf*c']  (peep = (Pi, Po, Pf) or null);
+//              i = sigmoid(ui), f = sigmoid(uf), g = tanh(u_3);
+//              c = f*c' + i*g (two products, one sum; no fma); uo = u_1 [then + Po*c];
+//              h = sigmoid(uo) * tanh(c).
+//   GruGates:  (linear_before_reset = 0, before the h gate's chain over r*h)
+//              gates[j] = z = sigmoid(u_0); rh[j] = sigmoid(u_1) * h'.
+//   GruHidden: (linear_before_reset = 0, after it; x_h = the h gate's chain over x then r*h)
+//              hn = tanh(x_h + bias[2n + j]); z = gates[j]; h = (1 - z)*hn + z*h'.
+//   GruLinearBeforeReset: z = sigmoid(u_0), r = sigmoid(u_1);
+//              hn = tanh((x_h + bias[2n + j]) + r * (gates[2n + j] + rec_bias[j]))
+//              (x_h = the h gate's input chain, rec_bias = Rbh); h = (1 - z)*hn + z*h'.
+//   Rnn:       h = tanh(u_0).
+// Every product and sum rounds on its own (no fma contraction), so the bits are the same on
+// every ISA and in both modes. The new h also goes to y when y is not null.
+enum class RecurrentForm : int32_t { Lstm, GruGates, GruHidden, GruLinearBeforeReset, Rnn };
+struct RecurrentStep {
+  RecurrentForm form = RecurrentForm::Lstm;
+  size_t n = 0;
+  float* gates = nullptr;
+  const float* bias = nullptr;
+  const float* peep = nullptr;      // Lstm: (Pi, Po, Pf), 3n floats, or null
+  const float* x_h = nullptr;       // GruHidden, GruLinearBeforeReset
+  const float* rec_bias = nullptr;  // GruLinearBeforeReset
+  float* c = nullptr;               // Lstm: the cell state, updated
+  float* h = nullptr;               // the hidden state: updated (GruGates: read)
+  float* y = nullptr;               // optional copy of the new h
+  float* rh = nullptr;              // GruGates: r * h'
+};
+void f32_recurrent_step(const RecurrentStep& s);
+
 // Scalar forms of the library's own transcendental functions (identical bits to f32_unary).
 float exp_f32(float x);
 float log_f32(float x);

@@ -7,8 +7,11 @@
 //     element the fma chain over k = 0..I-1;
 //   - per step the recurrent GEMM continues that same chain over k = 0..H-1 (accumulate = true,
 //     on R pre-packed once per session by the plan for one direction, else packed by each call
-//     in scratch): pre = chain(x, W) then chain(h, R);
-//   - then the bias, (Wb + Rb) rounded once, is added, then the library sigmoid / tanh;
+//     in scratch): pre = chain(x, W) then chain(h, R); on the step's projection rows in place
+//     when every item runs all T steps, else on a copy gathered per item (the same chain);
+//   - then, per item, one pass of kernels::f32_recurrent_step over the hidden elements does the
+//     gate work below (GRU with linear_before_reset = 0 takes two, around the r * h chain): the
+//     bias, (Wb + Rb) rounded once, is added, then the library sigmoid / tanh;
 //   - LSTM: c = f*c' + i*g (two products, one sum), h = o * tanh(c);
 //   - GRU: z, r as above; linear_before_reset = 1: n = tanh((chain(x, Wh) + Wbh) + r * (chain(h, Rh)
 //     + Rbh)); = 0: n = tanh(chain(x, Wh) then chain(r*h, Rh), + (Wbh + Rbh)); h = (1 - z)*n + z*h';
@@ -293,99 +296,67 @@ Status run_direction(const Step& st, int64_t dir, bool reverse, int64_t b0, int6
   float* Y = k.num_outputs > 0 ? k.out(0).as<float>() : nullptr;
   auto y_off = [&](int64_t t, int64_t b) { return d.batch_major ? ((b * T + t) * D + dir) * H : ((t * D + dir) * B + b) * H; };
   auto len_of = [&](int64_t b) { return lens ? int64_t(lens[b]) : T; };
+  auto row_of = [&](int64_t b, int64_t t) { return d.batch_major ? b * T + t : t * B + b; };
+  // When every item runs all T steps, each step reads one time index for all of them, whose
+  // projection rows are evenly spaced: the recurrent GEMM continues their chains there in place
+  // (the same chain as on a gathered copy). Otherwise each item's row is gathered into `gates`.
+  bool in_place = true;
+  for (int64_t b = b0; b < b1; ++b) in_place = in_place && len_of(b) == T;
+  const int64_t ldg = in_place ? (d.batch_major ? T : 1) * GH : GH;  // floats between items' gate rows
 
   for (int64_t s = 0; s < T; ++s) {
-    // Gather this step's projection rows (each sequence has its own time index when reversed).
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t len = len_of(b);
-      if (s >= len) {
-        std::memset(gates + b * GH, 0, size_t(GH) * sizeof(float));
-        continue;
+    float* g0 = gates + b0 * GH;  // item b0's gate row; item b's is ldg * (b - b0) further
+    if (in_place) g0 = proj + row_of(b0, reverse ? T - 1 - s : s) * GH;
+    else
+      for (int64_t b = b0; b < b1; ++b) {  // each sequence has its own time index when reversed
+        const int64_t len = len_of(b);
+        if (s >= len) std::memset(gates + b * GH, 0, size_t(GH) * sizeof(float));
+        else std::memcpy(gates + b * GH, proj + row_of(b, reverse ? len - 1 - s : s) * GH, size_t(GH) * sizeof(float));
       }
-      const int64_t t = reverse ? len - 1 - s : s;
-      const int64_t row = d.batch_major ? b * T + t : t * B + b;
-      std::memcpy(gates + b * GH, proj + row * GH, size_t(GH) * sizeof(float));
-    }
+    auto gates_of_item = [&](int64_t b) { return g0 + (b - b0) * ldg; };
     // GRU: the h gate's recurrent chain starts from +0 (linear_before_reset = 1: it is kept apart
     // and multiplied by r; = 0: this column block is discarded and recomputed from r * h below).
     if (st.cell == Cell::Gru)
       for (int64_t b = b0; b < b1; ++b) {
-        float* gr = gates + b * GH;
+        float* gr = gates_of_item(b);
         std::memcpy(aux + b * H, gr + 2 * H, size_t(H) * sizeof(float));  // the h gate's input projection
         std::memset(gr + 2 * H, 0, size_t(H) * sizeof(float));
       }
-    if (H > 0) recurrent(st, size_t(b1 - b0), h + b0 * H, pr, size_t(GH), gates + b0 * GH, size_t(GH), true);
-    // Bias after the chains; GRU h gate: aux = its input chain (+ Wbh), gates[2H..3H) = its
-    // recurrent chain (+ Rbh).
-    for (int64_t b = b0; b < b1; ++b) {
-      float* gr = gates + b * GH;
-      if (st.cell != Cell::Gru) {
-        for (int64_t j = 0; j < GH; ++j) gr[j] = gr[j] + bias[j];
-        continue;
+    if (H > 0) recurrent(st, size_t(b1 - b0), h + b0 * H, pr, size_t(GH), g0, size_t(ldg), true);
+    // The gate work after the chains, one kernels::f32_recurrent_step pass per item.
+    kernels::RecurrentStep rs;
+    rs.n = size_t(H);
+    rs.bias = bias;
+    rs.peep = peep;
+    rs.rec_bias = bias + GH + 2 * H;
+    if (st.cell == Cell::Gru && !st.lbr) {  // z and r * h of every item, then the h gate's chain over r * h
+      rs.form = kernels::RecurrentForm::GruGates;
+      for (int64_t b = b0; b < b1; ++b) {
+        rs.gates = gates_of_item(b);
+        rs.h = h + b * H;
+        rs.rh = rh + b * H;
+        kernels::f32_recurrent_step(rs);
       }
-      for (int64_t j = 0; j < 2 * H; ++j) gr[j] = gr[j] + bias[j];
-      kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr, gr, size_t(2 * H));
-      if (!st.lbr)  // the h gate's chain continues over r * h
-        for (int64_t j = 0; j < H; ++j) rh[b * H + j] = gr[H + j] * h[b * H + j];
+      if (H > 0 && b1 > b0) {
+        kernels::GemmArgs g = gemm_args(size_t(b1 - b0), size_t(H), size_t(H), MatRef{rh + b0 * H, H, 1},
+                                        MatRef{R + 2 * H * H, 1, H}, aux + b0 * H, size_t(H), st.at(st.s.work));
+        g.accumulate = true;
+        kernels::f32_gemm(g, k.mode);
+      }
     }
-    if (st.cell == Cell::Gru && !st.lbr && H > 0 && b1 > b0) {
-      kernels::GemmArgs g = gemm_args(size_t(b1 - b0), size_t(H), size_t(H), MatRef{rh + b0 * H, H, 1}, MatRef{R + 2 * H * H, 1, H},
-                                      aux + b0 * H, size_t(H), st.at(st.s.work));
-      g.accumulate = true;
-      kernels::f32_gemm(g, k.mode);
-    }
+    rs.form = st.cell == Cell::Lstm ? kernels::RecurrentForm::Lstm
+              : st.cell == Cell::Rnn ? kernels::RecurrentForm::Rnn
+              : st.lbr               ? kernels::RecurrentForm::GruLinearBeforeReset
+                                     : kernels::RecurrentForm::GruHidden;
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t len = len_of(b);
       if (s >= len) continue;  // the state holds; Y stays 0 there
-      const int64_t t = reverse ? len - 1 - s : s;
-      float* gr = gates + b * GH;
-      float* hb = h + b * H;
-      if (st.cell == Cell::Lstm) {  // ONNX gate order i, o, f, c
-        float* cb = c + b * H;
-        if (peep) {  // P = (Pi, Po, Pf): i and f see the previous cell state, o the new one
-          for (int64_t j = 0; j < H; ++j) {
-            gr[j] = gr[j] + peep[j] * cb[j];
-            gr[2 * H + j] = gr[2 * H + j] + peep[2 * H + j] * cb[j];
-          }
-          kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr, gr, size_t(H));
-          kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr + 2 * H, gr + 2 * H, size_t(H));
-        } else {
-          kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr, gr, size_t(3 * H));
-        }
-        kernels::f32_unary(kernels::UnaryOp::Tanh, gr + 3 * H, gr + 3 * H, size_t(H));
-        for (int64_t j = 0; j < H; ++j) {
-          const float fc = gr[2 * H + j] * cb[j];
-          const float ig = gr[j] * gr[3 * H + j];
-          cb[j] = fc + ig;
-        }
-        if (peep) {
-          for (int64_t j = 0; j < H; ++j) gr[H + j] = gr[H + j] + peep[H + j] * cb[j];
-          kernels::f32_unary(kernels::UnaryOp::Sigmoid, gr + H, gr + H, size_t(H));
-        }
-        kernels::f32_unary(kernels::UnaryOp::Tanh, cb, hb, size_t(H));
-        for (int64_t j = 0; j < H; ++j) hb[j] = gr[H + j] * hb[j];
-      } else if (st.cell == Cell::Gru) {  // ONNX gate order z, r, h
-        const float* xa = aux + b * H;
-        if (st.lbr) {
-          for (int64_t j = 0; j < H; ++j) {
-            const float xin = xa[j] + bias[2 * H + j];
-            const float rec = gr[2 * H + j] + bias[GH + 2 * H + j];
-            gr[2 * H + j] = xin + gr[H + j] * rec;
-          }
-        } else {
-          for (int64_t j = 0; j < H; ++j) gr[2 * H + j] = xa[j] + bias[2 * H + j];
-        }
-        kernels::f32_unary(kernels::UnaryOp::Tanh, gr + 2 * H, gr + 2 * H, size_t(H));
-        for (int64_t j = 0; j < H; ++j) {
-          const float z = gr[j];
-          const float a = (1.0f - z) * gr[2 * H + j];
-          const float bz = z * hb[j];
-          hb[j] = a + bz;
-        }
-      } else {
-        kernels::f32_unary(kernels::UnaryOp::Tanh, gr, hb, size_t(H));
-      }
-      if (Y) std::memcpy(Y + y_off(t, b), hb, size_t(H) * sizeof(float));
+      rs.gates = gates_of_item(b);
+      rs.x_h = aux + b * H;
+      rs.c = c + b * H;
+      rs.h = h + b * H;
+      rs.y = Y ? Y + y_off(reverse ? len - 1 - s : s, b) : nullptr;
+      kernels::f32_recurrent_step(rs);
     }
   }
   // Final states.

@@ -4,6 +4,7 @@
 // in docs/exactness.md (tests/kernels/test_math_accuracy.cpp).
 #pragma once
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -59,6 +60,14 @@ struct ScalarLanes {
 };
 
 using ScalarMath = MathImpl<ScalarLanes>;
+
+// Memory and division for the row kernels over one lane: their tails, and the scalar table.
+struct ScalarIo {
+  static constexpr size_t L = 1;
+  static float loadu(const float* p) { return *p; }
+  static void storeu(float* p, float v) { *p = v; }
+  static float div(float a, float b) { return a / b; }
+};
 
 inline float exp(float x) { return ScalarMath::exp(x); }
 inline float log(float x) { return ScalarMath::log(x); }
