@@ -21,27 +21,35 @@ Status infer_compare_ordered(InferContext& ctx) {
   return infer_same_binary(ctx, {DType::f32, DType::i64, DType::i32, DType::i8, DType::u8, DType::boolean}, true);
 }
 
-enum class Cmp { Eq, Lt, Gt, Ge, Le };
+// Each comparison is a set of the three outcomes x < y, y < x, x == y (bits 0, 1, 2; none of
+// them for a NaN operand, so every comparison with a NaN is false): one loop per dtype serves all
+// five operators (a loop per operator and dtype was 17 KB of a device program).
+enum Cmp : unsigned { Eq = 4, Lt = 1, Gt = 2, Ge = 6, Le = 5 };
 
-template <typename T, Cmp C>
-void compare_typed(const KernelContext& k) {
-  binary_range<T, bool>(k, [](T x, T y) {
-    return C == Cmp::Eq ? x == y : C == Cmp::Lt ? x < y : C == Cmp::Gt ? x > y : C == Cmp::Ge ? x >= y : x <= y;
+template <typename T>
+void compare_typed(const KernelContext& k, unsigned want) {
+  binary_range<T, bool>(k, [want](T x, T y) {
+    const unsigned outcome = unsigned(x < y) | unsigned(y < x) << 1 | unsigned(x == y) << 2;
+    return (outcome & want) != 0;
   });
+}
+
+Status compare_with(const KernelContext& k, unsigned want) {
+  switch (k.in(0).dtype) {
+    case DType::f32: compare_typed<float>(k, want); break;
+    case DType::i64: compare_typed<int64_t>(k, want); break;
+    case DType::i32: compare_typed<int32_t>(k, want); break;
+    case DType::i8: compare_typed<int8_t>(k, want); break;
+    case DType::u8: compare_typed<uint8_t>(k, want); break;
+    case DType::boolean: compare_typed<bool>(k, want); break;
+    default: return k.error(ErrorKind::DTypeMismatch, "comparison: unsupported dtype");
+  }
+  return Status::ok();
 }
 
 template <Cmp C>
 Status compare_kernel(const KernelContext& k) {
-  switch (k.in(0).dtype) {
-    case DType::f32: compare_typed<float, C>(k); break;
-    case DType::i64: compare_typed<int64_t, C>(k); break;
-    case DType::i32: compare_typed<int32_t, C>(k); break;
-    case DType::i8: compare_typed<int8_t, C>(k); break;
-    case DType::u8: compare_typed<uint8_t, C>(k); break;
-    case DType::boolean: compare_typed<bool, C>(k); break;
-    default: return k.error(ErrorKind::DTypeMismatch, "comparison: unsupported dtype");
-  }
-  return Status::ok();
+  return compare_with(k, C);
 }
 
 // ---- Where ----
@@ -113,13 +121,13 @@ Status isinf_kernel(const KernelContext& k) {
 constexpr AttrSpec kIsInfAttrs[] = {{"detect_negative", AttrKind::Int}, {"detect_positive", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    broadcast_op("Equal", 7, infer_compare, compare_kernel<Cmp::Eq>, "f32 i64 i32 bool -> bool"),
-    broadcast_op("Less", 7, infer_compare, compare_kernel<Cmp::Lt>, "f32 i64 i32 bool -> bool"),
-    broadcast_op("Greater", 7, infer_compare, compare_kernel<Cmp::Gt>, "f32 i64 i32 bool -> bool"),
+    broadcast_op("Equal", 7, infer_compare, compare_kernel<Eq>, "f32 i64 i32 bool -> bool"),
+    broadcast_op("Less", 7, infer_compare, compare_kernel<Lt>, "f32 i64 i32 bool -> bool"),
+    broadcast_op("Greater", 7, infer_compare, compare_kernel<Gt>, "f32 i64 i32 bool -> bool"),
     op("Where").upgrades_from(9).inputs(3).shapes(infer_where)
         .prepared(prepare_broadcast).kernel(where_kernel).doc("any dtype, three-way broadcasting").with_flags(kOpF16InF32),
-    broadcast_op("GreaterOrEqual", 12, infer_compare_ordered, compare_kernel<Cmp::Ge>, "f32 i64 i32 i8 u8 bool -> bool, broadcasting"),
-    broadcast_op("LessOrEqual", 12, infer_compare_ordered, compare_kernel<Cmp::Le>, "f32 i64 i32 i8 u8 bool -> bool, broadcasting"),
+    broadcast_op("GreaterOrEqual", 12, infer_compare_ordered, compare_kernel<Ge>, "f32 i64 i32 i8 u8 bool -> bool, broadcasting"),
+    broadcast_op("LessOrEqual", 12, infer_compare_ordered, compare_kernel<Le>, "f32 i64 i32 i8 u8 bool -> bool, broadcasting"),
     op("IsNaN").upgrades_from(9).inputs(1).shapes(infer_is).prepared(prepare_elements).kernel(isnan_kernel).doc("f32 -> bool"),
     op("IsInf").upgrades_from(10).inputs(1).attributes(kIsInfAttrs).shapes(infer_is).prepared(prepare_isinf).kernel(isinf_kernel)
         .doc("f32 -> bool, detect_negative, detect_positive"),

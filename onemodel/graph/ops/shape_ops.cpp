@@ -6,6 +6,7 @@
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/graph/ops/strided_view.h"
+#include "onemodel/graph/passes/pass.h"
 
 namespace om::graph::ops {
 namespace {
@@ -353,7 +354,7 @@ constexpr OpDef kOps[] = {
         .doc("value, value_float(s), value_int(s); folded when planning"),
     op("Expand").upgrades_from(8).plan_time_inputs_mask(1u << 1).inputs(2).shapes(infer_expand)
         .prepared(prepare_expand).kernel(expand_kernel).doc("any dtype; shape input known at plan time").with_flags(kOpF16InF32),
-    op("Transpose").upgrades_from(1).inputs(1).attributes(kTransposeAttrs).shapes(infer_transpose)
+    op("Transpose").upgrades_from(1).written_by_passes(passes::sink_transposes).inputs(1).attributes(kTransposeAttrs).shapes(infer_transpose)
         .prepared(prepare_transpose).kernel(strided_copy_kernel)
         .doc("any dtype, perm (default reversed)").with_flags(kOpF16InF32),
 };

@@ -24,6 +24,7 @@ OM_WEAK_PASS(fold_conv_batchnorm);
 OM_WEAK_PASS(fuse_conv_epilogue);
 OM_WEAK_PASS(fuse_elementwise_chains);
 OM_WEAK_PASS(fuse_conv_chain);
+OM_WEAK_PASS(sink_transposes);
 #undef OM_WEAK_PASS
 
 const std::vector<Pass>& all_passes() {
@@ -41,7 +42,7 @@ const std::vector<Pass>& all_passes() {
       {"fold_matmul_scale", BitRule::Exact, fold_matmul_scale, kByOp},
       {"merge_qkv_projections", BitRule::Exact, merge_qkv_projections, kByOp},
       {"fuse_matmul_residual", BitRule::FastOnly, fuse_matmul_residual, kByOp},
-      {"sink_transposes", BitRule::Exact, sink_transposes},
+      {"sink_transposes", BitRule::Exact, sink_transposes, kByOp},
       {"fold_conv_batchnorm", BitRule::FastOnly, fold_conv_batchnorm, kByOp},
       {"fuse_conv_epilogue", BitRule::Exact, fuse_conv_epilogue, kByOp},
       {"fuse_elementwise_chains", BitRule::Exact, fuse_elementwise_chains, kByOp},
