@@ -63,16 +63,21 @@ struct ConvNorm {
 };
 
 // The activation after the epilogue: `op` (Relu may run in the GEMM's registers), then, when
-// given, `chain`'s steps (f32_chain: a FusedConv's chain of elementwise nodes, docs/graph-passes.md)
-// on each output row just written, while it is still in cache. The chain computes what the
-// separate FusedElementwise node computes, element by element, so the bits do not change.
+// given, `chain`'s steps (a FusedConv's chain of elementwise nodes, docs/graph-passes.md) on each
+// output row just written, while it is still in cache, by `run_chain` (f32_chain: the caller
+// passes it, so the convolution kernels do not link the chain kernel into programs that have no
+// chains). The chain computes what the separate FusedElementwise node computes, element by
+// element, so the bits do not change.
+using ChainFn = void (*)(const ChainProgram&, const float*, float*, size_t);
 struct ConvActivation {
   UnaryOp op = UnaryOp::Identity;
   const ChainProgram* chain = nullptr;
-  ConvActivation(UnaryOp o = UnaryOp::Identity, const ChainProgram* c = nullptr) : op(o), chain(c) {}  // NOLINT: from UnaryOp
+  ChainFn run_chain = nullptr;
+  ConvActivation(UnaryOp o = UnaryOp::Identity, const ChainProgram* c = nullptr, ChainFn f = nullptr)  // NOLINT: from UnaryOp
+      : op(o), chain(c), run_chain(f) {}
   void chain_rows(float* y, size_t rows, size_t stride, size_t n) const {
     if (chain)
-      for (size_t r = 0; r < rows; ++r) f32_chain(*chain, y + r * stride, y + r * stride, n);
+      for (size_t r = 0; r < rows; ++r) run_chain(*chain, y + r * stride, y + r * stride, n);
   }
 };
 inline float batch_norm_scale(float scale, float var, float eps) { return scale / std::sqrt(var + eps); }

@@ -14,7 +14,16 @@
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/graph/passes/pass.h"
 
+// The chain kernel and its attribute reader, referenced weakly: FusedElementwise's family links
+// them (a FusedConv's chain comes from a FusedElementwise node, through fuse_conv_chain), so a
+// program that registers no chains carries neither; a chain then is refused when prepared.
+namespace om::kernels {
+void f32_chain(const ChainProgram& p, const float* x, float* y, size_t n) __attribute__((weak));
+}
+
 namespace om::graph::ops {
+
+Status read_chain(const InferContext& ctx, kernels::ChainProgram* p) __attribute__((weak));
 
 bool read_ints(const Node& node, const char* name, size_t n, int64_t fallback, int64_t lo, int64_t* out) {
   const Attribute* a = node.attr(name);
@@ -182,6 +191,16 @@ std::string geom_error_text(const Node& node, const char* reason, const std::vec
 
 namespace {
 
+// A FusedConv's chain (attributes ops, operands, consts) read and checked, when it has one.
+Status conv_chain(const InferContext& ctx, kernels::ChainProgram* p, bool* has) {
+  *has = ctx.node.attr("ops") != nullptr;
+  if (!*has) return Status::ok();
+  if (!read_chain || !kernels::f32_chain)
+    return ctx.error(ErrorKind::Unsupported, "a chain (attribute ops) needs the FusedElementwise operator, which this "
+                                             "program does not register (docs/deploying.md, \"Selective operator registration\")");
+  return read_chain(ctx, p);
+}
+
 // [N, M, (OD,) (OH,) OW]: a convolution's output (a transposed convolution's) for its geometry.
 std::vector<int64_t> output_dims(const SpatialGeom& sg) {
   std::vector<int64_t> y{sg.g.N, sg.g.M};
@@ -245,10 +264,9 @@ Status infer_fused_conv(InferContext& ctx) {
                              "] (the output channels)", v ? msg(", got ", dtype_name(v->dtype), " ", shape_str(v->shape)) : std::string()));
     }
   }
-  if (ctx.node.attr("ops")) {  // a chain after the activation (the pass fuse_conv_chain)
-    kernels::ChainProgram chain;
-    OM_TRY(read_chain(ctx, &chain));
-  }
+  kernels::ChainProgram chain;  // after the activation (the pass fuse_conv_chain)
+  bool has_chain = false;
+  OM_TRY(conv_chain(ctx, &chain, &has_chain));
   if (const ValueDesc* r = ctx.input(kResidualInput)) {  // Y = act(conv + R): the Add's broadcast
     OM_TRY(require_f32_input(ctx, kResidualInput));
     const std::vector<int64_t> conv = ctx.outputs[0].shape;
@@ -363,10 +381,7 @@ Status prepare_conv(const InferContext& ctx, Prepared& out) {
   const SpatialGeom sg = geom_of(ctx, kind);
   p.g = depth_unit_geom(sg, kind);
   conv_activation(ctx.node, &p.act);
-  if (ctx.node.attr("ops")) {
-    OM_TRY(read_chain(ctx, &p.chain));
-    p.has_chain = true;
-  }
+  OM_TRY(conv_chain(ctx, &p.chain, &p.has_chain));
   p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
   p.algo = kernels::conv_algorithm(p.g, ctx.mode, ctx.input(3) != nullptr);
   // Work units: images; a depthwise convolution's channels are independent too, so its unit is
@@ -496,7 +511,7 @@ Status conv_kernel(const KernelContext& k) {
   if (has_norm)
     norm = {k.in(3).as<const float>(), k.in(4).as<const float>(), k.in(5).as<const float>(), k.in(6).as<const float>(), p.epsilon};
   ConvOperands o{k.in(0).as<const float>(), k.in(1).as<const float>(), k.has_input(2) ? k.in(2).as<const float>() : nullptr,
-                 has_norm ? &norm : nullptr, nullptr, kernels::ConvActivation(p.act, p.has_chain ? &p.chain : nullptr),
+                 has_norm ? &norm : nullptr, nullptr, kernels::ConvActivation(p.act, p.has_chain ? &p.chain : nullptr, kernels::f32_chain),
                  k.out(0).as<float>(), static_cast<float*>(k.scratch)};
   if (p.residual == ConvParams::Residual::InPlace) o.residual = k.in(kResidualInput).as<const float>();
   if (p.residual != ConvParams::Residual::Broadcast) {

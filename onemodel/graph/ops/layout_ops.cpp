@@ -1,18 +1,62 @@
-// Layout operators that copy elements without arithmetic: Size, Trilu, Split, Tile,
+// Layout operators that copy elements without arithmetic: Transpose, Size, Trilu, Split, Tile,
 // DepthToSpace, SpaceToDepth, ReverseSequence and Dropout (inference: the identity). Any dtype;
-// exact by nature.
+// exact by nature. Transpose is here rather than with the shape operators because its record
+// links the transpose-sinking pass: a program registering Flatten or Reshape does not need it.
 #include <cstdint>
 #include <cstring>
 
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/graph/ops/strided_view.h"
+#include "onemodel/graph/passes/pass.h"
 
 namespace om::graph::ops {
 namespace {
 
 Status need_input(const InferContext& ctx, size_t i) {
   if (!ctx.input(i)) return ctx.error(ErrorKind::InvalidArgument, msg("input ", i, " is required"));
+  return Status::ok();
+}
+
+// ---- Transpose ----
+
+bool read_perm(const Node& node, size_t rank, int64_t perm[kMaxRank]) {
+  const Attribute* a = node.attr("perm");
+  if (!a || a->ints.empty()) {
+    for (size_t i = 0; i < rank; ++i) perm[i] = int64_t(rank - 1 - i);
+    return true;
+  }
+  if (a->ints.size() != rank) return false;
+  bool seen[kMaxRank] = {};
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t p = a->ints[i];
+    if (!normalize_axis(p, int64_t(rank), &p) || seen[p]) return false;
+    seen[p] = true;
+    perm[i] = p;
+  }
+  return true;
+}
+
+Status infer_transpose(InferContext& ctx) {
+  OM_TRY(need_input(ctx, 0));
+  const auto& in = ctx.input(0)->shape;
+  if (in.size() > kMaxRank) return ctx.error(ErrorKind::Unsupported, msg("rank ", in.size(), " exceeds ", kMaxRank));
+  int64_t perm[kMaxRank];
+  if (!read_perm(ctx.node, in.size(), perm))
+    return ctx.error(ErrorKind::InvalidArgument, msg("perm is not a permutation of the ", in.size(), " axes of ", shape_str(in)));
+  std::vector<int64_t> out(in.size());
+  for (size_t i = 0; i < in.size(); ++i) out[i] = in[size_t(perm[i])];
+  ctx.set_output(0, ctx.input(0)->dtype, std::move(out));
+  return Status::ok();
+}
+
+// Transpose's record is the view of X it copies (strided_view.h). Work: the output rows.
+Status prepare_transpose(const InferContext& ctx, Prepared& out) {
+  const ValueDesc& x = *ctx.input(0);
+  const size_t rank = x.shape.size();
+  int64_t perm[kMaxRank];
+  read_perm(ctx.node, rank, perm);  // checked by infer
+  prepare_view(permuted_view(x.shape.data(), rank, perm, dtype_size(x.dtype)), out);
   return Status::ok();
 }
 
@@ -337,10 +381,14 @@ Status reverse_sequence_kernel(const KernelContext& k) {
 constexpr AttrSpec kTriluAttrs[] = {{"upper", AttrKind::Int}};
 constexpr AttrSpec kReverseSequenceAttrs[] = {{"time_axis", AttrKind::Int}, {"batch_axis", AttrKind::Int}};
 constexpr AttrSpec kSplitAttrs[] = {{"axis", AttrKind::Int}, {"split", AttrKind::Ints}, {"num_outputs", AttrKind::PositiveInt}};
+constexpr AttrSpec kTransposeAttrs[] = {{"perm", AttrKind::Ints}};
 constexpr AttrSpec kBlockAttrs[] = {{"blocksize", AttrKind::PositiveInt}, {"mode", AttrKind::String}};
 constexpr AttrSpec kDropoutAttrs[] = {{"ratio", AttrKind::Float}, {"seed", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
+    op("Transpose").upgrades_from(1).written_by_passes(passes::sink_transposes).inputs(1).attributes(kTransposeAttrs).shapes(infer_transpose)
+        .prepared(prepare_transpose).kernel(strided_copy_kernel)
+        .doc("any dtype, perm (default reversed)").with_flags(kOpF16InF32),
     op("Size").upgrades_from(1).inputs(1).shapes(infer_size).kernel(size_kernel).with_flags(kOpShapeOnly)
         .doc("any dtype -> i64 scalar; always folded when planning"),
     op("Trilu").since_opset(14).inputs(1, 2).attributes(kTriluAttrs).shapes(infer_trilu).prepared(prepare_trilu).kernel(trilu_kernel)
@@ -367,5 +415,5 @@ constexpr OpDef kOps[] = {
 }  // namespace om::graph::ops
 
 // The family's operators, one symbol each (onemodel/op_list.h).
-#define OM_LAYOUT_OPS(X) X(Size) X(Trilu) X(Split) X(Tile) X(DepthToSpace) X(SpaceToDepth) X(ReverseSequence) X(Dropout)
+#define OM_LAYOUT_OPS(X) X(Transpose) X(Size) X(Trilu) X(Split) X(Tile) X(DepthToSpace) X(SpaceToDepth) X(ReverseSequence) X(Dropout)
 OM_OP_FAMILY_TABLE(layout, OM_LAYOUT_OPS)

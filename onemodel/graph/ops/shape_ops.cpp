@@ -6,7 +6,6 @@
 #include "onemodel/core/shape.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/graph/ops/strided_view.h"
-#include "onemodel/graph/passes/pass.h"
 
 namespace om::graph::ops {
 namespace {
@@ -284,52 +283,9 @@ Status expand_kernel(const KernelContext& k) {
   return Status::ok();
 }
 
-// ---- Transpose ----
-
-bool read_perm(const Node& node, size_t rank, int64_t perm[kMaxRank]) {
-  const Attribute* a = node.attr("perm");
-  if (!a || a->ints.empty()) {
-    for (size_t i = 0; i < rank; ++i) perm[i] = int64_t(rank - 1 - i);
-    return true;
-  }
-  if (a->ints.size() != rank) return false;
-  bool seen[kMaxRank] = {};
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t p = a->ints[i];
-    if (!normalize_axis(p, int64_t(rank), &p) || seen[p]) return false;
-    seen[p] = true;
-    perm[i] = p;
-  }
-  return true;
-}
-
-Status infer_transpose(InferContext& ctx) {
-  OM_TRY(require_input(ctx, 0));
-  const auto& in = ctx.input(0)->shape;
-  if (in.size() > kMaxRank) return ctx.error(ErrorKind::Unsupported, msg("rank ", in.size(), " exceeds ", kMaxRank));
-  int64_t perm[kMaxRank];
-  if (!read_perm(ctx.node, in.size(), perm))
-    return ctx.error(ErrorKind::InvalidArgument, msg("perm is not a permutation of the ", in.size(), " axes of ", shape_str(in)));
-  std::vector<int64_t> out(in.size());
-  for (size_t i = 0; i < in.size(); ++i) out[i] = in[size_t(perm[i])];
-  ctx.set_output(0, ctx.input(0)->dtype, std::move(out));
-  return Status::ok();
-}
-
-// Transpose's record is the view of X it copies (strided_view.h). Work: the output rows.
-Status prepare_transpose(const InferContext& ctx, Prepared& out) {
-  const ValueDesc& x = *ctx.input(0);
-  const size_t rank = x.shape.size();
-  int64_t perm[kMaxRank];
-  read_perm(ctx.node, rank, perm);  // checked by infer
-  prepare_view(permuted_view(x.shape.data(), rank, perm, dtype_size(x.dtype)), out);
-  return Status::ok();
-}
-
 constexpr AttrSpec kReshapeAttrs[] = {{"allowzero", AttrKind::Int}};
 constexpr AttrSpec kAxisAttrs[] = {{"axis", AttrKind::Int}};
 constexpr AttrSpec kShapeAttrs[] = {{"start", AttrKind::Int}, {"end", AttrKind::Int}};
-constexpr AttrSpec kTransposeAttrs[] = {{"perm", AttrKind::Ints}};
 constexpr AttrSpec kConstantAttrs[] = {
     {"value", AttrKind::Tensor},      {"value_float", AttrKind::Float},   {"value_floats", AttrKind::Floats},
     {"value_int", AttrKind::Int},     {"value_ints", AttrKind::Ints},     {"value_string", AttrKind::String},
@@ -354,9 +310,6 @@ constexpr OpDef kOps[] = {
         .doc("value, value_float(s), value_int(s); folded when planning"),
     op("Expand").upgrades_from(8).plan_time_inputs_mask(1u << 1).inputs(2).shapes(infer_expand)
         .prepared(prepare_expand).kernel(expand_kernel).doc("any dtype; shape input known at plan time").with_flags(kOpF16InF32),
-    op("Transpose").upgrades_from(1).written_by_passes(passes::sink_transposes).inputs(1).attributes(kTransposeAttrs).shapes(infer_transpose)
-        .prepared(prepare_transpose).kernel(strided_copy_kernel)
-        .doc("any dtype, perm (default reversed)").with_flags(kOpF16InF32),
 };
 
 }  // namespace
@@ -365,6 +318,5 @@ constexpr OpDef kOps[] = {
 
 // The family's operators, one symbol each (onemodel/op_list.h).
 #define OM_SHAPE_OPS(X) \
-  X(Identity) X(Reshape) X(Flatten) X(Squeeze) X(Unsqueeze) X(Shape) X(Constant) X(Expand) \
-  X(Transpose)
+  X(Identity) X(Reshape) X(Flatten) X(Squeeze) X(Unsqueeze) X(Shape) X(Constant) X(Expand)
 OM_OP_FAMILY_TABLE(shape, OM_SHAPE_OPS)
