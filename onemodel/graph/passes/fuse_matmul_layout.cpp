@@ -17,12 +17,10 @@ namespace {
 
 bool default_domain(const Node& n) { return is_default_domain(n.domain); }
 
-// A Transpose with an explicit perm (the default, reversed axes, needs the rank): its perm.
-const std::vector<int64_t>* transpose_perm(const Node& n) {
-  if (n.op_type != "Transpose" || !default_domain(n) || n.inputs.size() != 1 || n.outputs.size() != 1) return nullptr;
-  for (const auto& a : n.attributes)
-    if (a.name == "perm" && a.ints.size() >= 2) return &a.ints;
-  return nullptr;
+// A Transpose of at least two axes (a GEMM operand or product): its perm.
+const std::vector<int64_t>* matrix_perm(const Node& n) {
+  const std::vector<int64_t>* p = transpose_perm(n);
+  return p && p->size() >= 2 ? p : nullptr;
 }
 
 bool is_matmul(const Node& n) {
@@ -56,12 +54,11 @@ Status fold_transposes_into_matmul(Graph& g, ArithmeticMode, size_t* changes) {
     size_t made = 0;
     Node& n = g.nodes[i];
     // Transpose(Transpose(v, p1), p2) = Transpose(v, p1[p2[i]]).
-    if (const std::vector<int64_t>* p2 = transpose_perm(n)) {
+    if (const std::vector<int64_t>* p2 = matrix_perm(n)) {
       const Node* t0 = u.producer_node(n.inputs[0]);
-      const std::vector<int64_t>* p1 = t0 ? transpose_perm(*t0) : nullptr;
+      const std::vector<int64_t>* p1 = t0 ? matrix_perm(*t0) : nullptr;
       if (p1 && p1->size() == p2->size() && u.single_internal_use(n.inputs[0])) {
-        std::vector<int64_t> q(p2->size());
-        for (size_t k = 0; k < q.size(); ++k) q[k] = (*p1)[size_t((*p2)[k])];
+        const std::vector<int64_t> q = compose_perms(*p1, *p2);
         u.drop(u.producer(n.inputs[0]));
         u.set_input(i, 0, t0->inputs[0]);
         for (auto& a : n.attributes)
@@ -76,8 +73,8 @@ Status fold_transposes_into_matmul(Graph& g, ArithmeticMode, size_t* changes) {
       const char* attr = j == 0 ? "perm_a" : "perm_b";
       if (has_attr(n, attr)) continue;
       const Node* t = u.producer_node(n.inputs[j]);
-      const std::vector<int64_t>* p = t ? transpose_perm(*t) : nullptr;
-      if (!p || p->size() > kMaxRank || !u.single_internal_use(n.inputs[j])) continue;
+      const std::vector<int64_t>* p = t ? matrix_perm(*t) : nullptr;
+      if (!p || !u.single_internal_use(n.inputs[j])) continue;
       if (n.inputs[0] == n.inputs[1]) continue;  // one Transpose read twice: keep it simple
       to_fused(n);
       u.drop(u.producer(n.inputs[j]));
@@ -88,8 +85,8 @@ Status fold_transposes_into_matmul(Graph& g, ArithmeticMode, size_t* changes) {
     // The product's Transpose, when the last axis stays last.
     if (has_attr(n, "perm_y") || has_residual(n) || !u.single_internal_use(n.outputs[0])) return made;
     const size_t ri = u.reader(n.outputs[0]);
-    const std::vector<int64_t>* p = transpose_perm(g.nodes[ri]);
-    if (!p || p->size() > kMaxRank || p->back() != int64_t(p->size() - 1)) return made;
+    const std::vector<int64_t>* p = matrix_perm(g.nodes[ri]);
+    if (!p || p->back() != int64_t(p->size() - 1)) return made;
     to_fused(n);
     u.drop(ri);
     u.set_output(i, 0, g.nodes[ri].outputs[0]);

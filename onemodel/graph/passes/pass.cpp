@@ -52,6 +52,24 @@ const std::vector<Pass>& all_passes() {
   return passes;
 }
 
+const std::vector<int64_t>* transpose_perm(const Node& n) {
+  if (!is_default_domain(n.domain) || n.op_type != "Transpose" || n.inputs.size() != 1 || n.outputs.size() != 1) return nullptr;
+  const Attribute* a = n.attr("perm");
+  if (!a || a->ints.empty() || a->ints.size() > kMaxRank) return nullptr;
+  bool seen[kMaxRank] = {};
+  for (int64_t k : a->ints) {
+    if (k < 0 || k >= int64_t(a->ints.size()) || seen[k]) return nullptr;
+    seen[k] = true;
+  }
+  return &a->ints;
+}
+
+std::vector<int64_t> compose_perms(const std::vector<int64_t>& p1, const std::vector<int64_t>& p2) {
+  std::vector<int64_t> q(p2.size());
+  for (size_t k = 0; k < q.size(); ++k) q[k] = p1[size_t(p2[k])];
+  return q;
+}
+
 namespace {
 const Node kNoNode;  // what a node reads and writes before it exists and after it is dropped
 }  // namespace

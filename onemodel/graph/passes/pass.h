@@ -130,6 +130,12 @@ Status rewrite_scan(Graph& g, size_t* changes, Rewrite rewrite) {
   return Status::ok();
 }
 
+// A Transpose with an explicit perm (the default, reversed axes, needs the rank) that permutes 1
+// to kMaxRank axes: its perm, else null.
+const std::vector<int64_t>* transpose_perm(const Node& n);
+// The perm of Transpose(p2) applied after Transpose(p1), one Transpose: q[k] = p1[p2[k]].
+std::vector<int64_t> compose_perms(const std::vector<int64_t>& p1, const std::vector<int64_t>& p2);
+
 // The individual passes (for tests).
 Status remove_identities(Graph& g, ArithmeticMode mode, size_t* changes);
 Status compute_f16_in_f32(Graph& g, ArithmeticMode mode, size_t* changes);    // f16_compute.cpp

@@ -41,19 +41,6 @@ bool listed(const Node& n, const char* const* begin, const char* const* end) {
          std::any_of(begin, end, [&](const char* t) { return n.op_type == t; });
 }
 
-// A Transpose with an explicit permutation of rank 1..kMaxRank: the permutation, else empty.
-std::vector<int64_t> perm_of(const Node& n) {
-  if (!is_default_domain(n.domain) || n.op_type != "Transpose" || n.inputs.size() != 1 || n.outputs.size() != 1) return {};
-  std::vector<int64_t> p = n.attr_ints("perm");
-  if (p.empty() || p.size() > kMaxRank) return {};
-  std::vector<bool> seen(p.size(), false);
-  for (int64_t a : p) {
-    if (a < 0 || a >= int64_t(p.size()) || seen[size_t(a)]) return {};
-    seen[size_t(a)] = true;
-  }
-  return p;
-}
-
 std::vector<int64_t> inverse(const std::vector<int64_t>& p) {
   std::vector<int64_t> q(p.size());
   for (size_t k = 0; k < p.size(); ++k) q[size_t(p[k])] = int64_t(k);
@@ -114,7 +101,8 @@ bool below(DefUse& u, const Node& e, const std::string& t, const std::string& x,
       continue;
     }
     const Node* pn = u.producer_node(v);
-    if (!pn || perm_of(*pn) != p || !u.single_internal_use(v)) return false;
+    const std::vector<int64_t>* pp = pn ? transpose_perm(*pn) : nullptr;
+    if (!pp || *pp != p || !u.single_internal_use(v)) return false;
     out->inputs[k] = pn->inputs[0];
     bypassed.push_back(u.producer(v));
   }
@@ -135,19 +123,20 @@ bool below(DefUse& u, const Node& e, const std::string& t, const std::string& x,
 
 Status sink_transposes(Graph& g, ArithmeticMode, size_t* changes) {
   return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
-    std::vector<int64_t> p = perm_of(g.nodes[i]);
-    if (p.empty()) return 0;
+    const std::vector<int64_t>* perm = transpose_perm(g.nodes[i]);
+    if (!perm) return 0;
+    const std::vector<int64_t> p = *perm;
     std::string x = g.nodes[i].inputs[0], t = g.nodes[i].outputs[0];
     const std::string name = g.nodes[i].name;
     size_t last = i, moved = 0;
     while (u.single_internal_use(t)) {
       const size_t r = u.reader(t);
       const Node& e = g.nodes[r];
-      if (std::vector<int64_t> p2 = perm_of(e); !p2.empty() && p2.size() == p.size()) {
-        // T(p2)(T(p)(x)) = T(p o p2): an identity vanishes, another perm goes on moving.
-        std::vector<int64_t> c(p.size());
+      if (const std::vector<int64_t>* p2 = transpose_perm(e); p2 && p2->size() == p.size()) {
+        // T(p2)(T(p)(x)) = T(p o p2): an identity vanishes; another composition stops here.
+        const std::vector<int64_t> c = compose_perms(p, *p2);
         bool identity = true;
-        for (size_t k = 0; k < p.size(); ++k) identity &= (c[k] = p[size_t(p2[k])]) == int64_t(k);
+        for (size_t k = 0; k < c.size(); ++k) identity &= c[k] == int64_t(k);
         if (!identity) break;
         const std::string y = e.outputs[0];
         if (u.is_output(y)) {  // the last node moved below writes the output itself (none: a copy stays)
