@@ -272,7 +272,49 @@ void write_folding_model(const std::string& path, int64_t n, const std::string& 
   om::onnx::write(g, path);
 }
 
+// Conv (1 -> 2 channels, 3x3 on 6x6) then LeakyRelu, saved as ONNX: the passes fold the
+// activation into the convolution as a one-step chain.
+void write_conv_chain_model(const std::string& path) {
+  using namespace om::graph;
+  Graph g;
+  g.inputs = {ValueInfo{"x", om::DType::f32, true, {Dim::fixed(1), Dim::fixed(1), Dim::fixed(6), Dim::fixed(6)}}};
+  g.outputs = {ValueInfo{"y", om::DType::f32, true, {Dim::fixed(1), Dim::fixed(2), Dim::fixed(4), Dim::fixed(4)}}};
+  std::vector<float> w(18);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(i % 5) - 2.0f;
+  g.initializers.push_back(TensorData::copy_of("w", om::DType::f32, {2, 1, 3, 3}, w.data(), w.size() * 4));
+  Node conv;
+  conv.op_type = "Conv";
+  conv.inputs = {"x", "w"};
+  conv.outputs = {"c"};
+  Node leaky;
+  leaky.op_type = "LeakyRelu";
+  leaky.inputs = {"c"};
+  leaky.outputs = {"y"};
+  leaky.attributes.push_back(Attribute::of_float("alpha", 0.1f));
+  g.nodes = {conv, leaky};
+  om::onnx::write(g, path);
+}
+
 }  // namespace
+
+TEST_CASE("onemodel ops: a convolution that runs an elementwise chain needs FusedElementwise's kernel") {
+  Fixture f;
+  write_conv_chain_model((f.dir / "conv_chain.onnx").string());
+  // Both sessions fold the LeakyRelu into the FusedConv, so no FusedElementwise node is left; the
+  // chain still runs on FusedElementwise's kernel, which only that operator's record links.
+  om::Session s = om::Session::from_onnx_file((f.dir / "conv_chain.onnx").string(), {om::ArithmeticMode::Fast});
+  bool chained = false, separate = false;
+  for (const auto& n : s.graph().nodes) {
+    chained = chained || (n.op_type == "FusedConv" && n.attr("ops") != nullptr);
+    separate = separate || n.op_type == "FusedElementwise";
+  }
+  REQUIRE(chained);
+  REQUIRE(!separate);
+  Run r = tool("ops " + f.p("conv_chain.onnx") + " --list");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out == "Conv FusedConv FusedElementwise LeakyRelu\n");
+}
 
 TEST_CASE("onemodel run, bench, info: --max-arena, --max-folded and the other session options") {
   Fixture f;

@@ -28,6 +28,10 @@ using OpSet = std::map<std::string, std::string>;
 void collect(const om::graph::Graph& g, OpSet* ops) {
   for (const auto& n : g.nodes) {
     ops->emplace(n.op_type, n.domain);
+    // A convolution that took in an elementwise chain (fuse_conv_chain) runs it with
+    // FusedElementwise's kernel, and that operator's record is what links the chain passes: without
+    // it the program would run the chain's nodes one by one.
+    if (n.op_type == "FusedConv" && n.attr("ops") != nullptr) ops->emplace("FusedElementwise", n.domain);
     for (const auto& at : n.attributes) {
       if (at.type == om::graph::AttrType::Graph && at.g) collect(*at.g, ops);
       if (at.type == om::graph::AttrType::Graphs)
