@@ -87,6 +87,23 @@ TEST_CASE("sink_transposes: two transposed branches meet in an Add and a Concat;
   CHECK(count_of(opt, "Transpose") == 0);
 }
 
+TEST_CASE("sink_transposes: a constant two transposed branches read is transposed back once") {
+  // p, q NCHW -> NHWC, each + k (a [W, C] constant), each back to NCHW: both Adds read k.
+  g::Graph gr;
+  for (const char* n : {"p", "q"}) gr.inputs.push_back(value(n, om::DType::f32, {1, 4, 3, 5}));
+  gr.initializers = {f32c("k", {5, 4}, 11)};
+  gr.nodes = {transpose("p", "pt", kToNhwc),      transpose("q", "qt", kToNhwc),
+              node("Add", {"pt", "k"}, {"a"}),    node("Add", {"k", "qt"}, {"b"}),
+              transpose("a", "y1", kToNchw),      transpose("b", "y2", kToNchw)};
+  for (const char* n : {"y1", "y2"}) gr.outputs.push_back(value(n, om::DType::f32, {}));
+  const g::Graph opt =
+      check_same(gr, {Feed::of("p", {1, 4, 3, 5}, random_floats(60, 12)), Feed::of("q", {1, 4, 3, 5}, random_floats(60, 13))});
+  CHECK(count_of(opt, "Transpose") == 0);
+  size_t copies = 0;
+  for (const TensorData& t : opt.initializers) copies += t.name.rfind("k_untransposed", 0) == 0;
+  CHECK(copies == 1);
+}
+
 TEST_CASE("sink_transposes: what must stay stays") {
   const std::vector<Feed> feeds{Feed::of("x", {1, 2, 3, 4}, random_floats(24, 9))};
   auto graph = [](std::vector<g::Node> nodes, std::vector<std::string> outputs) {

@@ -20,6 +20,8 @@
 // bytes, so no output bit changes.
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <utility>
 
 #include "onemodel/core/dtype.h"
 #include "onemodel/graph/op_registry.h"
@@ -73,10 +75,15 @@ bool transposed_constant(const TensorData& c, const std::vector<int64_t>& p, std
   return true;
 }
 
+// Constants already transposed back in this pass, by (constant, perm): a bias or scale that
+// several transposed branches read is copied once, not once per reader.
+using TransposedConstants = std::map<std::pair<std::string, std::vector<int64_t>>, std::string>;
+
 // Node e with the transposed value t (T(x), perm p) as one of its inputs, rewritten to read
 // below T: x for t, a transposed Transpose's input, constants transposed back. False (nothing
 // changed) when some operand cannot be.
-bool below(DefUse& u, const Node& e, const std::string& t, const std::string& x, const std::vector<int64_t>& p, Node* out) {
+bool below(DefUse& u, const Node& e, const std::string& t, const std::string& x, const std::vector<int64_t>& p,
+           TransposedConstants* done, Node* out) {
   const bool unary = listed(e, std::begin(kUnary), std::end(kUnary));
   const bool binary = listed(e, std::begin(kBinary), std::end(kBinary)) && e.inputs.size() == 2;
   const bool concat = is_default_domain(e.domain) && e.op_type == "Concat" && e.outputs.size() == 1;
@@ -95,6 +102,10 @@ bool below(DefUse& u, const Node& e, const std::string& t, const std::string& x,
       int64_t ones = 1;
       for (int64_t d : c->dims) ones = ones && d == 1;
       if (ones && c->dims.size() <= p.size()) continue;  // one element, rank not above T's: as it is
+      if (auto it = done->find({v, p}); it != done->end()) {
+        out->inputs[k] = it->second;
+        continue;
+      }
       moved.emplace_back();
       if (!transposed_constant(*c, p, u.fresh_name(v + "_untransposed"), &moved.back())) return false;
       out->inputs[k] = moved.back().name;
@@ -115,6 +126,8 @@ bool below(DefUse& u, const Node& e, const std::string& t, const std::string& x,
       if (a.name == "axis") a = Attribute::of_int("axis", p[size_t(axis)]);
   }
   for (size_t d : bypassed) u.drop(d);
+  for (size_t k = 0, m = 0; k < e.inputs.size() && m < moved.size(); ++k)
+    if (out->inputs[k] == moved[m].name) done->emplace(std::make_pair(e.inputs[k], p), moved[m++].name);
   for (TensorData& c : moved) u.add_initializer(std::move(c));
   return true;
 }
@@ -122,7 +135,8 @@ bool below(DefUse& u, const Node& e, const std::string& t, const std::string& x,
 }  // namespace
 
 Status sink_transposes(Graph& g, ArithmeticMode, size_t* changes) {
-  return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
+  TransposedConstants done;
+  return rewrite_scan(g, changes, [&g, &done](DefUse& u, size_t i) -> size_t {
     const std::vector<int64_t>* perm = transpose_perm(g.nodes[i]);
     if (!perm) return 0;
     const std::vector<int64_t> p = *perm;
@@ -152,7 +166,7 @@ Status sink_transposes(Graph& g, ArithmeticMode, size_t* changes) {
         return moved + 1;
       }
       Node below_node;
-      if (!below(u, e, t, x, p, &below_node)) break;
+      if (!below(u, e, t, x, p, &done, &below_node)) break;
       const std::string out = e.outputs[0];
       x = u.fresh_name(out + "_untransposed");
       below_node.outputs[0] = x;
