@@ -244,12 +244,17 @@ __attribute__((always_inline)) inline void span_any(const ConvGeom& g, TapGrid r
   else span<Ops, Max, 0, 0>(g, r, src, n, 0, div, y);
 }
 
-// Rows with border columns (a tap left or right of the input) run on padded lines when they fit
-// this many floats of stack: the row's in-bounds tap rows copied between pads of -inf (max:
-// neither max nor pick takes it over a value, and an all-pad window is the element loop's -inf)
-// or +0 (average: the sum starts at +0 and is never -0, so adding +0 changes no bit). Then every
-// output of the row runs in lanes. The one-lane (scalar) form keeps the element loop for the
-// borders instead: no stack buffer where stacks are small.
+// Planes with border columns (a tap left or right of the input) run on padded lines when a
+// window's rows fit this many floats of stack: a band of input rows copied between pads of -inf
+// (max: neither max nor pick takes it over a value, and an all-pad window is the element loop's
+// -inf) or +0 (average: the sum starts at +0 and is never -0, so adding +0 changes no bit), and
+// rows above or below the input as whole lines of pads. Then every output of a row with an
+// in-bounds tap row runs in lanes over its kH tap lines. A band holds as many lines as fit and
+// serves every output row whose taps it holds, so each input row is copied about once, not once
+// per output row reading it: when the lines of one output row were copied just before its loads,
+// the unaligned tap loads straddled those fresh stores and stalled on store forwarding (a 3x3
+// stride-1 max pool ran at a fifth of a memcpy). The one-lane (scalar) form keeps the element
+// loop for the borders instead: no stack buffer where stacks are small.
 constexpr int64_t kPoolLineFloats = 6144;
 
 // l[0, line) = pad_l pads, in[0, W), pads to the end: whole vectors inline, tails element by
@@ -285,7 +290,11 @@ __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolW
   const int64_t wide = last - 1 < 0 ? 0 : std::max(int64_t(0), std::min(c1, (last - 1) / 2 + 1) - c0);
   // A padded line holds columns -pad_l .. the last one any output reads, plus 2L floats of slack.
   const int64_t line = std::max(g.pad_l + g.W, (g.OW - 1) * g.sW + (g.kW - 1) * g.dW + 1) + 2 * L;
-  const bool use_lines = L > 1 && (c0 > 0 || c1 < g.OW) && line * g.kH <= kPoolLineFloats;
+  // A window spans `reach` padded rows; a band holds `band` (at least one window's). Padded row
+  // ip is input row ip - pad_t; output row oh's taps are padded rows oh * sH + kh * dH.
+  const int64_t reach = (g.kH - 1) * g.dH + 1, band = kPoolLineFloats / line;
+  const int64_t padded_end = (g.OH - 1) * g.sH + reach;  // one past the last padded row read
+  const bool use_lines = L > 1 && (c0 > 0 || c1 < g.OW) && reach <= band;
   alignas(64) float lines[L > 1 ? kPoolLineFloats : 1];
   // The average's counts per output column of the current row: ch(oh) * cw(ow) (avg_pool_count),
   // exact in float (far below 2^24) and so the bits of float(ch * cw).
@@ -301,23 +310,30 @@ __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolW
   for (int64_t nc = 0; nc < g.N * g.C; ++nc) {
     const float* plane = x + nc * HW;
     float* out = y + nc * P;
+    int64_t band0 = 0, band1 = 0;  // the padded rows [band0, band1) in `lines`
     for (int64_t oh = 0; oh < g.OH; ++oh) {
       float* row = out + oh * g.OW;
       const TapRows r = tap_rows(g, oh);
       const float* first_row = plane + (oh * g.sH - g.pad_t + r.lo * g.dH) * g.W;
       const TapGrid grid{r.hi - r.lo, g.dH * g.W};
       if (r.lo < r.hi && use_lines) {
-        for (int64_t t = 0; t < grid.rows; ++t) {
-          float* l = lines + t * line;
-          const float* in = first_row + t * grid.step;
-          fill_line<Ops>(l, in, g.W, g.pad_l, line, pad);
+        const int64_t top = oh * g.sH;  // the padded row of tap row 0
+        if (top < band0 || top + reach > band1) {
+          band0 = top;
+          band1 = std::min(padded_end, top + band);
+          for (int64_t ip = band0; ip < band1; ++ip) {
+            const int64_t ih = ip - g.pad_t;
+            const bool inside = ih >= 0 && ih < g.H;
+            fill_line<Ops>(lines + (ip - band0) * line, inside ? plane + ih * g.W : plane, inside ? g.W : 0, g.pad_l, line, pad);
+          }
         }
         const bool divide = use_counts && !empty_col;
         if (divide) {
           const float ch = float(avg_pool_axis_count(g.H, g.kH, g.sH, g.dH, g.pad_t, w.pad_b, w.count_include_pad, oh));
           for (int64_t ow = 0; ow < g.OW; ++ow) counts[ow] = ch * cols[ow];
         }
-        span_any<Ops, Max>(g, TapGrid{grid.rows, line}, lines, g.OW, g.OW, divide ? counts : nullptr, row);
+        span_any<Ops, Max>(g, TapGrid{g.kH, g.dH * line}, lines + (top - band0) * line, g.OW, g.OW, divide ? counts : nullptr,
+                           row);
         if (!Max && !divide)
           for (int64_t ow = 0; ow < g.OW; ++ow) {
             const int64_t cnt = avg_pool_count(g, w.pad_b, w.pad_r, w.count_include_pad, oh, ow);
