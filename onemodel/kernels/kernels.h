@@ -100,6 +100,10 @@ struct RecurrentStep {
   float* h = nullptr;               // the hidden state: updated (GruGates: read)
   float* y = nullptr;               // optional copy of the new h
   float* rh = nullptr;              // GruGates: r * h'
+  // The gate maps: the library's exact sigmoid and tanh (Exact sessions, and Fast ones unless
+  // set), or their Fast forms (recurrent_step.h, FastGateMaps: about half the work, within a few
+  // 1e-7 of the exact values). Either form gives the same bits on every ISA.
+  bool fast = false;
 };
 void f32_recurrent_step(const RecurrentStep& s);
 

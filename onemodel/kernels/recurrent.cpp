@@ -22,7 +22,10 @@ void f32_recurrent_step__neon(const RecurrentStep& s);
 #endif
 
 namespace recurrent {
-void tail(const RecurrentStep& s, size_t j0, size_t j1) { range<exact::ScalarLanes, exact::ScalarIo>(s, j0, j1); }
+void tail(const RecurrentStep& s, size_t j0, size_t j1) {
+  if (s.fast) range<exact::ScalarLanes, exact::ScalarIo, FastGateMaps<exact::ScalarLanes, exact::ScalarIo>>(s, j0, j1);
+  else range<exact::ScalarLanes, exact::ScalarIo, exact::MathImpl<exact::ScalarLanes>>(s, j0, j1);
+}
 }  // namespace recurrent
 
 void f32_recurrent_step(const RecurrentStep& s) {

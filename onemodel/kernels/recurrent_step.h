@@ -9,20 +9,50 @@
 #include <cstddef>
 
 #include "onemodel/kernels/exact/math.h"
+#include "onemodel/kernels/exact/math_impl.h"
+#include "onemodel/kernels/fast_softmax.h"
 #include "onemodel/kernels/kernels.h"
 
 namespace om::kernels::recurrent {
 
 constexpr size_t kBlock = 256;  // elements per block: three gate buffers of 1 KB on the stack
 
+// The gate maps of Fast sessions (RecurrentStep::fast). The exact forms (exact/math_impl.h) run
+// exp with the subnormal-safe two-factor scale, 1/(1 + t) by Newton steps that keep 1 + t's
+// rounding error, and tanh's polynomial and exp branches side by side: they were a fifth of an
+// LSTM's time. Here exp is the Fast softmax's (fast::exp_le0: the same reduction and polynomial,
+// one scale factor, 0 below -87) and the reciprocal one division:
+//   sigmoid(x) = 1 / (1 + t), t = exp(-|x|) (x < 0: t / (1 + t));
+//   tanh(x) = sign(x) (1 - t) / (1 + t), t = exp(-2|x|), and below |x| = 1/8 the series
+//   x - x^3/3 + 2x^5/15 (whose next term is under 3e-8 of x there), where 1 - t would cancel.
+// NaN passes through. The operations are the same on every lane width, so every ISA gives the
+// one-lane form's bits (tests/kernels/test_recurrent.cpp), within a few 1e-7 of the exact values.
+template <class V, class Io>
+struct FastGateMaps {
+  using F = typename V::F;
+  static F sigmoid(F x) {
+    const F one = V::set(1.0f);
+    const F t = fast::exp_le0<V>(V::neg_abs(x));
+    const F r = Io::div(one, V::add(one, t));
+    return V::select(V::isnan(x), x, V::select(V::lt(x, V::set(0.0f)), V::mul(t, r), r));
+  }
+  static F tanh(F x) {
+    const F one = V::set(1.0f), a = V::abs(x);
+    const F t = fast::exp_le0<V>(V::mul(a, V::set(-2.0f)));
+    const F big = V::copysign_pos(Io::div(V::sub(one, t), V::add(one, t)), x);
+    const F s = V::mul(x, x);
+    const F small = V::fma(V::mul(x, s), V::fma(s, V::set(2.0f / 15.0f), V::set(-1.0f / 3.0f)), x);
+    return V::select(V::isnan(x), x, V::select(V::lt(a, V::set(0.125f)), small, big));
+  }
+};
+
 // Elements [j0, j1) of the step, j0 and j1 - j0 multiples of Io::L, a block at a time. Within a
 // block each activation is its own loop over L1-resident buffers, the cheap arithmetic around it
 // fused in: one transcendental per loop keeps its constants in registers, which several inlined
 // side by side cannot (they spill, and run slower than separate passes).
-template <class V, class Io>
+template <class V, class Io, class Math>
 __attribute__((always_inline)) inline void range(const RecurrentStep& s, size_t j0, size_t j1) {
   using F = typename V::F;
-  using Math = exact::MathImpl<V>;
   constexpr size_t L = Io::L;
   const size_t n = s.n;
   alignas(64) float ta[kBlock], tb[kBlock], tc[kBlock];
@@ -94,7 +124,8 @@ void tail(const RecurrentStep& s, size_t j0, size_t j1);
 template <class V, class Io>
 __attribute__((always_inline)) inline void run(const RecurrentStep& s) {
   const size_t nv = s.n / Io::L * Io::L;
-  range<V, Io>(s, 0, nv);
+  if (s.fast) range<V, Io, FastGateMaps<V, Io>>(s, 0, nv);
+  else range<V, Io, exact::MathImpl<V>>(s, 0, nv);
   if (Io::L > 1 && nv < s.n) tail(s, nv, s.n);
 }
 

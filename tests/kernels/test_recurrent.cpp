@@ -4,6 +4,8 @@
 // passes it replaces.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "kernels/kernel_test_util.h"
@@ -31,9 +33,10 @@ struct StepData {
         h(awkward_values(n_, seed + 6, 1.0f)),
         y(n_, 12345.0f),
         rh(n_, 12345.0f) {}
-  RecurrentStep step(Form form, bool peephole, bool with_y) {
+  RecurrentStep step(Form form, bool peephole, bool with_y, bool fast = false) {
     RecurrentStep s;
     s.form = form;
+    s.fast = fast;
     s.n = n;
     s.gates = gates.data();
     s.bias = bias.data();
@@ -119,22 +122,23 @@ const size_t kSizes[] = {0, 1, 3, 7, 8, 15, 16, 17, 33, 47, 128, 131, 256, 263, 
 
 }  // namespace
 
-TEST_CASE("f32_recurrent_step: native == scalar bitwise on every ISA, every form and hidden size") {
+TEST_CASE("f32_recurrent_step: native == scalar bitwise on every ISA, every form and hidden size, exact and fast maps") {
   uint32_t seed = 900;
   for (const Case& c : kCases)
     for (size_t n : kSizes)
-      for (bool with_y : {false, true}) {
+      for (bool with_y : {false, true})
+        for (bool fast : {false, true}) {
         seed += 10;
         StepData want(n, seed);
         {
           IsaScope scalar(Isa::Scalar);
-          f32_recurrent_step(want.step(c.form, c.peephole, with_y));
+          f32_recurrent_step(want.step(c.form, c.peephole, with_y, fast));
         }
         for (Isa isa : available_isas()) {
           IsaScope scope(isa);
           StepData got(n, seed);
-          f32_recurrent_step(got.step(c.form, c.peephole, with_y));
-          INFO(c.name << " isa " << isa_name(isa) << " n " << n << " y " << with_y);
+          f32_recurrent_step(got.step(c.form, c.peephole, with_y, fast));
+          INFO(c.name << " isa " << isa_name(isa) << " n " << n << " y " << with_y << " fast " << fast);
           const auto w = want.all(), g = got.all();
           for (size_t b = 0; b < w.size(); ++b) {
             INFO("buffer " << b);
@@ -160,4 +164,39 @@ TEST_CASE("f32_recurrent_step: the reference does each element's documented oper
         CHECK(first_mismatch(g[b]->data(), w[b]->data(), g[b]->size()) == g[b]->size());
       }
     }
+}
+
+TEST_CASE("f32_recurrent_step: the fast gate maps stay within about 1e-7 of the exact ones, NaN and infinities included") {
+  // Every form on values from -20 to 20 (through the series split at 1/8 and past exp's cutoff),
+  // and the special values: each output of the fast step against the exact step's.
+  for (const Case& c : kCases) {
+    const size_t n = 263;
+    StepData exact(n, 3100), fast(n, 3100);
+    for (StepData* d : {&exact, &fast}) {
+      for (size_t i = 0; i < d->gates.size(); ++i) d->gates[i] = -20.0f + 40.0f * float(i) / float(d->gates.size());
+      for (size_t i = 0; i < d->x_h.size(); ++i) d->x_h[i] = 0.3f - 0.6f * float(i) / float(n);  // around the split
+      d->gates[5] = NAN;
+      d->gates[6] = INFINITY;
+      d->gates[7] = -INFINITY;
+      d->gates[8] = 1e-30f;
+      d->gates[9] = -0.0f;
+      std::fill(d->bias.begin(), d->bias.end(), 0.0f);
+    }
+    f32_recurrent_step(exact.step(c.form, c.peephole, true));
+    f32_recurrent_step(fast.step(c.form, c.peephole, true, true));
+    INFO(c.name);
+    const auto e = exact.all(), f = fast.all();
+    for (size_t b = 0; b < e.size(); ++b)
+      for (size_t i = 0; i < e[b]->size(); ++i) {
+        const float x = (*e[b])[i], y = (*f[b])[i];
+        INFO("buffer " << b << " element " << i << " exact " << x << " fast " << y);
+        if (std::isnan(x)) {
+          CHECK(std::isnan(y));
+          continue;
+        }
+        // The maps are within about 1.2e-7 of the exact ones here; GRU's blend (1 - z) * hn, with z
+        // the raw gate values up to 20, scales hn's difference by up to 21.
+        CHECK((x == y || std::fabs(x - y) <= 1e-6f * std::max(1.0f, std::fabs(x))));
+      }
+  }
 }

@@ -2,7 +2,8 @@
 // bidirectional, layout 0 and 1, optional sequence_lens, initial states, GRU's
 // linear_before_reset, default activations only). See docs/operators.md.
 //
-// One kernel serves both modes, because its order of operations is fixed (docs/exactness.md):
+// One kernel serves both modes, because its order of operations is fixed (docs/exactness.md);
+// Fast sessions only take the faster sigmoid and tanh forms (kernels::RecurrentStep::fast):
 //   - the input projection of every time step is one GEMM, X [rows, I] x W^T -> proj, each
 //     element the fma chain over k = 0..I-1;
 //   - per step the recurrent GEMM continues that same chain over k = 0..H-1 (accumulate = true,
@@ -325,6 +326,7 @@ Status run_direction(const Step& st, int64_t dir, bool reverse, int64_t b0, int6
     if (H > 0) recurrent(st, size_t(b1 - b0), h + b0 * H, pr, size_t(GH), g0, size_t(ldg), true);
     // The gate work after the chains, one kernels::f32_recurrent_step pass per item.
     kernels::RecurrentStep rs;
+    rs.fast = k.mode == ArithmeticMode::Fast;
     rs.n = size_t(H);
     rs.bias = bias;
     rs.peep = peep;
