@@ -2,6 +2,7 @@
 // several shapes including broadcasting, symbolic input dims, and i64 shape arithmetic.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -428,6 +429,46 @@ TEST_CASE("Transpose, Reshape, Flatten, Squeeze, Unsqueeze, Expand") {
     CHECK(y.dims == std::vector<int64_t>{2, 3, 4});
     auto v = y.as<float>();
     for (size_t i = 0; i < 24; ++i) CHECK(v[i] == float((i / 4) % 3 + 1));
+  }
+}
+
+TEST_CASE("Transpose: every permutation of a 4-D tensor, including axes of size 1, an NHWC image and u8 elements") {
+  // The views merge neighbouring axes x walks as one run and drop axes of size 1; a view whose
+  // last axis is strided over one of stride 1 copies in blocks of 64 columns (strided_view.h).
+  // Planes of 67 and 130 elements cross those blocks; run() also splits the rows in 2 and 3.
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 13, 10, 3}, {1, 67, 2, 5}, {3, 1, 130, 2}}) {
+    const int64_t n = numel(shape);
+    const auto x = random_floats(size_t(n), uint32_t(n));
+    std::vector<uint8_t> xb(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) xb[size_t(i)] = uint8_t(i * 7);
+    std::vector<int64_t> perm{0, 1, 2, 3};
+    do {
+      CAPTURE(perm[0]);
+      CAPTURE(perm[1]);
+      CAPTURE(perm[2]);
+      CAPTURE(perm[3]);
+      std::vector<int64_t> ydims(4), xstr(4, 1);
+      for (size_t d = 4; d-- > 1;) xstr[d - 1] = xstr[d] * shape[d];
+      for (size_t d = 0; d < 4; ++d) ydims[d] = shape[size_t(perm[d])];
+      const auto yf = run_graph(single("Transpose", {value("x", DType::f32, shape)}, {Attribute::of_ints("perm", perm)}),
+                                {Feed::of("x", shape, x)})[0];
+      const auto yu = run_graph(single("Transpose", {value("x", DType::u8, shape)}, {Attribute::of_ints("perm", perm)}),
+                                {Feed::of("x", shape, xb)})[0];
+      REQUIRE(yf.dims == ydims);
+      const auto vf = yf.as<float>();
+      const auto vu = yu.as<uint8_t>();
+      int64_t o = 0;
+      bool same = true;
+      for (int64_t a = 0; a < ydims[0]; ++a)
+        for (int64_t b = 0; b < ydims[1]; ++b)
+          for (int64_t c = 0; c < ydims[2]; ++c)
+            for (int64_t d = 0; d < ydims[3]; ++d, ++o) {
+              const int64_t at = a * xstr[size_t(perm[0])] + b * xstr[size_t(perm[1])] + c * xstr[size_t(perm[2])] +
+                                 d * xstr[size_t(perm[3])];
+              same = same && vf[size_t(o)] == x[size_t(at)] && vu[size_t(o)] == xb[size_t(at)];
+            }
+      CHECK(same);
+    } while (std::next_permutation(perm.begin(), perm.end()));
   }
 }
 
