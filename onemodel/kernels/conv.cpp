@@ -115,12 +115,26 @@ void im2col_tile(const ConvGeom& g, const float* xn, int64_t c0, int64_t Cg, int
 // panel row is then one or a few contiguous copies, without bounds checks (ConvImage and the
 // table's conv_pack_panels, conv_panels.h).
 
+// Whether the buffer's rows continue each other as the output's do (stride 1, buffer rows as
+// wide as output rows: a kernel one column wide without column pads, such as the 3x1 layers of
+// audio models): then the NR pixels from any pixel lie in one run of every buffer, whatever
+// output rows they span.
+bool rows_continuous(const ConvGeom& g) { return g.sH == 1 && g.sW == 1 && phase_cols(g) == g.OW; }
+
+// Whether the padded buffer of a plane would be the plane itself (no pads, stride 1 across, the
+// windows covering whole rows): then the GEMM reads the input planes and nothing is copied.
+bool planes_unpadded(const ConvGeom& g) {
+  return g.pad_t == 0 && g.pad_l == 0 && g.sW == 1 && padded_cols(g) == g.W && padded_rows(g) <= g.H;
+}
+
 // Where the NR pixels from column j of the tile start in every padded buffer, when they lie in
-// one output row (the GEMM then reads them in place: gemm_image_rows); else -1 (packed).
+// one output row, or in one run of continuous rows (the GEMM then reads them in place:
+// gemm_image_rows); else -1 (packed).
 ptrdiff_t image_panel_offset(const void* ctx, size_t j, size_t nr) {
   const ConvImage& s = *static_cast<const ConvImage*>(ctx);
   const ConvGeom& g = *s.g;
   const int64_t p = s.p0 + int64_t(j), oh = p / g.OW, ow = p % g.OW;
+  if (rows_continuous(g)) return p;
   if (ow + int64_t(nr) > g.OW) return -1;
   return oh * g.sH * phase_cols(g) + ow;
 }
@@ -416,7 +430,7 @@ void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const flo
     planes = scratch + tap_table_floats(g) + row_table_floats(g);
     const int64_t kk = g.kH * g.kW;
     for (int64_t k = 0; k < K; ++k) b_rows[k] = planes + (k / kk) * image.plane_floats + tap_off[k % kk];
-    std::memset(planes, 0, implicit_planes_floats(g) * sizeof(float));  // the borders stay zero
+    if (!planes_unpadded(g)) std::memset(planes, 0, implicit_planes_floats(g) * sizeof(float));  // the borders stay zero
     image.planes = planes;
     image.tap_off = tap_off;
     a.workspace = planes + implicit_planes_floats(g);
@@ -444,8 +458,14 @@ void f32_conv2d_with(ConvAlgo algo, const ConvGeom& g, const float* x, const flo
     for (int64_t n = 0; n < g.N; ++n) {
       const float* xn = x + n * g.C * HW;
       float* yg = y + (n * g.M + gi * Mg) * P;
-      if (kind == ConvB::Implicit)
+      if (kind == ConvB::Implicit && planes_unpadded(g)) {  // B's rows read from the input planes
+        image.planes = xn + gi * Cg * HW;
+        image.plane_floats = HW;
+        const int64_t kk = g.kH * g.kW;
+        for (int64_t k = 0; k < K; ++k) b_rows[k] = image.planes + (k / kk) * HW + image.tap_off[k % kk];
+      } else if (kind == ConvB::Implicit) {
         for (int64_t c = 0; c < Cg; ++c) f32_conv_fill_padded(g, xn + (gi * Cg + c) * HW, planes + c * image.plane_floats);
+      }
       for (int64_t p0 = 0; p0 < P; p0 += pt) {
         const int64_t cur = std::min(pt, P - p0);
         switch (kind) {

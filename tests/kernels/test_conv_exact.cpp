@@ -2,7 +2,8 @@
 // is the fma chain over (input channel of its group, kh, kw) from +0, padded taps fma(0, w, acc),
 // then + bias. The geometries reach every path: the implicit GEMM (B panels packed from padded
 // phase buffers; strides, dilations, groups, rows crossing panels), the materialised im2col tile
-// (at most four output channels per group), the pointwise GEMM on the input, and the depthwise
+// (at most four output channels per group), the pointwise GEMM on the input, the implicit GEMM on
+// the input planes themselves (windows covering whole rows without pads), and the depthwise
 // kernels (rows shorter and longer than a vector, strides 1 to 3, channel multipliers; column
 // stride 1 reads the input in place, with pads narrower and far wider than the plane).
 #include <doctest/doctest.h>
@@ -75,6 +76,14 @@ const Case kCases[] = {
     {1, 6, 12, 11, 10, 2, 3, 3, 1, 1, 2, 3, 2, 1, 0, 1},
     {1, 7, 10, 9, 14, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},  // strided 1x1: implicit, one tap
     {1, 64, 6, 6, 40, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  // K 576: crosses the K block
+    // implicit, windows covering whole rows without pads (the input planes read in place, per
+    // image): 3x1 (buffer rows continue each other: panels across output rows read in place),
+    // dilated, row stride 2, 3x3 valid; 3x1 with row pads only (continuous padded rows)
+    {2, 6, 14, 9, 16, 1, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+    {1, 4, 13, 10, 9, 1, 3, 1, 1, 1, 2, 1, 0, 0, 0, 0},
+    {1, 4, 12, 9, 8, 1, 3, 1, 2, 1, 1, 1, 0, 0, 0, 0},
+    {2, 6, 10, 20, 8, 1, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},
+    {1, 5, 11, 7, 12, 1, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0},
     // im2col tile (4 output channels or fewer per group)
     {1, 5, 8, 7, 3, 1, 3, 3, 1, 2, 1, 1, 1, 0, 1, 1},
     // pointwise GEMM on the input
