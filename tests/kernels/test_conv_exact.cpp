@@ -162,3 +162,57 @@ TEST_CASE("f32_conv2d: the depthwise kernel's fused ReLU keeps a NaN, on every I
     }
   }
 }
+
+TEST_CASE("f32_conv_transpose2d: windows that tile the output (kernel = stride) give the documented rule's bits on every ISA") {
+  // The rule (conv.h): each output starts at +0 and receives its products' chains (the fma chain
+  // over the group's input channels from +0) in order, then + bias. When kernel = stride without
+  // pads or dilation each output receives one chain, written straight from one GEMM per block of
+  // input rows (conv.cpp, tiled_transpose): batch 2, groups, 2x2, 3x3, 2x3 and 1x1, rows past a
+  // block (a 2x2 with 24 output channels over 70 columns holds 9 input rows per block).
+  struct T {
+    int64_t N, C, M, group, H, W, kH, kW;
+  };
+  const T cases[] = {{2, 5, 7, 1, 6, 9, 2, 2}, {1, 4, 6, 2, 5, 4, 2, 2}, {1, 3, 2, 1, 4, 5, 3, 3},
+                     {1, 6, 4, 1, 3, 7, 1, 1}, {1, 3, 5, 1, 4, 6, 2, 3}, {1, 8, 24, 1, 20, 70, 2, 2}};
+  for (const T& c : cases) {
+    ConvGeom g;
+    g.N = c.N, g.C = c.C, g.M = c.M, g.group = c.group, g.H = c.H, g.W = c.W, g.kH = c.kH, g.kW = c.kW;
+    g.sH = c.kH, g.sW = c.kW, g.dH = g.dW = 1, g.pad_t = g.pad_l = 0;
+    g.OH = c.H * c.kH, g.OW = c.W * c.kW;
+    const int64_t Cg = g.C / g.group, Mg = g.M / g.group, OP = g.OH * g.OW;
+    const auto x = awkward_values(size_t(g.N * g.C * g.H * g.W), uint32_t(g.C * 13 + g.W), 2.0f, false);
+    const auto w = awkward_values(size_t(g.C * Mg * g.kH * g.kW), uint32_t(g.M * 5 + g.kW), 1.0f, false);
+    const auto b = awkward_values(size_t(g.M), uint32_t(g.M + 3), 1.0f, false);
+    for (const float* bias : {static_cast<const float*>(nullptr), b.data()}) {
+      std::vector<float> want(size_t(g.N * g.M * OP), 0.0f);
+      for (int64_t n = 0; n < g.N; ++n)
+        for (int64_t m = 0; m < g.M; ++m)
+          for (int64_t i = 0; i < g.H; ++i)
+            for (int64_t j = 0; j < g.W; ++j)
+              for (int64_t kh = 0; kh < g.kH; ++kh)
+                for (int64_t kw = 0; kw < g.kW; ++kw) {
+                  const int64_t gi = m / Mg, ml = m % Mg;
+                  float acc = 0.0f;
+                  for (int64_t ci = 0; ci < Cg; ++ci) {
+                    const int64_t ch = gi * Cg + ci;
+                    acc = std::fma(x[size_t(((n * g.C + ch) * g.H + i) * g.W + j)],
+                                   w[size_t(((ch * Mg + ml) * g.kH + kh) * g.kW + kw)], acc);
+                  }
+                  float& o = want[size_t((n * g.M + m) * OP + (i * g.kH + kh) * g.OW + j * g.kW + kw)];
+                  o = o + acc;
+                }
+      if (bias)
+        for (int64_t n = 0; n < g.N; ++n)
+          for (int64_t m = 0; m < g.M; ++m)
+            for (int64_t p = 0; p < OP; ++p) want[size_t((n * g.M + m) * OP + p)] += bias[m];
+      for (Isa isa : available_isas()) {
+        IsaScope scope(isa);
+        std::vector<float> y(want.size(), NAN), scratch(conv_transpose_scratch_floats(g) + 1, NAN);
+        f32_conv_transpose2d(g, x.data(), w.data(), bias, y.data(), scratch.data(), nullptr, ArithmeticMode::Exact);
+        INFO("isa " << isa_name(isa) << " C " << c.C << " M " << c.M << " group " << c.group << " " << c.H << "x" << c.W
+                    << " k " << c.kH << "x" << c.kW << " bias " << (bias != nullptr));
+        CHECK(first_mismatch(y.data(), want.data(), want.size()) == want.size());
+      }
+    }
+  }
+}
