@@ -910,9 +910,9 @@ struct IntDwDims {
   int64_t cols;       // words of a word row (of each phase, pairing rows)
   int64_t row_words;  // words from one word row to the next
   int64_t taps;       // word runs (and weight words) of an output row
-  // The scratch: the words, a row of zero-point bytes (for rows in the padding), the sums, the
-  // weight words and the runs' pointers.
-  size_t zrow_at, acc_at, wwords_at, src_at, end;
+  // The scratch: the words, the block's input rows (pairing rows: a copy with zero-point rows
+  // for those in the padding), the sums, the weight words and the runs' pointers.
+  size_t rows_at, acc_at, wwords_at, src_at, end;
 };
 
 // The word rows of a block of `rows` output rows.
@@ -937,8 +937,9 @@ IntDwDims int_dw_dims(const kernels::ConvGeom& g) {
     d.row_words = count_mul(g.sW, d.cols);
     d.taps = count_mul(d.pairs, g.kW);
   }
-  d.zrow_at = align64(size_t(count_mul(count_mul(int_dw_word_rows_of(g, d, d.rows), d.row_words), 4)));
-  d.acc_at = d.zrow_at + align64(size_t(count_mul(d.cols, g.sW)));
+  const int64_t word_rows = int_dw_word_rows_of(g, d, d.rows);
+  d.rows_at = align64(size_t(count_mul(count_mul(word_rows, d.row_words), 4)));
+  d.acc_at = d.rows_at + (d.col_pairs ? 0 : align64(size_t(count_mul(word_rows + g.dH, g.W))));
   const size_t block = align64(size_t(count_mul(count_mul(d.rows, g.OW), 4)));
   d.wwords_at = d.acc_at + block;
   d.src_at = d.wwords_at + align64(size_t(d.taps) * sizeof(uint32_t));
@@ -1216,38 +1217,39 @@ void int_conv_pointwise_block(const kernels::ConvGeom& g, const IntConvDims& d, 
 // padding 0); each output row is then the sum over the tap pairs (kh, kh + 1) and the tap columns
 // of one word run times one weight word, for every output channel of the group.
 
-// Pairing rows: the word rows of a block whose first word row reads input row ih0, for each phase
-// its columns inside the image from the plane. Word rows whose two input rows are both inside
-// the image run as one call; the others one by one, a half outside reading zrow (the zero point),
-// both halves outside zeros. The padding columns are never written: the words are zeroed once
-// per kernel call (int_conv_with), and the rows outside the image only ever hold zeros. Each
-// phase's column range is worked out once per block, not once per call (two divisions).
-void int_dw_row_pair_rows(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* plane, const uint8_t* zrow,
-                          bool xs, int32_t zx, int64_t ih0, int64_t word_rows, uint32_t* words) {
-  const int64_t row_words = d.row_words;
-  const int64_t in_lo = std::min(word_rows, std::max<int64_t>(0, -ih0));
-  const int64_t in_hi = std::max(in_lo, std::min(word_rows, g.H - g.dH - ih0));
+// Which block's rows outside the image are in place (int_dw_row_pair_rows: the copy's rows of
+// zero-point bytes; int_dw_col_pair_rows: the word rows of zeros): every block of a plane's size
+// has the same ones, so they are written once per kernel call rather than once per channel.
+struct IntDwPadRows {
+  int64_t ih0 = INT64_MIN, rows = 0;
+};
+
+// Pairing rows: the word rows of a block whose first word row reads input row ih0. The input rows
+// it reads are copied first, with rows of zero-point bytes for those outside the image, so that
+// each phase's word rows are one layout call (its columns inside the image): row halves in the
+// padding are zeros as the zero point minus itself. (One call per row with a half outside, and a
+// zeroing per row with both, cost a 16 x 16 plane's layer about a fifth of its time.) The padding
+// columns are never written: the words are zeroed once per kernel call (int_conv_with).
+void int_dw_row_pair_rows(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* plane, uint8_t* copy,
+                          IntDwPadRows* pad, bool xs, int32_t zx, int64_t ih0, int64_t word_rows, uint32_t* words) {
+  const int64_t in_rows = word_rows + g.dH;  // word row r reads copy rows r and r + dH
+  const int64_t lo = std::min(in_rows, std::max<int64_t>(0, -ih0)), hi = std::max(lo, std::min(in_rows, g.H - ih0));
+  if (pad->ih0 != ih0 || pad->rows != in_rows) {
+    std::memset(copy, uint8_t(zx), size_t(lo * g.W));
+    std::memset(copy + hi * g.W, uint8_t(zx), size_t((in_rows - hi) * g.W));
+    pad->ih0 = ih0;
+    pad->rows = in_rows;
+  }
+  std::memcpy(copy + lo * g.W, plane + (ih0 + lo) * g.W, size_t((hi - lo) * g.W));
   for (int64_t ph = 0; ph < g.sW; ++ph) {
     // Columns c with 0 <= c sW + ph - pad_l < W read the rows.
     const int64_t first = g.pad_l - ph;
     const int64_t c_lo = std::min(d.cols, first <= 0 ? 0 : (first + g.sW - 1) / g.sW);
     const int64_t c_hi = std::max(c_lo, std::min(d.cols, (g.W + g.pad_l - ph + g.sW - 1) / g.sW));
     if (c_lo >= c_hi) continue;
-    const int64_t off = c_lo * g.sW + ph - g.pad_l, n = c_hi - c_lo;
-    uint32_t* out = words + ph * d.cols + c_lo;
-    auto rows = [&](int64_t r0, int64_t count) {
-      const int64_t ia = ih0 + r0, ib = ia + g.dH;
-      const bool in_a = ia >= 0 && ia < g.H, in_b = ib >= 0 && ib < g.H;
-      if (!in_a && !in_b) {
-        for (int64_t r = r0; r < r0 + count; ++r) std::memset(out + r * row_words, 0, size_t(n) * sizeof(uint32_t));
-        return;
-      }
-      kernels::q8_pair_rows(in_a ? plane + ia * g.W + off : zrow, in_b ? plane + ib * g.W + off : zrow, size_t(count),
-                            size_t(g.W), size_t(g.sW), zx, xs, size_t(n), out + r0 * row_words, size_t(row_words));
-    };
-    for (int64_t r = 0; r < in_lo; ++r) rows(r, 1);
-    if (in_hi > in_lo) rows(in_lo, in_hi - in_lo);
-    for (int64_t r = in_hi; r < word_rows; ++r) rows(r, 1);
+    const int64_t off = c_lo * g.sW + ph - g.pad_l;
+    kernels::q8_pair_rows(copy + off, copy + g.dH * g.W + off, size_t(word_rows), size_t(g.W), size_t(g.sW), zx, xs,
+                          size_t(c_hi - c_lo), words + ph * d.cols + c_lo, size_t(d.row_words));
   }
 }
 
@@ -1259,13 +1261,17 @@ void int_dw_row_pair_rows(const kernels::ConvGeom& g, const IntDwDims& d, const 
 // Rows outside the image are zeros. (Pairing from column -pad_l instead put a word across each
 // padded edge with an odd pad, two values computed one at a time per row: at 3x3 stride 2 pad 1
 // that made a third of the layer's time.)
-void int_dw_col_pair_rows(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* plane, bool xs, int32_t zx,
-                          int64_t ih0, int64_t word_rows, uint32_t* words) {
+void int_dw_col_pair_rows(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* plane, IntDwPadRows* pad,
+                          bool xs, int32_t zx, int64_t ih0, int64_t word_rows, uint32_t* words) {
   const int64_t c_lo = std::min(d.cols, d.lead), c_hi = std::min(d.cols, d.lead + g.W / 2);
   const int64_t in_lo = std::min(word_rows, std::max<int64_t>(0, -ih0));
   const int64_t in_hi = std::max(in_lo, std::min(word_rows, g.H - ih0));
-  for (int64_t r = 0; r < in_lo; ++r) std::memset(words + r * d.row_words, 0, size_t(d.cols) * sizeof(uint32_t));
-  for (int64_t r = in_hi; r < word_rows; ++r) std::memset(words + r * d.row_words, 0, size_t(d.cols) * sizeof(uint32_t));
+  if (pad->ih0 != ih0 || pad->rows != word_rows) {
+    std::memset(words, 0, size_t(in_lo * d.row_words) * sizeof(uint32_t));
+    std::memset(words + in_hi * d.row_words, 0, size_t((word_rows - in_hi) * d.row_words) * sizeof(uint32_t));
+    pad->ih0 = ih0;
+    pad->rows = word_rows;
+  }
   if (in_lo >= in_hi) return;
   if (c_lo < c_hi) {
     const uint8_t* a = plane + (ih0 + in_lo) * g.W;
@@ -1302,7 +1308,7 @@ void int_dw_sources(const kernels::ConvGeom& g, const IntDwDims& d, unsigned cha
 template <typename Epilogue>
 void int_conv_depthwise_block(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* x, bool xs, int32_t zx,
                               const void* w, bool ws, const ZeroPoints& zw, int64_t n, int64_t gi, int64_t p0, int64_t np,
-                              unsigned char* scratch, const Epilogue& epi) {
+                              unsigned char* scratch, IntDwPadRows* pad, const Epilogue& epi) {
   auto* words = reinterpret_cast<uint32_t*>(scratch);
   auto* acc = reinterpret_cast<int32_t*>(scratch + d.acc_at);
   auto* wwords = reinterpret_cast<uint32_t*>(scratch + d.wwords_at);
@@ -1311,9 +1317,9 @@ void int_conv_depthwise_block(const kernels::ConvGeom& g, const IntDwDims& d, co
   const int64_t ih0 = oh0 * g.sH - g.pad_t, word_rows = int_dw_word_rows_of(g, d, nrows);
   const uint8_t* plane = x + (n * g.C + gi) * g.H * g.W;
   if (d.col_pairs) {
-    int_dw_col_pair_rows(g, d, plane, xs, zx, ih0, word_rows, words);
+    int_dw_col_pair_rows(g, d, plane, pad, xs, zx, ih0, word_rows, words);
   } else {
-    int_dw_row_pair_rows(g, d, plane, scratch + d.zrow_at, xs, zx, ih0, word_rows, words);
+    int_dw_row_pair_rows(g, d, plane, scratch + d.rows_at, pad, xs, zx, ih0, word_rows, words);
   }
   const int64_t mg = g.M / g.group, pixels = g.OH * g.OW;
   const auto* wb = static_cast<const uint8_t*>(w);
@@ -1398,15 +1404,15 @@ void int_conv_with(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_
     const ZeroPoints zx(k, xzp_in, p.zx), zw(k, wzp_in, p.zw);
     const bool xs = is_s8(k.in(x_in).dtype), ws = is_s8(k.in(w_in).dtype);
     auto* scratch = static_cast<unsigned char*>(k.scratch);
-    std::memset(scratch, 0, d.zrow_at);  // the words' padding columns (int_dw_row_pair_rows)
-    std::memset(scratch + d.zrow_at, uint8_t(zx[0]), size_t(d.cols * g.sW));
+    std::memset(scratch, 0, d.rows_at);  // the words' padding columns (int_dw_row_pair_rows)
     int_dw_sources(g, d, scratch);
+    IntDwPadRows pad;
     for (int64_t u = k.begin; u < k.end; ++u) {
       int64_t p0, np;
       int_conv_block(p, u % p.blocks, &p0, &np);
       int_conv_depthwise_block(g, d, k.in(x_in).as<const uint8_t>(), xs, zx[0], k.in(w_in).data, ws, zw,
                                u / (g.group * p.blocks), (u / p.blocks) % g.group, p0, np,
-                               static_cast<unsigned char*>(k.scratch), epi);
+                               static_cast<unsigned char*>(k.scratch), &pad, epi);
     }
     return;
   }
