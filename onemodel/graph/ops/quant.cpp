@@ -1260,7 +1260,7 @@ void int_dw_row_pair_rows(const kernels::ConvGeom& g, const IntDwDims& d, const 
 // per kernel call), so only an odd width leaves an edge here: its last column and the padding.
 // Rows outside the image are zeros. (Pairing from column -pad_l instead put a word across each
 // padded edge with an odd pad, two values computed one at a time per row: at 3x3 stride 2 pad 1
-// that made a third of the layer's time.)
+// that made two fifths of the layer's time.)
 void int_dw_col_pair_rows(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* plane, IntDwPadRows* pad,
                           bool xs, int32_t zx, int64_t ih0, int64_t word_rows, uint32_t* words) {
   const int64_t c_lo = std::min(d.cols, d.lead), c_hi = std::min(d.cols, d.lead + g.W / 2);
