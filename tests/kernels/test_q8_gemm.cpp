@@ -318,39 +318,42 @@ TEST_CASE("integer depthwise steps: every ISA lays out pair words and sums word 
   // Pair dots: tap counts of 1x1 to 7x7 kernels in pairs, rows apart in the words, and enough
   // taps of the largest products (255 x -255 in both halves, every tap reading the same words:
   // little memory, the microcontroller runs this too) to wrap the i32 sum.
+  // Rows: 5 (a block of four rows and one more), 11 (AVX-512 puts rows of at most 8 words two to
+  // a vector, four pairs at a time: a block of four pairs, one pair and one row).
   constexpr size_t kWrapTaps = 17000;  // 17000 x 2 x 255 x 255 > 2^31
   for (size_t taps : {size_t(1), size_t(2), size_t(6), size_t(15), size_t(28), kWrapTaps})
-    for (size_t n : {1, 7, 8, 15, 16, 17, 40}) {
-      const bool wrap = taps == kWrapTaps;
-      if (wrap && n > 17) continue;
-      const size_t rows = 5, stride = n + 9;  // 5: a block of four rows and one more
-      std::vector<std::vector<uint32_t>> words(wrap ? 1 : taps, std::vector<uint32_t>(rows * stride));
-      std::vector<uint32_t> w(taps);
-      auto v = [&] { return int32_t(rng() % 511) - 255; };
-      for (size_t t = 0; t < taps; ++t) w[t] = wrap ? q8_pair(-255, -255) : q8_pair(v(), v());
-      for (auto& row : words)
-        for (auto& x : row) x = wrap ? q8_pair(255, 255) : q8_pair(v(), v());
-      std::vector<const uint32_t*> src(taps);
-      for (size_t t = 0; t < taps; ++t) src[t] = words[wrap ? 0 : t].data();
-      std::vector<int32_t> want(rows * n + 1, 777);
-      for (size_t i = 0; i < rows; ++i)
-        for (size_t j = 0; j < n; ++j) {
-          int64_t sum = 0;
-          for (size_t t = 0; t < taps; ++t) {
-            const uint32_t x = src[t][i * stride + j];
-            sum += int64_t(int16_t(x & 0xFFFF)) * int16_t(w[t] & 0xFFFF) + int64_t(int16_t(x >> 16)) * int16_t(w[t] >> 16);
+    for (size_t n : {1, 7, 8, 15, 16, 17, 40})
+      for (size_t rows : {size_t(5), size_t(11)}) {
+        const bool wrap = taps == kWrapTaps;
+        if (wrap && (n > 17 || rows > 5)) continue;
+        const size_t stride = n + 9;
+        std::vector<std::vector<uint32_t>> words(wrap ? 1 : taps, std::vector<uint32_t>(rows * stride));
+        std::vector<uint32_t> w(taps);
+        auto v = [&] { return int32_t(rng() % 511) - 255; };
+        for (size_t t = 0; t < taps; ++t) w[t] = wrap ? q8_pair(-255, -255) : q8_pair(v(), v());
+        for (auto& row : words)
+          for (auto& x : row) x = wrap ? q8_pair(255, 255) : q8_pair(v(), v());
+        std::vector<const uint32_t*> src(taps);
+        for (size_t t = 0; t < taps; ++t) src[t] = words[wrap ? 0 : t].data();
+        std::vector<int32_t> want(rows * n + 1, 777);
+        for (size_t i = 0; i < rows; ++i)
+          for (size_t j = 0; j < n; ++j) {
+            int64_t sum = 0;
+            for (size_t t = 0; t < taps; ++t) {
+              const uint32_t x = src[t][i * stride + j];
+              sum += int64_t(int16_t(x & 0xFFFF)) * int16_t(w[t] & 0xFFFF) + int64_t(int16_t(x >> 16)) * int16_t(w[t] >> 16);
+            }
+            want[i * n + j] = int32_t(uint32_t(uint64_t(sum)));  // modulo 2^32
           }
-          want[i * n + j] = int32_t(uint32_t(uint64_t(sum)));  // modulo 2^32
+        if (wrap) CHECK(int64_t(want[0]) != -int64_t(taps) * 2 * 255 * 255);  // the sum wrapped
+        for (Isa isa : available_isas()) {
+          IsaScope scope(isa);
+          std::vector<int32_t> got(rows * n + 1, 777);
+          q8_pair_dot(src.data(), w.data(), taps, n, rows, stride, got.data());
+          INFO("isa " << isa_name(isa) << " taps " << taps << " n " << n << " rows " << rows);
+          CHECK(got == want);  // nothing past the last row
         }
-      if (wrap) CHECK(int64_t(want[0]) != -int64_t(taps) * 2 * 255 * 255);  // the sum wrapped
-      for (Isa isa : available_isas()) {
-        IsaScope scope(isa);
-        std::vector<int32_t> got(rows * n + 1, 777);
-        q8_pair_dot(src.data(), w.data(), taps, n, rows, stride, got.data());
-        INFO("isa " << isa_name(isa) << " taps " << taps << " n " << n);
-        CHECK(got == want);  // nothing past the last row
       }
-    }
 }
 
 namespace {

@@ -19,6 +19,7 @@ using namespace rt;
 using g::Attribute;
 using g::TensorData;
 using om::DType;
+using om::kernels::Isa;
 
 namespace {
 
@@ -82,6 +83,71 @@ struct ConvCase {
 };
 
 }  // namespace
+
+TEST_CASE("depthwise ConvInteger at the pads' edges: column pairs at stride 2, copied rows otherwise, extreme zero points, every ISA") {
+  // Stride 2 pairs tap columns from an even input column: an odd left pad pairs taps (kw - 1, kw)
+  // (tap -1 a zero weight) and puts whole words of padding before the image; an odd width leaves
+  // one word of its last column and the padding. Left and right pads differ, so that the side
+  // the pairing starts from is the left one; a row stride of 1 and 2, a row dilation of 2. Other
+  // column strides pair rows, copied between rows of zero-point bytes: pads above and below of 0
+  // to more than the kernel reaches, row dilations 1 and 2, column strides 1 and 3. The zero
+  // points at both ends of each range. Each ISA against the element loop.
+  struct Case {
+    int64_t H, W, kH, kW, sH, sW, dH, pt, pl, pb, pr;
+  };
+  const Case cases[] = {{7, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1}, {6, 17, 3, 3, 2, 2, 1, 1, 1, 0, 2}, {5, 9, 3, 1, 1, 2, 1, 0, 1, 0, 0},
+                        {5, 10, 2, 2, 2, 2, 1, 1, 1, 0, 0}, {6, 13, 3, 4, 1, 2, 2, 2, 3, 1, 2}, {4, 11, 1, 5, 1, 2, 1, 0, 3, 0, 4},
+                        {5, 8, 3, 3, 2, 2, 1, 3, 3, 3, 3}, {3, 3, 3, 3, 2, 2, 1, 1, 2, 1, 0}, {9, 34, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+                        {6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1}, {7, 9, 5, 3, 1, 1, 2, 2, 1, 4, 1},  {4, 10, 3, 3, 2, 3, 1, 4, 2, 0, 3},
+                        {5, 7, 4, 2, 1, 1, 1, 0, 0, 3, 1},  {3, 12, 3, 3, 1, 3, 2, 5, 1, 5, 1}};
+  const int32_t u8_zero[] = {0, 255}, s8_zero[] = {-128, 127};
+  std::mt19937 rng(71);
+  int ci = 0;
+  for (const Case& c : cases)
+    for (int dt = 0; dt < 4; ++dt)
+      for (int z = 0; z < 2; ++z, ++ci) {
+        const bool xs = dt & 1, ws = (dt & 2) != 0;
+        const int64_t C = 3, OH = (c.H + c.pt + c.pb - c.dH * (c.kH - 1) - 1) / c.sH + 1;
+        const int64_t OW = (c.W + c.pl + c.pr - (c.kW - 1) - 1) / c.sW + 1;
+        const Bytes x = random_bytes(size_t(C * c.H * c.W), xs, rng);
+        const Bytes w = random_bytes(size_t(C * c.kH * c.kW), ws, rng);
+        Bytes zx{{uint8_t(xs ? s8_zero[z] : u8_zero[z])}, xs};
+        Bytes zw{std::vector<uint8_t>(size_t(C)), ws};
+        for (int64_t m = 0; m < C; ++m) zw.v[size_t(m)] = uint8_t(ws ? s8_zero[(z + m) % 2] : u8_zero[(z + m) % 2]);
+        std::vector<int32_t> want(size_t(C * OH * OW));
+        for (int64_t m = 0; m < C; ++m)
+          for (int64_t oh = 0; oh < OH; ++oh)
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              uint32_t sum = 0;
+              for (int64_t kh = 0; kh < c.kH; ++kh)
+                for (int64_t kw = 0; kw < c.kW; ++kw) {
+                  const int64_t ih = oh * c.sH - c.pt + kh * c.dH, iw = ow * c.sW - c.pl + kw;
+                  if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
+                  const int32_t xv = x.at(size_t((m * c.H + ih) * c.W + iw)) - zx.at(0);
+                  sum += uint32_t(xv * (w.at(size_t((m * c.kH + kh) * c.kW + kw)) - zw.at(size_t(m))));
+                }
+              want[size_t((m * OH + oh) * OW + ow)] = int32_t(sum);
+            }
+        const std::vector<int64_t> xdims = {1, C, c.H, c.W}, wdims = {C, 1, c.kH, c.kW};
+        const std::vector<Attribute> attrs = {Attribute::of_int("group", C), Attribute::of_ints("strides", {c.sH, c.sW}),
+                                              Attribute::of_ints("dilations", {c.dH, 1}),
+                                              Attribute::of_ints("pads", {c.pt, c.pl, c.pb, c.pr})};
+        const std::vector<TensorData> consts = {bytes_tensor("w", wdims, w), bytes_tensor("zx", {}, zx),
+                                                bytes_tensor("zw", {C}, zw)};
+        g::Graph graph = single_node("ConvInteger", {value("x", xs ? DType::i8 : DType::u8, xdims)}, attrs, consts);
+        graph.nodes[0].inputs = {"x", "w", "zx", "zw"};
+        const Isa native = om::kernels::active_isa();
+        for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon}) {
+          if (!om::kernels::isa_supported(isa)) continue;
+          REQUIRE(om::kernels::force_isa(isa));
+          INFO("case " << ci << " isa " << om::kernels::isa_name(isa) << " x " << (xs ? "s8" : "u8") << " w "
+                       << (ws ? "s8" : "u8") << " zx " << zx.at(0));
+          const auto got = run_graph(graph, {bytes_feed("x", xdims, x)})[0];
+          CHECK(got.as<int32_t>() == want);
+        }
+        om::kernels::force_isa(native);
+      }
+}
 
 TEST_CASE("ConvInteger and QLinearConv equal the element loop: groups, strides, pads, dtypes, packed or not") {
   const ConvCase cases[] = {

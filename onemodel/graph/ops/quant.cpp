@@ -896,18 +896,23 @@ constexpr int64_t kDwPixels = 2048;  // output pixels per depthwise block, about
 bool int_conv_is_depthwise(const kernels::ConvGeom& g) { return g.C == g.group; }
 
 struct IntDwDims {
-  // Stride 2 with no column dilation pairs tap columns (kw, kw + 1): a word is two neighbouring
-  // input values, and one word row per input row serves every tap. Other geometries pair tap
-  // rows (kh, kh + 1), the columns split by stride phase.
+  // Stride 2 with no column dilation pairs tap columns: a word is two neighbouring input values,
+  // and one word row per input row serves every tap. The words start at even input columns, so
+  // that a row's words inside the image are its bytes widened in order, with no word straddling
+  // the padding: with an odd pad_l the pairs are taps (kw - 1, kw) for even kw, tap -1 a zero
+  // weight (lead: the words of padding before column 0). Other geometries pair tap rows
+  // (kh, kh + 1), the columns split by stride phase.
   bool col_pairs;
+  int64_t shift = 0;  // pairing columns: pad_l mod 2, the taps the pairs start before tap 0
+  int64_t lead = 0;   // pairing columns: the words before the one holding input columns 0 and 1
   int64_t rows;       // output rows per block
-  int64_t pairs;      // taps in pairs along the paired axis: ceil(kW / 2) or ceil(kH / 2)
+  int64_t pairs;      // taps in pairs along the paired axis: ceil((kW + shift) / 2) or ceil(kH / 2)
   int64_t cols;       // words of a word row (of each phase, pairing rows)
   int64_t row_words;  // words from one word row to the next
   int64_t taps;       // word runs (and weight words) of an output row
-  // The scratch: the words, a row of zero-point bytes (for rows in the padding), the sums, the
-  // weight words and the runs' pointers.
-  size_t zrow_at, acc_at, wwords_at, src_at, end;
+  // The scratch: the words, the block's input rows (pairing rows: a copy with zero-point rows
+  // for those in the padding), the sums, the weight words and the runs' pointers.
+  size_t rows_at, acc_at, wwords_at, src_at, end;
 };
 
 // The word rows of a block of `rows` output rows.
@@ -920,7 +925,9 @@ IntDwDims int_dw_dims(const kernels::ConvGeom& g) {
   d.col_pairs = g.sW == 2 && g.dW == 1;
   d.rows = std::min(g.OH, std::max<int64_t>(1, (kDwPixels + g.OW - 1) / g.OW));
   if (d.col_pairs) {
-    d.pairs = (g.kW + 1) / 2;
+    d.shift = g.pad_l % 2;
+    d.lead = (g.pad_l + d.shift) / 2;
+    d.pairs = (g.kW + d.shift + 1) / 2;
     d.cols = g.OW + d.pairs - 1;
     d.row_words = d.cols;
     d.taps = count_mul(g.kH, d.pairs);
@@ -930,8 +937,9 @@ IntDwDims int_dw_dims(const kernels::ConvGeom& g) {
     d.row_words = count_mul(g.sW, d.cols);
     d.taps = count_mul(d.pairs, g.kW);
   }
-  d.zrow_at = align64(size_t(count_mul(count_mul(int_dw_word_rows_of(g, d, d.rows), d.row_words), 4)));
-  d.acc_at = d.zrow_at + align64(size_t(count_mul(d.cols, g.sW)));
+  const int64_t word_rows = int_dw_word_rows_of(g, d, d.rows);
+  d.rows_at = align64(size_t(count_mul(count_mul(word_rows, d.row_words), 4)));
+  d.acc_at = d.rows_at + (d.col_pairs ? 0 : align64(size_t(count_mul(word_rows + g.dH, g.W))));
   const size_t block = align64(size_t(count_mul(count_mul(d.rows, g.OW), 4)));
   d.wwords_at = d.acc_at + block;
   d.src_at = d.wwords_at + align64(size_t(d.taps) * sizeof(uint32_t));
@@ -1209,19 +1217,30 @@ void int_conv_pointwise_block(const kernels::ConvGeom& g, const IntConvDims& d, 
 // padding 0); each output row is then the sum over the tap pairs (kh, kh + 1) and the tap columns
 // of one word run times one weight word, for every output channel of the group.
 
-// Word rows [r0, r0 + rows) of a block whose first word row reads input row ih0 (rows inside the
-// image in at least one half, the other half reading zrow, the zero point, when outside; or one
-// row outside in both, all zero): each phase's columns inside the image from the plane. The
-// padding columns are never written: the words are zeroed once per kernel call (int_conv), and
-// the rows outside the image only ever hold zeros.
-void int_dw_word_rows(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* plane, const uint8_t* zrow, bool xs,
-                      int32_t zx, int64_t ih0, int64_t r0, int64_t rows, uint32_t* words) {
-  const int64_t ia = ih0 + r0, ib = ia + g.dH, row_words = g.sW * d.cols;
-  const bool in_a = ia >= 0 && ia < g.H, in_b = ib >= 0 && ib < g.H;
-  if (!in_a && !in_b) {
-    std::memset(words + r0 * row_words, 0, size_t(rows * row_words) * sizeof(uint32_t));
-    return;
+// Which block's rows outside the image are in place (int_dw_row_pair_rows: the copy's rows of
+// zero-point bytes; int_dw_col_pair_rows: the word rows of zeros): every block of a plane's size
+// has the same ones, so they are written once per kernel call rather than once per channel.
+struct IntDwPadRows {
+  int64_t ih0 = INT64_MIN, rows = 0;
+};
+
+// Pairing rows: the word rows of a block whose first word row reads input row ih0. The input rows
+// it reads are copied first, with rows of zero-point bytes for those outside the image, so that
+// each phase's word rows are one layout call (its columns inside the image): row halves in the
+// padding are zeros as the zero point minus itself. (One call per row with a half outside, and a
+// zeroing per row with both, cost a 16 x 16 plane's layer about a fifth of its time.) The padding
+// columns are never written: the words are zeroed once per kernel call (int_conv_with).
+void int_dw_row_pair_rows(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* plane, uint8_t* copy,
+                          IntDwPadRows* pad, bool xs, int32_t zx, int64_t ih0, int64_t word_rows, uint32_t* words) {
+  const int64_t in_rows = word_rows + g.dH;  // word row r reads copy rows r and r + dH
+  const int64_t lo = std::min(in_rows, std::max<int64_t>(0, -ih0)), hi = std::max(lo, std::min(in_rows, g.H - ih0));
+  if (pad->ih0 != ih0 || pad->rows != in_rows) {
+    std::memset(copy, uint8_t(zx), size_t(lo * g.W));
+    std::memset(copy + hi * g.W, uint8_t(zx), size_t((in_rows - hi) * g.W));
+    pad->ih0 = ih0;
+    pad->rows = in_rows;
   }
+  std::memcpy(copy + lo * g.W, plane + (ih0 + lo) * g.W, size_t((hi - lo) * g.W));
   for (int64_t ph = 0; ph < g.sW; ++ph) {
     // Columns c with 0 <= c sW + ph - pad_l < W read the rows.
     const int64_t first = g.pad_l - ph;
@@ -1229,40 +1248,59 @@ void int_dw_word_rows(const kernels::ConvGeom& g, const IntDwDims& d, const uint
     const int64_t c_hi = std::max(c_lo, std::min(d.cols, (g.W + g.pad_l - ph + g.sW - 1) / g.sW));
     if (c_lo >= c_hi) continue;
     const int64_t off = c_lo * g.sW + ph - g.pad_l;
-    kernels::q8_pair_rows(in_a ? plane + ia * g.W + off : zrow, in_b ? plane + ib * g.W + off : zrow, size_t(rows),
-                          size_t(g.W), size_t(g.sW), zx, xs, size_t(c_hi - c_lo),
-                          words + r0 * row_words + ph * d.cols + c_lo, size_t(row_words));
+    kernels::q8_pair_rows(copy + off, copy + g.dH * g.W + off, size_t(word_rows), size_t(g.W), size_t(g.sW), zx, xs,
+                          size_t(c_hi - c_lo), words + ph * d.cols + c_lo, size_t(d.row_words));
   }
 }
 
 // Pairing columns (stride 2, no column dilation): word row r is input row ih0 + r, word c the
-// values at columns 2c - pad_l and 2c + 1 - pad_l (the taps 2q and 2q + 1 of output c - q). The
-// words inside the image come from the layout kernel (rows of the image in one call), the few at
-// its edges are written here, and rows outside the image are zeros.
-void int_dw_col_pair_rows(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* plane, bool xs, int32_t zx,
-                          int64_t ih0, int64_t word_rows, uint32_t* words) {
-  const int64_t c_lo = std::min(d.cols, (g.pad_l + 1) / 2);                   // 2c - pad_l >= 0
-  const int64_t c_hi = std::max(c_lo, std::min(d.cols, (g.W + g.pad_l) / 2));  // 2c + 1 - pad_l <= W - 1
+// values at columns 2(c - lead) and 2(c - lead) + 1 (the taps 2q - shift and 2q + 1 - shift of
+// output c - q). The words inside the image are its rows' bytes widened in order, one layout
+// call for the rows of the image; words in the padding columns are never written (zeroed once
+// per kernel call), so only an odd width leaves an edge here: its last column and the padding.
+// Rows outside the image are zeros. (Pairing from column -pad_l instead put a word across each
+// padded edge with an odd pad, two values computed one at a time per row: at 3x3 stride 2 pad 1
+// that made two fifths of the layer's time.)
+void int_dw_col_pair_rows(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* plane, IntDwPadRows* pad,
+                          bool xs, int32_t zx, int64_t ih0, int64_t word_rows, uint32_t* words) {
+  const int64_t c_lo = std::min(d.cols, d.lead), c_hi = std::min(d.cols, d.lead + g.W / 2);
   const int64_t in_lo = std::min(word_rows, std::max<int64_t>(0, -ih0));
   const int64_t in_hi = std::max(in_lo, std::min(word_rows, g.H - ih0));
-  for (int64_t r = 0; r < in_lo; ++r) std::memset(words + r * d.row_words, 0, size_t(d.cols) * sizeof(uint32_t));
-  for (int64_t r = in_hi; r < word_rows; ++r) std::memset(words + r * d.row_words, 0, size_t(d.cols) * sizeof(uint32_t));
+  if (pad->ih0 != ih0 || pad->rows != word_rows) {
+    std::memset(words, 0, size_t(in_lo * d.row_words) * sizeof(uint32_t));
+    std::memset(words + in_hi * d.row_words, 0, size_t((word_rows - in_hi) * d.row_words) * sizeof(uint32_t));
+    pad->ih0 = ih0;
+    pad->rows = word_rows;
+  }
   if (in_lo >= in_hi) return;
   if (c_lo < c_hi) {
-    const uint8_t* a = plane + (ih0 + in_lo) * g.W + 2 * c_lo - g.pad_l;
+    const uint8_t* a = plane + (ih0 + in_lo) * g.W;
     kernels::q8_pair_rows(a, a + 1, size_t(in_hi - in_lo), size_t(g.W), 2, zx, xs, size_t(c_hi - c_lo),
                           words + in_lo * d.row_words + c_lo, size_t(d.row_words));
   }
-  auto value = [&](const uint8_t* row, int64_t iw) {
-    return iw < 0 || iw >= g.W ? 0 : (xs ? int32_t(int8_t(row[iw])) : int32_t(row[iw])) - zx;
-  };
+  const int64_t e = d.lead + g.W / 2;  // the word of the last column of an odd width and the padding
+  if (g.W % 2 == 0 || e >= d.cols) return;
   for (int64_t r = in_lo; r < in_hi; ++r) {
-    const uint8_t* row = plane + (ih0 + r) * g.W;
-    uint32_t* out = words + r * d.row_words;
-    auto edge = [&](int64_t c) { out[c] = kernels::q8_pair(value(row, 2 * c - g.pad_l), value(row, 2 * c + 1 - g.pad_l)); };
-    for (int64_t c = 0; c < c_lo; ++c) edge(c);
-    for (int64_t c = std::max(c_lo, c_hi); c < d.cols; ++c) edge(c);
+    const uint8_t v = plane[(ih0 + r) * g.W + g.W - 1];
+    words[r * d.row_words + e] = kernels::q8_pair((xs ? int32_t(int8_t(v)) : int32_t(v)) - zx, 0);
   }
+}
+
+// The word runs of an output row's taps (the same for every block: the words start the scratch),
+// set once per kernel call.
+void int_dw_sources(const kernels::ConvGeom& g, const IntDwDims& d, unsigned char* scratch) {
+  auto* words = reinterpret_cast<uint32_t*>(scratch);
+  auto* src = reinterpret_cast<const uint32_t**>(scratch + d.src_at);
+  if (d.col_pairs) {
+    for (int64_t kh = 0; kh < g.kH; ++kh)
+      for (int64_t q = 0; q < d.pairs; ++q) src[kh * d.pairs + q] = words + kh * g.dH * d.row_words + q;
+    return;
+  }
+  for (int64_t q = 0; q < d.pairs; ++q)
+    for (int64_t kw = 0; kw < g.kW; ++kw) {
+      const int64_t col = kw * g.dW;
+      src[q * g.kW + kw] = words + 2 * q * g.dH * d.row_words + (col % g.sW) * d.cols + col / g.sW;
+    }
 }
 
 // Output pixels [p0, p0 + np) (whole rows) of image n for the output channels of group gi. The
@@ -1270,32 +1308,18 @@ void int_dw_col_pair_rows(const kernels::ConvGeom& g, const IntDwDims& d, const 
 template <typename Epilogue>
 void int_conv_depthwise_block(const kernels::ConvGeom& g, const IntDwDims& d, const uint8_t* x, bool xs, int32_t zx,
                               const void* w, bool ws, const ZeroPoints& zw, int64_t n, int64_t gi, int64_t p0, int64_t np,
-                              unsigned char* scratch, const Epilogue& epi) {
+                              unsigned char* scratch, IntDwPadRows* pad, const Epilogue& epi) {
   auto* words = reinterpret_cast<uint32_t*>(scratch);
-  uint8_t* zrow = scratch + d.zrow_at;
   auto* acc = reinterpret_cast<int32_t*>(scratch + d.acc_at);
   auto* wwords = reinterpret_cast<uint32_t*>(scratch + d.wwords_at);
-  auto* src = reinterpret_cast<const uint32_t**>(scratch + d.src_at);
+  auto* src = reinterpret_cast<const uint32_t* const*>(scratch + d.src_at);
   const int64_t oh0 = p0 / g.OW, nrows = np / g.OW, row_words = d.row_words;
   const int64_t ih0 = oh0 * g.sH - g.pad_t, word_rows = int_dw_word_rows_of(g, d, nrows);
   const uint8_t* plane = x + (n * g.C + gi) * g.H * g.W;
   if (d.col_pairs) {
-    int_dw_col_pair_rows(g, d, plane, xs, zx, ih0, word_rows, words);
-    for (int64_t kh = 0; kh < g.kH; ++kh)
-      for (int64_t q = 0; q < d.pairs; ++q) src[kh * d.pairs + q] = words + kh * g.dH * row_words + q;
+    int_dw_col_pair_rows(g, d, plane, pad, xs, zx, ih0, word_rows, words);
   } else {
-    // Word rows whose two input rows are both inside the image run as one call; the others one by one.
-    const int64_t in_lo = std::min(word_rows, std::max<int64_t>(0, -ih0));
-    const int64_t in_hi = std::max(in_lo, std::min(word_rows, g.H - g.dH - ih0));
-    if (in_lo > 0 || in_hi < word_rows) std::memset(zrow, uint8_t(zx), size_t(d.cols * g.sW));
-    for (int64_t r = 0; r < in_lo; ++r) int_dw_word_rows(g, d, plane, zrow, xs, zx, ih0, r, 1, words);
-    if (in_hi > in_lo) int_dw_word_rows(g, d, plane, zrow, xs, zx, ih0, in_lo, in_hi - in_lo, words);
-    for (int64_t r = in_hi; r < word_rows; ++r) int_dw_word_rows(g, d, plane, zrow, xs, zx, ih0, r, 1, words);
-    for (int64_t q = 0; q < d.pairs; ++q)
-      for (int64_t kw = 0; kw < g.kW; ++kw) {
-        const int64_t col = kw * g.dW;
-        src[q * g.kW + kw] = words + 2 * q * g.dH * row_words + (col % g.sW) * d.cols + col / g.sW;
-      }
+    int_dw_row_pair_rows(g, d, plane, scratch + d.rows_at, pad, xs, zx, ih0, word_rows, words);
   }
   const int64_t mg = g.M / g.group, pixels = g.OH * g.OW;
   const auto* wb = static_cast<const uint8_t*>(w);
@@ -1306,8 +1330,8 @@ void int_conv_depthwise_block(const kernels::ConvGeom& g, const IntDwDims& d, co
     if (d.col_pairs) {
       for (int64_t kh = 0; kh < g.kH; ++kh)
         for (int64_t q = 0; q < d.pairs; ++q) {
-          const int64_t kw = 2 * q;
-          wwords[kh * d.pairs + q] = kernels::q8_pair(weight(w0 + kh * g.kW + kw) - z,
+          const int64_t kw = 2 * q - d.shift;
+          wwords[kh * d.pairs + q] = kernels::q8_pair(kw >= 0 ? weight(w0 + kh * g.kW + kw) - z : 0,
                                                       kw + 1 < g.kW ? weight(w0 + kh * g.kW + kw + 1) - z : 0);
         }
     } else {
@@ -1379,13 +1403,16 @@ void int_conv_with(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_
     const IntDwDims d = int_dw_dims(g);
     const ZeroPoints zx(k, xzp_in, p.zx), zw(k, wzp_in, p.zw);
     const bool xs = is_s8(k.in(x_in).dtype), ws = is_s8(k.in(w_in).dtype);
-    std::memset(k.scratch, 0, d.zrow_at);  // the words' padding columns (int_dw_word_rows)
+    auto* scratch = static_cast<unsigned char*>(k.scratch);
+    std::memset(scratch, 0, d.rows_at);  // the words' padding columns (int_dw_row_pair_rows)
+    int_dw_sources(g, d, scratch);
+    IntDwPadRows pad;
     for (int64_t u = k.begin; u < k.end; ++u) {
       int64_t p0, np;
       int_conv_block(p, u % p.blocks, &p0, &np);
       int_conv_depthwise_block(g, d, k.in(x_in).as<const uint8_t>(), xs, zx[0], k.in(w_in).data, ws, zw,
                                u / (g.group * p.blocks), (u / p.blocks) % g.group, p0, np,
-                               static_cast<unsigned char*>(k.scratch), epi);
+                               static_cast<unsigned char*>(k.scratch), &pad, epi);
     }
     return;
   }
