@@ -43,7 +43,11 @@ constexpr const OpDef& entry_named(const OpDef (&defs)[N], const char* name) {
 // names its entries once in an X-list, LIST(X) = X(Relu) X(Sigmoid)..., and
 // OM_OP_FAMILY_TABLE(family, LIST) makes each entry the symbol om::graph::op_defs::<op type>
 // (a copy; kOps itself is never emitted) and defines ops::family_ops(), the full registry's
-// table of them. A list that misses an entry or names one twice does not compile.
+// table of them. A list that misses an entry or names one twice does not compile. The table and
+// its view are named objects, each in its own data section, so that a program that registers
+// only some operators (and so drops family_ops()) drops them too: returned as an unnamed
+// constant, the view went into the file's shared .rodata, which other kept constants kept, and
+// with it every operator of the family.
 #define OM_DEFINE_OP_(name) \
   extern const OpDef name;  \
   constexpr OpDef name = ::om::graph::ops::entry_named(::om::graph::ops::kOps, #name);
@@ -55,10 +59,9 @@ constexpr const OpDef& entry_named(const OpDef (&defs)[N], const char* name) {
   namespace om::graph::ops {                                                                      \
   static_assert(sizeof(kOps) / sizeof(kOps[0]) == 0 LIST(OM_COUNT_OP_), "every entry of " #family \
                 "'s kOps is named once in its list");                                             \
-  OpTable family##_ops() {                                                                        \
-    static const OpDef* const table[] = {LIST(OM_ADDRESS_OF_OP_)};                                \
-    return {table, sizeof table / sizeof table[0]};                                               \
-  }                                                                                               \
+  static const OpDef* const family##_table_[] = {LIST(OM_ADDRESS_OF_OP_)};                        \
+  static const OpTable family##_view_ = {family##_table_, sizeof family##_table_ / sizeof family##_table_[0]}; \
+  OpTable family##_ops() { return family##_view_; }                                               \
   }
 
 namespace om::graph::ops {
