@@ -200,6 +200,18 @@ void fill_tap_offsets(const ConvGeom& g, ptrdiff_t* tap_off) {
     }
 }
 
+// 3x3 stride-1 undilated layers with one pad on every side ("same"), on planes at least
+// kDepthwiseInPlaceMinWidth wide, read each plane in place (DepthwisePlane::same_3x3): only the
+// vectors at the left and right edges are copied, instead of the whole plane. On narrower planes
+// those edge vectors are a large part of the row, and the padded copy was as fast (AVX2, 3x3
+// layers with 16 to 96 channels: 64 columns the same or slower, 96 columns 8% faster, 128
+// columns 15%, 256 columns 30%; docs/performance.md, "Real models").
+constexpr int64_t kDepthwiseInPlaceMinWidth = 96;
+bool depthwise_in_place(const ConvGeom& g) {
+  return g.kH == 3 && g.kW == 3 && g.sH == 1 && g.sW == 1 && g.dH == 1 && g.dW == 1 && g.pad_t == 1 && g.pad_l == 1 &&
+         g.OH == g.H && g.OW == g.W && g.W >= kDepthwiseInPlaceMinWidth;
+}
+
 // Each plane is copied into the padded buffer's interior by the table's conv_fill_padded
 // (conv_panels.h): the border was zeroed once, no channel writes it.
 void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, ConvActivation act, float* y, float* scratch,
@@ -210,8 +222,11 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
   ptrdiff_t* tap_off = reinterpret_cast<ptrdiff_t*>(scratch);
   float* pad = scratch + tap_table_floats(g);  // S phases of Hp x Wq
   fill_tap_offsets(g, tap_off);
-  std::memset(pad, 0, size_t(padded_floats(g)) * sizeof(float));
+  const bool same = depthwise_in_place(g);
+  std::memset(pad, 0, size_t(same ? g.W + 2 : padded_floats(g)) * sizeof(float));
   DepthwisePlane dp{};
+  dp.same_3x3 = same;
+  dp.zeros = pad;
   dp.src = pad;
   dp.tap_off = tap_off;
   dp.taps = size_t(kk);
@@ -222,7 +237,8 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
   dp.relu = !norm && !residual && act.op == UnaryOp::Relu;
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t c = 0; c < g.C; ++c) {
-      f32_conv_fill_padded(g, x + (n * g.C + c) * g.H * g.W, pad);
+      if (same) dp.src = x + (n * g.C + c) * g.H * g.W;
+      else f32_conv_fill_padded(g, x + (n * g.C + c) * g.H * g.W, pad);
       for (int64_t j = 0; j < mult; ++j) {
         const int64_t m = c * mult + j;
         float* out = y + (n * g.M + m) * P;

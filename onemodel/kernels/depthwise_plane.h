@@ -11,7 +11,9 @@
 // side, so short rows (8 or 16 outputs) still give the fma units independent chains; the loops
 // over them are unrolled by pragma so the accumulators stay in registers.
 #pragma once
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <type_traits>
 
 #include "onemodel/kernels/kernels_internal.h"
@@ -100,15 +102,16 @@ inline bool is_3x3_unit(const DepthwisePlane& p) {
   return true;
 }
 
+// R output rows at one vector of columns: q[ir] points at the kw = 0 tap of input row ir (the
+// column left of the first output), out at the first output of row 0, rows out_step apart.
 template <class Ops, size_t R>
-inline void block_3x3(const DepthwisePlane& p, const typename Ops::V (&wv)[9], size_t r0, size_t i) {
+inline void taps_3x3(const float* const (&q)[R + 2], const typename Ops::V (&wv)[9], const float* bias, bool relu,
+                     float* out, ptrdiff_t out_step) {
   using V = typename Ops::V;
   V acc[R];
   _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::zero();
-  const float* s = p.src + p.tap_off[0] + ptrdiff_t(r0) * p.row_step + ptrdiff_t(i);
   _Pragma("GCC unroll 10") for (size_t ir = 0; ir < R + 2; ++ir) {
-    const float* q = s + ptrdiff_t(ir) * p.row_step;
-    const V v0 = Ops::load(q), v1 = Ops::load(q + 1), v2 = Ops::load(q + 2);
+    const V v0 = Ops::load(q[ir]), v1 = Ops::load(q[ir] + 1), v2 = Ops::load(q[ir] + 2);
     _Pragma("GCC unroll 3") for (size_t kh = 0; kh < 3; ++kh) {
       if (ir < kh || ir - kh >= R) continue;  // resolved at compile time: both are constants
       V& a = acc[ir - kh];
@@ -117,12 +120,20 @@ inline void block_3x3(const DepthwisePlane& p, const typename Ops::V (&wv)[9], s
       a = Ops::fma(v2, wv[3 * kh + 2], a);
     }
   }
-  if (p.bias) {
-    const V bv = Ops::bcast(p.bias);
+  if (bias) {
+    const V bv = Ops::bcast(bias);
     _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::add(acc[r], bv);
   }
-  if (p.relu) _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::relu(acc[r]);
-  _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) Ops::store(p.out + (r0 + r) * p.n + i, acc[r]);
+  if (relu) _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::relu(acc[r]);
+  _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) Ops::store(out + ptrdiff_t(r) * out_step, acc[r]);
+}
+
+template <class Ops, size_t R>
+inline void block_3x3(const DepthwisePlane& p, const typename Ops::V (&wv)[9], size_t r0, size_t i) {
+  const float* s = p.src + p.tap_off[0] + ptrdiff_t(r0) * p.row_step + ptrdiff_t(i);
+  const float* q[R + 2];
+  _Pragma("GCC unroll 10") for (size_t ir = 0; ir < R + 2; ++ir) q[ir] = s + ptrdiff_t(ir) * p.row_step;
+  taps_3x3<Ops, R>(q, wv, p.bias, p.relu, p.out + r0 * p.n + i, ptrdiff_t(p.n));
 }
 
 // Rows [r0, r0 + R): whole vectors by block_3x3, a partial last one by block().
@@ -134,9 +145,60 @@ inline void rows_3x3(const DepthwisePlane& p, const typename Ops::V (&wv)[9], si
   if (i < p.n) block<Ops, R, true>(p, r0, i, p.n - i);
 }
 
+// The in-place form (DepthwisePlane::same_3x3): a 3x3 stride-1 undilated layer with one pad on
+// every side reads the input plane itself, with no padded copy. Rows above and below the plane
+// read `zeros`; a vector of outputs whose taps cross the left or right edge (or a last, partial
+// vector) is computed from a copy of its (R + 2) x (L + 2) inputs, zeros included, on the stack.
+// Every output gets the padded form's inputs in the same (kh, kw) order, so the same bits.
+template <class Ops, size_t R>
+inline void edge_3x3(const float* const (&rp)[R + 2], const typename Ops::V (&wv)[9], const DepthwisePlane& p, size_t r0,
+                     size_t i) {
+  constexpr size_t L = Ops::L;
+  const size_t cnt = std::min(L, p.n - i);             // outputs of this vector
+  const size_t lo = i == 0 ? 1 : 0;                     // tile columns left of the plane
+  const size_t hi = std::min(L + 2, p.n + 1 - i) - lo;  // tile columns inside it, from lo
+  alignas(64) float t[R + 2][L + 2];
+  const float* q[R + 2];
+  for (size_t ir = 0; ir < R + 2; ++ir) {
+    std::memset(t[ir], 0, sizeof t[ir]);
+    std::memcpy(t[ir] + lo, rp[ir] + (i + lo) - 1, hi * sizeof(float));
+    q[ir] = t[ir];
+  }
+  float* out = p.out + r0 * p.n + i;
+  if (cnt == L) return taps_3x3<Ops, R>(q, wv, p.bias, p.relu, out, ptrdiff_t(p.n));
+  alignas(64) float o[R][L];
+  taps_3x3<Ops, R>(q, wv, p.bias, p.relu, &o[0][0], ptrdiff_t(L));
+  for (size_t r = 0; r < R; ++r) std::memcpy(out + r * p.n, o[r], cnt * sizeof(float));
+}
+
+template <class Ops, size_t R>
+inline void same_rows_3x3(const DepthwisePlane& p, const typename Ops::V (&wv)[9], size_t r0) {
+  constexpr size_t L = Ops::L;
+  const float* rp[R + 2];  // input rows r0 - 1 .. r0 + R, a zero row outside the plane
+  for (size_t ir = 0; ir < R + 2; ++ir) {
+    const ptrdiff_t r = ptrdiff_t(r0 + ir) - 1;
+    rp[ir] = r < 0 || r >= ptrdiff_t(p.rows) ? p.zeros + 1 : p.src + r * ptrdiff_t(p.n);
+  }
+  edge_3x3<Ops, R>(rp, wv, p, r0, 0);
+  size_t i = L;
+  for (; i + L + 1 <= p.n; i += L) {
+    const float* q[R + 2];
+    _Pragma("GCC unroll 10") for (size_t ir = 0; ir < R + 2; ++ir) q[ir] = rp[ir] + i - 1;
+    taps_3x3<Ops, R>(q, wv, p.bias, p.relu, p.out + r0 * p.n + i, ptrdiff_t(p.n));
+  }
+  for (; i < p.n; i += L) edge_3x3<Ops, R>(rp, wv, p, r0, i);
+}
+
 template <class Ops>
 void plane(const DepthwisePlane& p) {
   size_t r = 0;
+  if (p.same_3x3) {
+    typename Ops::V wv[9];
+    for (size_t t = 0; t < 9; ++t) wv[t] = Ops::bcast(p.w + t);
+    for (; r + 4 <= p.rows; r += 4) same_rows_3x3<Ops, 4>(p, wv, r);
+    for (; r < p.rows; ++r) same_rows_3x3<Ops, 1>(p, wv, r);
+    return;
+  }
   if (p.n >= Ops::L && is_3x3_unit(p)) {
     typename Ops::V wv[9];
     for (size_t t = 0; t < 9; ++t) wv[t] = Ops::bcast(p.w + t);

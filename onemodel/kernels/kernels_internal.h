@@ -124,6 +124,10 @@ struct DepthwisePlane {
   const float* bias;
   bool relu;
   float* out;
+  // The in-place form (depthwise_plane.h): src is the input plane itself, rows x n, for a 3x3
+  // stride-1 layer with one pad on every side; zeros holds n + 2 zeros. tap_off and row_step unused.
+  bool same_3x3;
+  const float* zeros;
 };
 using DepthwisePlaneKernel = void (*)(const DepthwisePlane&);
 // Runs the active table's kernel (for conv.cpp, which does not see the table).

@@ -5,7 +5,8 @@
 // (at most four output channels per group), the pointwise GEMM on the input, the implicit GEMM on
 // the input planes themselves (windows covering whole rows without pads), and the depthwise
 // kernels (rows shorter and longer than a vector, strides 1 to 3, channel multipliers; column
-// stride 1 reads the input in place, with pads narrower and far wider than the plane).
+// stride 1 reads the input in place, with pads narrower and far wider than the plane; 3x3 "same"
+// layers on wide planes read the planes themselves).
 #include <doctest/doctest.h>
 
 #include <cinttypes>
@@ -107,6 +108,13 @@ const Case kCases[] = {
     // (4 + 4 + 2 left), 130 columns (a partial last vector); no pads, so 7 rows of 126
     {1, 2, 10, 130, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 3, 9, 128, 3, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},
+    // depthwise 3x3 "same" on planes 96 and more wide (read in place, edge vectors copied): 96
+    // columns (whole vectors, both edges), 103 (a partial last vector), batch 2 and 7 rows (4 + 3
+    // single rows); multiplier 3 on 3 rows (no block of four); 5 rows of 100
+    {1, 2, 6, 96, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {2, 3, 7, 103, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 2, 3, 98, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 2, 5, 100, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
 };
 
 }  // namespace
