@@ -73,6 +73,18 @@ void copy_panel_row(float* d, const float* s, size_t NR) {
 // Pack rows [k0, k0+kc) x cols [j0, j0+nc) of B as NR-column panels, zero-padding the last one.
 void pack_b(const float* b, ptrdiff_t b_rs, ptrdiff_t b_cs, size_t k0, size_t kc, size_t j0, size_t nc,
             size_t NR, float* dst) {
+  if (b_cs == 1 && nc % NR == 0 && kc <= kGemmRowsOuterMaxK) {
+    // A short block of contiguous rows, every panel full: row by row, so the source is read as kc
+    // streams one after another rather than all at once (a pointwise convolution's rows are a
+    // plane apart: more streams than the prefetchers follow, and aliasing in the caches). Longer
+    // blocks keep the panel order, whose writes do not alias (measured: 32x512x512 lost 12%).
+    for (size_t k = 0; k < kc; ++k) {
+      const float* s = b + ptrdiff_t(k0 + k) * b_rs + ptrdiff_t(j0);
+      float* d = dst + k * NR;
+      for (size_t jp = 0; jp < nc; jp += NR) copy_panel_row(d + jp * kc, s + jp, NR);
+    }
+    return;
+  }
   for (size_t jp = 0; jp < nc; jp += NR) {
     const size_t cols = std::min(NR, nc - jp);
     const float* src = b + ptrdiff_t(k0) * b_rs + ptrdiff_t(j0 + jp) * b_cs;
@@ -182,21 +194,29 @@ void gemm_blocked(const GemmArgs& g, const GemmTile& tile, float* ws, const floa
       repack_b(packed_b + packed_block_offset(g.K, j0, k0, nc, packed_nr), packed_nr, kc, nc, NR, bpack);
       bpanels = bpack + w0 * kc;
     }
+    // A short, thin block of packed B stays in L2 across row panels; sweeping it once per row
+    // panel then keeps C (and the addend) at MR rows in flight instead of mc: a pointwise
+    // convolution's few input channels leave each tile little work beside its C rows, which are
+    // a plane apart. Each tile is the same call, so the order changes no bit.
+    const bool rows_outer = kc <= kGemmRowsOuterMaxK && kc * wn <= kGemmRowsOuterFloats;
     for (size_t i0 = 0; i0 < g.M; i0 += kGemmMC) {
       const size_t mc = std::min(kGemmMC, g.M - i0);
       const float* apanels = ws;
       if (apack != nullptr) apanels = apack + k0 * round_up(g.M, MR) + i0 * kc;
       else pack_a(g, i0, mc, k0, kc, tile, ws);
-      for (size_t jr = 0; jr < wn; jr += NR) {
-        const size_t nr = std::min(NR, wn - jr);
-        const float* bp = bpanels + jr * kc;
-        for (size_t ir = 0; ir < mc; ir += MR) {
-          const size_t mr = std::min(MR, mc - ir);
-          float* c = g.c + (i0 + ir) * g.ldc + j0 + w0 + jr;
-          ep.row_bias = g.row_bias ? g.row_bias + i0 + ir : nullptr;
-          ep.addend = g.addend ? g.addend + (c - g.c) : nullptr;
-          tile.kernel(kc, apanels + ir * kc, bp, c, g.ldc, mr, nr, load_c, last ? &ep : nullptr);
-        }
+      auto run_tile = [&](size_t jr, size_t ir) {
+        const size_t nr = std::min(NR, wn - jr), mr = std::min(MR, mc - ir);
+        float* c = g.c + (i0 + ir) * g.ldc + j0 + w0 + jr;
+        ep.row_bias = g.row_bias ? g.row_bias + i0 + ir : nullptr;
+        ep.addend = g.addend ? g.addend + (c - g.c) : nullptr;
+        tile.kernel(kc, apanels + ir * kc, bpanels + jr * kc, c, g.ldc, mr, nr, load_c, last ? &ep : nullptr);
+      };
+      if (rows_outer) {
+        for (size_t ir = 0; ir < mc; ir += MR)
+          for (size_t jr = 0; jr < wn; jr += NR) run_tile(jr, ir);
+      } else {
+        for (size_t jr = 0; jr < wn; jr += NR)
+          for (size_t ir = 0; ir < mc; ir += MR) run_tile(jr, ir);
       }
     }
   });

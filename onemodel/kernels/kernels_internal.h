@@ -328,6 +328,10 @@ const ConvKernelTable& neon_conv_table();
 constexpr size_t kGemmMC = 144;
 constexpr size_t kGemmKC = 256;
 constexpr size_t kGemmNC = 1024;
+// Packed B blocks of at most kGemmRowsOuterMaxK rows and kGemmRowsOuterFloats floats (256 KB, in
+// L2) are swept once per row panel (gemm_blocked; measured on pointwise convolutions).
+constexpr size_t kGemmRowsOuterMaxK = 64;
+constexpr size_t kGemmRowsOuterFloats = 64 * 1024;
 // Every ISA's MR divides kGemmMRMultiple and every NR divides kGemmNRMultiple, so the
 // workspace size computed with them covers all tiles.
 // Tiles: scalar 4x4, AVX2 6x16, NEON 8x8, AVX-512 12x32.
