@@ -277,6 +277,82 @@ __attribute__((always_inline)) inline void fill_line(float* l, const float* in, 
   fill(pad_l + W, line);
 }
 
+// Row maxima of one padded line (row_max_band): output column i's over src[i + kw * dW], by
+// pick where the line may hold a NaN.
+template <class Ops, bool Pick>
+__attribute__((always_inline)) inline void row_max_line(const ConvGeom& g, const float* src, float* dst) {
+  using V = typename Ops::V;
+  constexpr int64_t L = int64_t(Ops::L);
+  for (int64_t i = 0; i < g.OW; i += L) {
+    V acc = Ops::load(src + i);
+    for (int64_t kw = 1; kw < g.kW; ++kw) {
+      const V v = Ops::load(src + i + kw * g.dW);
+      acc = Pick ? Ops::pick(v, acc) : Ops::max(v, acc);
+    }
+    Ops::store(dst + i, acc);
+  }
+}
+
+// Max pools on padded lines with column stride 1 go by row maxima: a band line holds, for every
+// output column, the maximum over kw of one padded input row, and an output is the maximum over
+// kh of its kH such lines. At row stride 1 that is kW + kH loads and kW + kH - 2 maxima per
+// output where the per-output form takes kH kW and kH kW - 1 (6 and 4 against 9 and 8 on a 3x3
+// window), and no NaN probe per output. At column stride 2 the per-output form's even loads were
+// faster (3x3 over [32, 64, 64] on AVX2: 40 against 48 us), so it keeps them. The element loop's
+// rule yields the window's first NaN, else its first tap attaining the maximum (signed zeros
+// included); each row's result is that of its own taps, and the rule over the rows' results in
+// kh order is again the window's, so the bits are the same. An input row whose probe sum is NaN
+// takes its maxima by pick and makes its band combine rows by pick too; otherwise both steps are
+// plain max. The band's padded lines (at `pl`, `line` floats apart) are all
+// copied before any is read, for the reason the band exists (kPoolLineFloats). Returns whether
+// the band holds a NaN.
+template <class Ops>
+__attribute__((always_inline)) inline bool row_max_band(const ConvGeom& g, const float* plane, int64_t band0, int64_t band1,
+                                                       int64_t line, int64_t hl, float* pl, float* h) {
+  using V = typename Ops::V;
+  constexpr int64_t L = int64_t(Ops::L);
+  const float pad = -std::numeric_limits<float>::infinity();
+  bool nan = false;
+  uint64_t nan_rows = 0;  // bit ip - band0 (a band holds at most 64 lines)
+  for (int64_t ip = band0; ip < band1; ++ip) {
+    const int64_t ih = ip - g.pad_t;
+    const bool inside = ih >= 0 && ih < g.H;
+    const float* in = plane + (inside ? ih * g.W : 0);
+    fill_line<Ops>(pl + (ip - band0) * line, in, inside ? g.W : 0, g.pad_l, line, pad);
+    if (!inside) continue;
+    V probe = Ops::zero();  // NaN when the row holds one (or inf - inf: then only slower)
+    int64_t j = 0;
+    for (; j + L <= g.W; j += L) probe = Ops::add(probe, Ops::load(in + j));
+    if (j < g.W) probe = Ops::add(probe, Ops::load_n(in + j, size_t(g.W - j)));
+    if (Ops::any_nan(probe)) nan_rows |= uint64_t(1) << (ip - band0);
+  }
+  for (int64_t ip = band0; ip < band1; ++ip) {
+    const float* src = pl + (ip - band0) * line;
+    float* dst = h + (ip - band0) * hl;
+    const bool row_nan = nan_rows >> (ip - band0) & 1;
+    nan |= row_nan;
+    if (row_nan) row_max_line<Ops, true>(g, src, dst);
+    else row_max_line<Ops, false>(g, src, dst);
+  }
+  return nan;
+}
+
+// Output row y[0, OW) from the kH row-maxima lines at h, `step` floats apart.
+template <class Ops>
+__attribute__((always_inline)) inline void row_max_out(const ConvGeom& g, const float* h, int64_t step, bool nan, float* y) {
+  using V = typename Ops::V;
+  constexpr int64_t L = int64_t(Ops::L);
+  for (int64_t i = 0; i < g.OW; i += L) {
+    V acc = Ops::load(h + i);
+    for (int64_t t = 1; t < g.kH; ++t) {
+      const V v = Ops::load(h + t * step + i);
+      acc = nan ? Ops::pick(v, acc) : Ops::max(v, acc);
+    }
+    if (i + L <= g.OW) Ops::store(y + i, acc);
+    else Ops::store_n(y + i, acc, size_t(g.OW - i));
+  }
+}
+
 // The planes of x [N*C, H, W] into y [N*C, OH, OW] (g.N * g.C planes).
 template <class Ops, bool Max>
 __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) {
@@ -295,6 +371,9 @@ __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolW
   const int64_t reach = (g.kH - 1) * g.dH + 1, band = kPoolLineFloats / line;
   const int64_t padded_end = (g.OH - 1) * g.sH + reach;  // one past the last padded row read
   const bool use_lines = L > 1 && (c0 > 0 || c1 < g.OW) && reach <= band;
+  // Row maxima (row_max_band): up to 64 padded lines, then as many lines of hl floats.
+  const int64_t hl = (g.OW + L - 1) / L * L, row_band = std::min<int64_t>(64, kPoolLineFloats / (line + hl));
+  const bool use_row_max = Max && use_lines && g.sW == 1 && reach <= row_band;
   alignas(64) float lines[L > 1 ? kPoolLineFloats : 1];
   // The average's counts per output column of the current row: ch(oh) * cw(ow) (avg_pool_count),
   // exact in float (far below 2^24) and so the bits of float(ch * cw).
@@ -311,11 +390,22 @@ __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolW
     const float* plane = x + nc * HW;
     float* out = y + nc * P;
     int64_t band0 = 0, band1 = 0;  // the padded rows [band0, band1) in `lines`
+    bool band_nan = false;
     for (int64_t oh = 0; oh < g.OH; ++oh) {
       float* row = out + oh * g.OW;
       const TapRows r = tap_rows(g, oh);
       const float* first_row = plane + (oh * g.sH - g.pad_t + r.lo * g.dH) * g.W;
       const TapGrid grid{r.hi - r.lo, g.dH * g.W};
+      if (r.lo < r.hi && use_row_max) {
+        const int64_t top = oh * g.sH;
+        if (top < band0 || top + reach > band1) {
+          band0 = top;
+          band1 = std::min(padded_end, top + row_band);
+          band_nan = row_max_band<Ops>(g, plane, band0, band1, line, hl, lines, lines + row_band * line);
+        }
+        row_max_out<Ops>(g, lines + row_band * line + (top - band0) * hl, g.dH * hl, band_nan, row);
+        continue;
+      }
       if (r.lo < r.hi && use_lines) {
         const int64_t top = oh * g.sH;  // the padded row of tap row 0
         if (top < band0 || top + reach > band1) {

@@ -109,6 +109,22 @@ std::vector<PoolCase> cases() {
     g.OW = conv_out_extent(g.W, g.kW, g.sW, 1, g.pad_l, c.pad_r, false);
     out.push_back(c);
   }
+  // Stride-1 max pools go by row maxima over bands of padded lines (pool_window.h,
+  // row_max_band): 5x5 pad 2 (YOLO's SPPF), and planes tall enough for several bands, one with
+  // dilated rows.
+  for (int64_t k : {5, 3, -3}) {
+    PoolCase c;
+    ConvGeom& g = c.g;
+    g.C = g.M = 2;
+    g.H = k == 5 ? 9 : 90;
+    g.W = k == 5 ? 67 : 130;
+    g.kH = g.kW = k < 0 ? -k : k;
+    g.dH = k < 0 ? 2 : 1;
+    g.pad_t = g.pad_l = c.pad_b = c.pad_r = g.kH / 2;
+    g.OH = conv_out_extent(g.H, g.kH, g.sH, g.dH, g.pad_t, c.pad_b, false);
+    g.OW = conv_out_extent(g.W, g.kW, g.sW, 1, g.pad_l, c.pad_r, false);
+    out.push_back(c);
+  }
   return out;
 }
 
