@@ -277,19 +277,22 @@ __attribute__((always_inline)) inline void fill_line(float* l, const float* in, 
   fill(pad_l + W, line);
 }
 
-// Row maxima of one padded line (row_max_band): output column i's over src[i + kw * dW], by
-// pick where the line may hold a NaN.
+// dst[0, n) = the maxima over `taps` vectors `stride` floats apart: column i's over
+// src[i + t * stride] in t order, by pick where the inputs may hold a NaN; a last partial vector
+// is stored masked. Both steps of the row maxima below.
 template <class Ops, bool Pick>
-__attribute__((always_inline)) inline void row_max_line(const ConvGeom& g, const float* src, float* dst) {
+__attribute__((always_inline)) inline void max_over_taps(const float* src, int64_t taps, int64_t stride, int64_t n,
+                                                        float* dst) {
   using V = typename Ops::V;
   constexpr int64_t L = int64_t(Ops::L);
-  for (int64_t i = 0; i < g.OW; i += L) {
+  for (int64_t i = 0; i < n; i += L) {
     V acc = Ops::load(src + i);
-    for (int64_t kw = 1; kw < g.kW; ++kw) {
-      const V v = Ops::load(src + i + kw * g.dW);
+    for (int64_t t = 1; t < taps; ++t) {
+      const V v = Ops::load(src + t * stride + i);
       acc = Pick ? Ops::pick(v, acc) : Ops::max(v, acc);
     }
-    Ops::store(dst + i, acc);
+    if (i + L <= n) Ops::store(dst + i, acc);
+    else Ops::store_n(dst + i, acc, size_t(n - i));
   }
 }
 
@@ -303,54 +306,38 @@ __attribute__((always_inline)) inline void row_max_line(const ConvGeom& g, const
 // included); each row's result is that of its own taps, and the rule over the rows' results in
 // kh order is again the window's, so the bits are the same. An input row whose probe sum is NaN
 // takes its maxima by pick and makes its band combine rows by pick too; otherwise both steps are
-// plain max. The band's padded lines (at `pl`, `line` floats apart) are all
-// copied before any is read, for the reason the band exists (kPoolLineFloats). Returns whether
-// the band holds a NaN.
+// plain max. The band's padded lines (at `pl`, `line` floats apart) are all copied before any is
+// read, for the reason the band exists (kPoolLineFloats); its row maxima go to `h`, lines of hl
+// floats (whole vectors, inside the padded lines' slack). Returns whether the band holds a NaN.
 template <class Ops>
 __attribute__((always_inline)) inline bool row_max_band(const ConvGeom& g, const float* plane, int64_t band0, int64_t band1,
                                                        int64_t line, int64_t hl, float* pl, float* h) {
   using V = typename Ops::V;
   constexpr int64_t L = int64_t(Ops::L);
   const float pad = -std::numeric_limits<float>::infinity();
-  bool nan = false;
-  uint64_t nan_rows = 0;  // bit ip - band0 (a band holds at most 64 lines)
   for (int64_t ip = band0; ip < band1; ++ip) {
     const int64_t ih = ip - g.pad_t;
     const bool inside = ih >= 0 && ih < g.H;
-    const float* in = plane + (inside ? ih * g.W : 0);
-    fill_line<Ops>(pl + (ip - band0) * line, in, inside ? g.W : 0, g.pad_l, line, pad);
-    if (!inside) continue;
-    V probe = Ops::zero();  // NaN when the row holds one (or inf - inf: then only slower)
-    int64_t j = 0;
-    for (; j + L <= g.W; j += L) probe = Ops::add(probe, Ops::load(in + j));
-    if (j < g.W) probe = Ops::add(probe, Ops::load_n(in + j, size_t(g.W - j)));
-    if (Ops::any_nan(probe)) nan_rows |= uint64_t(1) << (ip - band0);
+    fill_line<Ops>(pl + (ip - band0) * line, plane + (inside ? ih * g.W : 0), inside ? g.W : 0, g.pad_l, line, pad);
   }
+  bool nan = false;
   for (int64_t ip = band0; ip < band1; ++ip) {
-    const float* src = pl + (ip - band0) * line;
-    float* dst = h + (ip - band0) * hl;
-    const bool row_nan = nan_rows >> (ip - band0) & 1;
+    const int64_t ih = ip - g.pad_t;
+    bool row_nan = false;
+    if (ih >= 0 && ih < g.H) {
+      const float* in = plane + ih * g.W;
+      V probe = Ops::zero();  // NaN when the row holds one (or inf - inf: then only slower)
+      int64_t j = 0;
+      for (; j + L <= g.W; j += L) probe = Ops::add(probe, Ops::load(in + j));
+      if (j < g.W) probe = Ops::add(probe, Ops::load_n(in + j, size_t(g.W - j)));
+      row_nan = Ops::any_nan(probe);
+    }
     nan |= row_nan;
-    if (row_nan) row_max_line<Ops, true>(g, src, dst);
-    else row_max_line<Ops, false>(g, src, dst);
+    const float* src = pl + (ip - band0) * line;
+    if (row_nan) max_over_taps<Ops, true>(src, g.kW, g.dW, hl, h + (ip - band0) * hl);
+    else max_over_taps<Ops, false>(src, g.kW, g.dW, hl, h + (ip - band0) * hl);
   }
   return nan;
-}
-
-// Output row y[0, OW) from the kH row-maxima lines at h, `step` floats apart.
-template <class Ops>
-__attribute__((always_inline)) inline void row_max_out(const ConvGeom& g, const float* h, int64_t step, bool nan, float* y) {
-  using V = typename Ops::V;
-  constexpr int64_t L = int64_t(Ops::L);
-  for (int64_t i = 0; i < g.OW; i += L) {
-    V acc = Ops::load(h + i);
-    for (int64_t t = 1; t < g.kH; ++t) {
-      const V v = Ops::load(h + t * step + i);
-      acc = nan ? Ops::pick(v, acc) : Ops::max(v, acc);
-    }
-    if (i + L <= g.OW) Ops::store(y + i, acc);
-    else Ops::store_n(y + i, acc, size_t(g.OW - i));
-  }
 }
 
 // The planes of x [N*C, H, W] into y [N*C, OH, OW] (g.N * g.C planes).
@@ -371,8 +358,8 @@ __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolW
   const int64_t reach = (g.kH - 1) * g.dH + 1, band = kPoolLineFloats / line;
   const int64_t padded_end = (g.OH - 1) * g.sH + reach;  // one past the last padded row read
   const bool use_lines = L > 1 && (c0 > 0 || c1 < g.OW) && reach <= band;
-  // Row maxima (row_max_band): up to 64 padded lines, then as many lines of hl floats.
-  const int64_t hl = (g.OW + L - 1) / L * L, row_band = std::min<int64_t>(64, kPoolLineFloats / (line + hl));
+  // Row maxima (row_max_band): padded lines, then as many lines of hl floats.
+  const int64_t hl = (g.OW + L - 1) / L * L, row_band = kPoolLineFloats / (line + hl);
   const bool use_row_max = Max && use_lines && g.sW == 1 && reach <= row_band;
   alignas(64) float lines[L > 1 ? kPoolLineFloats : 1];
   // The average's counts per output column of the current row: ch(oh) * cw(ow) (avg_pool_count),
@@ -403,7 +390,9 @@ __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolW
           band1 = std::min(padded_end, top + row_band);
           band_nan = row_max_band<Ops>(g, plane, band0, band1, line, hl, lines, lines + row_band * line);
         }
-        row_max_out<Ops>(g, lines + row_band * line + (top - band0) * hl, g.dH * hl, band_nan, row);
+        const float* h = lines + row_band * line + (top - band0) * hl;
+        if (band_nan) max_over_taps<Ops, true>(h, g.kH, g.dH * hl, g.OW, row);
+        else max_over_taps<Ops, false>(h, g.kH, g.dH * hl, g.OW, row);
         continue;
       }
       if (r.lo < r.hi && use_lines) {
