@@ -215,6 +215,11 @@ void q8_dot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t p
   table().q8_dot(a, lda, rows, b, ps, groups, panels, c, ldc);
 }
 
+void q8_dot_taps(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                 const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch) {
+  table().q8_dot_taps(a, lda, rows, panels, npanels, w, c, ldc, scratch);
+}
+
 void q8_requantize(const Q8Requant& q) { table().q8_requantize(q); }
 
 void q8_quantize(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out, bool out_signed) {

@@ -220,10 +220,18 @@ using Q8DotKernel = void (*)(const uint8_t* a, size_t lda, size_t rows, const in
                              size_t groups, size_t panels, int32_t* c, size_t ldc);
 void q8_dot__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t panel_stride, size_t groups,
                     size_t panels, int32_t* c, size_t ldc);
+// The product over B' in place (q8_gemm.h's q8_dot_taps), from the same tiles as q8_dot.
+struct Q8Walk;
+using Q8DotTapsKernel = void (*)(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels,
+                                 size_t npanels, const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
+void q8_dot_taps__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                         const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
 #if defined(__ARM_FEATURE_SIMD32)
 // The M-profile DSP form (kernels/dsp/q8_dsp.cpp): the scalar table's entry on such targets.
 void q8_dot__dsp(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t panel_stride, size_t groups,
                  size_t panels, int32_t* c, size_t ldc);
+void q8_dot_taps__dsp(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                      const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
 #endif
 struct Q8Requant;
 using Q8RequantKernel = void (*)(const Q8Requant&);
@@ -274,6 +282,7 @@ struct KernelTable {
   Required<void (*)(const uint16_t*, float*, size_t)> f16_to_f32;
   Required<void (*)(const float*, uint16_t*, size_t)> f32_to_f16;
   Required<Q8DotKernel> q8_dot;
+  Required<Q8DotTapsKernel> q8_dot_taps;
   Required<Q8RequantKernel> q8_requantize;
   Required<Q8InterleaveKernel> q8_interleave4;
   Required<Q8QuantizeKernel> q8_quantize;
@@ -303,10 +312,10 @@ constexpr GemmPackA kGenericPackA = nullptr;
 inline bool table_complete(const KernelTable& t) {
   return t.binary.fn && t.unary.fn && t.sum_exact.fn && t.sum_fast.fn && t.reduce_sum_inner.fn && t.max.fn &&
          t.softmax_rows.fn && t.softmax_rows_fast.fn && t.gemm.mr && t.gemm.nr && t.gemm.kernel.fn && t.gemm.small.fn &&
-         t.f16_to_f32.fn && t.f32_to_f16.fn && t.q8_dot.fn && t.q8_requantize.fn &&
+         t.f16_to_f32.fn && t.f32_to_f16.fn && t.q8_dot.fn && t.q8_dot_taps.fn && t.q8_requantize.fn &&
          t.q8_interleave4.fn && t.q8_quantize.fn && t.q8_range.fn;
 }
-static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 5,
+static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 6,
               "KernelTable gained a slot: add it to table_complete");
 inline bool table_complete(const ConvKernelTable& t) {
   return t.depthwise_plane.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn && t.pool_window.fn &&

@@ -1,41 +1,67 @@
-// The loop every ISA's raw integer product (q8_gemm.h's q8_dot) runs over its register tiles:
-// rows in steps of Tile::kRows, panels in steps of Tile::kPanels, the last partial step with a
-// smaller tile instantiated for its size. Tile::run<R, P>(a, lda, b, panel_stride, groups, c,
-// ldc) computes R rows by P panels. Included by each ISA's file under its own flags: templates
-// only, so each instantiation belongs to one ISA.
+// The loop every ISA's raw integer product (q8_gemm.h's q8_dot and q8_dot_taps) runs over its
+// register tiles: rows in steps of Tile::kRows, panels in steps of Tile::kPanels, the last partial
+// step with a smaller tile instantiated for its size. Tile::run<R, P>(a, lda, b, w, c, ldc)
+// computes R rows by P panels, panel i's group g = t * w.run + q at b[i] + w.offsets[t] +
+// q * w.stride (Q8Walk); packed B' is one run with stride 64, so both entries share every
+// instantiation. Included by each ISA's file under its own flags: templates only, so each
+// instantiation belongs to one ISA.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
+#include "onemodel/kernels/q8_gemm.h"
+
 namespace om::kernels::q8 {
 
 template <class Tile, int R, int P>
-inline void tile_rows(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
-                      int32_t* c, size_t ldc) {
+inline void tile_rows(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* b, const Q8Walk& w, int32_t* c,
+                      size_t ldc) {
   if constexpr (R > 1) {
-    if (rows < size_t(R)) return tile_rows<Tile, R - 1, P>(a, lda, rows, b, ps, groups, c, ldc);
+    if (rows < size_t(R)) return tile_rows<Tile, R - 1, P>(a, lda, rows, b, w, c, ldc);
   }
-  Tile::template run<R, P>(a, lda, b, ps, groups, c, ldc);
+  Tile::template run<R, P>(a, lda, b, w, c, ldc);
 }
 
 template <class Tile, int P>
-inline void tile_panels(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
+inline void tile_panels(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* b, const Q8Walk& w,
                         size_t panels, int32_t* c, size_t ldc) {
   if constexpr (P > 1) {
-    if (panels < size_t(P)) return tile_panels<Tile, P - 1>(a, lda, rows, b, ps, groups, panels, c, ldc);
+    if (panels < size_t(P)) return tile_panels<Tile, P - 1>(a, lda, rows, b, w, panels, c, ldc);
   }
-  tile_rows<Tile, Tile::kRows, P>(a, lda, rows, b, ps, groups, c, ldc);
+  tile_rows<Tile, Tile::kRows, P>(a, lda, rows, b, w, c, ldc);
 }
 
+// Panel i at panels[i], or (panels null) at b + i * ps.
 template <class Tile>
-void blocks(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
-            int32_t* c, size_t ldc) {
-  for (size_t p = 0; p < panels; p += Tile::kPanels)
+void blocks(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, const int8_t* b, size_t ps,
+            size_t npanels, const Q8Walk& w, int32_t* c, size_t ldc) {
+  for (size_t p = 0; p < npanels; p += Tile::kPanels) {
+    const size_t np = npanels - p < size_t(Tile::kPanels) ? npanels - p : size_t(Tile::kPanels);
+    const int8_t* at[Tile::kPanels];
+    for (size_t i = 0; i < np; ++i) at[i] = panels ? panels[p + i] : b + (p + i) * ps;
     for (size_t r = 0; r < rows; r += Tile::kRows) {
-      const size_t np = panels - p < size_t(Tile::kPanels) ? panels - p : size_t(Tile::kPanels);
       const size_t nr = rows - r < size_t(Tile::kRows) ? rows - r : size_t(Tile::kRows);
-      tile_panels<Tile, Tile::kPanels>(a + r * lda, lda, nr, b + p * ps, ps, groups, np, c + r * ldc + p * 16, ldc);
+      tile_panels<Tile, Tile::kPanels>(a + r * lda, lda, nr, at, w, np, c + r * ldc + p * 16, ldc);
     }
+  }
+}
+
+// The walk of packed B' (q8_gemm.h): one run of `groups` groups, 64 bytes apart.
+inline Q8Walk packed_walk(size_t groups) {
+  static constexpr ptrdiff_t kAtStart = 0;
+  return Q8Walk{&kAtStart, 1, groups, ptrdiff_t(kQ8Group * kQ8Panel)};
+}
+
+// q8_dot and q8_dot_taps of one ISA on its tile.
+template <class Tile>
+void dot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+         int32_t* c, size_t ldc) {
+  blocks<Tile>(a, lda, rows, nullptr, b, ps, panels, packed_walk(groups), c, ldc);
+}
+template <class Tile>
+void dot_taps(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels, const Q8Walk& w,
+              int32_t* c, size_t ldc) {
+  blocks<Tile>(a, lda, rows, panels, nullptr, 0, npanels, w, c, ldc);
 }
 
 // Four bytes of A' (one group of one row) as a 32-bit value, for a broadcast.

@@ -61,18 +61,30 @@ void q8_pack_b(const void* b, bool b_signed, ptrdiff_t rs, ptrdiff_t cs, size_t 
 }
 
 // The reference: every element's sum in k order (any order gives the same integer).
-void q8_dot__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
-                    size_t panels, int32_t* c, size_t ldc) {
+void q8_dot_taps__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                         const Q8Walk& w, int32_t* c, size_t ldc, int8_t*) {
   for (size_t r = 0; r < rows; ++r)
-    for (size_t p = 0; p < panels; ++p)
+    for (size_t p = 0; p < npanels; ++p)
       for (size_t j = 0; j < kQ8Panel; ++j) {
         uint32_t acc = 0;
-        for (size_t g = 0; g < groups; ++g)
-          for (size_t t = 0; t < kQ8Group; ++t)
-            acc += uint32_t(int32_t(a[r * lda + g * kQ8Group + t]) *
-                            int32_t(b[p * ps + g * kQ8Group * kQ8Panel + j * kQ8Group + t]));
+        for (size_t t = 0; t < w.runs; ++t)
+          for (size_t q = 0; q < w.run; ++q) {
+            const int8_t* bg = panels[p] + w.offsets[t] + ptrdiff_t(q) * w.stride + j * kQ8Group;
+            const uint8_t* ag = a + r * lda + (t * w.run + q) * kQ8Group;
+            for (size_t k = 0; k < kQ8Group; ++k) acc += uint32_t(int32_t(ag[k]) * int32_t(bg[k]));
+          }
         c[r * ldc + p * kQ8Panel + j] = int32_t(acc);
       }
+}
+
+void q8_dot__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
+                    size_t panels, int32_t* c, size_t ldc) {
+  const ptrdiff_t at_start = 0;
+  const Q8Walk w{&at_start, 1, groups, ptrdiff_t(kQ8Group * kQ8Panel)};
+  for (size_t p = 0; p < panels; ++p) {
+    const int8_t* panel = b + p * ps;
+    q8_dot_taps__scalar(a, lda, rows, &panel, 1, w, c + p * kQ8Panel, ldc, nullptr);
+  }
 }
 
 void q8_requantize__scalar(const Q8Requant& q) { q8::requantize(q); }

@@ -41,6 +41,21 @@ void q8_pack_b(const void* b, bool b_signed, ptrdiff_t rs, ptrdiff_t cs, size_t 
 void q8_dot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t panel_stride, size_t groups,
             size_t panels, int32_t* c, size_t ldc);
 
+// The raw product with B' read where it lies rather than packed: group g = t * w.run + q of panel
+// i (64 bytes: 16 columns x 4 k) at panels[i] + w.offsets[t] + q * w.stride, for t < w.runs and
+// q < w.run. The integer convolutions pass their strip so (a run of channel groups per tap,
+// graph/ops/quant.cpp), which saves copying each tap's panels; packed B' is the walk of one run
+// of every group 64 bytes apart. c[r*ldc + 16i + j] as q8_dot's. `scratch` has room for
+// `npanels` packed panels (npanels * runs * run * 64 bytes), for an ISA whose product needs them
+// packed (AMX): the others leave it alone.
+struct Q8Walk {
+  const ptrdiff_t* offsets;
+  size_t runs, run;
+  ptrdiff_t stride;
+};
+void q8_dot_taps(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                 const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
+
 // Four rows of bytes as 32-bit words of one byte from each, the top bit flipped where flip is
 // 0x80: word c = x0 | x1 << 8 | x2 << 16 | x3 << 24 with xt = rows[t][c] ^ flip, stored at
 // out[(c / 16) * panel_words + c % 16] (16 for a plain row; a panel stride of B' for one panel

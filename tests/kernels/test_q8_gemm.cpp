@@ -119,6 +119,56 @@ TEST_CASE("integer products: every ISA equals the definition, wrapping modulo 2^
   std::fflush(stdout);
 }
 
+TEST_CASE("integer products over B' in place (q8_dot_taps): every ISA equals the definition for any walk") {
+  // Panels anywhere in one buffer, groups in runs at per-run offsets and a stride (the integer
+  // convolutions' strip: a run of channel groups per tap, a plane apart), walks of one group to
+  // more than the AMX tile's 16, rows and panels around every tile's size.
+  struct Walk {
+    size_t runs, run;
+    ptrdiff_t stride;
+  };
+  const Walk walks[] = {{1, 1, 64}, {9, 1, 4}, {9, 8, 1156}, {1, 20, 64}, {4, 5, 332}, {25, 3, 900}};
+  const size_t rows_of[] = {1, 2, 5, 6, 7, 13}, panels_of[] = {1, 3, 4, 5, 9};
+  std::mt19937 rng(99);
+  for (const Walk& wk : walks)
+    for (size_t rows : rows_of)
+      for (size_t npanels : panels_of) {
+        const size_t groups = wk.runs * wk.run, lda = groups * kQ8Group + 8;
+        std::vector<ptrdiff_t> offsets(wk.runs);
+        for (size_t t = 0; t < wk.runs; ++t) offsets[t] = ptrdiff_t(t * 44 + rng() % 8 * 4);
+        const size_t span = size_t(offsets.back()) + (wk.run - 1) * size_t(wk.stride) + 64;
+        std::vector<int8_t> buf(span + npanels * 12 * 4 + 64);
+        for (auto& v : buf) v = int8_t(rng());
+        std::vector<const int8_t*> panels(npanels);
+        for (size_t i = 0; i < npanels; ++i) panels[i] = buf.data() + (i * 12 + rng() % 3) * 4;  // overlapping, as a strip's are
+        std::vector<uint8_t> a(rows * lda);
+        for (auto& v : a) v = uint8_t(rng());
+        const size_t ldc = npanels * kQ8Panel + 3;
+        std::vector<int32_t> want(rows * ldc, 777);
+        for (size_t r = 0; r < rows; ++r)
+          for (size_t i = 0; i < npanels; ++i)
+            for (size_t j = 0; j < kQ8Panel; ++j) {
+              uint32_t acc = 0;
+              for (size_t t = 0; t < wk.runs; ++t)
+                for (size_t q = 0; q < wk.run; ++q)
+                  for (size_t k = 0; k < kQ8Group; ++k)
+                    acc += uint32_t(int32_t(a[r * lda + (t * wk.run + q) * kQ8Group + k]) *
+                                    int32_t(panels[i][offsets[t] + ptrdiff_t(q) * wk.stride + ptrdiff_t(j * kQ8Group + k)]));
+              want[r * ldc + i * kQ8Panel + j] = int32_t(acc);
+            }
+        const Q8Walk w{offsets.data(), wk.runs, wk.run, wk.stride};
+        for (Isa isa : available_isas()) {
+          IsaScope scope(isa);
+          std::vector<int32_t> got(rows * ldc, 777);
+          std::vector<int8_t> scratch(npanels * groups * 64);
+          q8_dot_taps(a.data(), lda, rows, panels.data(), npanels, w, got.data(), ldc, scratch.data());
+          INFO("isa " << isa_name(isa) << " runs " << wk.runs << " run " << wk.run << " rows " << rows << " panels "
+                      << npanels);
+          CHECK(got == want);
+        }
+      }
+}
+
 TEST_CASE("integer requantization: every ISA rounds half to even and saturates as QuantizeLinear, NaN to the zero point") {
   const float mults[] = {0.5f, 0.25f, 1.0f / 3.0f, 1e-3f, 7.5f, 1e30f, std::numeric_limits<float>::infinity(),
                          std::numeric_limits<float>::quiet_NaN(), 0.0f, -0.75f};

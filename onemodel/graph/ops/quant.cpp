@@ -886,9 +886,10 @@ struct IntConvDims {
   size_t bp;                             // output pixels per block (block_pixels)
   size_t strip_rows, strip_cols;         // the largest strip a block reads
   // The scratch, in this order: the strip (words), its channel sums, a row of flip bytes, B' (the
-  // block's bp / 16 panels), their column sums, the raw tile; then the weights as A' when the plan
-  // has not packed them.
-  size_t sums_at, flip_at, panels_at, col_sums_at, raw_at, end;
+  // block's bp / 16 panels), their column sums, the raw tile, the panels read in place and the
+  // taps' offsets in the strip (int_conv_image_block); then the weights as A' when the plan has
+  // not packed them.
+  size_t sums_at, flip_at, panels_at, col_sums_at, raw_at, in_place_at, offsets_at, end;
 };
 // The depthwise form's blocks (its kernels and loop: "The depthwise form" below).
 constexpr int64_t kDwPixels = 2048;  // output pixels per depthwise block, about (whole rows)
@@ -976,7 +977,9 @@ IntConvDims int_conv_dims(const kernels::ConvGeom& g) {
   d.panels_at = d.flip_at + align64(d.strip_cols);
   d.col_sums_at = d.panels_at + align64(d.ps * (d.bp / kernels::kQ8Panel));
   d.raw_at = d.col_sums_at + align64(d.bp * 4);
-  d.end = d.raw_at + kConvRowBlock * d.bp * sizeof(int32_t);
+  d.in_place_at = d.raw_at + align64(kConvRowBlock * d.bp * sizeof(int32_t));
+  d.offsets_at = d.in_place_at + align64(d.bp / kernels::kQ8Panel * sizeof(const int8_t*));
+  d.end = d.offsets_at + align64(d.taps * sizeof(ptrdiff_t));
   return d;
 }
 
@@ -1082,9 +1085,14 @@ bool int_conv_packable(const Node&, const std::vector<const ValueDesc*>& inputs,
 // The image block of output pixels [p0, p0 + np) of image n, group gi as B' panels with their
 // column sums (the comment at the top of this section). A group of fewer than four real channels
 // reads the missing ones from a row of flip bytes (zero once flipped), as the zero weights there.
-void int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, const uint8_t* x, bool xs, int8_t zero_byte,
-                          int64_t n, int64_t gi, int64_t p0, int64_t np, unsigned char* scratch, int8_t* panels,
-                          int32_t* col_sums) {
+// A panel of 16 pixels side by side in the strip is read there (in_place[p] its first word; the
+// walk returned gives its groups: a run of the channel groups, a plane apart, per tap), which
+// saves copying each tap's panel (a fifth of bench_int8's QLinear CNN on AVX-512); the others are
+// copied into `panels` (in_place[p] null).
+kernels::Q8Walk int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, const uint8_t* x, bool xs,
+                                     int8_t zero_byte, int64_t n, int64_t gi, int64_t p0, int64_t np,
+                                     unsigned char* scratch, int8_t* panels, int32_t* col_sums,
+                                     const int8_t** in_place) {
   const int64_t oh0 = p0 / g.OW, oh1 = (p0 + np - 1) / g.OW;
   const int64_t ow_lo = oh0 == oh1 ? p0 % g.OW : 0, ow_hi = oh0 == oh1 ? (p0 + np - 1) % g.OW : g.OW - 1;
   const int64_t rows = (oh1 - oh0) * g.sH + (g.kH - 1) * g.dH + 1, cols = (ow_hi - ow_lo) * g.sW + (g.kW - 1) * g.dW + 1;
@@ -1130,25 +1138,24 @@ void int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, cons
   }
   for (int64_t j = np; j < int64_t(d.bp); ++j) at[j] = -1;
   constexpr size_t kPanel = kernels::kQ8Panel, kGroupBytes = kernels::kQ8Group * kernels::kQ8Panel;
+  auto* offsets = reinterpret_cast<ptrdiff_t*>(scratch + d.offsets_at);
+  for (int64_t kh = 0; kh < g.kH; ++kh)
+    for (int64_t kw = 0; kw < g.kW; ++kw)
+      offsets[kh * g.kW + kw] = ptrdiff_t((kh * g.dH * cols + kw * g.dW) * int64_t(sizeof(uint32_t)));
   for (size_t j = 0; j < d.bp; ++j) col_sums[j] = 0;
   for (size_t pq = 0; pq < kernels::q8_panels(size_t(np)); ++pq) {
     const size_t j0 = pq * kPanel;
     int8_t* panel = panels + pq * d.ps;
     int32_t* cs = col_sums + j0;
+    in_place[pq] = nullptr;
     if (at[j0 + kPanel - 1] >= 0 && at[j0 + kPanel - 1] - at[j0] == int64_t(kPanel - 1)) {
-      // Side by side in the strip: 64-byte copies and sums that vectorise (locals: nothing the
-      // copies write can alias them).
-      const size_t c4 = d.c4;
+      // Side by side in the strip: read there; the sums vectorise (a local: nothing aliases it).
+      in_place[pq] = reinterpret_cast<const int8_t*>(strip + at[j0]);
       int32_t acc[kPanel] = {};
-      int8_t* dst = panel;
-      for (int64_t kh = 0; kh < g.kH; ++kh)
-        for (int64_t kw = 0; kw < g.kW; ++kw) {
-          const int64_t tap = kh * g.dH * cols + kw * g.dW + at[j0];
-          const int32_t* s = sums + tap;
-          for (size_t j = 0; j < kPanel; ++j) acc[j] += s[j];
-          const uint32_t* src = strip + tap;
-          for (size_t q = 0; q < c4; ++q, dst += kGroupBytes) std::memcpy(dst, src + q * plane, kGroupBytes);
-        }
+      for (size_t t = 0; t < d.taps; ++t) {
+        const int32_t* s = sums + at[j0] + offsets[t] / ptrdiff_t(sizeof(uint32_t));
+        for (size_t j = 0; j < kPanel; ++j) acc[j] += s[j];
+      }
       for (size_t j = 0; j < kPanel; ++j) cs[j] = acc[j];
     } else if (at[j0 + kPanel - 1] >= 0 && at[j0 + kPanel - 1] - at[j0] == int64_t(kPanel - 1) * g.sW) {
       // One output row at stride sW: words sW apart in the strip, copies that vectorise.
@@ -1177,6 +1184,7 @@ void int_conv_image_block(const kernels::ConvGeom& g, const IntConvDims& d, cons
       }
     }
   }
+  return kernels::Q8Walk{offsets, d.taps, d.c4, ptrdiff_t(plane * sizeof(uint32_t))};
 }
 
 // A pointwise convolution (1x1, stride 1, no padding) reads its block's pixels straight from the
@@ -1437,16 +1445,33 @@ void int_conv_with(const KernelContext& k, size_t x_in, size_t xzp_in, size_t w_
   }
   const auto* x = k.in(x_in).as<const uint8_t>();
   const bool pointwise = int_conv_is_pointwise(g);
+  auto** in_place = reinterpret_cast<const int8_t**>(scratch + d.in_place_at);
   for (int64_t u = k.begin; u < k.end; ++u) {
     const int64_t n = u / (g.group * p.blocks), gi = (u / p.blocks) % g.group;
     int64_t p0, np;
     int_conv_block(p, u % p.blocks, &p0, &np);
-    if (pointwise) int_conv_pointwise_block(g, d, x, xs, n, gi, p0, np, scratch, panels, col_sums);
-    else int_conv_image_block(g, d, x, xs, int8_t(ZB), n, gi, p0, np, scratch, panels, col_sums);
     const size_t np_panels = kernels::q8_panels(size_t(np));
+    kernels::Q8Walk walk{};
+    if (pointwise) {
+      int_conv_pointwise_block(g, d, x, xs, n, gi, p0, np, scratch, panels, col_sums);
+      for (size_t pq = 0; pq < np_panels; ++pq) in_place[pq] = nullptr;
+    } else {
+      walk = int_conv_image_block(g, d, x, xs, int8_t(ZB), n, gi, p0, np, scratch, panels, col_sums, in_place);
+    }
     for (size_t r0 = 0; r0 < mg; r0 += kConvRowBlock) {
       const size_t nr = std::min(kConvRowBlock, mg - r0), m0 = size_t(gi) * mg + r0;
-      kernels::q8_dot(wa.rows + m0 * d.kp, d.kp, nr, panels, d.ps, d.groups, np_panels, raw, d.bp);
+      // Runs of panels read in place and of copied ones, each one product call.
+      for (size_t pq = 0, end = 0; pq < np_panels; pq = end) {
+        const bool here = in_place[pq] != nullptr;
+        for (end = pq + 1; end < np_panels && (in_place[end] != nullptr) == here;) ++end;
+        int32_t* c = raw + pq * kernels::kQ8Panel;
+        if (here) {
+          kernels::q8_dot_taps(wa.rows + m0 * d.kp, d.kp, nr, in_place + pq, end - pq, walk, c, d.bp,
+                               panels + pq * d.ps);
+        } else {
+          kernels::q8_dot(wa.rows + m0 * d.kp, d.kp, nr, panels + pq * d.ps, d.ps, d.groups, end - pq, c, d.bp);
+        }
+      }
       for (size_t r = 0; r < nr; ++r) {
         const int64_t m = int64_t(m0 + r);
         const int32_t ZA = kernels::q8_zero_a(zw[m], ws);

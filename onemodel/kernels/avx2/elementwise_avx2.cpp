@@ -223,6 +223,10 @@ void q8_dot__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, si
                   int32_t* c, size_t ldc);
 void q8_dot__avxvnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
                      int32_t* c, size_t ldc);
+void q8_dot_taps__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                       const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
+void q8_dot_taps__avxvnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                          const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
 void q8_pair_dot__avxvnni(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
                           size_t src_stride, int32_t* acc);
 
@@ -245,6 +249,7 @@ constexpr KernelTable kAvx2Table = {
     avx2::f16_to_f32__avx2,
     avx2::f32_to_f16__avx2,
     avx2::q8_dot__avx2,
+    avx2::q8_dot_taps__avx2,
     avx2::q8_requantize__avx2,
     avx2::q8_interleave4__avx2,
     avx2::q8_quantize__avx2,
@@ -266,7 +271,10 @@ constexpr ConvKernelTable kAvx2ConvTable = {
 const KernelTable& avx2_table() {
   static const KernelTable t = [] {
     KernelTable k = kAvx2Table;
-    if (cpu_has_avx_vnni()) k.q8_dot = avx2::q8_dot__avxvnni;
+    if (cpu_has_avx_vnni()) {
+      k.q8_dot = avx2::q8_dot__avxvnni;
+      k.q8_dot_taps = avx2::q8_dot_taps__avxvnni;
+    }
     return k;
   }();
   return t;

@@ -15,23 +15,27 @@ namespace {
 struct WideTile {
   static constexpr int kRows = 2, kPanels = 1;  // 8 accumulators: 3 rows (12) spill
   template <int R, int P>
-  static void run(const uint8_t* a, size_t lda, const int8_t* b, size_t, size_t groups, int32_t* c, size_t ldc) {
+  static void run(const uint8_t* a, size_t lda, const int8_t* const* b, const Q8Walk& w, int32_t* c, size_t ldc) {
     static_assert(P == 1, "one panel per tile");
     __m256i acc[R][4];
 #pragma GCC unroll 2
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
       for (int v = 0; v < 4; ++v) acc[r][v] = _mm256_setzero_si256();
-    for (size_t g = 0; g < groups; ++g) {
-      __m256i av[R];  // the row's 4 k values as 16-bit lanes, repeated for 4 columns
+    for (size_t t = 0; t < w.runs; ++t, a += w.run * 4) {
+      const int8_t* bt = b[0] + w.offsets[t];
+      for (size_t q = 0; q < w.run; ++q) {
+        const int8_t* bg = bt + ptrdiff_t(q) * w.stride;
+        __m256i av[R];  // the row's 4 k values as 16-bit lanes, repeated for 4 columns
 #pragma GCC unroll 2
-      for (int r = 0; r < R; ++r)
-        av[r] = _mm256_cvtepu8_epi16(_mm_set1_epi32(int(q8::load_group(a + r * lda + g * 4))));
+        for (int r = 0; r < R; ++r)
+          av[r] = _mm256_cvtepu8_epi16(_mm_set1_epi32(int(q8::load_group(a + r * lda + q * 4))));
 #pragma GCC unroll 4
-      for (int v = 0; v < 4; ++v) {
-        const __m256i bv = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + g * 64 + v * 16)));
+        for (int v = 0; v < 4; ++v) {
+          const __m256i bv = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bg + v * 16)));
 #pragma GCC unroll 2
-        for (int r = 0; r < R; ++r) acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(av[r], bv));
+          for (int r = 0; r < R; ++r) acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(av[r], bv));
+        }
       }
     }
     // acc[r][v] lanes: columns 4v, 4v+1 (k pairs 01, 23) | columns 4v+2, 4v+3. hadd within
@@ -49,7 +53,12 @@ struct WideTile {
 
 void q8_dot__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
                   int32_t* c, size_t ldc) {
-  q8::blocks<WideTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
+  q8::dot<WideTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
+}
+
+void q8_dot_taps__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                       const Q8Walk& w, int32_t* c, size_t ldc, int8_t*) {
+  q8::dot_taps<WideTile>(a, lda, rows, panels, npanels, w, c, ldc);
 }
 
 // The quantized epilogue (q8_gemm.h's Q8Requant) on 8 lanes, written out as the AVX-512 one is

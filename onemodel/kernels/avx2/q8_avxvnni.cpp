@@ -16,19 +16,23 @@ namespace {
 struct VnniTile {
   static constexpr int kRows = 6, kPanels = 1;  // 12 accumulators, 2 B vectors, 1 broadcast: 15 of 16
   template <int R, int P>
-  static void run(const uint8_t* a, size_t lda, const int8_t* b, size_t, size_t groups, int32_t* c, size_t ldc) {
+  static void run(const uint8_t* a, size_t lda, const int8_t* const* b, const Q8Walk& w, int32_t* c, size_t ldc) {
     static_assert(P == 1, "one panel per tile");
     __m256i acc[R][2];
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-    for (size_t g = 0; g < groups; ++g) {
-      const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + g * 64));
-      const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + g * 64 + 32));
+    for (size_t t = 0; t < w.runs; ++t, a += w.run * 4) {
+      const int8_t* bt = b[0] + w.offsets[t];
+      for (size_t q = 0; q < w.run; ++q) {
+        const int8_t* bg = bt + ptrdiff_t(q) * w.stride;
+        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg));
+        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg + 32));
 #pragma GCC unroll 6
-      for (int r = 0; r < R; ++r) {
-        const __m256i av = _mm256_set1_epi32(int(q8::load_group(a + r * lda + g * 4)));
-        acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], av, b0);
-        acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], av, b1);
+        for (int r = 0; r < R; ++r) {
+          const __m256i av = _mm256_set1_epi32(int(q8::load_group(a + r * lda + q * 4)));
+          acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], av, b0);
+          acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], av, b1);
+        }
       }
     }
 #pragma GCC unroll 6
@@ -43,7 +47,12 @@ struct VnniTile {
 
 void q8_dot__avxvnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
                      int32_t* c, size_t ldc) {
-  q8::blocks<VnniTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
+  q8::dot<VnniTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
+}
+
+void q8_dot_taps__avxvnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                          const Q8Walk& w, int32_t* c, size_t ldc, int8_t*) {
+  q8::dot_taps<VnniTile>(a, lda, rows, panels, npanels, w, c, ldc);
 }
 
 // The depthwise word products (q8_depthwise.h) with vpdpwssd: a lane's two 16-bit products and

@@ -271,6 +271,10 @@ void q8_dot__amx(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, siz
                  int32_t* c, size_t ldc);
 void q8_dot__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
                         size_t panels, int32_t* c, size_t ldc);
+void q8_dot_taps__amx(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                      const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
+void q8_dot_taps__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                             const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
 void q8_pair_dot__avx512vnni(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
                              size_t src_stride, int32_t* acc);
 void q8_pair_rows__avx512bw(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
@@ -296,8 +300,14 @@ const KernelTable& avx512_table() {
     k.q8_requantize = avx512::q8_requantize__avx512;
     k.q8_quantize = avx512::q8_quantize__avx512;
     k.q8_range = avx512::q8_range__avx512;
-    if (cpu_has_avx512_vnni()) k.q8_dot = avx512::q8_dot__avx512vnni;  // else the AVX2 one: the same integers
-    if (cpu_has_amx_int8() && avx512::amx_usable()) k.q8_dot = avx512::q8_dot__amx;
+    if (cpu_has_avx512_vnni()) {  // else the AVX2 one: the same integers
+      k.q8_dot = avx512::q8_dot__avx512vnni;
+      k.q8_dot_taps = avx512::q8_dot_taps__avx512vnni;
+    }
+    if (cpu_has_amx_int8() && avx512::amx_usable()) {
+      k.q8_dot = avx512::q8_dot__amx;
+      k.q8_dot_taps = avx512::q8_dot_taps__amx;
+    }
     return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it
   }();
   return t;

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "onemodel/kernels/q8_gemm.h"
+
 #if defined(__linux__)
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -93,6 +95,8 @@ bool amx_usable() {
 
 void q8_dot__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
                         size_t panels, int32_t* c, size_t ldc);
+void q8_dot_taps__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                             const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
 
 // A K of fewer than 16 groups (64 bytes: a tile row) would run on zero-padded copies only: the
 // VNNI product is faster there (bench_int8's MobileNet-style stem, K 36: 35 -> 29 us; a 32-channel
@@ -162,6 +166,20 @@ void q8_dot__amx(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, siz
     }
   }
   _tile_release();
+}
+
+// B' where it lies (q8_dot_taps): a tile row is 16 groups 64 bytes apart, which the strip's
+// groups are not, so the panels are packed into `scratch` first (the copies the other ISAs'
+// products save); under 16 groups the VNNI product reads them in place, as q8_dot__amx would.
+void q8_dot_taps__amx(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                      const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch) {
+  const size_t groups = w.runs * w.run, ps = groups * 64;
+  if (groups < 16) return q8_dot_taps__avx512vnni(a, lda, rows, panels, npanels, w, c, ldc, scratch);
+  for (size_t i = 0; i < npanels; ++i)
+    for (size_t t = 0; t < w.runs; ++t)
+      for (size_t q = 0; q < w.run; ++q)
+        std::memcpy(scratch + i * ps + (t * w.run + q) * 64, panels[i] + w.offsets[t] + ptrdiff_t(q) * w.stride, 64);
+  q8_dot__amx(a, lda, rows, scratch, ps, groups, npanels, c, ldc);
 }
 
 }  // namespace om::kernels::avx512

@@ -15,21 +15,26 @@ namespace {
 struct VnniTile {
   static constexpr int kRows = 6, kPanels = 4;
   template <int R, int P>
-  static void run(const uint8_t* a, size_t lda, const int8_t* b, size_t ps, size_t groups, int32_t* c, size_t ldc) {
+  static void run(const uint8_t* a, size_t lda, const int8_t* const* b, const Q8Walk& w, int32_t* c, size_t ldc) {
     __m512i acc[R][P];
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
       for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_si512();
-    for (size_t g = 0; g < groups; ++g) {
-      __m512i bv[P];
+    for (size_t t = 0; t < w.runs; ++t, a += w.run * 4) {
+      const int8_t* bp[P];
 #pragma GCC unroll 4
-      for (int p = 0; p < P; ++p) bv[p] = _mm512_loadu_si512(b + p * ps + g * 64);
+      for (int p = 0; p < P; ++p) bp[p] = b[p] + w.offsets[t];
+      for (size_t q = 0; q < w.run; ++q) {
+        __m512i bv[P];
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) bv[p] = _mm512_loadu_si512(bp[p] + ptrdiff_t(q) * w.stride);
 #pragma GCC unroll 6
-      for (int r = 0; r < R; ++r) {
-        const __m512i av = _mm512_set1_epi32(int(q8::load_group(a + r * lda + g * 4)));
+        for (int r = 0; r < R; ++r) {
+          const __m512i av = _mm512_set1_epi32(int(q8::load_group(a + r * lda + q * 4)));
 #pragma GCC unroll 4
-        for (int p = 0; p < P; ++p) acc[r][p] = _mm512_dpbusd_epi32(acc[r][p], av, bv[p]);
+          for (int p = 0; p < P; ++p) acc[r][p] = _mm512_dpbusd_epi32(acc[r][p], av, bv[p]);
+        }
       }
     }
 #pragma GCC unroll 6
@@ -43,7 +48,12 @@ struct VnniTile {
 
 void q8_dot__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
                         size_t panels, int32_t* c, size_t ldc) {
-  q8::blocks<VnniTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
+  q8::dot<VnniTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
+}
+
+void q8_dot_taps__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                             const Q8Walk& w, int32_t* c, size_t ldc, int8_t*) {
+  q8::dot_taps<VnniTile>(a, lda, rows, panels, npanels, w, c, ldc);
 }
 
 // The depthwise word products (q8_depthwise.h) on 16 lanes with vpdpwssd: a lane's two 16-bit

@@ -32,26 +32,38 @@ int32_t dot4(int16x2_t a02, int16x2_t a13, uint32_t bw, int32_t acc) {
 
 // Four columns at a time, their sums in registers over all groups; A's group unpacked once for
 // the four.
-void q8_dot__dsp(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
-                 int32_t* c, size_t ldc) {
+void q8_dot_taps__dsp(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                      const Q8Walk& w, int32_t* c, size_t ldc, int8_t*) {
   static_assert(kQ8Panel % 4 == 0, "a panel is whole runs of four columns");
   for (size_t r = 0; r < rows; ++r)
-    for (size_t p = 0; p < panels; ++p)
+    for (size_t p = 0; p < npanels; ++p)
       for (size_t j = 0; j < kQ8Panel; j += 4) {
         const uint8_t* ar = a + r * lda;
-        const int8_t* bg = b + p * ps + j * kQ8Group;
         int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (size_t g = 0; g < groups; ++g, ar += kQ8Group, bg += kQ8Group * kQ8Panel) {
-          const uint32_t aw = load_word(ar);
-          const int16x2_t a02 = int16x2_t(__uxtb16(aw)), a13 = int16x2_t(__uxtb16(rotate8(aw)));
-          s0 = dot4(a02, a13, load_word(bg), s0);
-          s1 = dot4(a02, a13, load_word(bg + 4), s1);
-          s2 = dot4(a02, a13, load_word(bg + 8), s2);
-          s3 = dot4(a02, a13, load_word(bg + 12), s3);
+        for (size_t t = 0; t < w.runs; ++t) {
+          const int8_t* bg = panels[p] + w.offsets[t] + j * kQ8Group;
+          for (size_t q = 0; q < w.run; ++q, ar += kQ8Group, bg += w.stride) {
+            const uint32_t aw = load_word(ar);
+            const int16x2_t a02 = int16x2_t(__uxtb16(aw)), a13 = int16x2_t(__uxtb16(rotate8(aw)));
+            s0 = dot4(a02, a13, load_word(bg), s0);
+            s1 = dot4(a02, a13, load_word(bg + 4), s1);
+            s2 = dot4(a02, a13, load_word(bg + 8), s2);
+            s3 = dot4(a02, a13, load_word(bg + 12), s3);
+          }
         }
         int32_t* out = c + r * ldc + p * kQ8Panel + j;
         out[0] = s0, out[1] = s1, out[2] = s2, out[3] = s3;
       }
+}
+
+void q8_dot__dsp(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
+                 int32_t* c, size_t ldc) {
+  const ptrdiff_t at_start = 0;
+  const Q8Walk w{&at_start, 1, groups, ptrdiff_t(kQ8Group * kQ8Panel)};
+  for (size_t p = 0; p < panels; ++p) {
+    const int8_t* panel = b + p * ps;
+    q8_dot_taps__dsp(a, lda, rows, &panel, 1, w, c + p * kQ8Panel, ldc, nullptr);
+  }
 }
 
 }  // namespace om::kernels

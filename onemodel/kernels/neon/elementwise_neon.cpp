@@ -175,6 +175,10 @@ void q8_dot__neondot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b,
                      int32_t* c, size_t ldc);
 void q8_dot__neon(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
                   int32_t* c, size_t ldc);
+void q8_dot_taps__neondot(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                          const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
+void q8_dot_taps__neon(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                       const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
 
 }  // namespace om::kernels::neon
 
@@ -194,6 +198,7 @@ constexpr KernelTable kNeonTable = {
     neon::f16_to_f32__neon,
     neon::f32_to_f16__neon,
     neon::q8_dot__neon,
+    neon::q8_dot_taps__neon,
     neon::q8_requantize__neon,
     neon::q8_interleave4__neon,
     neon::q8_quantize__neon,
@@ -215,7 +220,10 @@ constexpr ConvKernelTable kNeonConvTable = {
 const KernelTable& neon_table() {
   static const KernelTable t = [] {
     KernelTable k = kNeonTable;
-    if (cpu_has_neon_dotprod()) k.q8_dot = neon::q8_dot__neondot;
+    if (cpu_has_neon_dotprod()) {
+      k.q8_dot = neon::q8_dot__neondot;
+      k.q8_dot_taps = neon::q8_dot_taps__neondot;
+    }
     return k;
   }();
   return t;

@@ -15,26 +15,30 @@ namespace {
 struct WideTile {
   static constexpr int kRows = 2, kPanels = 1;
   template <int R, int P>
-  static void run(const uint8_t* a, size_t lda, const int8_t* b, size_t, size_t groups, int32_t* c, size_t ldc) {
+  static void run(const uint8_t* a, size_t lda, const int8_t* const* b, const Q8Walk& w, int32_t* c, size_t ldc) {
     static_assert(P == 1, "one panel per tile");
     int32x4_t acc[R][8];
 #pragma GCC unroll 2
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
       for (int v = 0; v < 8; ++v) acc[r][v] = vdupq_n_s32(0);
-    for (size_t g = 0; g < groups; ++g) {
-      int16x8_t av[R];  // the row's 4 k values, twice: for two columns
+    for (size_t t = 0; t < w.runs; ++t, a += w.run * 4) {
+      const int8_t* bt = b[0] + w.offsets[t];
+      for (size_t q = 0; q < w.run; ++q) {
+        const int8_t* bg = bt + ptrdiff_t(q) * w.stride;
+        int16x8_t av[R];  // the row's 4 k values, twice: for two columns
 #pragma GCC unroll 2
-      for (int r = 0; r < R; ++r)
-        av[r] = vreinterpretq_s16_u16(vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(q8::load_group(a + r * lda + g * 4)))));
+        for (int r = 0; r < R; ++r)
+          av[r] = vreinterpretq_s16_u16(vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(q8::load_group(a + r * lda + q * 4)))));
 #pragma GCC unroll 4
-      for (int v = 0; v < 4; ++v) {
-        const int8x16_t bv = vld1q_s8(b + g * 64 + v * 16);
-        const int16x8_t lo = vmovl_s8(vget_low_s8(bv)), hi = vmovl_high_s8(bv);
+        for (int v = 0; v < 4; ++v) {
+          const int8x16_t bv = vld1q_s8(bg + v * 16);
+          const int16x8_t lo = vmovl_s8(vget_low_s8(bv)), hi = vmovl_high_s8(bv);
 #pragma GCC unroll 2
-        for (int r = 0; r < R; ++r) {
-          acc[r][2 * v] = vpadalq_s16(acc[r][2 * v], vmulq_s16(lo, av[r]));
-          acc[r][2 * v + 1] = vpadalq_s16(acc[r][2 * v + 1], vmulq_s16(hi, av[r]));
+          for (int r = 0; r < R; ++r) {
+            acc[r][2 * v] = vpadalq_s16(acc[r][2 * v], vmulq_s16(lo, av[r]));
+            acc[r][2 * v + 1] = vpadalq_s16(acc[r][2 * v + 1], vmulq_s16(hi, av[r]));
+          }
         }
       }
     }
@@ -50,7 +54,12 @@ struct WideTile {
 
 void q8_dot__neon(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
                   int32_t* c, size_t ldc) {
-  q8::blocks<WideTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
+  q8::dot<WideTile>(a, lda, rows, b, ps, groups, panels, c, ldc);
+}
+
+void q8_dot_taps__neon(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                       const Q8Walk& w, int32_t* c, size_t ldc, int8_t*) {
+  q8::dot_taps<WideTile>(a, lda, rows, panels, npanels, w, c, ldc);
 }
 
 // The quantized epilogue (q8_requantize.h) at this ISA's vector width.
