@@ -39,8 +39,11 @@ void blocks(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* pane
     const size_t np = npanels - p < size_t(Tile::kPanels) ? npanels - p : size_t(Tile::kPanels);
     const int8_t* at[Tile::kPanels];
     for (size_t i = 0; i < np; ++i) at[i] = panels ? panels[p + i] : b + (p + i) * ps;
-    for (size_t r = 0; r < rows; r += Tile::kRows) {
-      const size_t nr = rows - r < size_t(Tile::kRows) ? rows - r : size_t(Tile::kRows);
+    for (size_t r = 0, nr = 0; r < rows; r += nr) {
+      // Rows left for one tile and less than half another share two tiles (6 + 2 -> 4 + 4 on
+      // AVX-512's 32-channel layers), which feeds each load of B' to more rows.
+      const size_t left = rows - r, k = size_t(Tile::kRows);
+      nr = left <= k ? left : (left < k + k / 2 ? (left + 1) / 2 : k);
       tile_panels<Tile, Tile::kPanels>(a + r * lda, lda, nr, at, w, np, c + r * ldc + p * 16, ldc);
     }
   }

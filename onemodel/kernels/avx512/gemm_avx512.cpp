@@ -271,6 +271,8 @@ void q8_dot__amx(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, siz
                  int32_t* c, size_t ldc);
 void q8_dot__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
                         size_t panels, int32_t* c, size_t ldc);
+void q8_interleave4__avx512vnni(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out,
+                                size_t panel_words, int32_t* sums);
 void q8_dot_taps__amx(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
                       const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
 void q8_dot_taps__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
@@ -303,6 +305,7 @@ const KernelTable& avx512_table() {
     if (cpu_has_avx512_vnni()) {  // else the AVX2 one: the same integers
       k.q8_dot = avx512::q8_dot__avx512vnni;
       k.q8_dot_taps = avx512::q8_dot_taps__avx512vnni;
+      k.q8_interleave4 = avx512::q8_interleave4__avx512vnni;  // vpdpbusd sums the bytes (BW with it)
     }
     if (cpu_has_amx_int8() && avx512::amx_usable()) {
       k.q8_dot = avx512::q8_dot__amx;

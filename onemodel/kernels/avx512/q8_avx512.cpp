@@ -56,6 +56,40 @@ void q8_dot_taps__avx512vnni(const uint8_t* a, size_t lda, size_t rows, const in
   q8::dot_taps<VnniTile>(a, lda, rows, panels, npanels, w, c, ldc);
 }
 
+// The integer convolutions' strip (q8_gemm.h's q8_interleave4), 64 columns per step: bytes
+// paired, then pairs paired, within 128-bit lanes (lane L of wk holds columns 16L + 4k .. + 3),
+// then a 4 x 4 transpose of the lanes puts 16 columns in order per vector; vpdpbusd against ones
+// sums each word's four bytes as int8. The tail is masked (its loads read no byte past n).
+void q8_interleave4__avx512vnni(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out,
+                                size_t panel_words, int32_t* sums) {
+  const __m512i f = _mm512_set1_epi8(char(flip)), ones = _mm512_set1_epi8(1);
+  // 128-bit lanes (pairs of 64-bit indices) of two sources: 0-3 the first's, 4-7 the second's.
+  const __m512i lanes01 = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), lanes23 = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+  const __m512i evens = _mm512_setr_epi64(0, 1, 4, 5, 8, 9, 12, 13), odds = _mm512_setr_epi64(2, 3, 6, 7, 10, 11, 14, 15);
+  for (size_t c = 0; c < n; c += 64) {
+    const size_t m = n - c < 64 ? n - c : 64;
+    const __mmask64 k = m == 64 ? ~__mmask64(0) : (__mmask64(1) << m) - 1;
+    __m512i r[4];
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t) r[t] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, rows[t] + c), f);
+    const __m512i p01lo = _mm512_unpacklo_epi8(r[0], r[1]), p01hi = _mm512_unpackhi_epi8(r[0], r[1]);
+    const __m512i p23lo = _mm512_unpacklo_epi8(r[2], r[3]), p23hi = _mm512_unpackhi_epi8(r[2], r[3]);
+    const __m512i w0 = _mm512_unpacklo_epi16(p01lo, p23lo), w1 = _mm512_unpackhi_epi16(p01lo, p23lo);
+    const __m512i w2 = _mm512_unpacklo_epi16(p01hi, p23hi), w3 = _mm512_unpackhi_epi16(p01hi, p23hi);
+    const __m512i t0 = _mm512_permutex2var_epi64(w0, lanes01, w1), t1 = _mm512_permutex2var_epi64(w2, lanes01, w3);
+    const __m512i t2 = _mm512_permutex2var_epi64(w0, lanes23, w1), t3 = _mm512_permutex2var_epi64(w2, lanes23, w3);
+    const __m512i v[4] = {_mm512_permutex2var_epi64(t0, evens, t1), _mm512_permutex2var_epi64(t0, odds, t1),
+                          _mm512_permutex2var_epi64(t2, evens, t3), _mm512_permutex2var_epi64(t2, odds, t3)};
+    for (size_t l = 0; l < 4 && 16 * l < m; ++l) {
+      const size_t c0 = c + 16 * l, cnt = m - 16 * l < 16 ? m - 16 * l : 16;
+      const __mmask16 km = __mmask16((1u << cnt) - 1);
+      _mm512_mask_storeu_epi32(out + c0 / 16 * panel_words, km, v[l]);  // c0 is a multiple of 16
+      const __m512i s = _mm512_dpbusd_epi32(_mm512_maskz_loadu_epi32(km, sums + c0), ones, v[l]);
+      _mm512_mask_storeu_epi32(sums + c0, km, s);
+    }
+  }
+}
+
 // The depthwise word products (q8_depthwise.h) on 16 lanes with vpdpwssd: a lane's two 16-bit
 // products and the add in one instruction, wrapping like the i32 accumulator; the tails masked.
 namespace {
