@@ -215,11 +215,6 @@ void q8_dot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t p
   table().q8_dot(a, lda, rows, b, ps, groups, panels, c, ldc);
 }
 
-void q8_dot_taps(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
-                 const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch) {
-  table().q8_dot_taps(a, lda, rows, panels, npanels, w, c, ldc, scratch);
-}
-
 void q8_requantize(const Q8Requant& q) { table().q8_requantize(q); }
 
 void q8_quantize(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out, bool out_signed) {
@@ -355,6 +350,11 @@ void q8_pair_rows(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_str
 void q8_pair_dot(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows, size_t src_stride,
                  int32_t* acc) {
   conv_table().q8_pair_dot(src, w, taps, n, rows, src_stride, acc);
+}
+
+void q8_dot_taps(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                 const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch) {
+  conv_table().q8_dot_taps(a, lda, rows, panels, npanels, w, c, ldc, scratch);
 }
 void f32_conv_pack_panels(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
   conv_table().conv_pack_panels(s, k0, kc, j0, nc, nr, dst);

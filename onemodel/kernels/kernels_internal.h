@@ -282,7 +282,6 @@ struct KernelTable {
   Required<void (*)(const uint16_t*, float*, size_t)> f16_to_f32;
   Required<void (*)(const float*, uint16_t*, size_t)> f32_to_f16;
   Required<Q8DotKernel> q8_dot;
-  Required<Q8DotTapsKernel> q8_dot_taps;
   Required<Q8RequantKernel> q8_requantize;
   Required<Q8InterleaveKernel> q8_interleave4;
   Required<Q8QuantizeKernel> q8_quantize;
@@ -301,6 +300,7 @@ struct ConvKernelTable {
   Required<WinogradOutputKernel> winograd_output;
   Required<Q8PairRowsKernel> q8_pair_rows;
   Required<Q8PairDotKernel> q8_pair_dot;
+  Required<Q8DotTapsKernel> q8_dot_taps;  // the integer convolutions' product; its tiles are q8_dot's
 };
 
 // Every slot of every ISA's table is filled: a kernel of the ISA or, by declaration, the scalar
@@ -312,16 +312,17 @@ constexpr GemmPackA kGenericPackA = nullptr;
 inline bool table_complete(const KernelTable& t) {
   return t.binary.fn && t.unary.fn && t.sum_exact.fn && t.sum_fast.fn && t.reduce_sum_inner.fn && t.max.fn &&
          t.softmax_rows.fn && t.softmax_rows_fast.fn && t.gemm.mr && t.gemm.nr && t.gemm.kernel.fn && t.gemm.small.fn &&
-         t.f16_to_f32.fn && t.f32_to_f16.fn && t.q8_dot.fn && t.q8_dot_taps.fn && t.q8_requantize.fn &&
+         t.f16_to_f32.fn && t.f32_to_f16.fn && t.q8_dot.fn && t.q8_requantize.fn &&
          t.q8_interleave4.fn && t.q8_quantize.fn && t.q8_range.fn;
 }
-static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 6,
+static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 5,
               "KernelTable gained a slot: add it to table_complete");
 inline bool table_complete(const ConvKernelTable& t) {
   return t.depthwise_plane.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn && t.pool_window.fn &&
-         t.winograd_input.fn && t.winograd_output.fn && t.q8_pair_rows.fn && t.q8_pair_dot.fn;
+         t.winograd_input.fn && t.winograd_output.fn && t.q8_pair_rows.fn && t.q8_pair_dot.fn &&
+         t.q8_dot_taps.fn;
 }
-static_assert(sizeof(ConvKernelTable) == sizeof(void*) * 8, "ConvKernelTable gained a slot: add it to table_complete");
+static_assert(sizeof(ConvKernelTable) == sizeof(void*) * 9, "ConvKernelTable gained a slot: add it to table_complete");
 
 // Defined only where the build compiles the ISA (x86-64: AVX2 and AVX-512; AArch64: NEON).
 const KernelTable& scalar_table();

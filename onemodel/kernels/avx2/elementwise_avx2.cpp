@@ -249,7 +249,6 @@ constexpr KernelTable kAvx2Table = {
     avx2::f16_to_f32__avx2,
     avx2::f32_to_f16__avx2,
     avx2::q8_dot__avx2,
-    avx2::q8_dot_taps__avx2,
     avx2::q8_requantize__avx2,
     avx2::q8_interleave4__avx2,
     avx2::q8_quantize__avx2,
@@ -265,16 +264,14 @@ constexpr ConvKernelTable kAvx2ConvTable = {
     avx2::f32_winograd_output__avx2,
     avx2::q8_pair_rows__avx2,
     avx2::q8_pair_dot__avx2,
+    avx2::q8_dot_taps__avx2,
 };
 
 // The constant table, with the AVX-VNNI integer product where the CPU has it (the same integers).
 const KernelTable& avx2_table() {
   static const KernelTable t = [] {
     KernelTable k = kAvx2Table;
-    if (cpu_has_avx_vnni()) {
-      k.q8_dot = avx2::q8_dot__avxvnni;
-      k.q8_dot_taps = avx2::q8_dot_taps__avxvnni;
-    }
+    if (cpu_has_avx_vnni()) k.q8_dot = avx2::q8_dot__avxvnni;
     return k;
   }();
   return t;
@@ -282,7 +279,10 @@ const KernelTable& avx2_table() {
 const ConvKernelTable& avx2_conv_table() {
   static const ConvKernelTable t = [] {
     ConvKernelTable k = kAvx2ConvTable;
-    if (cpu_has_avx_vnni()) k.q8_pair_dot = avx2::q8_pair_dot__avxvnni;
+    if (cpu_has_avx_vnni()) {
+      k.q8_pair_dot = avx2::q8_pair_dot__avxvnni;
+      k.q8_dot_taps = avx2::q8_dot_taps__avxvnni;
+    }
     return k;
   }();
   return t;

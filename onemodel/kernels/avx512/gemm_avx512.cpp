@@ -257,6 +257,8 @@ void q8_pair_rows__avx2(const uint8_t* a, const uint8_t* b, size_t rows, size_t 
                         bool is_signed, size_t n, uint32_t* out, size_t out_stride);
 void q8_pair_dot__avx2(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows,
                        size_t src_stride, int32_t* acc);
+void q8_dot_taps__avx2(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
+                       const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
 }
 
 namespace om::kernels::avx512 {
@@ -302,15 +304,11 @@ const KernelTable& avx512_table() {
     k.q8_requantize = avx512::q8_requantize__avx512;
     k.q8_quantize = avx512::q8_quantize__avx512;
     k.q8_range = avx512::q8_range__avx512;
-    if (cpu_has_avx512_vnni()) {  // else the AVX2 one: the same integers
+    if (cpu_has_avx512_vnni()) {  // else the AVX2 ones: the same integers
       k.q8_dot = avx512::q8_dot__avx512vnni;
-      k.q8_dot_taps = avx512::q8_dot_taps__avx512vnni;
       k.q8_interleave4 = avx512::q8_interleave4__avx512vnni;  // vpdpbusd sums the bytes (BW with it)
     }
-    if (cpu_has_amx_int8() && avx512::amx_usable()) {
-      k.q8_dot = avx512::q8_dot__amx;
-      k.q8_dot_taps = avx512::q8_dot_taps__amx;
-    }
+    if (cpu_has_amx_int8() && avx512::amx_usable()) k.q8_dot = avx512::q8_dot__amx;
     return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it
   }();
   return t;
@@ -325,6 +323,7 @@ constexpr ConvKernelTable kAvx512ConvTable = {
     avx512::f32_winograd_output__avx512,
     avx2::q8_pair_rows__avx2,
     avx2::q8_pair_dot__avx2,  // vpmaddwd on 16 lanes needs AVX512BW, which the table does not ask for
+    avx2::q8_dot_taps__avx2,
 };
 // The constant table, with the 16-lane VNNI depthwise product and the 32-word layout where the CPU
 // has AVX-512 VNNI (and BW).
@@ -334,7 +333,9 @@ const ConvKernelTable& avx512_conv_table() {
     if (cpu_has_avx512_vnni()) {  // with AVX512BW (cpu_has_avx512_vnni checks it): 16-bit lanes on 512 bits
       k.q8_pair_dot = avx512::q8_pair_dot__avx512vnni;
       k.q8_pair_rows = avx512::q8_pair_rows__avx512bw;
+      k.q8_dot_taps = avx512::q8_dot_taps__avx512vnni;
     }
+    if (cpu_has_amx_int8() && avx512::amx_usable()) k.q8_dot_taps = avx512::q8_dot_taps__amx;  // as table().q8_dot
     return k;
   }();
   return t;

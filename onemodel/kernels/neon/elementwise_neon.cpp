@@ -198,7 +198,6 @@ constexpr KernelTable kNeonTable = {
     neon::f16_to_f32__neon,
     neon::f32_to_f16__neon,
     neon::q8_dot__neon,
-    neon::q8_dot_taps__neon,
     neon::q8_requantize__neon,
     neon::q8_interleave4__neon,
     neon::q8_quantize__neon,
@@ -214,20 +213,25 @@ constexpr ConvKernelTable kNeonConvTable = {
     neon::f32_winograd_output__neon,
     neon::q8_pair_rows__neon,
     neon::q8_pair_dot__neon,
+    neon::q8_dot_taps__neon,
 };
 
 // The constant table, with the dot-product integer product where the CPU has it (the same integers).
 const KernelTable& neon_table() {
   static const KernelTable t = [] {
     KernelTable k = kNeonTable;
-    if (cpu_has_neon_dotprod()) {
-      k.q8_dot = neon::q8_dot__neondot;
-      k.q8_dot_taps = neon::q8_dot_taps__neondot;
-    }
+    if (cpu_has_neon_dotprod()) k.q8_dot = neon::q8_dot__neondot;
     return k;
   }();
   return t;
 }
-const ConvKernelTable& neon_conv_table() { return kNeonConvTable; }
+const ConvKernelTable& neon_conv_table() {
+  static const ConvKernelTable t = [] {
+    ConvKernelTable k = kNeonConvTable;
+    if (cpu_has_neon_dotprod()) k.q8_dot_taps = neon::q8_dot_taps__neondot;
+    return k;
+  }();
+  return t;
+}
 
 }  // namespace om::kernels

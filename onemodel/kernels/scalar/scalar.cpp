@@ -218,10 +218,8 @@ constexpr KernelTable kScalarTable = {
     f32_to_f16__scalar,
 #if defined(__ARM_FEATURE_SIMD32)
     q8_dot__dsp,  // a Cortex-M with the DSP extension: the same integers, dual multiply-adds
-    q8_dot_taps__dsp,
 #else
     q8_dot__scalar,
-    q8_dot_taps__scalar,
 #endif
     q8_requantize__scalar,
     q8_interleave4__scalar,
@@ -238,6 +236,11 @@ constexpr ConvKernelTable kScalarConvTable = {
     f32_winograd_output__scalar,
     q8_pair_rows__scalar,
     q8_pair_dot__scalar,
+#if defined(__ARM_FEATURE_SIMD32)
+    q8_dot_taps__dsp,
+#else
+    q8_dot_taps__scalar,
+#endif
 };
 
 const KernelTable& scalar_table() {
