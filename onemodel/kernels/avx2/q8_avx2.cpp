@@ -85,14 +85,26 @@ void requantize8(const Q8Requant& q) {
   const float* mults = q.mults;
   const size_t n = q.n;
   size_t j = 0;
-  for (; j + 8 <= n; j += 8) {
+  // The 8 results at j as i32, in [lo, hi].
+  auto lanes = [&](size_t j) {
     const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(raw_at + j));
     const __m256i cs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cs_at + j));
     const __m256i acc = _mm256_sub_epi32(_mm256_add_epi32(raw, add), _mm256_mullo_epi32(za, cs));
     const __m256 k = mults ? _mm256_loadu_ps(mults + j) : mult;
     __m256 c = _mm256_min_ps(fhi, _mm256_max_ps(flo, _mm256_mul_ps(_mm256_cvtepi32_ps(acc), k)));
     if (kMayNaN) c = _mm256_blendv_ps(c, nan_to, _mm256_cmp_ps(c, c, _CMP_UNORD_Q));
-    const __m256i v = _mm256_add_epi32(_mm256_cvttps_epi32(_mm256_sub_ps(_mm256_add_ps(c, round), round)), zp);
+    return _mm256_add_epi32(_mm256_cvttps_epi32(_mm256_sub_ps(_mm256_add_ps(c, round), round)), zp);
+  };
+  // 16 at a time: the packs work within 128-bit halves, so the bytes come out as dwords
+  // (a0-3, b0-3, .., a4-7, b4-7, ..) and one permute puts a0-7, b0-7 in the low half.
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (; j + 16 <= n; j += 16) {
+    const __m256i w = _mm256_packs_epi32(lanes(j), lanes(j + 8));
+    const __m256i b = kSigned ? _mm256_packs_epi16(w, w) : _mm256_packus_epi16(w, w);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(b, order)));
+  }
+  for (; j + 8 <= n; j += 8) {
+    const __m256i v = lanes(j);
     const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j), kSigned ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w));
   }
