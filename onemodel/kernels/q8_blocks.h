@@ -49,17 +49,11 @@ void blocks(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* pane
   }
 }
 
-// The walk of packed B' (q8_gemm.h): one run of `groups` groups, 64 bytes apart.
-inline Q8Walk packed_walk(size_t groups) {
-  static constexpr ptrdiff_t kAtStart = 0;
-  return Q8Walk{&kAtStart, 1, groups, ptrdiff_t(kQ8Group * kQ8Panel)};
-}
-
 // q8_dot and q8_dot_taps of one ISA on its tile.
 template <class Tile>
 void dot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
          int32_t* c, size_t ldc) {
-  blocks<Tile>(a, lda, rows, nullptr, b, ps, panels, packed_walk(groups), c, ldc);
+  blocks<Tile>(a, lda, rows, nullptr, b, ps, panels, q8_packed_walk(groups), c, ldc);
 }
 template <class Tile>
 void dot_taps(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels, const Q8Walk& w,

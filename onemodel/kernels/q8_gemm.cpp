@@ -79,8 +79,7 @@ void q8_dot_taps__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t
 
 void q8_dot__scalar(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups,
                     size_t panels, int32_t* c, size_t ldc) {
-  const ptrdiff_t at_start = 0;
-  const Q8Walk w{&at_start, 1, groups, ptrdiff_t(kQ8Group * kQ8Panel)};
+  const Q8Walk w = q8_packed_walk(groups);
   for (size_t p = 0; p < panels; ++p) {
     const int8_t* panel = b + p * ps;
     q8_dot_taps__scalar(a, lda, rows, &panel, 1, w, c + p * kQ8Panel, ldc, nullptr);

@@ -55,6 +55,11 @@ struct Q8Walk {
 };
 void q8_dot_taps(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
                  const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch);
+// The walk of packed B': one run of `groups` groups, 64 bytes apart.
+inline Q8Walk q8_packed_walk(size_t groups) {
+  static constexpr ptrdiff_t kAtStart = 0;
+  return Q8Walk{&kAtStart, 1, groups, ptrdiff_t(kQ8Group * kQ8Panel)};
+}
 
 // Four rows of bytes as 32-bit words of one byte from each, the top bit flipped where flip is
 // 0x80: word c = x0 | x1 << 8 | x2 << 16 | x3 << 24 with xt = rows[t][c] ^ flip, stored at
