@@ -1,5 +1,6 @@
 // Helpers for the runtime tests: building small graphs and running them through om::Session.
 #pragma once
+#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <stdexcept>
@@ -9,6 +10,9 @@
 #include "onemodel/graph/ir.h"
 #include "onemodel/runtime/session.h"
 #include "split_check.h"
+
+// Every operator new of the test program counts here (allocation_count.cpp).
+extern std::atomic<size_t> g_allocations;
 
 namespace rt {
 

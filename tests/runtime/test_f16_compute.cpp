@@ -13,7 +13,6 @@
 #include "onemodel/io/onnx.h"
 #include "runtime_helpers.h"
 
-extern std::atomic<size_t> g_allocations;  // test_session.cpp
 
 using namespace rt;
 using om::half;

@@ -14,7 +14,6 @@
 
 using namespace rt;
 
-extern std::atomic<size_t> g_allocations;  // test_session.cpp
 
 namespace {
 

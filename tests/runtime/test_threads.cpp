@@ -16,7 +16,6 @@ using namespace rt;
 using om::graph::Attribute;
 namespace k = om::kernels;
 
-extern std::atomic<size_t> g_allocations;  // test_session.cpp counts every operator new
 
 namespace {
 
