@@ -4,28 +4,15 @@
 // allocate.
 #include <doctest/doctest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <vector>
 
+#include "allocation_count.h"
 #include "kernels/kernel_test_util.h"
 
 using namespace om::kernels;
 using namespace om::kernels::test;
 using om::ArithmeticMode;
 
-// Counts heap allocations of this test program, to check the no-allocation promise.
-namespace {
-std::atomic<long> g_allocations{0};
-}
-void* operator new(size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -73,9 +60,9 @@ void compare(const Operands& o, Isa pack_isa, ArithmeticMode mode, bool accumula
   g = o.args(got.data(), accumulate, bias, act);
   g.b = nullptr;
   g.workspace = ws.data();
-  const long before = g_allocations.load();
+  const size_t before = g_allocations.load();
   f32_gemm_prepacked(g, packed.data, mode);
-  const long allocations = g_allocations.load() - before;
+  const size_t allocations = g_allocations.load() - before;
   bool ws_intact = true;
   for (size_t i = ws.size() - 8; i < ws.size(); ++i) ws_intact = ws_intact && ws[i] == 4.5f;
   INFO("M " << o.M << " N " << o.N << " K " << o.K << " ta " << o.trans_a << " tb " << o.trans_b << " packed on "

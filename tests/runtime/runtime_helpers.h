@@ -1,18 +1,15 @@
 // Helpers for the runtime tests: building small graphs and running them through om::Session.
 #pragma once
-#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "allocation_count.h"
 #include "onemodel/graph/ir.h"
 #include "onemodel/runtime/session.h"
 #include "split_check.h"
-
-// Every operator new of the test program counts here (allocation_count.cpp).
-extern std::atomic<size_t> g_allocations;
 
 namespace rt {
 

@@ -1,6 +1,7 @@
-// The test programs' allocation counter: every operator new of the program counts in
-// g_allocations (runtime_helpers.h declares it), so a test can say a run allocated nothing.
-#include <atomic>
+// The test programs' allocation counter: every operator new of a test program counts in
+// g_allocations (allocation_count.h), so a test can say a run allocated nothing.
+#include "allocation_count.h"
+
 #include <cstdlib>
 #include <new>
 
