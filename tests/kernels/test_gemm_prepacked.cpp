@@ -13,7 +13,6 @@ using namespace om::kernels;
 using namespace om::kernels::test;
 using om::ArithmeticMode;
 
-
 namespace {
 
 struct Operands {

@@ -13,7 +13,6 @@
 #include "onemodel/io/onnx.h"
 #include "runtime_helpers.h"
 
-
 using namespace rt;
 using om::half;
 using om::graph::Attribute;

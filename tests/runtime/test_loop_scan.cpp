@@ -14,7 +14,6 @@
 
 using namespace rt;
 
-
 namespace {
 
 g::Graph body_graph(const std::string& name, std::vector<g::ValueInfo> ins, std::vector<g::Node> nodes, std::vector<g::ValueInfo> outs) {

@@ -71,7 +71,6 @@ TEST_CASE("every registry operator reads from a one-node ONNX model and runs in 
   CHECK(walked == examples().size());  // no example left for an operator that is gone
 }
 
-
 // A kernel cannot reach its node: KernelContext has no member that leads there, so reading an
 // attribute or comparing an op type while running does not compile.
 template <typename T, typename = void>

@@ -16,7 +16,6 @@ using namespace rt;
 using om::graph::Attribute;
 namespace k = om::kernels;
 
-
 namespace {
 
 // Sets the smallest part's cost for the scope (1: every work of two units or more splits).
