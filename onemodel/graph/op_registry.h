@@ -247,6 +247,10 @@ using PrepackFn = bool (*)(const Node& node, const std::vector<const ValueDesc*>
 
 // A graph pass's rewrite (graph/passes/pass.h): the rewrites made go to *changes.
 using RewriteFn = Status (*)(Graph& g, ArithmeticMode mode, size_t* changes);
+// The passes that write an operator, as its record holds them: `.written_by_passes(writers<a, b>)`,
+// one null-terminated list (a pointer in every record instead of a fixed array of slots).
+template <RewriteFn... Fns>
+inline constexpr RewriteFn writers[sizeof...(Fns) + 1] = {Fns..., nullptr};
 
 // The default-domain opsets the reader accepts: kOldestOpset..kNewestOpset. Whether a node of an
 // old opset is read is each operator's decision, not the model's: OpDef::since is the first
@@ -280,8 +284,7 @@ struct OpDef {
   // The record links them: a pass that writes operators runs only when one of them is registered
   // (graph/passes/pass.cpp), and a program registering only some operators (onemodel/op_list.h)
   // links only the passes that can write those.
-  static constexpr int kMaxWriters = 4;
-  RewriteFn written_by[kMaxWriters] = {};
+  const RewriteFn* written_by = nullptr;  // null-terminated (writers<...> above), or null: none
   uint32_t flags = kOpNone;
   // Bit i: input i's values decide the output shapes (Reshape's shape, Slice's starts...), so
   // they must be known when planning. A graph input feeding one (directly or through foldable
@@ -323,11 +326,7 @@ struct OpDef {
   constexpr OpDef with_scratch(ScratchFn f) const { OpDef d = *this; d.scratch = f; return d; }
   constexpr OpDef with_prepack(PrepackFn f) const { OpDef d = *this; d.prepack = f; return d; }
   constexpr OpDef with_flags(uint32_t f) const { OpDef d = *this; d.flags |= f; return d; }  // adds to the flags
-  constexpr OpDef written_by_passes(RewriteFn a, RewriteFn b = nullptr, RewriteFn c = nullptr, RewriteFn e = nullptr) const {
-    OpDef d = *this;
-    d.written_by[0] = a; d.written_by[1] = b; d.written_by[2] = c; d.written_by[3] = e;
-    return d;
-  }
+  constexpr OpDef written_by_passes(const RewriteFn* list) const { OpDef d = *this; d.written_by = list; return d; }
   constexpr OpDef plan_time_inputs_mask(uint32_t mask) const { OpDef d = *this; d.plan_time_inputs = mask; return d; }
   constexpr OpDef runs_subgraphs(const runtime::ControlFlowHooks* hooks) const {
     OpDef d = *this;

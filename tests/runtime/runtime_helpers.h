@@ -8,6 +8,7 @@
 
 #include "allocation_count.h"
 #include "onemodel/graph/ir.h"
+#include "onemodel/kernels/kernels.h"
 #include "onemodel/runtime/session.h"
 #include "split_check.h"
 
@@ -164,6 +165,38 @@ inline int count_of(const g::Graph& gr, const std::string& op) {
   int n = 0;
   for (const auto& node : gr.nodes) n += node.op_type == op;
   return n;
+}
+
+// f() with each ISA this CPU runs forced in turn (the scalar reference first); the active one
+// restored afterwards.
+template <typename F>
+void for_each_isa(F f) {
+  const om::kernels::Isa original = om::kernels::active_isa();
+  for (om::kernels::Isa isa :
+       {om::kernels::Isa::Scalar, om::kernels::Isa::Avx2, om::kernels::Isa::Avx512, om::kernels::Isa::Neon}) {
+    if (!om::kernels::isa_supported(isa)) continue;
+    om::kernels::force_isa(isa);
+    f(isa);
+  }
+  om::kernels::force_isa(original);
+}
+
+// On `cur`: PaddleOCR's learnable affine and hard swish written out (Mul, Add, Add 3, Clip 0..6,
+// Mul, Div 6), or one LeakyRelu; the graph output y.
+inline void add_activation_chain(g::Graph& gr, const std::string& cur, bool single) {
+  gr.outputs.push_back(value("y", DType::f32, {}));
+  if (single) {
+    gr.nodes.push_back(node("LeakyRelu", {cur}, {"y"}, {g::Attribute::of_float("alpha", 0.1f)}));
+    return;
+  }
+  for (const auto& [name, v] : std::vector<std::pair<std::string, float>>{{"ca", 1.5f}, {"cb", -0.25f}, {"c3", 3}, {"c0", 0}, {"c6", 6}})
+    gr.initializers.push_back(g::TensorData::from_vector(name, {}, std::vector<float>{v}));
+  gr.nodes.push_back(node("Mul", {cur, "ca"}, {"t1"}));
+  gr.nodes.push_back(node("Add", {"t1", "cb"}, {"t2"}));
+  gr.nodes.push_back(node("Add", {"t2", "c3"}, {"t3"}));
+  gr.nodes.push_back(node("Clip", {"t3", "c0", "c6"}, {"t4"}));
+  gr.nodes.push_back(node("Mul", {"t2", "t4"}, {"t5"}));
+  gr.nodes.push_back(node("Div", {"t5", "c6"}, {"y"}));
 }
 
 }  // namespace rt

@@ -318,24 +318,6 @@ TEST_CASE("FusedConv's batch normalisation inputs are checked when a session is 
 
 namespace {
 
-// On `cur`: PaddleOCR's learnable affine and hard swish written out (Mul, Add, Add 3, Clip 0..6,
-// Mul, Div 6), or one LeakyRelu; the graph output y.
-void add_activation_chain(g::Graph& gr, const std::string& cur, bool single) {
-  gr.outputs.push_back(value("y", om::DType::f32, {}));
-  if (single) {
-    gr.nodes.push_back(node("LeakyRelu", {cur}, {"y"}, {Attribute::of_float("alpha", 0.1f)}));
-    return;
-  }
-  for (const auto& [name, v] : std::vector<std::pair<std::string, float>>{{"ca", 1.5f}, {"cb", -0.25f}, {"c3", 3}, {"c0", 0}, {"c6", 6}})
-    gr.initializers.push_back(TensorData::from_vector(name, {}, std::vector<float>{v}));
-  gr.nodes.push_back(node("Mul", {cur, "ca"}, {"t1"}));
-  gr.nodes.push_back(node("Add", {"t1", "cb"}, {"t2"}));
-  gr.nodes.push_back(node("Add", {"t2", "c3"}, {"t3"}));
-  gr.nodes.push_back(node("Clip", {"t3", "c0", "c6"}, {"t4"}));
-  gr.nodes.push_back(node("Mul", {"t2", "t4"}, {"t5"}));
-  gr.nodes.push_back(node("Div", {"t5", "c6"}, {"y"}));
-}
-
 // The fused and unfused sessions of `gr` give the same bytes on every ISA; the fused graph is one
 // FusedConv carrying the chain.
 void check_chain_fused(const g::Graph& gr, const std::vector<Feed>& feeds, ArithmeticMode mode) {
@@ -344,15 +326,11 @@ void check_chain_fused(const g::Graph& gr, const std::vector<Feed>& feeds, Arith
   REQUIRE(fused.graph().nodes.size() == 1);
   CHECK(fused.graph().nodes[0].op_type == "FusedConv");
   CHECK(fused.graph().nodes[0].attr("ops") != nullptr);
-  const om::kernels::Isa original = om::kernels::active_isa();
-  for (om::kernels::Isa isa : {om::kernels::Isa::Scalar, om::kernels::Isa::Avx2, om::kernels::Isa::Avx512}) {
-    if (!om::kernels::isa_supported(isa)) continue;
-    om::kernels::force_isa(isa);
+  for_each_isa([&](om::kernels::Isa) {
     const Out a = run(plain, feeds)[0], b = run(fused, feeds)[0];
     CHECK(a.dims == b.dims);
     CHECK(a.bytes == b.bytes);
-  }
-  om::kernels::force_isa(original);
+  });
 }
 
 }  // namespace

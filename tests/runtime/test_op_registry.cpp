@@ -227,8 +227,7 @@ TEST_CASE("registry: every pass linked by operators is named by an operator's re
   namespace p = om::graph::passes;
   std::set<g::RewriteFn> named;
   for (const g::OpDef* op : g::all_ops())
-    for (g::RewriteFn w : op->written_by)
-      if (w) named.insert(w);
+    for (const g::RewriteFn* w = op->written_by; w && *w; ++w) named.insert(*w);
   size_t listed = 0;
   for (const p::Pass& pass : p::all_passes()) {
     REQUIRE_MESSAGE(bool(pass.run), pass.name);  // the full registry links every pass

@@ -103,5 +103,5 @@ TEST_CASE("the passes that write operators this program does not register are no
         name == "fuse_elementwise_chains" || name == "fuse_conv_chain")
       CHECK_MESSAGE(bool(!pass.run), name);
   }
-  CHECK(by_operator == 15);
+  CHECK(by_operator == 16);
 }

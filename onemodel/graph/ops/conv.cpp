@@ -9,21 +9,12 @@
 #include <algorithm>
 
 #include "onemodel/graph/ops/conv_geom.h"
-#include "onemodel/graph/ops/elementwise_chain.h"
 #include "onemodel/graph/ops/epilogue.h"
+#include "onemodel/graph/ops/epilogue_chain.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/graph/passes/pass.h"
 
-// The chain kernel and its attribute reader, referenced weakly: FusedElementwise's family links
-// them (a FusedConv's chain comes from a FusedElementwise node, through fuse_conv_chain), so a
-// program that registers no chains carries neither; a chain then is refused when prepared.
-namespace om::kernels {
-void f32_chain(const ChainProgram& p, const float* x, float* y, size_t n) __attribute__((weak));
-}
-
 namespace om::graph::ops {
-
-Status read_chain(const InferContext& ctx, kernels::ChainProgram* p) __attribute__((weak));
 
 bool read_ints(const Node& node, const char* name, size_t n, int64_t fallback, int64_t lo, int64_t* out) {
   const Attribute* a = node.attr(name);
@@ -191,16 +182,6 @@ std::string geom_error_text(const Node& node, const char* reason, const std::vec
 
 namespace {
 
-// A FusedConv's chain (attributes ops, operands, consts) read and checked, when it has one.
-Status conv_chain(const InferContext& ctx, kernels::ChainProgram* p, bool* has) {
-  *has = ctx.node.attr("ops") != nullptr;
-  if (!*has) return Status::ok();
-  if (!read_chain || !kernels::f32_chain)
-    return ctx.error(ErrorKind::Unsupported, "a chain (attribute ops) needs the FusedElementwise operator, which this "
-                                             "program does not register (docs/deploying.md, \"Selective operator registration\")");
-  return read_chain(ctx, p);
-}
-
 // [N, M, (OD,) (OH,) OW]: a convolution's output (a transposed convolution's) for its geometry.
 std::vector<int64_t> output_dims(const SpatialGeom& sg) {
   std::vector<int64_t> y{sg.g.N, sg.g.M};
@@ -266,7 +247,7 @@ Status infer_fused_conv(InferContext& ctx) {
   }
   kernels::ChainProgram chain;  // after the activation (the pass fuse_conv_chain)
   bool has_chain = false;
-  OM_TRY(conv_chain(ctx, &chain, &has_chain));
+  OM_TRY(epilogue_chain(ctx, &chain, &has_chain));
   if (const ValueDesc* r = ctx.input(kResidualInput)) {  // Y = act(conv + R): the Add's broadcast
     OM_TRY(require_f32_input(ctx, kResidualInput));
     const std::vector<int64_t> conv = ctx.outputs[0].shape;
@@ -381,7 +362,7 @@ Status prepare_conv(const InferContext& ctx, Prepared& out) {
   const SpatialGeom sg = geom_of(ctx, kind);
   p.g = depth_unit_geom(sg, kind);
   conv_activation(ctx.node, &p.act);
-  OM_TRY(conv_chain(ctx, &p.chain, &p.has_chain));
+  OM_TRY(epilogue_chain(ctx, &p.chain, &p.has_chain));
   p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
   p.algo = kernels::conv_algorithm(p.g, ctx.mode, ctx.input(3) != nullptr);
   // Work units: images; a depthwise convolution's channels are independent too, so its unit is
@@ -656,14 +637,14 @@ constexpr AttrSpec kConvTransposeAttrs[] = {
     {"pads", AttrKind::Ints},            {"strides", AttrKind::PositiveInts}};
 
 constexpr OpDef kOps[] = {
-    op("Conv").upgrades_from(7).written_by_passes(passes::fold_conv_batchnorm).inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel).with_scratch(conv_scratch)
+    op("Conv").upgrades_from(7).written_by_passes(writers<passes::fold_conv_batchnorm>).inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel).with_scratch(conv_scratch)
         .with_prepack(conv_packable)
         .doc("f32, 1-D, 2-D and 3-D spatial; auto_pad, groups, dilations, strides, pads; weights packed when planning; 1x1 as one GEMM on the input, implicit-GEMM panels, direct depthwise, Winograd F(2x2, 3x3) for 3x3 stride-1 in Fast sessions; 3-D as 2-D per output depth over (c, kd) channels; exact: fma chain over (c, [kd,] kh, kw), then bias").with_flags(kOpF16InF32),
     op("ConvTranspose").upgrades_from(7).inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose)
         .prepared(prepare_conv<GeomKind::ConvTranspose>).kernel(conv_transpose_kernel)
         .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
         .doc("f32, 1-D, 2-D and 3-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order (3-D: the 2-D result of each (input depth, kd) added in that order), then bias").with_flags(kOpF16InF32),
-    op("FusedConv").in_domain(kOnemodelDomain).written_by_passes(passes::fuse_conv_epilogue, passes::fuse_conv_chain).inputs(2, 8).attributes(kFusedConvAttrs).shapes(infer_fused_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel)
+    op("FusedConv").in_domain(kOnemodelDomain).written_by_passes(writers<passes::fuse_conv_epilogue, passes::fuse_conv_chain>).inputs(2, 8).attributes(kFusedConvAttrs).shapes(infer_fused_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel)
         .with_scratch(fused_conv_scratch).with_prepack(conv_packable)
         .doc("written by the conv fusion passes: chain(act(BN(Conv(X, W) + bias) + R)), the optional inference batch normalisation (inputs 3-6: scale, B, mean, var; epsilon), the optional residual R (input 7, broadcast), the activation after each output's complete fma chain, then the optional chain of elementwise steps (ops, operands, consts: FusedElementwise's) on each output row just written, each step rounded as the separate nodes"),
 };

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "onemodel/graph/ops/epilogue.h"
+#include "onemodel/graph/ops/epilogue_chain.h"
 #include "onemodel/graph/ops/matmul_dims.h"
 #include "onemodel/graph/ops/op_util.h"
 #include "onemodel/graph/passes/pass.h"
@@ -162,9 +163,11 @@ Status gemm_kernel(const KernelContext& k) {
 }
 
 // ---- FusedMatMul (com.onemodel) ----
-// Y = perm_y(act(perm_a(A) x perm_b(B) + bias) * alpha) (+ R). The perms are Transposes the
-// layout pass folded in: the kernel reads the operands through strides and writes the output
-// through its row stride, so no copy is made and every output is still the same fma chain.
+// Y = chain(perm_y(act(perm_a(A) x perm_b(B) + bias) * alpha) (+ R)). The perms are Transposes
+// the layout pass folded in: the kernel reads the operands through strides and writes the output
+// through its row stride, so no copy is made and every output is still the same fma chain. The
+// chain (attributes ops, operands, consts: a FusedElementwise's, through fuse_matmul_chain) runs
+// last, on the rows just written.
 
 bool activation_of(const Node& node, UnaryOp* op) {
   const Attribute* a = node.attr("activation");
@@ -274,6 +277,7 @@ struct ProductParams {
   size_t product_bytes = 0;  // scratch before the GEMM workspace (a residual's product)
   size_t prank = 0;          // Broadcast: the product's logical shape
   int64_t pdims[kMaxRank] = {};
+  bool has_chain = false;  // the chain's program is the prepared table (the record has no room)
 };
 
 // A tensor viewed through a perm: logical dims and element strides.
@@ -315,6 +319,12 @@ Status prepare_product(const InferContext& ctx, Prepared& out) {
   p.b_cs = b1 ? 1 : B.str[B.rank - 1];
   activation_of(node, &p.act);
   p.alpha = node.attr_float("alpha", 1.0f);
+  kernels::ChainProgram chain;
+  OM_TRY(epilogue_chain(ctx, &chain, &p.has_chain));
+  if (p.has_chain) {
+    out.table.resize(sizeof chain);
+    std::memcpy(out.table.data(), &chain, sizeof chain);
+  }
   const bool residual = ctx.input(3) != nullptr;
   const ValueDesc& Y = ctx.outputs[0];
 
@@ -392,9 +402,40 @@ Status prepare_product(const InferContext& ctx, Prepared& out) {
   return Status::ok();
 }
 
+// Rows of C the GEMM writes before the chain runs on them, so they are still in cache: about
+// 256 KB of output (64 KB blocks made a 256x256x256 product about 2% slower: more calls), whole
+// tiles of rows. Only with B packed by the plan: another call repacks B.
+size_t chain_block_rows(const KernelContext& k, size_t N) {
+  if (!k.packed_b) return SIZE_MAX;
+  return std::max<size_t>(8, (65536 / std::max<size_t>(N, 1)) / 8 * 8);
+}
+
+// The GEMM of g's rows, its scale and, when the product is the output, the chain on each block
+// of rows just written (every GEMM path gives an element the same chain whatever rows one call
+// covers, kernels/gemm.cpp, so the blocks change no bit).
+void gemm_rows(const KernelContext& k, const ProductParams& p, const kernels::ChainProgram* chain, kernels::GemmArgs g) {
+  const size_t rows = g.M, block = chain ? chain_block_rows(k, g.N) : SIZE_MAX;
+  for (size_t i0 = 0; i0 < rows; i0 += block) {
+    const size_t n = std::min(block, rows - i0);
+    kernels::GemmArgs b = g;
+    b.M = n;
+    b.a = g.a + ptrdiff_t(i0) * g.a_rs;
+    b.c = g.c + i0 * g.ldc;
+    run_gemm(k, b);
+    if (p.alpha != 1.0f)  // the folded Mul: one rounding after the complete epilogue, as the node did
+      for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < b.N; ++j) b.c[i * b.ldc + j] *= p.alpha;
+    if (chain && b.ldc == b.N)  // rows that continue each other: one call (the chain works in 512-element blocks)
+      kernels::f32_chain(*chain, b.c, b.c, n * b.N);
+    else if (chain)
+      for (size_t i = 0; i < n; ++i) kernels::f32_chain(*chain, b.c + i * b.ldc, b.c + i * b.ldc, b.N);
+  }
+}
+
 Status product_kernel(const KernelContext& k) {
   const ProductParams& p = k.params<ProductParams>();
   const int64_t M = p.M, N = p.N;
+  const kernels::ChainProgram* chain = p.has_chain ? static_cast<const kernels::ChainProgram*>(k.table) : nullptr;
   int64_t r0 = k.begin, r1 = k.end;  // rows
   if (p.residual == Residual::Broadcast) r0 = 0, r1 = p.batches * M;
   kernels::GemmArgs g;
@@ -436,18 +477,19 @@ Status product_kernel(const KernelContext& k) {
     g.a = a + ao + i0 * p.a_rs;
     g.b = b + bo;
     g.c = c + co + i0 * p.ldc;
-    run_gemm(k, g);
-    if (p.alpha != 1.0f)  // the folded Mul: one rounding after the complete epilogue, as the node did
-      for (size_t i = 0; i < g.M; ++i)
-        for (size_t j = 0; j < g.N; ++j) g.c[i * g.ldc + j] *= p.alpha;
+    // With a residual added after the product, the chain runs after that addition, below.
+    gemm_rows(k, p, prod ? nullptr : chain, g);
   }
   float* y = Y.as<float>();
   const float* r = p.residual != Residual::None ? k.in(3).as<const float>() : nullptr;
-  if (p.residual == Residual::Add)
+  if (p.residual == Residual::Add) {
     for (int64_t e = r0 * N; e < r1 * N; ++e) y[e] = prod[e] + r[e];
+    if (chain) kernels::f32_chain(*chain, y + r0 * N, y + r0 * N, size_t((r1 - r0) * N));
+  }
   if (p.residual != Residual::Broadcast) return Status::ok();
 
   add_broadcast(prod, p.pdims, p.prank, k.in(3), Y);  // the product (logical shape, contiguous)
+  if (chain) kernels::f32_chain(*chain, y, y, size_t(Y.numel));
   return Status::ok();
 }
 
@@ -497,10 +539,10 @@ constexpr OpDef kOps[] = {
     op("Gemm").upgrades_from(7).inputs(2, 3).attributes(kGemmAttrs).shapes(infer_gemm).prepared(prepare_gemm).kernel(gemm_kernel).with_scratch(gemm_scratch)
         .with_prepack(matmul_packable_b).doc("f32, transA/transB, alpha, beta, broadcast C").with_flags(kOpF16InF32),
     op("FusedMatMul").in_domain(kOnemodelDomain)
-        .written_by_passes(passes::fuse_matmul_epilogue, passes::fold_transposes_into_matmul, passes::fold_matmul_scale,
-                           passes::fuse_matmul_residual).inputs(2, 4).shapes(infer_fused).prepared(prepare_product).kernel(product_kernel).with_scratch(fused_scratch)
+        .written_by_passes(writers<passes::fuse_matmul_epilogue, passes::fold_transposes_into_matmul, passes::fold_matmul_scale,
+                           passes::fuse_matmul_residual, passes::fuse_matmul_chain>).inputs(2, 4).shapes(infer_fused).prepared(prepare_product).kernel(product_kernel).with_scratch(fused_scratch)
         .with_prepack(matmul_packable_b)
-        .doc("written by the fusion passes: perm_y(act(perm_a(A) x perm_b(B) + bias) * alpha) (+ residual); transposes read and written through strides"),
+        .doc("written by the fusion passes: chain(perm_y(act(perm_a(A) x perm_b(B) + bias) * alpha) (+ residual)); transposes read and written through strides; the optional chain of elementwise steps (ops, operands, consts: FusedElementwise's) on each block of output rows just written, each step rounded as the separate nodes"),
 };
 
 }  // namespace

@@ -198,18 +198,7 @@ Status fuse_conv_chain(Graph& g, ArithmeticMode, size_t* changes) {
     const TensorData* w = conv.inputs.size() >= 2 ? u.constant(conv.inputs[1]) : nullptr;
     const int64_t rank = chain.attr_int("rank", 0);  // > the output's: the chain broadcasts it
     if (rank > 0 && (!w || rank > int64_t(w->dims.size()))) return 0;
-    Node f = conv;
-    f.op_type = "FusedConv";
-    f.domain = kOnemodelDomain;
-    for (const char* name : {"ops", "operands", "consts"}) {
-      const Attribute* a = chain.attr(name);
-      if (!a) return 0;
-      f.attributes.push_back(*a);
-    }
-    f.outputs = chain.outputs;
-    u.drop(ci);
-    u.replace(i, std::move(f));
-    return 1;
+    return absorb_chain(g, u, i, ci, "FusedConv");
   });
 }
 

@@ -155,13 +155,14 @@ Status fuse_elementwise_chains(Graph& g, ArithmeticMode, size_t* changes) {
     bool f32 = false;
     for (size_t k = 0; k < len; ++k)
       f32 |= !ops::chain_op_binary(steps[k].op) || steps[k].a == ops::kChainConstant || steps[k].b == ops::kChainConstant;
-    // One node alone stays as it is, unless a convolution writes X for it alone: fuse_conv_chain
-    // then runs the step in the convolution's epilogue.
+    // One node alone stays as it is, unless a convolution or a matrix product writes X for it
+    // alone: fuse_conv_chain or fuse_matmul_chain then runs the step in that node's epilogue.
     const size_t def = u.producer(x);
-    const bool after_conv = def != DefUse::kNone && u.single_internal_use(x) &&
-                            ((is_default_domain(g.nodes[def].domain) && g.nodes[def].op_type == "Conv") ||
-                             (g.nodes[def].domain == kOnemodelDomain && g.nodes[def].op_type == "FusedConv"));
-    if (len < (after_conv ? 1u : 2u) || !f32) return 0;
+    const bool after_product = def != DefUse::kNone && u.single_internal_use(x) && [&n = g.nodes[def]] {
+      if (is_default_domain(n.domain)) return n.op_type == "Conv" || n.op_type == "MatMul";
+      return n.domain == kOnemodelDomain && (n.op_type == "FusedConv" || n.op_type == "FusedMatMul");
+    }();
+    if (len < (after_product ? 1u : 2u) || !f32) return 0;
     Node fused;
     fused.op_type = "FusedElementwise";
     fused.domain = kOnemodelDomain;

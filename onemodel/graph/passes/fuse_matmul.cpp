@@ -9,6 +9,13 @@
 // with R an activation. When R has the output's shape and there is no activation, the kernel
 // starts each fma chain from R and adds the bias after it (R + chain + bias instead of
 // (chain + bias) + R), which may change the last bits; hence Fast mode only.
+//
+// fuse_matmul_chain (Exact): MatMul or FusedMatMul (without a chain) -> FusedElementwise, the
+// product read only by the chain and not a graph output, becomes FusedMatMul with the chain's
+// ops, operands and consts: the kernel runs the steps on each block of output rows just written
+// (after the bias, activation, scale and residual), while they are in cache, instead of a pass
+// over the whole output. Each step is f32_chain's, the separate node's bits. A chain whose
+// constants broadcast the output to a higher rank stays a node.
 #include "onemodel/graph/op_registry.h"
 #include "onemodel/graph/ops/epilogue.h"
 #include "onemodel/graph/passes/pass.h"
@@ -34,7 +41,7 @@ bool residual_candidate(const DefUse& u, const Node& n) {
   if (n.op_type != "FusedMatMul" || n.domain != kOnemodelDomain || n.outputs.size() != 1 || n.inputs.size() < 2) return false;
   if (n.inputs.size() >= 4 && !n.inputs[3].empty()) return false;
   for (const auto& a : n.attributes)
-    if (a.name == "perm_y" || a.name == "alpha") return false;
+    if (a.name == "perm_y" || a.name == "alpha" || a.name == "ops") return false;  // (a chain runs after R)
   return true;
 }
 
@@ -120,6 +127,20 @@ Status fuse_matmul_residual(Graph& g, ArithmeticMode, size_t* changes) {
     u.drop(ai);
     u.replace(i, std::move(fused));
     return 1;
+  });
+}
+
+Status fuse_matmul_chain(Graph& g, ArithmeticMode, size_t* changes) {
+  return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
+    const Node& mm = g.nodes[i];
+    const bool plain = mm.op_type == "MatMul" && default_domain(mm) && mm.inputs.size() == 2;
+    const bool fused = mm.op_type == "FusedMatMul" && mm.domain == kOnemodelDomain && mm.inputs.size() >= 2;
+    if ((!plain && !fused) || mm.outputs.size() != 1 || mm.attr("ops") || !u.single_internal_use(mm.outputs[0])) return 0;
+    const Node& chain = g.nodes[u.reader(mm.outputs[0])];
+    if (chain.domain != kOnemodelDomain || chain.op_type != "FusedElementwise" || chain.inputs.size() != 1 ||
+        chain.outputs.size() != 1 || chain.attr_int("rank", 0) > 0)
+      return 0;
+    return absorb_chain(g, u, i, u.reader(mm.outputs[0]), "FusedMatMul");
   });
 }
 

@@ -100,7 +100,9 @@ Status fold_transposes_into_matmul(Graph& g, ArithmeticMode, size_t* changes) {
 Status fold_matmul_scale(Graph& g, ArithmeticMode, size_t* changes) {
   return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
     Node& n = g.nodes[i];
-    if (!is_matmul(n) || has_residual(n) || has_attr(n, "alpha") || !u.single_internal_use(n.outputs[0])) return 0;
+    // A chain (fuse_matmul_chain; or from a file) runs after alpha: the Mul would come too late.
+    if (!is_matmul(n) || has_residual(n) || has_attr(n, "alpha") || has_attr(n, "ops") || !u.single_internal_use(n.outputs[0]))
+      return 0;
     const size_t mi = u.reader(n.outputs[0]);
     const Node& mul = g.nodes[mi];
     if (mul.op_type != "Mul" || !default_domain(mul) || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||

@@ -24,6 +24,7 @@ OM_WEAK_PASS(fold_conv_batchnorm);
 OM_WEAK_PASS(fuse_conv_epilogue);
 OM_WEAK_PASS(fuse_elementwise_chains);
 OM_WEAK_PASS(fuse_conv_chain);
+OM_WEAK_PASS(fuse_matmul_chain);
 OM_WEAK_PASS(sink_transposes);
 #undef OM_WEAK_PASS
 
@@ -47,6 +48,7 @@ const std::vector<Pass>& all_passes() {
       {"fuse_conv_epilogue", BitRule::Exact, fuse_conv_epilogue, kByOp},
       {"fuse_elementwise_chains", BitRule::Exact, fuse_elementwise_chains, kByOp},
       {"fuse_conv_chain", BitRule::Exact, fuse_conv_chain, kByOp},
+      {"fuse_matmul_chain", BitRule::Exact, fuse_matmul_chain, kByOp},
       {"remove_dead_nodes", BitRule::Exact, remove_dead_nodes},
   };
   return passes;
@@ -68,6 +70,22 @@ std::vector<int64_t> compose_perms(const std::vector<int64_t>& p1, const std::ve
   std::vector<int64_t> q(p2.size());
   for (size_t k = 0; k < q.size(); ++k) q[k] = p1[size_t(p2[k])];
   return q;
+}
+
+size_t absorb_chain(Graph& g, DefUse& u, size_t i, size_t c, const char* fused_op) {
+  const Node& chain = g.nodes[c];
+  Node f = g.nodes[i];
+  f.op_type = fused_op;
+  f.domain = kOnemodelDomain;
+  for (const char* name : {"ops", "operands", "consts"}) {
+    const Attribute* a = chain.attr(name);
+    if (!a) return 0;
+    f.attributes.push_back(*a);
+  }
+  f.outputs = chain.outputs;
+  u.drop(c);
+  u.replace(i, std::move(f));
+  return 1;
 }
 
 namespace {
@@ -201,8 +219,8 @@ bool pass_enabled(const Pass& p) {
   if (!p.run) return false;
   if (p.linked == Linked::Always) return true;
   for (const OpDef* op : all_ops())
-    for (RewriteFn w : op->written_by)
-      if (w == p.run) return true;
+    for (const RewriteFn* w = op->written_by; w && *w; ++w)
+      if (*w == p.run) return true;
   return false;
 }
 

@@ -135,6 +135,10 @@ Status rewrite_scan(Graph& g, size_t* changes, Rewrite rewrite) {
 const std::vector<int64_t>* transpose_perm(const Node& n);
 // The perm of Transpose(p2) applied after Transpose(p1), one Transpose: q[k] = p1[p2[k]].
 std::vector<int64_t> compose_perms(const std::vector<int64_t>& p1, const std::vector<int64_t>& p2);
+// Node i (a product or a convolution) absorbs the FusedElementwise chain at node c, its output's
+// only reader: node i becomes `fused_op` (onemodel's domain) with the chain's steps and the
+// chain's output. Returns the rewrites made (0 when the chain lacks a step table).
+size_t absorb_chain(Graph& g, DefUse& u, size_t i, size_t c, const char* fused_op);
 
 // The individual passes (for tests).
 Status remove_identities(Graph& g, ArithmeticMode mode, size_t* changes);
@@ -149,6 +153,7 @@ Status fold_conv_batchnorm(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_conv_epilogue(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_elementwise_chains(Graph& g, ArithmeticMode mode, size_t* changes);  // fuse_elementwise.cpp
 Status fuse_conv_chain(Graph& g, ArithmeticMode mode, size_t* changes);          // fuse_conv.cpp
+Status fuse_matmul_chain(Graph& g, ArithmeticMode mode, size_t* changes);        // fuse_matmul.cpp
 Status sink_transposes(Graph& g, ArithmeticMode mode, size_t* changes);          // sink_transposes.cpp
 Status remove_dead_nodes(Graph& g, ArithmeticMode mode, size_t* changes);
 Status fuse_attention(Graph& g, ArithmeticMode mode, size_t* changes);         // fuse_attention.cpp
