@@ -188,3 +188,58 @@ TEST_CASE("FusedMatMul: a hostile chain read from a file is refused naming the n
   CHECK(st.message().find("FusedMatMul") != std::string::npos);
   CHECK(st.message().find("step 0: unknown op code 9999") != std::string::npos);
 }
+
+TEST_CASE("fuse_matmul_epilogue: a Gemm (PyTorch's Linear) becomes a FusedMatMul taking its activation and the chain, same bits") {
+  // C: 0 absent, 1 a bias [N], 2 [N] with beta 0 (ignored), 3 absent with alpha 0.5 (the
+  // activation stays after alpha: it joins the chain instead), 4 [1, N] and 5 [M, N] (kept as
+  // Gemms: FusedMatMul's bias is [N]).
+  const int64_t M = 37, K = 24, N = 40;
+  for (int c_form = 0; c_form < 6; ++c_form)
+    for (int trans = 0; trans < 4; ++trans)
+      for (bool single : {false, true})
+        for (ArithmeticMode mode : kModes) {
+          const bool ta = trans & 1, tb = trans & 2;
+          CAPTURE(c_form);
+          CAPTURE(trans);
+          CAPTURE(single);
+          CAPTURE(int(mode));
+          g::Graph gr;
+          gr.inputs = {value("a", om::DType::f32, ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K})};
+          gr.initializers = {weights("w", tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}, 20)};
+          std::vector<Attribute> attrs{Attribute::of_int("transA", ta), Attribute::of_int("transB", tb)};
+          std::vector<std::string> ins{"a", "w"};
+          const std::vector<int64_t> c_dims = c_form == 4 ? std::vector<int64_t>{1, N} : c_form == 5 ? std::vector<int64_t>{M, N}
+                                                                                                    : std::vector<int64_t>{N};
+          if (c_form == 1 || c_form == 2 || c_form >= 4) {
+            gr.initializers.push_back(weights("c", c_dims, 21));
+            ins.push_back("c");
+          }
+          if (c_form == 2) attrs.push_back(Attribute::of_float("beta", 0.0f));
+          if (c_form == 3) attrs.push_back(Attribute::of_float("alpha", 0.5f));
+          gr.nodes.push_back(node("Gemm", ins, {"g"}, attrs));
+          gr.nodes.push_back(node("Relu", {"g"}, {"r"}));
+          add_activation_chain(gr, "r", single);
+          const std::vector<Feed> feeds{input("a", ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K}, 22)};
+          check(gr, feeds, mode, c_form < 4);
+          om::Session opt(gr, {mode, true});
+          CHECK(count_of(opt.graph(), "Gemm") == (c_form < 4 ? 0 : 1));
+          if (c_form < 4)  // the Relu in the GEMM's epilogue, or (after alpha) the chain's first step
+            CHECK(opt.graph().nodes[0].attr("activation")->s == (c_form == 3 ? "Identity" : "Relu"));
+        }
+}
+
+TEST_CASE("fuse_matmul_epilogue: a Gemm whose A is not 2-D is refused as before, by either node") {
+  g::Graph gr;
+  gr.inputs = {value("a", om::DType::f32, {2, 5, 24})};
+  gr.initializers = {weights("w", {40, 24}, 23), weights("b", {40}, 24)};
+  gr.nodes.push_back(node("Gemm", {"a", "w", "b"}, {"y"}, {Attribute::of_int("transB", 1)}));
+  gr.outputs.push_back(value("y", om::DType::f32, {}));
+  for (bool optimize : {false, true}) {
+    om::Session s;
+    const om::Status st = om::Session::create(gr, {ArithmeticMode::Fast, optimize}, &s);
+    CAPTURE(st.message());
+    CHECK_FALSE(st.is_ok());
+    CHECK(st.message().find("'Gemm_y'") != std::string::npos);
+    CHECK(st.message().find("[2, 5, 24]") != std::string::npos);
+  }
+}

@@ -180,12 +180,16 @@ TEST_CASE("constant weights packed once per session give the same bits as repack
     om::SessionOptions packed{mode, true}, unpacked{mode, true};
     unpacked.prepack_weights = false;
     om::Session a(gr, packed), b(gr, unpacked);
+    om::Session c(gr, {mode, false});  // the nodes as written: Gemm's own kernel, packed too
     for (int64_t batch : {1, 7, 64, 7}) {  // several plans share the packed weights
       CAPTURE(batch);
       auto feeds = std::vector<Feed>{Feed::of("x", {batch, 24}, random_floats(size_t(batch) * 24, uint32_t(30 + batch)))};
-      CHECK(run(a, feeds)[0].bytes == run(b, feeds)[0].bytes);
+      const Out y = run(a, feeds)[0];
+      CHECK(y.bytes == run(b, feeds)[0].bytes);
+      CHECK(y.bytes == run(c, feeds)[0].bytes);
       CHECK(a.last_plan_stats().packed_weights == 3);
       CHECK(b.last_plan_stats().packed_weights == 0);
+      CHECK(c.last_plan_stats().packed_weights == 3);
     }
   }
   // Packed under one ISA, run under another (the kernels repack a foreign layout per block):

@@ -183,16 +183,19 @@ const std::vector<int64_t>* perm_of(const Node& node, const char* name) {
   return a && !a->ints.empty() ? &a->ints : nullptr;
 }
 
-Status check_perm(const InferContext& ctx, const char* name, size_t rank) {
+Status check_perm(const InferContext& ctx, const char* name, const std::vector<int64_t>& shape) {
   const std::vector<int64_t>* p = perm_of(ctx.node, name);
   if (!p) return Status::ok();
+  const size_t rank = shape.size();
   bool ok = p->size() == rank && rank <= kMaxRank;
   std::vector<bool> seen(rank, false);
   for (size_t i = 0; ok && i < p->size(); ++i) {
     ok = (*p)[i] >= 0 && size_t((*p)[i]) < rank && !seen[size_t((*p)[i])];
     if (ok) seen[size_t((*p)[i])] = true;
   }
-  if (!ok) return ctx.error(ErrorKind::InvalidArgument, msg(name, " must be a permutation of ", rank, " axes"));
+  if (!ok)
+    return ctx.error(ErrorKind::InvalidArgument,
+                     msg(name, " ", shape_str(*p), " must be a permutation of the ", rank, " axes of ", shape_str(shape)));
   return Status::ok();
 }
 
@@ -207,8 +210,8 @@ std::vector<int64_t> permuted(const std::vector<int64_t>& shape, const std::vect
 Status fused_shapes(const InferContext& ctx, MatMulDims* d, std::vector<int64_t>* product_shape) {
   OM_TRY(require_f32_input(ctx, 0));
   OM_TRY(require_f32_input(ctx, 1));
-  OM_TRY(check_perm(ctx, "perm_a", ctx.input(0)->shape.size()));
-  OM_TRY(check_perm(ctx, "perm_b", ctx.input(1)->shape.size()));
+  OM_TRY(check_perm(ctx, "perm_a", ctx.input(0)->shape));
+  OM_TRY(check_perm(ctx, "perm_b", ctx.input(1)->shape));
   const auto a = permuted(ctx.input(0)->shape, perm_of(ctx.node, "perm_a"));
   const auto b = permuted(ctx.input(1)->shape, perm_of(ctx.node, "perm_b"));
   return matmul_dims(ctx, a, b, d, product_shape);
@@ -224,7 +227,7 @@ Status infer_fused(InferContext& ctx) {
       return ctx.error(ErrorKind::ShapeMismatch, msg("bias must be [", d.N, "], got ", shape_str(bias->shape)));
   }
   if (const std::vector<int64_t>* py = perm_of(ctx.node, "perm_y")) {
-    OM_TRY(check_perm(ctx, "perm_y", y.size()));
+    OM_TRY(check_perm(ctx, "perm_y", y));
     if (y.size() < 2 || py->back() != int64_t(y.size() - 1))
       return ctx.error(ErrorKind::InvalidArgument, "perm_y must keep the last axis last (rows are written with a stride)");
     if (ctx.input(3)) return ctx.error(ErrorKind::InvalidArgument, "perm_y and a residual input cannot be combined");

@@ -10,9 +10,10 @@
 // single reader and not be a graph output.
 //
 // merge_qkv_projections (Exact): two or more MatMul / FusedMatMul / Gemm nodes reading the same
-// input with 2-D constant weights of the same K (FusedMatMul: same activation, a bias, no
-// residual, perms or alpha; Gemm: same transB, alpha = beta = 1) become one GEMM on the weights concatenated along N, and a Slice of the last
-// axis per former output. Each output column is the same fma chain over the same k, then the same
+// input with 2-D constant weights of the same K (FusedMatMul: same activation, the same transposed
+// or plain weights, no other perm, residual, alpha or chain; Gemm: same transB, alpha = beta = 1)
+// become one GEMM on the weights concatenated along N, and a Slice of the last axis per former
+// output. Each output column is the same fma chain over the same k, then the same
 // bias add and activation, so no bit changes.
 #include <cstring>
 #include <unordered_map>
@@ -177,7 +178,8 @@ struct Projection {
 
 bool projection(const DefUse& u, const Node& n, Projection* p) {
   const bool plain = is(n, "MatMul", 2);
-  const bool fused = n.op_type == "FusedMatMul" && n.domain == kOnemodelDomain && n.outputs.size() == 1 && n.inputs.size() == 3;
+  const bool fused = n.op_type == "FusedMatMul" && n.domain == kOnemodelDomain && n.outputs.size() == 1 &&
+                     (n.inputs.size() == 2 || n.inputs.size() == 3);
   const bool gemm = n.op_type == "Gemm" && is_default_domain(n.domain) && n.outputs.size() == 1 &&
                     (n.inputs.size() == 2 || n.inputs.size() == 3);
   if (!plain && !fused && !gemm) return false;
@@ -186,10 +188,12 @@ bool projection(const DefUse& u, const Node& n, Projection* p) {
   p->b = nullptr;
   p->trans_b = false;
   std::string kind = "MatMul";
-  if (fused) {
+  if (fused) {  // a Gemm that fuse_matmul_epilogue rewrote has perm_a {0, 1}, and {1, 0} as perm_b with transB
     for (const auto& a : n.attributes) {
       if (a.name == "activation") kind = a.s;
-      else return false;  // perms, alpha: not joined
+      else if (a.name == "perm_a" && a.ints == std::vector<int64_t>{0, 1}) continue;
+      else if (a.name == "perm_b" && a.ints == std::vector<int64_t>{1, 0}) p->trans_b = true;
+      else return false;  // other perms, alpha, a chain: not joined
     }
   }
   if (gemm) {
@@ -206,8 +210,6 @@ bool projection(const DefUse& u, const Node& n, Projection* p) {
   if (n.inputs.size() == 3 && !n.inputs[2].empty()) {
     p->b = u.constant(n.inputs[2]);
     if (!p->b || p->b->dtype != DType::f32 || p->b->dims.size() != 1 || p->b->dims[0] != p->N) return false;
-  } else if (fused) {
-    return false;
   }
   p->key = msg(n.inputs[0], "|", p->K, "|", kind, "|", p->trans_b ? 1 : 0, "|", p->b ? 1 : 0);
   return true;

@@ -1,9 +1,11 @@
 // MatMul epilogue fusion into com.onemodel FusedMatMul.
 //
 // fuse_matmul_epilogue (Exact): MatMul(A, W) -> Add(., bias[N]) [-> Relu|Sigmoid|Tanh|Gelu]
-// with W a 2-D f32 initializer. The GEMM kernel adds the bias and applies the activation after
-// each output's full fma chain, which is exactly what the separate Add and activation compute
-// (one rounding each, the same activation function), so no output bit changes.
+// with W a 2-D f32 initializer, and Gemm(A, W[, bias]) [-> activation] (PyTorch's Linear). The
+// GEMM kernel adds the bias and applies the activation after each output's full fma chain,
+// which is exactly what the separate Add and activation compute (one rounding each, the same
+// activation function), so no output bit changes. A Gemm becomes a FusedMatMul so that the
+// later passes (transposes, scale, residual, chains) apply to it as to a MatMul.
 //
 // fuse_matmul_residual (FastOnly): MatMul(A, W) or a FusedMatMul (bias, activation) -> Add(., R)
 // with R an activation. When R has the output's shape and there is no activation, the kernel
@@ -64,6 +66,59 @@ size_t added_to(const Graph& g, const DefUse& u, size_t i, const std::string** o
   return ai;
 }
 
+// Gemm(A, W[, C]) with W a 2-D f32 constant, and C absent (or beta 0, so the kernel ignores it)
+// or a constant bias [N] with alpha and beta 1: the FusedMatMul computing it (transA and transB
+// as perm_a and perm_b, alpha kept); else false. Gemm's kernel and FusedMatMul's make the same
+// calls (the product, the bias in the GEMM epilogue, then alpha per element), so no bit changes.
+// perm_a is written even when it is the identity: FusedMatMul then refuses an A that is not 2-D,
+// as Gemm does.
+bool gemm_product(const DefUse& u, const Node& n, Node* out) {
+  if (n.op_type != "Gemm" || !default_domain(n) || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+  const TensorData* w = u.constant(n.inputs[1]);
+  if (!w || w->dtype != DType::f32 || w->dims.size() != 2) return false;
+  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
+  const float alpha = n.attr_float("alpha", 1.0f), beta = n.attr_float("beta", 1.0f);
+  const bool has_c = n.inputs.size() > 2 && !n.inputs[2].empty() && beta != 0.0f;
+  if (has_c) {
+    const TensorData* c = u.constant(n.inputs[2]);
+    if (!c || c->dtype != DType::f32 || c->dims.size() != 1 || c->dims[0] != (tb ? w->dims[0] : w->dims[1]) ||
+        alpha != 1.0f || beta != 1.0f)
+      return false;
+  }
+  Node& f = *out;
+  f.op_type = "FusedMatMul";
+  f.domain = kOnemodelDomain;
+  f.name = n.name;
+  f.inputs = {n.inputs[0], n.inputs[1]};
+  if (has_c) f.inputs.push_back(n.inputs[2]);
+  f.outputs = n.outputs;
+  f.attributes.push_back(Attribute::of_ints("perm_a", ta ? std::vector<int64_t>{1, 0} : std::vector<int64_t>{0, 1}));
+  if (tb) f.attributes.push_back(Attribute::of_ints("perm_b", {1, 0}));
+  if (alpha != 1.0f) f.attributes.push_back(Attribute::of_float("alpha", alpha));
+  return true;
+}
+
+// MatMul(A, W) -> Add(., bias[N]) with W a 2-D f32 constant: the FusedMatMul with the bias (the
+// Add dropped); else false.
+bool matmul_bias(const Graph& g, DefUse& u, size_t i, Node* out) {
+  const Node& mm = g.nodes[i];
+  const int64_t N = weight_cols(u, mm);
+  if (N < 0) return false;
+  const std::string* other = nullptr;
+  const size_t ai = added_to(g, u, i, &other);
+  if (ai == DefUse::kNone) return false;
+  const TensorData* bias = u.constant(*other);
+  if (!bias || bias->dtype != DType::f32 || bias->dims.size() != 1 || bias->dims[0] != N) return false;
+  Node& f = *out;
+  f.op_type = "FusedMatMul";
+  f.domain = kOnemodelDomain;
+  f.name = mm.name;
+  f.inputs = {mm.inputs[0], mm.inputs[1], *other};
+  f.outputs = g.nodes[ai].outputs;
+  u.drop(ai);
+  return true;
+}
+
 }  // namespace
 
 // Each pass is one scan: a rewrite replaces node i in place and drops the nodes it absorbs
@@ -73,33 +128,20 @@ size_t added_to(const Graph& g, const DefUse& u, size_t i, const std::string** o
 
 Status fuse_matmul_epilogue(Graph& g, ArithmeticMode, size_t* changes) {
   return rewrite_scan(g, changes, [&g](DefUse& u, size_t i) -> size_t {
-    const Node& mm = g.nodes[i];
-    const int64_t N = weight_cols(u, mm);
-    if (N < 0) return 0;
-    const std::string* other_in = nullptr;
-    const size_t ai = added_to(g, u, i, &other_in);
-    if (ai == DefUse::kNone) return 0;
-    const Node& add = g.nodes[ai];
-    const std::string& other = *other_in;
-    const TensorData* bias = u.constant(other);
-    if (!bias || bias->dtype != DType::f32 || bias->dims.size() != 1 || bias->dims[0] != N) return 0;
     Node fused;
-    fused.op_type = "FusedMatMul";
-    fused.domain = kOnemodelDomain;
-    fused.name = mm.name;
-    fused.inputs = {mm.inputs[0], mm.inputs[1], other};
-    std::string out = add.outputs[0];
+    if (!gemm_product(u, g.nodes[i], &fused) && !matmul_bias(g, u, i, &fused)) return 0;
+    // FusedMatMul applies its activation before alpha, while the node after a Gemm sees alpha's
+    // products: an activation joins only without alpha.
     std::string act = "Identity";
-    u.drop(ai);
-    if (u.single_internal_use(add.outputs[0])) {
-      const size_t ci = u.reader(add.outputs[0]);
+    const std::string& y = fused.outputs[0];
+    if (!fused.attr("alpha") && u.single_internal_use(y)) {
+      const size_t ci = u.reader(y);
       if (const char* a = activation_name(g.nodes[ci])) {
         act = a;
-        out = g.nodes[ci].outputs[0];
+        fused.outputs = g.nodes[ci].outputs;
         u.drop(ci);
       }
     }
-    fused.outputs = {out};
     fused.attributes.push_back(Attribute::of_string("activation", act));
     u.replace(i, std::move(fused));
     return 1;
