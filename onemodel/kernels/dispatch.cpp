@@ -152,6 +152,22 @@ const KernelTable& table() {
   return *t;
 }
 
+// The active ISA's integer table (a table() ISA the build has: table_for chose it).
+const Q8KernelTable& q8_table() {
+  switch (table().isa) {
+#if defined(ONEMODEL_HAVE_AVX2)
+    case Isa::Avx2: return avx2_q8_table();
+#endif
+#if defined(ONEMODEL_HAVE_AVX512)
+    case Isa::Avx512: return avx512_q8_table();
+#endif
+#if defined(ONEMODEL_HAVE_NEON)
+    case Isa::Neon: return neon_q8_table();
+#endif
+    default: return scalar_q8_table();
+  }
+}
+
 float* thread_workspace(size_t floats) {
   // static: thread_local at block scope is static already, but OM_THREAD_LOCAL is empty where
   // there are no threads, and an automatic vector would die with the call (its data dangling).
@@ -212,20 +228,20 @@ bool cpu_has_neon_dotprod() {
 
 void q8_dot(const uint8_t* a, size_t lda, size_t rows, const int8_t* b, size_t ps, size_t groups, size_t panels,
             int32_t* c, size_t ldc) {
-  table().q8_dot(a, lda, rows, b, ps, groups, panels, c, ldc);
+  q8_table().q8_dot(a, lda, rows, b, ps, groups, panels, c, ldc);
 }
 
-void q8_requantize(const Q8Requant& q) { table().q8_requantize(q); }
+void q8_requantize(const Q8Requant& q) { q8_table().q8_requantize(q); }
 
 void q8_quantize(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out, bool out_signed) {
-  table().q8_quantize(x, n, scale, zp, lo, hi, out, out_signed);
+  q8_table().q8_quantize(x, n, scale, zp, lo, hi, out, out_signed);
 }
 
-void q8_range(const float* x, size_t n, float* lo, float* hi) { table().q8_range(x, n, lo, hi); }
+void q8_range(const float* x, size_t n, float* lo, float* hi) { q8_table().q8_range(x, n, lo, hi); }
 
 void q8_interleave4(const uint8_t* const rows[4], uint8_t flip, size_t n, uint32_t* out, size_t panel_words,
                     int32_t* sums) {
-  table().q8_interleave4(rows, flip, n, out, panel_words, sums);
+  q8_table().q8_interleave4(rows, flip, n, out, panel_words, sums);
 }
 
 const char* isa_name(Isa isa) {
@@ -345,16 +361,16 @@ const ConvKernelTable& conv_table() {
 void f32_depthwise_plane(const DepthwisePlane& p) { conv_table().depthwise_plane(p); }
 void q8_pair_rows(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
                   bool is_signed, size_t n, uint32_t* out, size_t out_stride) {
-  conv_table().q8_pair_rows(a, b, rows, in_stride, step, zero, is_signed, n, out, out_stride);
+  q8_table().q8_pair_rows(a, b, rows, in_stride, step, zero, is_signed, n, out, out_stride);
 }
 void q8_pair_dot(const uint32_t* const* src, const uint32_t* w, size_t taps, size_t n, size_t rows, size_t src_stride,
                  int32_t* acc) {
-  conv_table().q8_pair_dot(src, w, taps, n, rows, src_stride, acc);
+  q8_table().q8_pair_dot(src, w, taps, n, rows, src_stride, acc);
 }
 
 void q8_dot_taps(const uint8_t* a, size_t lda, size_t rows, const int8_t* const* panels, size_t npanels,
                  const Q8Walk& w, int32_t* c, size_t ldc, int8_t* scratch) {
-  conv_table().q8_dot_taps(a, lda, rows, panels, npanels, w, c, ldc, scratch);
+  q8_table().q8_dot_taps(a, lda, rows, panels, npanels, w, c, ldc, scratch);
 }
 void f32_conv_pack_panels(const ConvImage& s, size_t k0, size_t kc, size_t j0, size_t nc, size_t nr, float* dst) {
   conv_table().conv_pack_panels(s, k0, kc, j0, nc, nr, dst);

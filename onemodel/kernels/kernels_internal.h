@@ -281,11 +281,6 @@ struct KernelTable {
   GemmTile gemm;
   Required<void (*)(const uint16_t*, float*, size_t)> f16_to_f32;
   Required<void (*)(const float*, uint16_t*, size_t)> f32_to_f16;
-  Required<Q8DotKernel> q8_dot;
-  Required<Q8RequantKernel> q8_requantize;
-  Required<Q8InterleaveKernel> q8_interleave4;
-  Required<Q8QuantizeKernel> q8_quantize;
-  Required<Q8RangeKernel> q8_range;
 };
 
 // The convolution and pooling kernels, in a table of their own beside each ISA's KernelTable (the
@@ -298,9 +293,20 @@ struct ConvKernelTable {
   Required<PoolWindowKernel> pool_window;
   Required<WinogradInputKernel> winograd_input;
   Required<WinogradOutputKernel> winograd_output;
+};
+
+// The integer kernels (products, requantization, quantization, the depthwise steps), in a table of
+// their own beside each ISA's KernelTable (the same ISA: q8_table() follows table()): only the
+// quantized operators reach it, so a float program (onemodel/op_list.h) links none of them.
+struct Q8KernelTable {
+  Required<Q8DotKernel> q8_dot;
+  Required<Q8DotTapsKernel> q8_dot_taps;  // the integer convolutions' product; its tiles are q8_dot's
+  Required<Q8RequantKernel> q8_requantize;
+  Required<Q8InterleaveKernel> q8_interleave4;
+  Required<Q8QuantizeKernel> q8_quantize;
+  Required<Q8RangeKernel> q8_range;
   Required<Q8PairRowsKernel> q8_pair_rows;
   Required<Q8PairDotKernel> q8_pair_dot;
-  Required<Q8DotTapsKernel> q8_dot_taps;  // the integer convolutions' product; its tiles are q8_dot's
 };
 
 // Every slot of every ISA's table is filled: a kernel of the ISA or, by declaration, the scalar
@@ -312,17 +318,20 @@ constexpr GemmPackA kGenericPackA = nullptr;
 inline bool table_complete(const KernelTable& t) {
   return t.binary.fn && t.unary.fn && t.sum_exact.fn && t.sum_fast.fn && t.reduce_sum_inner.fn && t.max.fn &&
          t.softmax_rows.fn && t.softmax_rows_fast.fn && t.gemm.mr && t.gemm.nr && t.gemm.kernel.fn && t.gemm.small.fn &&
-         t.f16_to_f32.fn && t.f32_to_f16.fn && t.q8_dot.fn && t.q8_requantize.fn &&
-         t.q8_interleave4.fn && t.q8_quantize.fn && t.q8_range.fn;
+         t.f16_to_f32.fn && t.f32_to_f16.fn;
 }
-static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile) + sizeof(void*) * 5,
+static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile),
               "KernelTable gained a slot: add it to table_complete");
 inline bool table_complete(const ConvKernelTable& t) {
   return t.depthwise_plane.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn && t.pool_window.fn &&
-         t.winograd_input.fn && t.winograd_output.fn && t.q8_pair_rows.fn && t.q8_pair_dot.fn &&
-         t.q8_dot_taps.fn;
+         t.winograd_input.fn && t.winograd_output.fn;
 }
-static_assert(sizeof(ConvKernelTable) == sizeof(void*) * 9, "ConvKernelTable gained a slot: add it to table_complete");
+static_assert(sizeof(ConvKernelTable) == sizeof(void*) * 6, "ConvKernelTable gained a slot: add it to table_complete");
+inline bool table_complete(const Q8KernelTable& t) {
+  return t.q8_dot.fn && t.q8_dot_taps.fn && t.q8_requantize.fn && t.q8_interleave4.fn && t.q8_quantize.fn &&
+         t.q8_range.fn && t.q8_pair_rows.fn && t.q8_pair_dot.fn;
+}
+static_assert(sizeof(Q8KernelTable) == sizeof(void*) * 8, "Q8KernelTable gained a slot: add it to table_complete");
 
 // Defined only where the build compiles the ISA (x86-64: AVX2 and AVX-512; AArch64: NEON).
 const KernelTable& scalar_table();
@@ -333,6 +342,10 @@ const ConvKernelTable& scalar_conv_table();
 const ConvKernelTable& avx2_conv_table();
 const ConvKernelTable& avx512_conv_table();
 const ConvKernelTable& neon_conv_table();
+const Q8KernelTable& scalar_q8_table();
+const Q8KernelTable& avx2_q8_table();
+const Q8KernelTable& avx512_q8_table();
+const Q8KernelTable& neon_q8_table();
 
 // Cache blocking (floats). MC is a multiple of every MR, NC of every NR.
 constexpr size_t kGemmMC = 144;

@@ -55,21 +55,25 @@ TEST_CASE("dispatch: native ISA is supported, scalar always is, force_isa switch
 TEST_CASE("dispatch: every slot of every ISA's kernel tables is filled") {
   CHECK(om::kernels::table_complete(om::kernels::scalar_table()));
   CHECK(om::kernels::table_complete(om::kernels::scalar_conv_table()));
+  CHECK(om::kernels::table_complete(om::kernels::scalar_q8_table()));
 #if defined(__x86_64__)
   // The library builds the AVX2 and AVX-512 tables on every x86-64 target; a table's code is
   // compiled for its ISA, so it is only looked at on a CPU that runs that ISA.
   if (isa_supported(Isa::Avx2)) {
     CHECK(om::kernels::table_complete(om::kernels::avx2_table()));
     CHECK(om::kernels::table_complete(om::kernels::avx2_conv_table()));
+    CHECK(om::kernels::table_complete(om::kernels::avx2_q8_table()));
   }
   if (isa_supported(Isa::Avx512)) {
     CHECK(om::kernels::table_complete(om::kernels::avx512_table()));
     CHECK(om::kernels::table_complete(om::kernels::avx512_conv_table()));
+    CHECK(om::kernels::table_complete(om::kernels::avx512_q8_table()));
   }
 #endif
 #if defined(__aarch64__)
   CHECK(om::kernels::table_complete(om::kernels::neon_table()));
   CHECK(om::kernels::table_complete(om::kernels::neon_conv_table()));
+  CHECK(om::kernels::table_complete(om::kernels::neon_q8_table()));
 #endif
   om::kernels::KernelTable missing = om::kernels::scalar_table();
   missing.softmax_rows_fast = nullptr;
@@ -77,6 +81,9 @@ TEST_CASE("dispatch: every slot of every ISA's kernel tables is filled") {
   om::kernels::ConvKernelTable missing_conv = om::kernels::scalar_conv_table();
   missing_conv.pool_window = nullptr;
   CHECK_FALSE(om::kernels::table_complete(missing_conv));
+  om::kernels::Q8KernelTable missing_q8 = om::kernels::scalar_q8_table();
+  missing_q8.q8_pair_dot = nullptr;
+  CHECK_FALSE(om::kernels::table_complete(missing_q8));
 }
 
 TEST_CASE("f32_binary: native == scalar bitwise, every op, size, step and misalignment") {

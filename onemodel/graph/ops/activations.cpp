@@ -1,7 +1,7 @@
-// Activation graph operators: the shared-kernel maps Relu, Sigmoid and Tanh, Gelu, Clip, and
-// the parametric activations (LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Shrink,
-// Softplus, Softsign, HardSigmoid, HardSwish). One rounding per element with the library's own
-// exp, log, tanh and erf, so the fast and exact kernels are one function (docs/exactness.md).
+// Activation graph operators: Gelu, Clip, and the parametric activations (LeakyRelu, PRelu, Elu,
+// Selu, Celu, ThresholdedRelu, Shrink, Softplus, Softsign, HardSigmoid, HardSwish); Relu, Sigmoid
+// and Tanh are activation_maps.cpp's. One rounding per element with the library's own exp, log,
+// tanh and erf, so the fast and exact kernels are one function (docs/exactness.md).
 #include <cmath>
 #include <limits>
 
@@ -176,9 +176,6 @@ constexpr AttrSpec kHardSigmoidAttrs[] = {{"alpha", AttrKind::Float}, {"beta", A
 constexpr AttrSpec kShrinkAttrs[] = {{"bias", AttrKind::Float}, {"lambd", AttrKind::Float}};
 
 constexpr OpDef kOps[] = {
-    f32_unary_op("Relu", unary_kernel<UnaryOp::Relu>, "f32").with_flags(kOpF16InF32),
-    f32_unary_op("Sigmoid", unary_kernel<UnaryOp::Sigmoid>, "f32, library sigmoid").with_flags(kOpF16InF32),
-    f32_unary_op("Tanh", unary_kernel<UnaryOp::Tanh>, "f32, library tanh").with_flags(kOpF16InF32),
     op("Gelu").since_opset(20).inputs(1).attributes(kGeluAttrs).shapes(infer_gelu).prepared(prepare_gelu).kernel(gelu_kernel)
         .doc("f32, approximate none|tanh").with_flags(kOpF16InF32),
     op("LeakyRelu").upgrades_from(6).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32_unary)
@@ -207,6 +204,6 @@ constexpr OpDef kOps[] = {
 
 // The family's operators, one symbol each (onemodel/op_list.h).
 #define OM_ACTIVATIONS_OPS(X) \
-  X(Relu) X(Sigmoid) X(Tanh) X(Gelu) X(LeakyRelu) X(Clip) X(PRelu) X(Elu) X(Selu) X(Softplus) \
+  X(Gelu) X(LeakyRelu) X(Clip) X(PRelu) X(Elu) X(Selu) X(Softplus) \
   X(Softsign) X(HardSigmoid) X(HardSwish) X(ThresholdedRelu) X(Shrink) X(Celu)
 OM_OP_FAMILY_TABLE(activations, OM_ACTIVATIONS_OPS)

@@ -248,11 +248,6 @@ constexpr KernelTable kAvx2Table = {
              avx2::pack_a_6__avx2},
     avx2::f16_to_f32__avx2,
     avx2::f32_to_f16__avx2,
-    avx2::q8_dot__avx2,
-    avx2::q8_requantize__avx2,
-    avx2::q8_interleave4__avx2,
-    avx2::q8_quantize__avx2,
-    avx2::q8_range__avx2,
 };
 
 constexpr ConvKernelTable kAvx2ConvTable = {
@@ -262,24 +257,27 @@ constexpr ConvKernelTable kAvx2ConvTable = {
     avx2::f32_pool_window__avx2,
     avx2::f32_winograd_input__avx2,
     avx2::f32_winograd_output__avx2,
-    avx2::q8_pair_rows__avx2,
-    avx2::q8_pair_dot__avx2,
-    avx2::q8_dot_taps__avx2,
 };
 
-// The constant table, with the AVX-VNNI integer product where the CPU has it (the same integers).
-const KernelTable& avx2_table() {
-  static const KernelTable t = [] {
-    KernelTable k = kAvx2Table;
-    if (cpu_has_avx_vnni()) k.q8_dot = avx2::q8_dot__avxvnni;
-    return k;
-  }();
-  return t;
-}
-const ConvKernelTable& avx2_conv_table() {
-  static const ConvKernelTable t = [] {
-    ConvKernelTable k = kAvx2ConvTable;
+constexpr Q8KernelTable kAvx2Q8Table = {
+    avx2::q8_dot__avx2,
+    avx2::q8_dot_taps__avx2,
+    avx2::q8_requantize__avx2,
+    avx2::q8_interleave4__avx2,
+    avx2::q8_quantize__avx2,
+    avx2::q8_range__avx2,
+    avx2::q8_pair_rows__avx2,
+    avx2::q8_pair_dot__avx2,
+};
+
+const KernelTable& avx2_table() { return kAvx2Table; }
+const ConvKernelTable& avx2_conv_table() { return kAvx2ConvTable; }
+// The constant table, with the AVX-VNNI integer products where the CPU has it (the same integers).
+const Q8KernelTable& avx2_q8_table() {
+  static const Q8KernelTable t = [] {
+    Q8KernelTable k = kAvx2Q8Table;
     if (cpu_has_avx_vnni()) {
+      k.q8_dot = avx2::q8_dot__avxvnni;
       k.q8_pair_dot = avx2::q8_pair_dot__avxvnni;
       k.q8_dot_taps = avx2::q8_dot_taps__avxvnni;
     }

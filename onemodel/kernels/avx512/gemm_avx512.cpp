@@ -301,14 +301,6 @@ const KernelTable& avx512_table() {
     };
     k.gemm = GemmTile{avx512::kMR, avx512::kNR, avx512::f32_gemm_12x32__avx512, avx512::f32_gemm_small__avx512,
                       avx512::f32_gemm_rows_12x32__avx512, avx2::pack_a_12__avx2};
-    k.q8_requantize = avx512::q8_requantize__avx512;
-    k.q8_quantize = avx512::q8_quantize__avx512;
-    k.q8_range = avx512::q8_range__avx512;
-    if (cpu_has_avx512_vnni()) {  // else the AVX2 ones: the same integers
-      k.q8_dot = avx512::q8_dot__avx512vnni;
-      k.q8_interleave4 = avx512::q8_interleave4__avx512vnni;  // vpdpbusd sums the bytes (BW with it)
-    }
-    if (cpu_has_amx_int8() && avx512::amx_usable()) k.q8_dot = avx512::q8_dot__amx;
     return k;  // built on the AVX2 table (complete by static_assert); the test over every ISA checks it
   }();
   return t;
@@ -321,21 +313,30 @@ constexpr ConvKernelTable kAvx512ConvTable = {
     avx512::f32_pool_window__avx512,
     avx512::f32_winograd_input__avx512,
     avx512::f32_winograd_output__avx512,
-    avx2::q8_pair_rows__avx2,
-    avx2::q8_pair_dot__avx2,  // vpmaddwd on 16 lanes needs AVX512BW, which the table does not ask for
-    avx2::q8_dot_taps__avx2,
 };
-// The constant table, with the 16-lane VNNI depthwise product and the 32-word layout where the CPU
-// has AVX-512 VNNI (and BW).
-const ConvKernelTable& avx512_conv_table() {
-  static const ConvKernelTable t = [] {
-    ConvKernelTable k = kAvx512ConvTable;
-    if (cpu_has_avx512_vnni()) {  // with AVX512BW (cpu_has_avx512_vnni checks it): 16-bit lanes on 512 bits
+const ConvKernelTable& avx512_conv_table() { return kAvx512ConvTable; }
+
+// The AVX2 table (the same integers; vpmaddwd on 16 lanes needs AVX512BW, which the ISA does not
+// ask for), with the AVX-512 requantization and quantization, and where the CPU has AVX-512 VNNI
+// (with BW: cpu_has_avx512_vnni checks it) the 512-bit products, the 16-lane depthwise product and
+// its 32-word layout; AMX's products where the CPU and the OS allow the tiles.
+const Q8KernelTable& avx512_q8_table() {
+  static const Q8KernelTable t = [] {
+    Q8KernelTable k = avx2_q8_table();
+    k.q8_requantize = avx512::q8_requantize__avx512;
+    k.q8_quantize = avx512::q8_quantize__avx512;
+    k.q8_range = avx512::q8_range__avx512;
+    if (cpu_has_avx512_vnni()) {
+      k.q8_dot = avx512::q8_dot__avx512vnni;
+      k.q8_dot_taps = avx512::q8_dot_taps__avx512vnni;
+      k.q8_interleave4 = avx512::q8_interleave4__avx512vnni;  // vpdpbusd sums the bytes (BW with it)
       k.q8_pair_dot = avx512::q8_pair_dot__avx512vnni;
       k.q8_pair_rows = avx512::q8_pair_rows__avx512bw;
-      k.q8_dot_taps = avx512::q8_dot_taps__avx512vnni;
     }
-    if (cpu_has_amx_int8() && avx512::amx_usable()) k.q8_dot_taps = avx512::q8_dot_taps__amx;  // as table().q8_dot
+    if (cpu_has_amx_int8() && avx512::amx_usable()) {
+      k.q8_dot = avx512::q8_dot__amx;
+      k.q8_dot_taps = avx512::q8_dot_taps__amx;
+    }
     return k;
   }();
   return t;

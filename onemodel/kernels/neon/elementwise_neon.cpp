@@ -197,11 +197,6 @@ constexpr KernelTable kNeonTable = {
     GemmTile{8, 8, neon::f32_gemm_8x8__neon, neon::f32_gemm_small__neon, neon::f32_gemm_rows_8x8__neon, kGenericPackA},
     neon::f16_to_f32__neon,
     neon::f32_to_f16__neon,
-    neon::q8_dot__neon,
-    neon::q8_requantize__neon,
-    neon::q8_interleave4__neon,
-    neon::q8_quantize__neon,
-    neon::q8_range__neon,
 };
 
 constexpr ConvKernelTable kNeonConvTable = {
@@ -211,24 +206,29 @@ constexpr ConvKernelTable kNeonConvTable = {
     neon::f32_pool_window__neon,
     neon::f32_winograd_input__neon,
     neon::f32_winograd_output__neon,
-    neon::q8_pair_rows__neon,
-    neon::q8_pair_dot__neon,
-    neon::q8_dot_taps__neon,
 };
 
-// The constant table, with the dot-product integer product where the CPU has it (the same integers).
-const KernelTable& neon_table() {
-  static const KernelTable t = [] {
-    KernelTable k = kNeonTable;
-    if (cpu_has_neon_dotprod()) k.q8_dot = neon::q8_dot__neondot;
-    return k;
-  }();
-  return t;
-}
-const ConvKernelTable& neon_conv_table() {
-  static const ConvKernelTable t = [] {
-    ConvKernelTable k = kNeonConvTable;
-    if (cpu_has_neon_dotprod()) k.q8_dot_taps = neon::q8_dot_taps__neondot;
+constexpr Q8KernelTable kNeonQ8Table = {
+    neon::q8_dot__neon,
+    neon::q8_dot_taps__neon,
+    neon::q8_requantize__neon,
+    neon::q8_interleave4__neon,
+    neon::q8_quantize__neon,
+    neon::q8_range__neon,
+    neon::q8_pair_rows__neon,
+    neon::q8_pair_dot__neon,
+};
+
+const KernelTable& neon_table() { return kNeonTable; }
+const ConvKernelTable& neon_conv_table() { return kNeonConvTable; }
+// The constant table, with the dot-product integer products where the CPU has them (the same integers).
+const Q8KernelTable& neon_q8_table() {
+  static const Q8KernelTable t = [] {
+    Q8KernelTable k = kNeonQ8Table;
+    if (cpu_has_neon_dotprod()) {
+      k.q8_dot = neon::q8_dot__neondot;
+      k.q8_dot_taps = neon::q8_dot_taps__neondot;
+    }
     return k;
   }();
   return t;

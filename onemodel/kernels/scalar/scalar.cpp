@@ -216,15 +216,6 @@ constexpr KernelTable kScalarTable = {
     GemmTile{kMR, kNR, f32_gemm_4x4__scalar, f32_gemm_small__scalar, f32_gemm_rows_4x4__scalar, kGenericPackA},
     f16_to_f32__scalar,
     f32_to_f16__scalar,
-#if defined(__ARM_FEATURE_SIMD32)
-    q8_dot__dsp,  // a Cortex-M with the DSP extension: the same integers, dual multiply-adds
-#else
-    q8_dot__scalar,
-#endif
-    q8_requantize__scalar,
-    q8_interleave4__scalar,
-    q8_quantize__scalar,
-    q8_range__scalar,
 };
 
 constexpr ConvKernelTable kScalarConvTable = {
@@ -234,18 +225,28 @@ constexpr ConvKernelTable kScalarConvTable = {
     f32_pool_window__scalar,
     f32_winograd_input__scalar,
     f32_winograd_output__scalar,
-    q8_pair_rows__scalar,
-    q8_pair_dot__scalar,
+};
+
+constexpr Q8KernelTable kScalarQ8Table = {
 #if defined(__ARM_FEATURE_SIMD32)
+    q8_dot__dsp,  // a Cortex-M with the DSP extension: the same integers, dual multiply-adds
     q8_dot_taps__dsp,
 #else
+    q8_dot__scalar,
     q8_dot_taps__scalar,
 #endif
+    q8_requantize__scalar,
+    q8_interleave4__scalar,
+    q8_quantize__scalar,
+    q8_range__scalar,
+    q8_pair_rows__scalar,
+    q8_pair_dot__scalar,
 };
 
 const KernelTable& scalar_table() {
   return kScalarTable;
 }
 const ConvKernelTable& scalar_conv_table() { return kScalarConvTable; }
+const Q8KernelTable& scalar_q8_table() { return kScalarQ8Table; }
 
 }  // namespace om::kernels
