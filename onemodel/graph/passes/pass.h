@@ -42,11 +42,11 @@ struct PassRun {
 // f32 nodes), identity removal, QDQ Conv and MatMul fusion into QLinearConv / QLinearMatMul
 // (FastOnly; before folding turns the weights' DequantizeLinear into floats), constant folding, the dynamic form's float
 // epilogue fused into MatMulInteger / ConvInteger, attention fusion (FastOnly), MatMul epilogue
-// fusion (bias + activation), Transposes folded into MatMul operands/output, scalar Mul folded
+// fusion (bias + activation; a Gemm becomes a FusedMatMul there), Transposes folded into MatMul operands/output, scalar Mul folded
 // into MatMul, Q/K/V projection merge, MatMul residual fusion (FastOnly), Transposes sunk through
 // elementwise nodes until they cancel, Conv + BatchNormalization folding (FastOnly), Conv
 // epilogue fusion (bias + activation), chains of elementwise nodes fused into one pass and into
-// the convolution before them, dead-node removal.
+// the convolution or the matrix product before them, dead-node removal.
 const std::vector<Pass>& all_passes();
 
 // Whether the pass runs in this program: it is linked and, when Linked::ByOperator, a
