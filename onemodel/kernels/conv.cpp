@@ -200,16 +200,20 @@ void fill_tap_offsets(const ConvGeom& g, ptrdiff_t* tap_off) {
     }
 }
 
-// 3x3 stride-1 undilated layers with one pad on every side ("same"), on planes at least
-// kDepthwiseInPlaceMinWidth wide, read each plane in place (DepthwisePlane::same_3x3): only the
-// vectors at the left and right edges are copied, instead of the whole plane. On narrower planes
-// those edge vectors are a large part of the row, and the padded copy was as fast (AVX2, 3x3
-// layers with 16 to 96 channels: 64 columns the same or slower, 96 columns 8% faster, 128
-// columns 15%, 256 columns 30%; docs/performance.md, "Real models").
-constexpr int64_t kDepthwiseInPlaceMinWidth = 96;
+// 3x3 stride-1 undilated layers with one pad on every side ("same") read each plane in place
+// (DepthwisePlane::same_3x3) on planes at most kDepthwiseInPlaceNarrow or at least
+// kDepthwiseInPlaceWide columns wide: no padded copy, the vectors at the left and right edges load
+// only the lanes inside the row. Narrow planes gain most (the copy is a large part of a small
+// plane's work): 8 to 48 columns, one layer alone, in place took 0.55-0.88 of the padded form's
+// time on AVX-512 and 0.56-0.99 on AVX2 (1.05 once at 48). Between the two bounds the padded copy
+// was as fast or faster. On wide planes the result depends on the CPU and on where the input and
+// output planes lie relative to each other (loads and earlier stores 4 KB apart): 8-31% faster on
+// an AVX2-only CPU, 0.78-1.15 of the padded time here (docs/performance.md, "Depthwise layers
+// read in place").
+constexpr int64_t kDepthwiseInPlaceNarrow = 48, kDepthwiseInPlaceWide = 96;
 bool depthwise_in_place(const ConvGeom& g) {
   return g.kH == 3 && g.kW == 3 && g.sH == 1 && g.sW == 1 && g.dH == 1 && g.dW == 1 && g.pad_t == 1 && g.pad_l == 1 &&
-         g.OH == g.H && g.OW == g.W && g.W >= kDepthwiseInPlaceMinWidth;
+         g.OH == g.H && g.OW == g.W && (g.W <= kDepthwiseInPlaceNarrow || g.W >= kDepthwiseInPlaceWide);
 }
 
 // Each plane is copied into the padded buffer's interior by the table's conv_fill_padded

@@ -13,6 +13,7 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -103,15 +104,23 @@ inline bool is_3x3_unit(const DepthwisePlane& p) {
 }
 
 // R output rows at one vector of columns: q[ir] points at the kw = 0 tap of input row ir (the
-// column left of the first output), out at the first output of row 0, rows out_step apart.
-template <class Ops, size_t R>
+// column left of the first output), out at the first output of row 0, rows out_step apart. Edge
+// (the in-place form's vectors at a plane's left or right edge): only the inputs at offsets
+// [first, last) from q[ir] lie in the row; each tap loads those lanes and +0 for the others (the
+// padded form's zeros, so the same operands), and the first `cnt` outputs are stored.
+template <class Ops, size_t R, bool Edge = false>
 inline void taps_3x3(const float* const (&q)[R + 2], const typename Ops::V (&wv)[9], const float* bias, bool relu,
-                     float* out, ptrdiff_t out_step) {
+                     float* out, ptrdiff_t out_step, ptrdiff_t first = 0, ptrdiff_t last = 0, size_t cnt = 0) {
   using V = typename Ops::V;
   V acc[R];
   _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::zero();
+  using Range = typename Ops::Range;
+  const Range m0 = Edge ? Ops::range(first, last) : Range{}, m1 = Edge ? Ops::range(first - 1, last - 1) : Range{},
+              m2 = Edge ? Ops::range(first - 2, last - 2) : Range{};
   _Pragma("GCC unroll 10") for (size_t ir = 0; ir < R + 2; ++ir) {
-    const V v0 = Ops::load(q[ir]), v1 = Ops::load(q[ir] + 1), v2 = Ops::load(q[ir] + 2);
+    const V v0 = Edge ? Ops::load_range(q[ir], m0) : Ops::load(q[ir]);
+    const V v1 = Edge ? Ops::load_range(q[ir] + 1, m1) : Ops::load(q[ir] + 1);
+    const V v2 = Edge ? Ops::load_range(q[ir] + 2, m2) : Ops::load(q[ir] + 2);
     _Pragma("GCC unroll 3") for (size_t kh = 0; kh < 3; ++kh) {
       if (ir < kh || ir - kh >= R) continue;  // resolved at compile time: both are constants
       V& a = acc[ir - kh];
@@ -125,7 +134,10 @@ inline void taps_3x3(const float* const (&q)[R + 2], const typename Ops::V (&wv)
     _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::add(acc[r], bv);
   }
   if (relu) _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::relu(acc[r]);
-  _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) Ops::store(out + ptrdiff_t(r) * out_step, acc[r]);
+  _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) {
+    if (Edge && cnt < Ops::L) Ops::store_n(out + ptrdiff_t(r) * out_step, acc[r], cnt);
+    else Ops::store(out + ptrdiff_t(r) * out_step, acc[r]);
+  }
 }
 
 template <class Ops, size_t R>
@@ -148,27 +160,20 @@ inline void rows_3x3(const DepthwisePlane& p, const typename Ops::V (&wv)[9], si
 // The in-place form (DepthwisePlane::same_3x3): a 3x3 stride-1 undilated layer with one pad on
 // every side reads the input plane itself, with no padded copy. Rows above and below the plane
 // read `zeros`; a vector of outputs whose taps cross the left or right edge (or a last, partial
-// vector) is computed from a copy of its (R + 2) x (L + 2) inputs, zeros included, on the stack.
-// Every output gets the padded form's inputs in the same (kh, kw) order, so the same bits.
+// vector) loads only the lanes inside the row (Ops::load_range: masked loads where the ISA has
+// them), +0 in the others. Every output gets the padded form's inputs in the same (kh, kw) order,
+// so the same bits. (These vectors were once computed from a zero-filled copy of their inputs on
+// the stack: a memset and a memcpy per input row cost ten times the vector's arithmetic, and on
+// a 128-wide plane they were two vectors in eight.)
 template <class Ops, size_t R>
 inline void edge_3x3(const float* const (&rp)[R + 2], const typename Ops::V (&wv)[9], const DepthwisePlane& p, size_t r0,
                      size_t i) {
-  constexpr size_t L = Ops::L;
-  const size_t cnt = std::min(L, p.n - i);             // outputs of this vector
-  const size_t lo = i == 0 ? 1 : 0;                     // tile columns left of the plane
-  const size_t hi = std::min(L + 2, p.n + 1 - i) - lo;  // tile columns inside it, from lo
-  alignas(64) float t[R + 2][L + 2];
   const float* q[R + 2];
-  for (size_t ir = 0; ir < R + 2; ++ir) {
-    std::memset(t[ir], 0, sizeof t[ir]);
-    std::memcpy(t[ir] + lo, rp[ir] + (i + lo) - 1, hi * sizeof(float));
-    q[ir] = t[ir];
-  }
-  float* out = p.out + r0 * p.n + i;
-  if (cnt == L) return taps_3x3<Ops, R>(q, wv, p.bias, p.relu, out, ptrdiff_t(p.n));
-  alignas(64) float o[R][L];
-  taps_3x3<Ops, R>(q, wv, p.bias, p.relu, &o[0][0], ptrdiff_t(L));
-  for (size_t r = 0; r < R; ++r) std::memcpy(out + r * p.n, o[r], cnt * sizeof(float));
+  // q[ir] is column i - 1 of row ir, which may lie before the row; load_range reads none of it.
+  for (size_t ir = 0; ir < R + 2; ++ir) q[ir] = reinterpret_cast<const float*>(uintptr_t(rp[ir] + i) - sizeof(float));
+  const size_t cnt = std::min(Ops::L, p.n - i);
+  taps_3x3<Ops, R, true>(q, wv, p.bias, p.relu, p.out + r0 * p.n + i, ptrdiff_t(p.n), 1 - ptrdiff_t(i),
+                         ptrdiff_t(p.n + 1 - i), cnt);
 }
 
 template <class Ops, size_t R>

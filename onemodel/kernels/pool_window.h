@@ -201,47 +201,59 @@ __attribute__((always_inline)) inline int64_t max_pairs_span(const ConvGeom& g, 
   return i;
 }
 
-// Outputs y[0, n): output i's tap (t, kw) input is src[t * r.step + kw * dW + i * sW]. The first
-// `wide` outputs may read 2L floats from their first tap on (stride 2's whole loads). `div`
-// (average only, nullable): output i's count at div[i].
+// A run of output rows the same span serves: `count` rows, each starting src_pitch input floats
+// and y_pitch output floats after the one before (rows of one plane whose windows all lie inside
+// it, or consecutive output rows of one band of padded lines). The dispatch on stride and width
+// then happens once per run, not once per row: rows of a few vectors (a 64-wide plane at stride 2
+// is two AVX-512 vectors) spent more time choosing their loop than in it.
+struct RowRun {
+  int64_t count = 1, src_pitch = 0, y_pitch = 0;
+};
+
+// Outputs y[0, n) of each row of the run: output i's tap (t, kw) input is
+// src[t * r.step + kw * dW + i * sW]. The first `wide` outputs may read 2L floats from their first
+// tap on (stride 2's whole loads). `div` (average only, nullable): output i's count at div[i], the
+// same for every row of the run.
 template <class Ops, bool Max, int SW, int KW>
 __attribute__((always_inline)) inline void span(const ConvGeom& g, TapGrid r, const float* src, int64_t n, int64_t wide,
-                                                const float* div, float* y) {
+                                                const float* div, float* y, RowRun run) {
   constexpr int64_t L = int64_t(Ops::L);
   const int64_t s = SW > 0 ? SW : g.sW;
   const int64_t whole = SW == 1 ? n / L * L : SW == 2 ? std::min(n, wide) / L * L : 0;
   constexpr int U = L > 1 ? 4 : 1;
-  int64_t i = 0;
-  if constexpr (Max && SW == 2 && KW == 2 && HasPairMax<Ops>::value)
-    if (g.dW == 1) i = max_pairs_span<Ops>(g, r, src, n, y);
-  if (SW == 1 || SW == 2) {
-    for (; i + U * L <= whole; i += U * L) whole_block<Ops, Max, SW, KW, U>(g, r, src + i * s, div ? div + i : nullptr, y + i);
-    for (; i < whole; i += L) whole_block<Ops, Max, SW, KW, 1>(g, r, src + i * s, div ? div + i : nullptr, y + i);
-  }
-  for (; i < n; i += L) {
-    const int64_t cnt = std::min(L, n - i);
-    const float* d = div ? div + i : nullptr;
-    const auto acc = SW > 0 ? lanes<Ops, Max, SW, KW, Load::Masked>(g, r, src + i * s, s, cnt, d)
-                            : lanes<Ops, Max, SW, KW, Load::Gather>(g, r, src + i * s, s, cnt, d);
-    if (cnt == L) Ops::store(y + i, acc);
-    else Ops::store_n(y + i, acc, size_t(cnt));
+  for (int64_t row = 0; row < run.count; ++row, src += run.src_pitch, y += run.y_pitch) {
+    int64_t i = 0;
+    if constexpr (Max && SW == 2 && KW == 2 && HasPairMax<Ops>::value)
+      if (g.dW == 1) i = max_pairs_span<Ops>(g, r, src, n, y);
+    if (SW == 1 || SW == 2) {
+      for (; i + U * L <= whole; i += U * L) whole_block<Ops, Max, SW, KW, U>(g, r, src + i * s, div ? div + i : nullptr, y + i);
+      for (; i < whole; i += L) whole_block<Ops, Max, SW, KW, 1>(g, r, src + i * s, div ? div + i : nullptr, y + i);
+    }
+    for (; i < n; i += L) {
+      const int64_t cnt = std::min(L, n - i);
+      const float* d = div ? div + i : nullptr;
+      const auto acc = SW > 0 ? lanes<Ops, Max, SW, KW, Load::Masked>(g, r, src + i * s, s, cnt, d)
+                              : lanes<Ops, Max, SW, KW, Load::Gather>(g, r, src + i * s, s, cnt, d);
+      if (cnt == L) Ops::store(y + i, acc);
+      else Ops::store_n(y + i, acc, size_t(cnt));
+    }
   }
 }
 
 template <class Ops, bool Max, int SW>
 __attribute__((always_inline)) inline void span_kw(const ConvGeom& g, TapGrid r, const float* src, int64_t n, int64_t wide,
-                                                   const float* div, float* y) {
-  if (g.kW == 2) span<Ops, Max, SW, 2>(g, r, src, n, wide, div, y);
-  else if (g.kW == 3) span<Ops, Max, SW, 3>(g, r, src, n, wide, div, y);
-  else span<Ops, Max, SW, 0>(g, r, src, n, wide, div, y);
+                                                   const float* div, float* y, RowRun run) {
+  if (g.kW == 2) span<Ops, Max, SW, 2>(g, r, src, n, wide, div, y, run);
+  else if (g.kW == 3) span<Ops, Max, SW, 3>(g, r, src, n, wide, div, y, run);
+  else span<Ops, Max, SW, 0>(g, r, src, n, wide, div, y, run);
 }
 
 template <class Ops, bool Max>
 __attribute__((always_inline)) inline void span_any(const ConvGeom& g, TapGrid r, const float* src, int64_t n, int64_t wide,
-                                                    const float* div, float* y) {
-  if (g.sW == 1) span_kw<Ops, Max, 1>(g, r, src, n, n, div, y);
-  else if (g.sW == 2) span_kw<Ops, Max, 2>(g, r, src, n, wide, div, y);
-  else span<Ops, Max, 0, 0>(g, r, src, n, 0, div, y);
+                                                    const float* div, float* y, RowRun run = {}) {
+  if (g.sW == 1) span_kw<Ops, Max, 1>(g, r, src, n, n, div, y, run);
+  else if (g.sW == 2) span_kw<Ops, Max, 2>(g, r, src, n, wide, div, y, run);
+  else span<Ops, Max, 0, 0>(g, r, src, n, 0, div, y, run);
 }
 
 // Planes with border columns (a tap left or right of the input) run on padded lines when a
@@ -372,6 +384,12 @@ __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolW
       cols[ow] = float(avg_pool_axis_count(g.W, g.kW, g.sW, g.dW, g.pad_l, w.pad_r, w.count_include_pad, ow));
       empty_col |= cols[ow] == 0.0f;
     }
+  // Rows [full0, full1) have every tap row inside the plane; when no column has a border either,
+  // their outputs are one run of rows.
+  const int64_t full0 = std::min(g.OH, (g.pad_t + g.sH - 1) / g.sH);
+  const int64_t last_h = g.H - 1 - (g.kH - 1) * g.dH + g.pad_t;  // the largest oh * sH allowed
+  const int64_t full1 = last_h < 0 ? full0 : std::max(full0, std::min(g.OH, last_h / g.sH + 1));
+  const bool whole_rows = c0 == 0 && c1 == g.OW && full1 > full0;
   const float pad = Max ? -std::numeric_limits<float>::infinity() : 0.0f;
   for (int64_t nc = 0; nc < g.N * g.C; ++nc) {
     const float* plane = x + nc * HW;
@@ -407,17 +425,38 @@ __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolW
           }
         }
         const bool divide = use_counts && !empty_col;
+        auto row_count = [&](int64_t o) {
+          return avg_pool_axis_count(g.H, g.kH, g.sH, g.dH, g.pad_t, w.pad_b, w.count_include_pad, o);
+        };
+        // The run: the following rows whose taps the band holds (an average's with the same row count).
+        int64_t end = oh + 1;
+        if (Max || divide)
+          while (end < g.OH && end * g.sH + reach <= band1 && tap_rows(g, end).lo < tap_rows(g, end).hi &&
+                 (Max || row_count(end) == row_count(oh)))
+            ++end;
         if (divide) {
-          const float ch = float(avg_pool_axis_count(g.H, g.kH, g.sH, g.dH, g.pad_t, w.pad_b, w.count_include_pad, oh));
+          const float ch = float(row_count(oh));
           for (int64_t ow = 0; ow < g.OW; ++ow) counts[ow] = ch * cols[ow];
         }
         span_any<Ops, Max>(g, TapGrid{g.kH, g.dH * line}, lines + (top - band0) * line, g.OW, g.OW, divide ? counts : nullptr,
-                           row);
+                           row, RowRun{end - oh, g.sH * line, g.OW});
         if (!Max && !divide)
           for (int64_t ow = 0; ow < g.OW; ++ow) {
             const int64_t cnt = avg_pool_count(g, w.pad_b, w.pad_r, w.count_include_pad, oh, ow);
             row[ow] = cnt > 0 ? row[ow] / float(cnt) : 0.0f;
           }
+        oh = end - 1;
+        continue;
+      }
+      if (whole_rows && oh == full0) {  // every window of rows [full0, full1) lies inside the plane
+        const int64_t n = g.OW;
+        const float cnt = float(avg_pool_count(g, w.pad_b, w.pad_r, w.count_include_pad, oh, 0));
+        if (use_counts) std::fill(counts, counts + n, cnt);
+        span_any<Ops, Max>(g, grid, first_row, n, wide, use_counts ? counts : nullptr, row,
+                           RowRun{full1 - full0, g.sH * g.W, g.OW});
+        if (!Max && !use_counts)
+          for (float* v = row; v < out + full1 * g.OW; ++v) *v = *v / cnt;
+        oh = full1 - 1;
         continue;
       }
       const bool inner = r.lo < r.hi && c1 > c0;

@@ -149,6 +149,16 @@ struct Avx2Ops {
   static V bcast(const float* p) { return _mm256_broadcast_ss(p); }
   static V load(const float* p) { return _mm256_loadu_ps(p); }
   static V load_n(const float* p, size_t n) { return _mm256_maskload_ps(p, mask(n)); }
+  // depthwise_plane.h's edge loads: range(lo, hi) names lanes [lo, hi), load_range(p, m) loads
+  // them and +0 elsewhere; masked lanes are never read.
+  using Range = __m256i;
+  static Range range(ptrdiff_t lo, ptrdiff_t hi) {
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const auto clamp = [](ptrdiff_t v) { return int(v < -1 ? -1 : v > 8 ? 8 : v); };
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(clamp(lo)), iota),
+                               _mm256_cmpgt_epi32(_mm256_set1_epi32(clamp(hi)), iota));
+  }
+  static V load_range(const float* p, Range m) { return _mm256_maskload_ps(p, m); }
   static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static void store_n(float* p, V v, size_t n) { _mm256_maskstore_ps(p, mask(n), v); }
   static V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }

@@ -116,6 +116,14 @@ struct Avx512Ops {
   static V bcast(const float* p) { return _mm512_set1_ps(*p); }
   static V load(const float* p) { return _mm512_loadu_ps(p); }
   static V load_n(const float* p, size_t n) { return _mm512_maskz_loadu_ps(lanes(n), p); }
+  // depthwise_plane.h's edge loads: range(lo, hi) names lanes [lo, hi) (clamped to the vector),
+  // load_range(p, m) loads them and +0 elsewhere; masked lanes are never read.
+  using Range = __mmask16;
+  static Range range(ptrdiff_t lo, ptrdiff_t hi) {
+    const auto clamp = [](ptrdiff_t v) { return size_t(v < 0 ? 0 : v > 16 ? 16 : v); };
+    return __mmask16(lanes(clamp(hi)) & ~lanes(clamp(lo)));
+  }
+  static V load_range(const float* p, Range m) { return _mm512_maskz_loadu_ps(m, p); }
   static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   // Two 8-float rows in one vector (the depthwise kernel's half-width planes).
   static constexpr bool kHalfRows = true;
@@ -148,6 +156,18 @@ struct Avx512Ops {
   static V load_even_n(const float* p, size_t n) {
     const size_t f = 2 * n - 1;
     return even(load_n(p, f < 16 ? f : 16), f > 16 ? load_n(p + 16, f - 16) : zero());
+  }
+  static constexpr bool kPairMax = true;
+  // pool_window.h's pair maxima, in the in-lane shuffle's order (64-bit pairs 0 4 1 5 2 6 3 7):
+  // shuffles within 128-bit lanes are cheaper than two full permutes, and pair_order fixes the
+  // order once per output vector, after its rows are combined.
+  static V pair_max(const float* p, V& probe) {
+    const __m512 lo = _mm512_loadu_ps(p), hi = _mm512_loadu_ps(p + 16);
+    probe = add(probe, add(lo, hi));
+    return max(_mm512_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)), _mm512_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+  }
+  static V pair_order(V v) {
+    return _mm512_castpd_ps(_mm512_maskz_permutexvar_pd(__mmask8(0xff), _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), _mm512_castps_pd(v)));
   }
 };
 

@@ -89,6 +89,18 @@ struct NeonOps {
     std::memcpy(t, p, n * sizeof(float));
     return vld1q_f32(t);
   }
+  // depthwise_plane.h's edge loads: range(lo, hi) names lanes [lo, hi), load_range(p, m) loads
+  // them and +0 elsewhere; lanes outside are never read.
+  struct Range {
+    ptrdiff_t lo = 0, hi = 0;
+  };
+  static Range range(ptrdiff_t lo, ptrdiff_t hi) { return {lo < 0 ? 0 : lo, hi > 4 ? 4 : hi}; }
+  static V load_range(const float* p, Range m) {
+    if (m.lo == 0 && m.hi == 4) return vld1q_f32(p);
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (ptrdiff_t j = m.lo; j < m.hi; ++j) t[j] = p[j];
+    return vld1q_f32(t);
+  }
   static void store(float* p, V v) { vst1q_f32(p, v); }
   static void store_n(float* p, V v, size_t n) {
     float t[4];

@@ -165,6 +165,9 @@ struct ScalarOps {
   static float bcast(const float* p) { return *p; }
   static float load(const float* p) { return *p; }
   static float load_n(const float* p, size_t) { return *p; }
+  using Range = bool;  // depthwise_plane.h's edge loads: the one lane is inside the row
+  static Range range(ptrdiff_t lo, ptrdiff_t hi) { return lo <= 0 && hi > 0; }
+  static float load_range(const float* p, Range in) { return in ? *p : 0.0f; }
   static void store(float* p, float v) { *p = v; }
   static void store_n(float* p, float v, size_t) { *p = v; }
   static float fma(float a, float b, float acc) { return std::fma(a, b, acc); }
