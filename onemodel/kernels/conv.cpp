@@ -204,13 +204,13 @@ void fill_tap_offsets(const ConvGeom& g, ptrdiff_t* tap_off) {
 // (DepthwisePlane::same_3x3) on planes at most kDepthwiseInPlaceNarrow or at least
 // kDepthwiseInPlaceWide columns wide: no padded copy, the vectors at the left and right edges load
 // only the lanes inside the row. Narrow planes gain most (the copy is a large part of a small
-// plane's work): 8 to 48 columns, one layer alone, in place took 0.55-0.88 of the padded form's
-// time on AVX-512 and 0.56-0.99 on AVX2 (1.05 once at 48). Between the two bounds the padded copy
-// was as fast or faster. On wide planes the result depends on the CPU and on where the input and
-// output planes lie relative to each other (loads and earlier stores 4 KB apart): 8-31% faster on
-// an AVX2-only CPU, 0.78-1.15 of the padded time here (docs/performance.md, "Depthwise layers
-// read in place").
-constexpr int64_t kDepthwiseInPlaceNarrow = 48, kDepthwiseInPlaceWide = 96;
+// plane's work): 8 to 32 columns, one layer alone, in place took 0.55-0.84 of the padded form's
+// time on AVX-512 and 0.54-1.00 on AVX2; from 40 columns to 80 it was as fast or slower. On wide
+// planes the result depends on the CPU and on where the input and output planes lie relative to
+// each other (loads that follow stores 4 KB apart wait on them): 8-31% faster on an AVX2-only CPU,
+// 0.87-1.28 of the padded time on an AVX-512 one (docs/performance.md, "Depthwise layers read in
+// place: masked edges and narrow planes").
+constexpr int64_t kDepthwiseInPlaceNarrow = 32, kDepthwiseInPlaceWide = 96;
 bool depthwise_in_place(const ConvGeom& g) {
   return g.kH == 3 && g.kW == 3 && g.sH == 1 && g.sW == 1 && g.dH == 1 && g.dW == 1 && g.pad_t == 1 && g.pad_l == 1 &&
          g.OH == g.H && g.OW == g.W && (g.W <= kDepthwiseInPlaceNarrow || g.W >= kDepthwiseInPlaceWide);

@@ -221,7 +221,8 @@ __attribute__((always_inline)) inline void span(const ConvGeom& g, TapGrid r, co
   const int64_t s = SW > 0 ? SW : g.sW;
   const int64_t whole = SW == 1 ? n / L * L : SW == 2 ? std::min(n, wide) / L * L : 0;
   constexpr int U = L > 1 ? 4 : 1;
-  for (int64_t row = 0; row < run.count; ++row, src += run.src_pitch, y += run.y_pitch) {
+  const int64_t rows = L > 1 ? run.count : 1;  // the one-lane table runs row by row (less code)
+  for (int64_t row = 0; row < rows; ++row, src += run.src_pitch, y += run.y_pitch) {
     int64_t i = 0;
     if constexpr (Max && SW == 2 && KW == 2 && HasPairMax<Ops>::value)
       if (g.dW == 1) i = max_pairs_span<Ops>(g, r, src, n, y);
@@ -249,11 +250,27 @@ __attribute__((always_inline)) inline void span_kw(const ConvGeom& g, TapGrid r,
 }
 
 template <class Ops, bool Max>
-__attribute__((always_inline)) inline void span_any(const ConvGeom& g, TapGrid r, const float* src, int64_t n, int64_t wide,
-                                                    const float* div, float* y, RowRun run = {}) {
+__attribute__((always_inline)) inline void span_forms(const ConvGeom& g, TapGrid r, const float* src, int64_t n, int64_t wide,
+                                                      const float* div, float* y, RowRun run) {
   if (g.sW == 1) span_kw<Ops, Max, 1>(g, r, src, n, n, div, y, run);
   else if (g.sW == 2) span_kw<Ops, Max, 2>(g, r, src, n, wide, div, y, run);
   else span<Ops, Max, 0, 0>(g, r, src, n, 0, div, y, run);
+}
+
+// Vector ISAs call the forms out of line (one copy per Ops and kind, shared by the two callers
+// below): every form inlined at each call site cost the AArch64 program kilobytes, and a call per
+// run of rows is nothing. Ops lives in each ISA file's unnamed namespace, so no copy is shared
+// across flags. The one-lane table has one caller (no padded lines) and inlines them there.
+template <class Ops, bool Max>
+__attribute__((noinline)) void span_out(const ConvGeom& g, TapGrid r, const float* src, int64_t n, int64_t wide,
+                                        const float* div, float* y, RowRun run) {
+  span_forms<Ops, Max>(g, r, src, n, wide, div, y, run);
+}
+template <class Ops, bool Max>
+__attribute__((always_inline)) inline void span_any(const ConvGeom& g, TapGrid r, const float* src, int64_t n, int64_t wide,
+                                                    const float* div, float* y, RowRun run = {}) {
+  if constexpr (Ops::L > 1) span_out<Ops, Max>(g, r, src, n, wide, div, y, run);
+  else span_forms<Ops, Max>(g, r, src, n, wide, div, y, run);
 }
 
 // Planes with border columns (a tap left or right of the input) run on padded lines when a
@@ -389,7 +406,7 @@ __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolW
   const int64_t full0 = std::min(g.OH, (g.pad_t + g.sH - 1) / g.sH);
   const int64_t last_h = g.H - 1 - (g.kH - 1) * g.dH + g.pad_t;  // the largest oh * sH allowed
   const int64_t full1 = last_h < 0 ? full0 : std::max(full0, std::min(g.OH, last_h / g.sH + 1));
-  const bool whole_rows = c0 == 0 && c1 == g.OW && full1 > full0;
+  const bool whole_rows = L > 1 && c0 == 0 && c1 == g.OW && full1 > full0;
   const float pad = Max ? -std::numeric_limits<float>::infinity() : 0.0f;
   for (int64_t nc = 0; nc < g.N * g.C; ++nc) {
     const float* plane = x + nc * HW;
@@ -448,17 +465,6 @@ __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolW
         oh = end - 1;
         continue;
       }
-      if (whole_rows && oh == full0) {  // every window of rows [full0, full1) lies inside the plane
-        const int64_t n = g.OW;
-        const float cnt = float(avg_pool_count(g, w.pad_b, w.pad_r, w.count_include_pad, oh, 0));
-        if (use_counts) std::fill(counts, counts + n, cnt);
-        span_any<Ops, Max>(g, grid, first_row, n, wide, use_counts ? counts : nullptr, row,
-                           RowRun{full1 - full0, g.sH * g.W, g.OW});
-        if (!Max && !use_counts)
-          for (float* v = row; v < out + full1 * g.OW; ++v) *v = *v / cnt;
-        oh = full1 - 1;
-        continue;
-      }
       const bool inner = r.lo < r.hi && c1 > c0;
       for (int64_t ow = 0; ow < g.OW; ++ow) {
         if (inner && ow == c0) ow = c1;
@@ -466,15 +472,17 @@ __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolW
         row[ow] = Max ? max_at(g, plane, oh, ow, nullptr) : avg_at(g, w, plane, oh, ow);
       }
       if (!inner) continue;
+      // Rows [full0, full1) without border columns: one run (the same count for every output).
+      const RowRun run = whole_rows && oh == full0 ? RowRun{full1 - full0, g.sH * g.W, g.OW} : RowRun{};
       const int64_t n = c1 - c0;
       float* dst = row + c0;
-      if (use_counts)  // every interior output has the same count
-        std::fill(counts, counts + n, float(avg_pool_count(g, w.pad_b, w.pad_r, w.count_include_pad, oh, c0)));
-      span_any<Ops, Max>(g, grid, first_row + (c0 * g.sW - g.pad_l), n, wide, use_counts ? counts : nullptr, dst);
-      if (!Max && !use_counts) {
-        const float cnt = float(avg_pool_count(g, w.pad_b, w.pad_r, w.count_include_pad, oh, c0));
-        for (int64_t i = 0; i < n; ++i) dst[i] = dst[i] / cnt;
-      }
+      const float cnt = Max ? 1.0f : float(avg_pool_count(g, w.pad_b, w.pad_r, w.count_include_pad, oh, c0));
+      if (use_counts) std::fill(counts, counts + n, cnt);  // every interior output has the same count
+      span_any<Ops, Max>(g, grid, first_row + (c0 * g.sW - g.pad_l), n, wide, use_counts ? counts : nullptr, dst, run);
+      if (!Max && !use_counts)
+        for (int64_t k = 0; k < run.count; ++k)
+          for (int64_t i = 0; i < n; ++i) dst[k * g.OW + i] = dst[k * g.OW + i] / cnt;
+      oh += run.count - 1;
     }
   }
 }

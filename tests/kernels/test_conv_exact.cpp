@@ -108,16 +108,16 @@ const Case kCases[] = {
     // (4 + 4 + 2 left), 130 columns (a partial last vector); no pads, so 7 rows of 126
     {1, 2, 10, 130, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 3, 9, 128, 3, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},
-    // depthwise 3x3 "same" on planes at most 48 or at least 96 wide (read in place, edge vectors
+    // depthwise 3x3 "same" on planes at most 32 or at least 96 wide (read in place, edge vectors
     // loading only the lanes inside the row): 96 columns (whole vectors, both edges), 103 (a
     // partial last vector), batch 2 and 7 rows (4 + 3 single rows); multiplier 3 on 3 rows (no
-    // block of four); 5 rows of 100; narrow planes: 48 and 32 (whole vectors), 17 (a partial
+    // block of four); 5 rows of 100; narrow planes: 32 (whole vectors), 31 and 17 (a partial
     // second vector), 8 and 5 (one vector holding both edges, narrower than AVX-512's), 1 column
     {1, 2, 6, 96, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {2, 3, 7, 103, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 2, 3, 98, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 2, 5, 100, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
-    {1, 2, 9, 48, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 2, 9, 31, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {2, 3, 6, 32, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 2, 5, 17, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 3, 8, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
