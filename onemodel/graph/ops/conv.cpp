@@ -382,6 +382,11 @@ Status prepare_conv(const InferContext& ctx, Prepared& out) {
   const int64_t depth_taps = kind == GeomKind::Conv || sg.spatial != 3 ? 1 : sg.depth.kD;  // p.g.C has Conv's kD
   out.cost = product_cost(count_mul(count_mul(sg.g.N, sg.g.M), sg.spatial == 3 ? sg.depth.OD : 1), count_mul(p.g.OH, p.g.OW),
                           count_mul(count_mul(p.g.C / std::max<int64_t>(p.g.group, 1), count_mul(p.g.kH, p.g.kW)), depth_taps));
+  // A depthwise multiply-add costs about 2.5 of a GEMM's (one load each, no operand reused from a
+  // register), so its work counts twice: measured on one 3x3 layer alone, two threads gave
+  // 1.31-1.48x at 36,864 units of product cost (32x32x32, 128x16x16: 6-11 us), and at 18,000 to
+  // 21,000 won and lost (docs/threads.md, "The threshold").
+  if (planes) out.cost = count_mul(out.cost, 2);
   p.units = out.work;
   if (kind != GeomKind::Conv || !ctx.input(kResidualInput)) return Status::ok();
   if (residual_in_place(ctx)) {
