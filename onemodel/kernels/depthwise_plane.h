@@ -90,43 +90,43 @@ inline void pair_block(const DepthwisePlane& p, size_t r0) {
   }
 }
 
-// The 3x3 stride-1 undilated form (most depthwise layers): the taps of output row r at column i
-// are input rows r, r + 1, r + 2 (kh) at columns i, i + 1, i + 2 (kw) of the padded buffer. R
-// output rows take their taps from R + 2 input rows, each loaded once per kw and used by every
-// output row it feeds, instead of once per (output row, tap): 3 (R + 2) loads for 9 R
-// multiply-adds, not 9 R. Input rows run in order and kw within each, so every output still gets
-// its taps in (kh, kw) order: the chain, and so the bits, of block().
-inline bool is_3x3_unit(const DepthwisePlane& p) {
-  if (p.taps != 9) return false;
-  for (size_t t = 0; t < 9; ++t)
-    if (p.tap_off[t] != p.tap_off[0] + ptrdiff_t(t / 3) * p.row_step + ptrdiff_t(t % 3)) return false;
+// The KxK stride-1 undilated forms (K = 3: most depthwise layers; K = 5: PP-LCNet's and
+// MobileNetV3's): the taps of output row r at column i are input rows r .. r + K - 1 (kh) at
+// columns i .. i + K - 1 (kw) of the padded buffer. R output rows take their taps from R + K - 1
+// input rows, each loaded once per kw and used by every output row it feeds, instead of once per
+// (output row, tap): K (R + K - 1) loads for K^2 R multiply-adds, not K^2 R (a 5x5 layer's
+// unaligned loads, one per multiply-add, held it at a quarter of the fma peak). Input rows run in
+// order and kw within each, so every output still gets its taps in (kh, kw) order: the chain, and
+// so the bits, of block().
+template <size_t K>
+inline bool is_unit(const DepthwisePlane& p) {
+  if (p.taps != K * K) return false;
+  for (size_t t = 0; t < K * K; ++t)
+    if (p.tap_off[t] != p.tap_off[0] + ptrdiff_t(t / K) * p.row_step + ptrdiff_t(t % K)) return false;
   return true;
 }
 
-// R output rows at one vector of columns: q[ir] points at the kw = 0 tap of input row ir (the
-// column left of the first output), out at the first output of row 0, rows out_step apart. Edge
-// (the in-place form's vectors at a plane's left or right edge): only the inputs at offsets
-// [first, last) from q[ir] lie in the row; each tap loads those lanes and +0 for the others (the
-// padded form's zeros, so the same operands), and the first `cnt` outputs are stored.
-template <class Ops, size_t R, bool Edge = false>
-inline void taps_3x3(const float* const (&q)[R + 2], const typename Ops::V (&wv)[9], const float* bias, bool relu,
-                     float* out, ptrdiff_t out_step, ptrdiff_t first = 0, ptrdiff_t last = 0, size_t cnt = 0) {
+// R output rows at one vector of columns: q[ir] points at the kw = 0 tap of input row ir, out at
+// the first output of row 0, rows out_step apart. Edge (the in-place 3x3 form's vectors at a
+// plane's left or right edge): only the inputs at offsets [first, last) from q[ir] lie in the
+// row; each tap loads those lanes and +0 for the others (the padded form's zeros, so the same
+// operands), and the first `cnt` outputs are stored.
+template <class Ops, size_t K, size_t R, bool Edge = false>
+inline void taps(const float* const (&q)[R + K - 1], const typename Ops::V (&wv)[K * K], const float* bias, bool relu,
+                 float* out, ptrdiff_t out_step, ptrdiff_t first = 0, ptrdiff_t last = 0, size_t cnt = 0) {
   using V = typename Ops::V;
+  using Range = typename Ops::Range;
+  Range m[K];
+  if (Edge) _Pragma("GCC unroll 5") for (size_t kw = 0; kw < K; ++kw) m[kw] = Ops::range(first - ptrdiff_t(kw), last - ptrdiff_t(kw));
   V acc[R];
   _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::zero();
-  using Range = typename Ops::Range;
-  const Range m0 = Edge ? Ops::range(first, last) : Range{}, m1 = Edge ? Ops::range(first - 1, last - 1) : Range{},
-              m2 = Edge ? Ops::range(first - 2, last - 2) : Range{};
-  _Pragma("GCC unroll 10") for (size_t ir = 0; ir < R + 2; ++ir) {
-    const V v0 = Edge ? Ops::load_range(q[ir], m0) : Ops::load(q[ir]);
-    const V v1 = Edge ? Ops::load_range(q[ir] + 1, m1) : Ops::load(q[ir] + 1);
-    const V v2 = Edge ? Ops::load_range(q[ir] + 2, m2) : Ops::load(q[ir] + 2);
-    _Pragma("GCC unroll 3") for (size_t kh = 0; kh < 3; ++kh) {
+  _Pragma("GCC unroll 12") for (size_t ir = 0; ir < R + K - 1; ++ir) {
+    V v[K];
+    _Pragma("GCC unroll 5") for (size_t kw = 0; kw < K; ++kw) v[kw] = Edge ? Ops::load_range(q[ir] + kw, m[kw]) : Ops::load(q[ir] + kw);
+    _Pragma("GCC unroll 5") for (size_t kh = 0; kh < K; ++kh) {
       if (ir < kh || ir - kh >= R) continue;  // resolved at compile time: both are constants
       V& a = acc[ir - kh];
-      a = Ops::fma(v0, wv[3 * kh], a);
-      a = Ops::fma(v1, wv[3 * kh + 1], a);
-      a = Ops::fma(v2, wv[3 * kh + 2], a);
+      _Pragma("GCC unroll 5") for (size_t kw = 0; kw < K; ++kw) a = Ops::fma(v[kw], wv[K * kh + kw], a);
     }
   }
   if (bias) {
@@ -140,21 +140,31 @@ inline void taps_3x3(const float* const (&q)[R + 2], const typename Ops::V (&wv)
   }
 }
 
-template <class Ops, size_t R>
-inline void block_3x3(const DepthwisePlane& p, const typename Ops::V (&wv)[9], size_t r0, size_t i) {
+template <class Ops, size_t K, size_t R>
+inline void block_unit(const DepthwisePlane& p, const typename Ops::V (&wv)[K * K], size_t r0, size_t i) {
   const float* s = p.src + p.tap_off[0] + ptrdiff_t(r0) * p.row_step + ptrdiff_t(i);
-  const float* q[R + 2];
-  _Pragma("GCC unroll 10") for (size_t ir = 0; ir < R + 2; ++ir) q[ir] = s + ptrdiff_t(ir) * p.row_step;
-  taps_3x3<Ops, R>(q, wv, p.bias, p.relu, p.out + r0 * p.n + i, ptrdiff_t(p.n));
+  const float* q[R + K - 1];
+  _Pragma("GCC unroll 12") for (size_t ir = 0; ir < R + K - 1; ++ir) q[ir] = s + ptrdiff_t(ir) * p.row_step;
+  taps<Ops, K, R>(q, wv, p.bias, p.relu, p.out + r0 * p.n + i, ptrdiff_t(p.n));
 }
 
-// Rows [r0, r0 + R): whole vectors by block_3x3, a partial last one by block().
-template <class Ops, size_t R>
-inline void rows_3x3(const DepthwisePlane& p, const typename Ops::V (&wv)[9], size_t r0) {
+// Rows [r0, r0 + R): whole vectors by block_unit, a partial last one by block().
+template <class Ops, size_t K, size_t R>
+inline void rows_unit(const DepthwisePlane& p, const typename Ops::V (&wv)[K * K], size_t r0) {
   constexpr size_t L = Ops::L;
   size_t i = 0;
-  for (; i + L <= p.n; i += L) block_3x3<Ops, R>(p, wv, r0, i);
+  for (; i + L <= p.n; i += L) block_unit<Ops, K, R>(p, wv, r0, i);
   if (i < p.n) block<Ops, R, true>(p, r0, i, p.n - i);
+}
+
+// The rows of a plane in blocks of four by the KxK form; returns the first row left.
+template <class Ops, size_t K>
+inline size_t unit_rows(const DepthwisePlane& p) {
+  typename Ops::V wv[K * K];
+  for (size_t t = 0; t < K * K; ++t) wv[t] = Ops::bcast(p.w + t);
+  size_t r = 0;
+  for (; r + 4 <= p.rows; r += 4) rows_unit<Ops, K, 4>(p, wv, r);
+  return r;
 }
 
 // The in-place form (DepthwisePlane::same_3x3): a 3x3 stride-1 undilated layer with one pad on
@@ -172,7 +182,7 @@ inline void edge_3x3(const float* const (&rp)[R + 2], const typename Ops::V (&wv
   // q[ir] is column i - 1 of row ir, which may lie before the row; load_range reads none of it.
   for (size_t ir = 0; ir < R + 2; ++ir) q[ir] = reinterpret_cast<const float*>(uintptr_t(rp[ir] + i) - sizeof(float));
   const size_t cnt = std::min(Ops::L, p.n - i);
-  taps_3x3<Ops, R, true>(q, wv, p.bias, p.relu, p.out + r0 * p.n + i, ptrdiff_t(p.n), 1 - ptrdiff_t(i),
+  taps<Ops, 3, R, true>(q, wv, p.bias, p.relu, p.out + r0 * p.n + i, ptrdiff_t(p.n), 1 - ptrdiff_t(i),
                          ptrdiff_t(p.n + 1 - i), cnt);
 }
 
@@ -189,7 +199,7 @@ inline void same_rows_3x3(const DepthwisePlane& p, const typename Ops::V (&wv)[9
   for (; i + L + 1 <= p.n; i += L) {
     const float* q[R + 2];
     _Pragma("GCC unroll 10") for (size_t ir = 0; ir < R + 2; ++ir) q[ir] = rp[ir] + i - 1;
-    taps_3x3<Ops, R>(q, wv, p.bias, p.relu, p.out + r0 * p.n + i, ptrdiff_t(p.n));
+    taps<Ops, 3, R>(q, wv, p.bias, p.relu, p.out + r0 * p.n + i, ptrdiff_t(p.n));
   }
   for (; i < p.n; i += L) edge_3x3<Ops, R>(rp, wv, p, r0, i);
 }
@@ -204,11 +214,10 @@ void plane(const DepthwisePlane& p) {
     for (; r < p.rows; ++r) same_rows_3x3<Ops, 1>(p, wv, r);
     return;
   }
-  if (p.n >= Ops::L && is_3x3_unit(p)) {
-    typename Ops::V wv[9];
-    for (size_t t = 0; t < 9; ++t) wv[t] = Ops::bcast(p.w + t);
-    for (; r + 4 <= p.rows; r += 4) rows_3x3<Ops, 4>(p, wv, r);
-  }
+  if (p.n >= Ops::L && is_unit<3>(p)) r = unit_rows<Ops, 3>(p);
+  // The 5x5 form on vector ISAs only: the one-lane table has no loads to share.
+  if constexpr (Ops::L > 1)
+    if (p.n >= Ops::L && is_unit<5>(p)) r = unit_rows<Ops, 5>(p);
   if constexpr (HasHalves<Ops>::value) {
     if (2 * p.n == Ops::L) {
       for (; r + 16 <= p.rows; r += 16) pair_block<Ops, 8>(p, r);

@@ -108,6 +108,11 @@ const Case kCases[] = {
     // (4 + 4 + 2 left), 130 columns (a partial last vector); no pads, so 7 rows of 126
     {1, 2, 10, 130, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 3, 9, 128, 3, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},
+    // depthwise 5x5 stride 1 (input rows shared by four output rows, vector ISAs): 9 rows of 37
+    // (4 + 4 + 1 left; two whole vectors and a partial one under AVX-512); multiplier 2 without
+    // pads, 4 rows of 16
+    {1, 3, 9, 37, 3, 3, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
+    {1, 2, 8, 20, 4, 2, 5, 5, 1, 1, 1, 1, 0, 0, 0, 0},
     // depthwise 3x3 "same" on planes at most 32 or at least 96 wide (read in place, edge vectors
     // loading only the lanes inside the row): 96 columns (whole vectors, both edges), 103 (a
     // partial last vector), batch 2 and 7 rows (4 + 3 single rows); multiplier 3 on 3 rows (no
