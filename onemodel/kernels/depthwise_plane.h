@@ -116,13 +116,16 @@ inline void taps(const float* const (&q)[R + K - 1], const typename Ops::V (&wv)
                  float* out, ptrdiff_t out_step, ptrdiff_t first = 0, ptrdiff_t last = 0, size_t cnt = 0) {
   using V = typename Ops::V;
   using Range = typename Ops::Range;
-  Range m[K];
-  if (Edge) _Pragma("GCC unroll 5") for (size_t kw = 0; kw < K; ++kw) m[kw] = Ops::range(first - ptrdiff_t(kw), last - ptrdiff_t(kw));
+  Range m[K]{};  // per kw, the lanes inside the row (Edge only)
+  if (Edge)
+    _Pragma("GCC unroll 5") for (size_t kw = 0; kw < K; ++kw) m[kw] = Ops::range(first - ptrdiff_t(kw), last - ptrdiff_t(kw));
   V acc[R];
   _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::zero();
   _Pragma("GCC unroll 12") for (size_t ir = 0; ir < R + K - 1; ++ir) {
     V v[K];
-    _Pragma("GCC unroll 5") for (size_t kw = 0; kw < K; ++kw) v[kw] = Edge ? Ops::load_range(q[ir] + kw, m[kw]) : Ops::load(q[ir] + kw);
+    _Pragma("GCC unroll 5") for (size_t kw = 0; kw < K; ++kw) {
+      v[kw] = Edge ? Ops::load_range(q[ir] + kw, m[kw]) : Ops::load(q[ir] + kw);
+    }
     _Pragma("GCC unroll 5") for (size_t kh = 0; kh < K; ++kh) {
       if (ir < kh || ir - kh >= R) continue;  // resolved at compile time: both are constants
       V& a = acc[ir - kh];
