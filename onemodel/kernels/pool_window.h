@@ -268,7 +268,7 @@ __attribute__((noinline)) void span_out(const ConvGeom& g, TapGrid r, const floa
 }
 template <class Ops, bool Max>
 __attribute__((always_inline)) inline void span_any(const ConvGeom& g, TapGrid r, const float* src, int64_t n, int64_t wide,
-                                                    const float* div, float* y, RowRun run = {}) {
+                                                    const float* div, float* y, RowRun run) {
   if constexpr (Ops::L > 1) span_out<Ops, Max>(g, r, src, n, wide, div, y, run);
   else span_forms<Ops, Max>(g, r, src, n, wide, div, y, run);
 }
@@ -445,16 +445,17 @@ __attribute__((always_inline)) inline void planes(const ConvGeom& g, const PoolW
         auto row_count = [&](int64_t o) {
           return avg_pool_axis_count(g.H, g.kH, g.sH, g.dH, g.pad_t, w.pad_b, w.count_include_pad, o);
         };
+        const int64_t ch = divide ? row_count(oh) : 0;
         // The run: the following rows whose taps the band holds (an average's with the same row count).
+        auto joins = [&](int64_t o) {
+          const TapRows t = tap_rows(g, o);
+          return o * g.sH + reach <= band1 && t.lo < t.hi && (Max || row_count(o) == ch);
+        };
         int64_t end = oh + 1;
         if (Max || divide)
-          while (end < g.OH && end * g.sH + reach <= band1 && tap_rows(g, end).lo < tap_rows(g, end).hi &&
-                 (Max || row_count(end) == row_count(oh)))
-            ++end;
-        if (divide) {
-          const float ch = float(row_count(oh));
-          for (int64_t ow = 0; ow < g.OW; ++ow) counts[ow] = ch * cols[ow];
-        }
+          while (end < g.OH && joins(end)) ++end;
+        if (divide)
+          for (int64_t ow = 0; ow < g.OW; ++ow) counts[ow] = float(ch) * cols[ow];
         span_any<Ops, Max>(g, TapGrid{g.kH, g.dH * line}, lines + (top - band0) * line, g.OW, g.OW, divide ? counts : nullptr,
                            row, RowRun{end - oh, g.sH * line, g.OW});
         if (!Max && !divide)

@@ -6,7 +6,8 @@
 // the input planes themselves (windows covering whole rows without pads), and the depthwise
 // kernels (rows shorter and longer than a vector, strides 1 to 3, channel multipliers; column
 // stride 1 reads the input in place, with pads narrower and far wider than the plane; 3x3 "same"
-// layers on wide planes read the planes themselves).
+// layers on narrow and wide planes read the planes themselves; 3x3 and 5x5 stride-1 layers share
+// input rows across output rows).
 #include <doctest/doctest.h>
 
 #include <cinttypes>

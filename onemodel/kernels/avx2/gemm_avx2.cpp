@@ -153,10 +153,8 @@ struct Avx2Ops {
   // them and +0 elsewhere; masked lanes are never read.
   using Range = __m256i;
   static Range range(ptrdiff_t lo, ptrdiff_t hi) {
-    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const auto clamp = [](ptrdiff_t v) { return int(v < -1 ? -1 : v > 8 ? 8 : v); };
-    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(clamp(lo)), iota),
-                               _mm256_cmpgt_epi32(_mm256_set1_epi32(clamp(hi)), iota));
+    const auto clamp = [](ptrdiff_t v) { return size_t(v < 0 ? 0 : v > 8 ? 8 : v); };
+    return _mm256_andnot_si256(mask(clamp(lo)), mask(clamp(hi)));  // the first hi lanes less the first lo
   }
   static V load_range(const float* p, Range m) { return _mm256_maskload_ps(p, m); }
   static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
