@@ -7,9 +7,10 @@
 // Every output keeps its chain in registers over all taps: acc = +0, then
 // acc = fma(src_t, w_t, acc) for the taps t in order, then acc + bias (when given). Lanes are
 // output columns, so the chain of one output never depends on the vector width or on how rows
-// are grouped: the bits are those of the scalar form on every ISA. Up to eight rows run side by
-// side, so short rows (8 or 16 outputs) still give the fma units independent chains; the loops
-// over them are unrolled by pragma so the accumulators stay in registers.
+// are grouped: the bits are those of the scalar form on every ISA. Up to eight vectors run side
+// by side, taken along the rows and across them, so short rows (8 or 16 outputs) and planes of
+// two or three rows still give the fma units independent chains; the loops over them are
+// unrolled by pragma so the accumulators stay in registers.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -20,39 +21,62 @@
 
 namespace om::kernels::dw {
 
-// R rows, the columns [i, i + L) (or the first `tail` of them when Partial).
-template <class Ops, size_t R, bool Partial>
-inline void block(const DepthwisePlane& p, size_t r0, size_t i, size_t tail) {
+// U vectors of outputs side by side, each output its own chain. The rows from r0 are read as
+// one run of vectors, nv whole ones per row: vector v0 + k lies in row r0 + (v0 + k) / nv at
+// columns from ((v0 + k) % nv) L. When Partial, vector k is instead the last, partial one of row
+// r0 + v0 + k: the `tail` columns from nv L. A run crosses rows, so a plane of two or three rows
+// still gives the fma units eight independent chains (PP-LCNet's 2x96 and 3x96 5x5 layers had
+// two, and waited on the fma latency).
+template <class Ops, size_t U, bool Partial>
+inline void block(const DepthwisePlane& p, size_t r0, size_t nv, size_t v0, size_t tail) {
   using V = typename Ops::V;
-  V acc[R];
-  _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::zero();
+  constexpr size_t L = Ops::L;
+  ptrdiff_t in[U];
+  size_t out[U];
+  size_t r = Partial ? r0 + v0 : r0 + v0 / nv, c = Partial ? nv : v0 % nv;  // c: the vector's index in its row
+  _Pragma("GCC unroll 8") for (size_t k = 0; k < U; ++k) {
+    in[k] = ptrdiff_t(r) * p.row_step + ptrdiff_t(c * L);
+    out[k] = r * p.n + c * L;
+    if (Partial || ++c == nv) c = Partial ? nv : 0, ++r;
+  }
+  V acc[U];
+  _Pragma("GCC unroll 8") for (size_t k = 0; k < U; ++k) acc[k] = Ops::zero();
   for (size_t t = 0; t < p.taps; ++t) {
     const V wv = Ops::bcast(p.w + t);
-    const float* s = p.src + p.tap_off[t] + ptrdiff_t(r0) * p.row_step + ptrdiff_t(i);
-    _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) {
-      const float* q = s + ptrdiff_t(r) * p.row_step;
-      acc[r] = Ops::fma(Partial ? Ops::load_n(q, tail) : Ops::load(q), wv, acc[r]);
+    const float* s = p.src + p.tap_off[t];
+    _Pragma("GCC unroll 8") for (size_t k = 0; k < U; ++k) {
+      acc[k] = Ops::fma(Partial ? Ops::load_n(s + in[k], tail) : Ops::load(s + in[k]), wv, acc[k]);
     }
   }
   if (p.bias) {
     const V bv = Ops::bcast(p.bias);
-    _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::add(acc[r], bv);
+    _Pragma("GCC unroll 8") for (size_t k = 0; k < U; ++k) acc[k] = Ops::add(acc[k], bv);
   }
   if (p.relu)
-    _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::relu(acc[r]);
-  _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) {
-    float* o = p.out + (r0 + r) * p.n + i;
-    if (Partial) Ops::store_n(o, acc[r], tail);
-    else Ops::store(o, acc[r]);
+    _Pragma("GCC unroll 8") for (size_t k = 0; k < U; ++k) acc[k] = Ops::relu(acc[k]);
+  _Pragma("GCC unroll 8") for (size_t k = 0; k < U; ++k) {
+    if (Partial) Ops::store_n(p.out + out[k], acc[k], tail);
+    else Ops::store(p.out + out[k], acc[k]);
   }
 }
 
-template <class Ops, size_t R>
-inline void rows(const DepthwisePlane& p, size_t r0) {
+// Vectors [v, count) of the run from row r0 (block's numbering), U at a time, then the rest by
+// halves: eight chains wherever the run has eight vectors left.
+template <class Ops, size_t U, bool Partial>
+inline void run(const DepthwisePlane& p, size_t r0, size_t nv, size_t v, size_t count, size_t tail) {
+  for (; v + U <= count; v += U) block<Ops, U, Partial>(p, r0, nv, v, tail);
+  if constexpr (U > 1)
+    if (v < count) run<Ops, U / 2, Partial>(p, r0, nv, v, count, tail);
+}
+
+// Rows [r0, r1): their whole vectors as one run, then their partial last vectors as another.
+template <class Ops>
+inline void rows(const DepthwisePlane& p, size_t r0, size_t r1) {
   constexpr size_t L = Ops::L;
-  size_t i = 0;
-  for (; i + L <= p.n; i += L) block<Ops, R, false>(p, r0, i, L);
-  if (i < p.n) block<Ops, R, true>(p, r0, i, p.n - i);
+  const size_t nv = p.n / L, tail = p.n - nv * L;
+  run<Ops, 8, false>(p, r0, nv, 0, (r1 - r0) * nv, 0);
+  if constexpr (L > 1)
+    if (tail) run<Ops, 8, true>(p, r0, nv, 0, r1 - r0, tail);
 }
 
 // Rows exactly half a vector wide (8 floats under AVX-512): two rows per vector, so the fma units
@@ -150,13 +174,13 @@ inline void block_unit(const DepthwisePlane& p, const typename Ops::V (&wv)[K * 
   taps<Ops, K, R>(q, wv, p.bias, p.relu, p.out + r0 * p.n + i, ptrdiff_t(p.n));
 }
 
-// Rows [r0, r0 + R): whole vectors by block_unit, a partial last one by block().
+// Rows [r0, r0 + R): whole vectors by block_unit, the partial last ones by block().
 template <class Ops, size_t K, size_t R>
 inline void rows_unit(const DepthwisePlane& p, const typename Ops::V (&wv)[K * K], size_t r0) {
   constexpr size_t L = Ops::L;
   size_t i = 0;
   for (; i + L <= p.n; i += L) block_unit<Ops, K, R>(p, wv, r0, i);
-  if (i < p.n) block<Ops, R, true>(p, r0, i, p.n - i);
+  if (i < p.n) block<Ops, R, true>(p, r0, p.n / L, 0, p.n - i);
 }
 
 // The rows of a plane in blocks of four by the KxK form; returns the first row left.
@@ -228,10 +252,7 @@ void plane(const DepthwisePlane& p) {
       for (; r + 2 <= p.rows; r += 2) pair_block<Ops, 1>(p, r);
     }
   }
-  for (; r + 8 <= p.rows; r += 8) rows<Ops, 8>(p, r);
-  for (; r + 4 <= p.rows; r += 4) rows<Ops, 4>(p, r);
-  for (; r + 2 <= p.rows; r += 2) rows<Ops, 2>(p, r);
-  for (; r < p.rows; ++r) rows<Ops, 1>(p, r);
+  if (r < p.rows) rows<Ops>(p, r, p.rows);
 }
 
 }  // namespace om::kernels::dw

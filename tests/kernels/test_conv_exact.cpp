@@ -114,6 +114,12 @@ const Case kCases[] = {
     // pads, 4 rows of 16
     {1, 3, 9, 37, 3, 3, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
     {1, 2, 8, 20, 4, 2, 5, 5, 1, 1, 1, 1, 0, 0, 0, 0},
+    // depthwise planes of few rows read as one run of vectors across the rows: 5x5 on 2 rows of
+    // 40 (two whole vectors a row and a partial one under AVX-512), 5x5 with row stride 2 on 3
+    // rows of 70 (12 whole vectors under AVX-512, 24 under AVX2, crossing rows), one row of 150
+    {1, 3, 2, 40, 3, 3, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
+    {2, 2, 5, 70, 2, 2, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2},
+    {1, 2, 1, 150, 2, 2, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},
     // depthwise 3x3 "same" on planes at most 32 or at least 96 wide (read in place, edge vectors
     // loading only the lanes inside the row): 96 columns (whole vectors, both edges), 103 (a
     // partial last vector), batch 2 and 7 rows (4 + 3 single rows); multiplier 3 on 3 rows (no
