@@ -21,14 +21,44 @@
 
 namespace om::kernels::dw {
 
+// The K vectors at q + kw (kw < K): K unaligned loads, or on ISAs that shift vectors (Ops::shift:
+// AVX-512's valignd) one load and one of the K - 1 lanes after it, the others shifted out of
+// them. An unaligned 64-byte load spans two cache lines at fifteen offsets in sixteen; the
+// shifts take the loads off the critical port (docs/performance.md, "Depthwise layers: shifted
+// taps"). The lanes are the same floats, so the same operands and bits.
+template <class Ops, class = void>
+struct HasShift : std::false_type {};
+template <class Ops>
+struct HasShift<Ops, std::void_t<decltype(Ops::kShift)>> : std::bool_constant<Ops::kShift> {};
+
+template <class Ops, size_t K, int k = 1>
+inline void shifted(typename Ops::V (&v)[K], typename Ops::V next) {
+  if constexpr (k < int(K)) {
+    v[k] = Ops::template shift<k>(v[0], next);
+    shifted<Ops, K, k + 1>(v, next);
+  }
+}
+
+template <class Ops, size_t K>
+inline void row_taps(const float* q, typename Ops::V (&v)[K]) {
+  if constexpr (HasShift<Ops>::value) {
+    v[0] = Ops::load(q);
+    shifted<Ops, K>(v, Ops::load_n(q + Ops::L, K - 1));  // no lane past the last tap is read
+  } else {
+    _Pragma("GCC unroll 5") for (size_t kw = 0; kw < K; ++kw) v[kw] = Ops::load(q + kw);
+  }
+}
+
 // U vectors of outputs side by side, each output its own chain. The rows from r0 are read as
 // one run of vectors, nv whole ones per row: vector v0 + k lies in row r0 + (v0 + k) / nv at
 // columns from ((v0 + k) % nv) L. When Partial, vector k is instead the last, partial one of row
 // r0 + v0 + k: the `tail` columns from nv L. A run crosses rows, so a plane of two or three rows
 // still gives the fma units eight independent chains (PP-LCNet's 2x96 and 3x96 5x5 layers had
-// two, and waited on the fma latency).
-template <class Ops, size_t U, bool Partial>
+// two, and waited on the fma latency). K > 0: the plane's taps are a KxK stride-1 window
+// (DepthwisePlane::unit), read a kernel row at a time by row_taps; the order is still (kh, kw).
+template <class Ops, size_t U, bool Partial, size_t K = 0>
 inline void block(const DepthwisePlane& p, size_t r0, size_t nv, size_t v0, size_t tail) {
+  static_assert(!Partial || K == 0, "a partial vector reads its taps one by one");
   using V = typename Ops::V;
   constexpr size_t L = Ops::L;
   ptrdiff_t in[U];
@@ -41,11 +71,24 @@ inline void block(const DepthwisePlane& p, size_t r0, size_t nv, size_t v0, size
   }
   V acc[U];
   _Pragma("GCC unroll 8") for (size_t k = 0; k < U; ++k) acc[k] = Ops::zero();
-  for (size_t t = 0; t < p.taps; ++t) {
-    const V wv = Ops::bcast(p.w + t);
-    const float* s = p.src + p.tap_off[t];
-    _Pragma("GCC unroll 8") for (size_t k = 0; k < U; ++k) {
-      acc[k] = Ops::fma(Partial ? Ops::load_n(s + in[k], tail) : Ops::load(s + in[k]), wv, acc[k]);
+  if constexpr (K > 0) {
+    for (size_t kh = 0; kh < K; ++kh) {
+      const float* s = p.src + p.tap_off[0] + ptrdiff_t(kh) * p.row_step;
+      V wv[K];
+      _Pragma("GCC unroll 5") for (size_t kw = 0; kw < K; ++kw) wv[kw] = Ops::bcast(p.w + K * kh + kw);
+      _Pragma("GCC unroll 8") for (size_t k = 0; k < U; ++k) {
+        V v[K];
+        row_taps<Ops, K>(s + in[k], v);
+        _Pragma("GCC unroll 5") for (size_t kw = 0; kw < K; ++kw) acc[k] = Ops::fma(v[kw], wv[kw], acc[k]);
+      }
+    }
+  } else {
+    for (size_t t = 0; t < p.taps; ++t) {
+      const V wv = Ops::bcast(p.w + t);
+      const float* s = p.src + p.tap_off[t];
+      _Pragma("GCC unroll 8") for (size_t k = 0; k < U; ++k) {
+        acc[k] = Ops::fma(Partial ? Ops::load_n(s + in[k], tail) : Ops::load(s + in[k]), wv, acc[k]);
+      }
     }
   }
   if (p.bias) {
@@ -62,19 +105,25 @@ inline void block(const DepthwisePlane& p, size_t r0, size_t nv, size_t v0, size
 
 // Vectors [v, count) of the run from row r0 (block's numbering), U at a time, then the rest by
 // halves: eight chains wherever the run has eight vectors left.
-template <class Ops, size_t U, bool Partial>
+template <class Ops, size_t U, bool Partial, size_t K = 0>
 inline void run(const DepthwisePlane& p, size_t r0, size_t nv, size_t v, size_t count, size_t tail) {
-  for (; v + U <= count; v += U) block<Ops, U, Partial>(p, r0, nv, v, tail);
+  for (; v + U <= count; v += U) block<Ops, U, Partial, K>(p, r0, nv, v, tail);
   if constexpr (U > 1)
-    if (v < count) run<Ops, U / 2, Partial>(p, r0, nv, v, count, tail);
+    if (v < count) run<Ops, U / 2, Partial, K>(p, r0, nv, v, count, tail);
 }
 
 // Rows [r0, r1): their whole vectors as one run, then their partial last vectors as another.
 template <class Ops>
 inline void rows(const DepthwisePlane& p, size_t r0, size_t r1) {
   constexpr size_t L = Ops::L;
-  const size_t nv = p.n / L, tail = p.n - nv * L;
-  run<Ops, 8, false>(p, r0, nv, 0, (r1 - r0) * nv, 0);
+  const size_t nv = p.n / L, tail = p.n - nv * L, count = (r1 - r0) * nv;
+  if constexpr (HasShift<Ops>::value) {
+    if (p.unit == 3) run<Ops, 8, false, 3>(p, r0, nv, 0, count, 0);
+    else if (p.unit == 5) run<Ops, 8, false, 5>(p, r0, nv, 0, count, 0);
+    else run<Ops, 8, false>(p, r0, nv, 0, count, 0);
+  } else {
+    run<Ops, 8, false>(p, r0, nv, 0, count, 0);
+  }
   if constexpr (L > 1)
     if (tail) run<Ops, 8, true>(p, r0, nv, 0, r1 - r0, tail);
 }
@@ -120,14 +169,7 @@ inline void pair_block(const DepthwisePlane& p, size_t r0) {
 // (output row, tap): K (R + K - 1) loads for K^2 R multiply-adds, not K^2 R (a 5x5 layer's
 // unaligned loads, one per multiply-add, held it at a quarter of the fma peak). Input rows run in
 // order and kw within each, so every output still gets its taps in (kh, kw) order: the chain, and
-// so the bits, of block().
-template <size_t K>
-inline bool is_unit(const DepthwisePlane& p) {
-  if (p.taps != K * K) return false;
-  for (size_t t = 0; t < K * K; ++t)
-    if (p.tap_off[t] != p.tap_off[0] + ptrdiff_t(t / K) * p.row_step + ptrdiff_t(t % K)) return false;
-  return true;
-}
+// so the bits, of block(). DepthwisePlane::unit names a plane whose taps have this form.
 
 // R output rows at one vector of columns: q[ir] points at the kw = 0 tap of input row ir, out at
 // the first output of row 0, rows out_step apart. Edge (the in-place 3x3 form's vectors at a
@@ -146,8 +188,10 @@ inline void taps(const float* const (&q)[R + K - 1], const typename Ops::V (&wv)
   _Pragma("GCC unroll 8") for (size_t r = 0; r < R; ++r) acc[r] = Ops::zero();
   _Pragma("GCC unroll 12") for (size_t ir = 0; ir < R + K - 1; ++ir) {
     V v[K];
-    _Pragma("GCC unroll 5") for (size_t kw = 0; kw < K; ++kw) {
-      v[kw] = Edge ? Ops::load_range(q[ir] + kw, m[kw]) : Ops::load(q[ir] + kw);
+    if constexpr (Edge) {
+      _Pragma("GCC unroll 5") for (size_t kw = 0; kw < K; ++kw) v[kw] = Ops::load_range(q[ir] + kw, m[kw]);
+    } else {
+      row_taps<Ops, K>(q[ir], v);
     }
     _Pragma("GCC unroll 5") for (size_t kh = 0; kh < K; ++kh) {
       if (ir < kh || ir - kh >= R) continue;  // resolved at compile time: both are constants
@@ -240,10 +284,13 @@ void plane(const DepthwisePlane& p) {
     for (; r < p.rows; ++r) same_rows_3x3<Ops, 1>(p, wv, r);
     return;
   }
-  if (p.n >= Ops::L && is_unit<3>(p)) r = unit_rows<Ops, 3>(p);
+  // The shared-row forms take blocks of four rows: a plane of two or three is one run, and
+  // broadcasting its weights for them would be a fifth of its time.
+  const bool unit = p.rows >= 4 && p.n >= Ops::L;
+  if (unit && p.unit == 3) r = unit_rows<Ops, 3>(p);
   // The 5x5 form on vector ISAs only: the one-lane table has no loads to share.
   if constexpr (Ops::L > 1)
-    if (p.n >= Ops::L && is_unit<5>(p)) r = unit_rows<Ops, 5>(p);
+    if (unit && p.unit == 5) r = unit_rows<Ops, 5>(p);
   if constexpr (HasHalves<Ops>::value) {
     if (2 * p.n == Ops::L) {
       for (; r + 16 <= p.rows; r += 16) pair_block<Ops, 8>(p, r);

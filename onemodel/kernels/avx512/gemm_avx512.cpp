@@ -125,6 +125,14 @@ struct Avx512Ops {
   }
   static V load_range(const float* p, Range m) { return _mm512_maskz_loadu_ps(m, p); }
   static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  // depthwise_plane.h's row taps: lanes [k, k + 16) of a then b, one valignd (the zero-masked
+  // form, as max() below: GCC 12 warns falsely on the unmasked one).
+  static constexpr bool kShift = true;
+  template <int k>
+  static V shift(V a, V b) {
+    return _mm512_castsi512_ps(
+        _mm512_maskz_alignr_epi32(__mmask16(0xffff), _mm512_castps_si512(b), _mm512_castps_si512(a), k));
+  }
   // Two 8-float rows in one vector (the depthwise kernel's half-width planes).
   static constexpr bool kHalfRows = true;
   static V load_halves(const float* lo, const float* hi) {
