@@ -237,7 +237,8 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
   dp.row_step = g.sH * Wq;
   dp.rows = size_t(g.OH);
   dp.n = size_t(g.OW);
-  dp.unit = g.kH == g.kW && g.sH == 1 && g.sW == 1 && g.dH == 1 && g.dW == 1 ? size_t(g.kH) : 0;
+  // Tap (kh, kw) lies at kh dH Wq + kw (fill_tap_offsets, one column phase), a row step sH Wq.
+  dp.unit = g.kH == g.kW && g.sW == 1 && g.dW == 1 && g.dH == g.sH ? size_t(g.kH) : 0;
   // Else the epilogue follows: the normalisation and the residual precede the activation.
   dp.relu = !norm && !residual && act.op == UnaryOp::Relu;
   for (int64_t n = 0; n < g.N; ++n)

@@ -22,8 +22,8 @@
 namespace om::kernels::dw {
 
 // The K vectors at q + kw (kw < K): K unaligned loads, or on ISAs that shift vectors (Ops::shift:
-// AVX-512's valignd) one load and one of the K - 1 lanes after it, the others shifted out of
-// them. An unaligned 64-byte load spans two cache lines at fifteen offsets in sixteen; the
+// AVX-512's valignd) one load at q and one masked load of the K - 1 floats after that vector,
+// the others shifted out of the two. An unaligned 64-byte load spans two cache lines at fifteen offsets in sixteen; the
 // shifts take the loads off the critical port (docs/performance.md, "Depthwise layers: shifted
 // taps"). The lanes are the same floats, so the same operands and bits.
 template <class Ops, class = void>
@@ -104,7 +104,7 @@ inline void block(const DepthwisePlane& p, size_t r0, size_t nv, size_t v0, size
 }
 
 // Vectors [v, count) of the run from row r0 (block's numbering), U at a time, then the rest by
-// halves: eight chains wherever the run has eight vectors left.
+// halves: on the vector tables (U = 8) eight chains wherever the run has eight vectors left.
 template <class Ops, size_t U, bool Partial, size_t K = 0>
 inline void run(const DepthwisePlane& p, size_t r0, size_t nv, size_t v, size_t count, size_t tail) {
   for (; v + U <= count; v += U) block<Ops, U, Partial, K>(p, r0, nv, v, tail);
@@ -164,14 +164,14 @@ inline void pair_block(const DepthwisePlane& p, size_t r0) {
   }
 }
 
-// The KxK stride-1 undilated forms (K = 3: most depthwise layers; K = 5: PP-LCNet's and
-// MobileNetV3's): the taps of output row r at column i are input rows r .. r + K - 1 (kh) at
-// columns i .. i + K - 1 (kw) of the padded buffer. R output rows take their taps from R + K - 1
+// The KxK window forms (K = 3: most depthwise layers; K = 5: PP-LCNet's and MobileNetV3's;
+// DepthwisePlane::unit): the taps of output row r at column i are buffer rows r .. r + K - 1 (kh,
+// in row_step units) at columns i .. i + K - 1 (kw) of the padded buffer. R output rows take their taps from R + K - 1
 // input rows, each loaded once per kw and used by every output row it feeds, instead of once per
 // (output row, tap): K (R + K - 1) loads for K^2 R multiply-adds, not K^2 R (a 5x5 layer's
 // unaligned loads, one per multiply-add, held it at a quarter of the fma peak). Input rows run in
 // order and kw within each, so every output still gets its taps in (kh, kw) order: the chain, and
-// so the bits, of block(). DepthwisePlane::unit names a plane whose taps have this form.
+// so the bits, of block(). taps() below is that block; block_unit and rows_unit run it over a plane.
 
 // R output rows at one vector of columns: q[ir] points at the kw = 0 tap of input row ir, out at
 // the first output of row 0, rows out_step apart. Edge (the in-place 3x3 form's vectors at a
@@ -288,11 +288,11 @@ void plane(const DepthwisePlane& p) {
   }
   // The shared-row forms take blocks of four rows: a plane of two or three is one run, and
   // broadcasting its weights for them would be a fifth of its time.
-  const bool unit = p.rows >= 4 && p.n >= Ops::L;
-  if (unit && p.unit == 3) r = unit_rows<Ops, 3>(p);
+  const bool four_rows = p.rows >= 4 && p.n >= Ops::L;
+  if (four_rows && p.unit == 3) r = unit_rows<Ops, 3>(p);
   // The 5x5 form on vector ISAs only: the one-lane table has no loads to share.
   if constexpr (Ops::L > 1)
-    if (unit && p.unit == 5) r = unit_rows<Ops, 5>(p);
+    if (four_rows && p.unit == 5) r = unit_rows<Ops, 5>(p);
   if constexpr (HasHalves<Ops>::value) {
     if (2 * p.n == Ops::L) {
       for (; r + 16 <= p.rows; r += 16) pair_block<Ops, 8>(p, r);

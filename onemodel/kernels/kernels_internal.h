@@ -124,11 +124,14 @@ struct DepthwisePlane {
   const float* bias;
   bool relu;
   float* out;
-  // K when the taps are a KxK stride-1 undilated window (tap t at tap_off[0] + (t / K) row_step
-  // + t % K: the forms that share input rows, depthwise_plane.h), else 0. Set once per layer.
+  // K when the taps are a KxK window of adjacent columns whose rows are row_step apart (tap t at
+  // tap_off[0] + (t / K) row_step + t % K: column stride and dilation 1, the row dilation equal
+  // to the row stride; the forms that share input rows, depthwise_plane.h), else 0. Set once per
+  // layer.
   size_t unit;
   // The in-place form (depthwise_plane.h): src is the input plane itself, rows x n, for a 3x3
-  // stride-1 layer with one pad on every side; zeros holds n + 2 zeros. tap_off and row_step unused.
+  // stride-1 layer with one pad on every side; zeros holds n + 2 zeros. tap_off, row_step and unit
+  // unused.
   bool same_3x3;
   const float* zeros;
 };

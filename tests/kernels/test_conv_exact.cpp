@@ -115,9 +115,14 @@ const Case kCases[] = {
     {1, 3, 9, 37, 3, 3, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
     {1, 2, 8, 20, 4, 2, 5, 5, 1, 1, 1, 1, 0, 0, 0, 0},
     // depthwise planes of few rows read as one run of vectors across the rows: 5x5 on 2 rows of
-    // 40 (two whole vectors a row and a partial one under AVX-512), 5x5 with row stride 2 on 3
-    // rows of 70 (12 whole vectors under AVX-512, 24 under AVX2, crossing rows), one row of 150
+    // 40 (two whole vectors a row and a partial one under AVX-512); 2 rows of 95 (blocks of 8
+    // whole vectors crossing rows under AVX-512 and AVX2, a block of 2 starting mid-row, odd
+    // rows for the one-lane table's pairs); 5x5 with row stride 2 on 3 rows of 70 (12 whole
+    // vectors under AVX-512, crossing rows; not the KxK window form); one row of 150
     {1, 3, 2, 40, 3, 3, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
+    {1, 2, 2, 95, 2, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
+    // the KxK window form with the row dilation equal to the row stride (2): 6 output rows
+    {1, 2, 11, 40, 2, 2, 3, 3, 2, 1, 2, 1, 2, 1, 2, 1},
     {2, 2, 5, 70, 2, 2, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2},
     {1, 2, 1, 150, 2, 2, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},
     // depthwise 3x3 "same" on planes at most 32 or at least 96 wide (read in place, edge vectors
