@@ -23,9 +23,9 @@ namespace om::kernels::dw {
 
 // The K vectors at q + kw (kw < K): K unaligned loads, or on ISAs that shift vectors (Ops::shift:
 // AVX-512's valignd) one load at q and one masked load of the K - 1 floats after that vector,
-// the others shifted out of the two. An unaligned 64-byte load spans two cache lines at fifteen offsets in sixteen; the
-// shifts take the loads off the critical port (docs/performance.md, "Depthwise layers: shifted
-// taps"). The lanes are the same floats, so the same operands and bits.
+// the others shifted out of the two. An unaligned 64-byte load spans two cache lines at fifteen
+// offsets in sixteen; the shifts take the loads off the critical port (docs/performance.md,
+// "Depthwise layers: shifted taps"). The lanes are the same floats, so the same operands and bits.
 template <class Ops, class = void>
 struct HasShift : std::false_type {};
 template <class Ops>
@@ -54,8 +54,9 @@ inline void row_taps(const float* q, typename Ops::V (&v)[K]) {
 // columns from ((v0 + k) % nv) L. When Partial, vector k is instead the last, partial one of row
 // r0 + v0 + k: the `tail` columns from nv L. A run crosses rows, so a plane of two or three rows
 // still gives the fma units eight independent chains (PP-LCNet's 2x96 and 3x96 5x5 layers had
-// two, and waited on the fma latency). K > 0: the plane's taps are a KxK stride-1 window
-// (DepthwisePlane::unit), read a kernel row at a time by row_taps; the order is still (kh, kw).
+// two, and waited on the fma latency). K > 0: the plane's taps are a KxK window of adjacent
+// columns (DepthwisePlane::unit), read a kernel row at a time by row_taps; the order is still
+// (kh, kw).
 template <class Ops, size_t U, bool Partial, size_t K = 0>
 inline void block(const DepthwisePlane& p, size_t r0, size_t nv, size_t v0, size_t tail) {
   static_assert(!Partial || K == 0, "a partial vector reads its taps one by one");
@@ -166,12 +167,13 @@ inline void pair_block(const DepthwisePlane& p, size_t r0) {
 
 // The KxK window forms (K = 3: most depthwise layers; K = 5: PP-LCNet's and MobileNetV3's;
 // DepthwisePlane::unit): the taps of output row r at column i are buffer rows r .. r + K - 1 (kh,
-// in row_step units) at columns i .. i + K - 1 (kw) of the padded buffer. R output rows take their taps from R + K - 1
-// input rows, each loaded once per kw and used by every output row it feeds, instead of once per
-// (output row, tap): K (R + K - 1) loads for K^2 R multiply-adds, not K^2 R (a 5x5 layer's
-// unaligned loads, one per multiply-add, held it at a quarter of the fma peak). Input rows run in
-// order and kw within each, so every output still gets its taps in (kh, kw) order: the chain, and
-// so the bits, of block(). taps() below is that block; block_unit and rows_unit run it over a plane.
+// in row_step units) at columns i .. i + K - 1 (kw) of the padded buffer. R output rows take their
+// taps from R + K - 1 input rows, each loaded once per kw and used by every output row it feeds,
+// instead of once per (output row, tap): K (R + K - 1) loads for K^2 R multiply-adds, not K^2 R (a
+// 5x5 layer's unaligned loads, one per multiply-add, held it at a quarter of the fma peak). Input
+// rows run in order and kw within each, so every output still gets its taps in (kh, kw) order: the
+// chain, and so the bits, of block(). taps() below is that block; block_unit and rows_unit run it
+// over a plane.
 
 // R output rows at one vector of columns: q[ir] points at the kw = 0 tap of input row ir, out at
 // the first output of row 0, rows out_step apart. Edge (the in-place 3x3 form's vectors at a
