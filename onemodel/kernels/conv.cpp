@@ -216,11 +216,65 @@ bool depthwise_in_place(const ConvGeom& g) {
          g.OH == g.H && g.OW == g.W && (g.W <= kDepthwiseInPlaceNarrow || g.W >= kDepthwiseInPlaceWide);
 }
 
+// What follows output plane m of image n once the kernel wrote it: the normalisation, the
+// residual and the activation (epilogue_row), or only the activation's chain when the kernel
+// applied Relu (relu).
+void plane_epilogue(const ConvGeom& g, int64_t n, int64_t m, float* y, bool relu, ConvActivation act, const ConvNorm* norm,
+                    const float* residual) {
+  const int64_t P = g.OH * g.OW, at = (n * g.M + m) * P;
+  if (!relu) epilogue_row(y + at, size_t(P), nullptr, norm, m, act, residual ? residual + at : nullptr);
+  else act.chain_rows(y + at, 1, size_t(P), size_t(P));
+}
+
+// The channel-blocked form (depthwise_channels.h) on small strided planes: its buffer holds
+// padded_rows x padded_cols pixels of kDepthwiseChannelsMax floats; depth multiplier 1 only. One
+// layer alone, it took 0.35-0.8 of the plane kernel's time on output rows of at most 8 columns
+// with a stride of 2 and on planes of at most 4 columns, on AVX-512 and AVX2; on stride-1 planes
+// of 8 or more columns and on wider strided ones the transposes cost more than the plane kernel's
+// partly filled vectors (docs/performance.md, "Small depthwise planes: channels as lanes").
+constexpr int64_t kDepthwiseChannelsMaxPixels = 64 * 64;
+bool depthwise_channels(const ConvGeom& g) {
+  const bool narrow = g.OW <= 4 || (g.OW <= 8 && (g.sH > 1 || g.sW > 1));
+  return g.M == g.C && narrow && padded_floats(g) >= 0 && padded_rows(g) * padded_cols(g) <= kDepthwiseChannelsMaxPixels;
+}
+size_t depthwise_channels_floats(const ConvGeom& g) {
+  return round16(size_t(g.kH * g.kW) * kDepthwiseChannelsMax) +
+         size_t(padded_rows(g) * padded_cols(g)) * kDepthwiseChannelsMax;
+}
+
+// The table's channel-blocked kernel over the images and channels, when it takes them (the
+// scalar table's does not: false, nothing written).
+bool depthwise_by_channels(const ConvGeom& g, const float* x, const float* w, const float* bias, ConvActivation act,
+                           float* y, float* scratch, const ConvNorm* norm, const float* residual) {
+  DepthwiseChannels d{};
+  d.g = &g;
+  d.Hp = padded_rows(g);
+  d.Wp = padded_cols(g);
+  d.wt = scratch;
+  d.buf = scratch + round16(size_t(g.kH * g.kW) * kDepthwiseChannelsMax);
+  d.relu = !norm && !residual && act.op == UnaryOp::Relu;
+  const int64_t P = g.OH * g.OW, HW = g.H * g.W, kk = g.kH * g.kW;
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t c = 0; c < g.C;) {
+      d.x = x + (n * g.C + c) * HW;
+      d.w = w + c * kk;
+      d.bias = bias ? bias + c : nullptr;
+      d.y = y + (n * g.C + c) * P;
+      d.channels = size_t(g.C - c);
+      const int64_t done = int64_t(f32_depthwise_channels(d));
+      if (done == 0) return false;  // the first call: nothing written yet
+      for (int64_t m = c; m < c + done; ++m) plane_epilogue(g, n, m, y, d.relu, act, norm, residual);
+      c += done;
+    }
+  return true;
+}
+
 // Each plane is copied into the padded buffer's interior by the table's conv_fill_padded
 // (conv_panels.h): the border was zeroed once, no channel writes it.
 void depthwise(const ConvGeom& g, const float* x, const float* w, const float* bias, ConvActivation act, float* y, float* scratch,
                const ConvNorm* norm, const float* residual) {
   if (padded_floats(g) < 0) return depthwise_direct(g, x, w, bias, act, y, norm, residual);
+  if (depthwise_channels(g) && depthwise_by_channels(g, x, w, bias, act, y, scratch, norm, residual)) return;
   const int64_t mult = g.M / g.C, kk = g.kH * g.kW, P = g.OH * g.OW;
   const int64_t Wq = phase_cols(g);
   ptrdiff_t* tap_off = reinterpret_cast<ptrdiff_t*>(scratch);
@@ -252,8 +306,7 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
         dp.bias = bias ? bias + m : nullptr;
         dp.out = out;
         f32_depthwise_plane(dp);
-        if (!dp.relu) epilogue_row(out, size_t(P), nullptr, norm, m, act, residual ? residual + (n * g.M + m) * P : nullptr);
-        else act.chain_rows(out, 1, size_t(P), size_t(P));
+        plane_epilogue(g, n, m, y, dp.relu, act, norm, residual);
       }
     }
 }
@@ -380,7 +433,11 @@ bool conv_prefers_transposed(const ConvGeom& g) {
 }
 
 size_t conv_scratch_floats(const ConvGeom& g) {
-  if (is_depthwise(g)) return padded_floats(g) < 0 ? 0 : tap_table_floats(g) + round16(size_t(padded_floats(g)));
+  if (is_depthwise(g)) {
+    if (padded_floats(g) < 0) return 0;
+    const size_t planes = tap_table_floats(g) + round16(size_t(padded_floats(g)));
+    return depthwise_channels(g) ? std::max(planes, depthwise_channels_floats(g)) : planes;
+  }
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, K = Cg * g.kH * g.kW, P = g.OH * g.OW;
   const int64_t pt = conv_pixel_tile(g, P, K);
   size_t before = 0;  // the im2col tile, or the implicit path's tap table and padded planes

@@ -359,6 +359,7 @@ const ConvKernelTable& conv_table() {
 }  // namespace
 
 void f32_depthwise_plane(const DepthwisePlane& p) { conv_table().depthwise_plane(p); }
+size_t f32_depthwise_channels(const DepthwiseChannels& d) { return conv_table().depthwise_channels(d); }
 void q8_pair_rows(const uint8_t* a, const uint8_t* b, size_t rows, size_t in_stride, size_t step, int32_t zero,
                   bool is_signed, size_t n, uint32_t* out, size_t out_stride) {
   q8_table().q8_pair_rows(a, b, rows, in_stride, step, zero, is_signed, n, out, out_stride);

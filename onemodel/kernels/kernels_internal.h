@@ -139,6 +139,29 @@ using DepthwisePlaneKernel = void (*)(const DepthwisePlane&);
 // Runs the active table's kernel (for conv.cpp, which does not see the table).
 void f32_depthwise_plane(const DepthwisePlane& p);
 
+// A block of a depthwise convolution's channels (depth multiplier 1) with the channels as lanes
+// (depthwise_channels.h): the same outputs, and bits, as DepthwisePlane's kernel on each of
+// their planes. The kernel takes the first min(its lanes, channels) channels from x, w, bias and
+// y and returns how many; the scalar table's returns 0 (it has no lanes to fill). buf has room
+// for Hp x Wp pixels of kDepthwiseChannelsMax floats (Hp, Wp: padded_rows and padded_cols), wt
+// for kH kW kDepthwiseChannelsMax floats: the kernel's scratch, all of it written before read.
+constexpr size_t kDepthwiseChannelsMax = 16;
+struct ConvGeom;
+struct DepthwiseChannels {
+  const ConvGeom* g;
+  const float* x;     // the first channel's input plane; planes H W apart
+  const float* w;     // its kH kW taps; the next channel's follow
+  const float* bias;  // its bias, or null
+  float* y;           // its output plane; planes OH OW apart
+  size_t channels;    // channels from here on
+  int64_t Hp, Wp;
+  float* buf;
+  float* wt;
+  bool relu;
+};
+using DepthwiseChannelsKernel = size_t (*)(const DepthwiseChannels&);
+size_t f32_depthwise_channels(const DepthwiseChannels& d);
+
 // The convolution's copies into its zero-padded planes and from them into the GEMM's packed B
 // panels (conv_panels.h; ConvImage there), and the Winograd transforms (winograd_transforms.h;
 // WinogradInput there). Copies, and additions in a fixed order: every ISA's entry gives the
@@ -294,6 +317,7 @@ struct KernelTable {
 // it, so a program that registers none of them (onemodel/op_list.h) links none of these kernels.
 struct ConvKernelTable {
   Required<DepthwisePlaneKernel> depthwise_plane;
+  Required<DepthwiseChannelsKernel> depthwise_channels;
   Required<ConvPackPanelsKernel> conv_pack_panels;
   Required<ConvFillPaddedKernel> conv_fill_padded;
   Required<PoolWindowKernel> pool_window;
@@ -329,10 +353,10 @@ inline bool table_complete(const KernelTable& t) {
 static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile),
               "KernelTable gained a slot: add it to table_complete");
 inline bool table_complete(const ConvKernelTable& t) {
-  return t.depthwise_plane.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn && t.pool_window.fn &&
+  return t.depthwise_plane.fn && t.depthwise_channels.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn && t.pool_window.fn &&
          t.winograd_input.fn && t.winograd_output.fn;
 }
-static_assert(sizeof(ConvKernelTable) == sizeof(void*) * 6, "ConvKernelTable gained a slot: add it to table_complete");
+static_assert(sizeof(ConvKernelTable) == sizeof(void*) * 7, "ConvKernelTable gained a slot: add it to table_complete");
 inline bool table_complete(const Q8KernelTable& t) {
   return t.q8_dot.fn && t.q8_dot_taps.fn && t.q8_requantize.fn && t.q8_interleave4.fn && t.q8_quantize.fn &&
          t.q8_range.fn && t.q8_pair_rows.fn && t.q8_pair_dot.fn;

@@ -140,6 +140,15 @@ const Case kCases[] = {
     {1, 3, 8, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 2, 7, 5, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 2, 4, 1, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    // depthwise with channels as lanes (output rows of at most 8 with a stride of 2, or of at
+    // most 4): 20 channels (a partial block of channels on every vector table) of 8x8 from 16x16;
+    // batch 2, 17 channels, 4x5 outputs (a partial block of pixels); 5x5 dilated 2 on a 9x9
+    // plane; asymmetric pads, column stride 3, windows short of the last rows; 4x4 at stride 1
+    {1, 20, 16, 16, 20, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    {2, 17, 7, 9, 17, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    {1, 18, 9, 9, 18, 18, 5, 5, 2, 2, 2, 2, 4, 4, 4, 4},
+    {1, 9, 10, 11, 9, 9, 3, 3, 2, 3, 1, 1, 0, 1, 2, 0},
+    {1, 6, 4, 4, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
 };
 
 }  // namespace
@@ -178,20 +187,23 @@ TEST_CASE("f32_conv2d: exact mode is the documented fma chain on every path and 
 }
 
 TEST_CASE("f32_conv2d: the depthwise kernel's fused ReLU keeps a NaN, on every ISA") {
-  const ConvGeom g = geom_of({1, 3, 8, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1});
-  auto x = awkward_values(size_t(g.C * g.H * g.W), 5, 2.0f, false);
-  x[size_t(1 * g.H * g.W + 3 * g.W + 4)] = NAN;  // channel 1: nine outputs around it are NaN
-  const auto w = awkward_values(size_t(g.M * g.kH * g.kW), 6, 1.0f, false);
-  const auto b = awkward_values(size_t(g.M), 7, 1.0f, false);
-  const auto want = with_activation(reference(g, x, w, b.data()), UnaryOp::Relu);
-  CHECK(std::isnan(want[size_t(g.OH * g.OW + 3 * g.OW + 4)]));
-  for (Isa isa : available_isas()) {
-    IsaScope scope(isa);
-    for (ArithmeticMode mode : {ArithmeticMode::Exact, ArithmeticMode::Fast}) {
-      std::vector<float> y(want.size(), 1.0f), scratch(conv_scratch_floats(g) + 1, NAN);
-      f32_conv2d(g, x.data(), w.data(), b.data(), UnaryOp::Relu, y.data(), scratch.data(), nullptr, mode);
-      INFO("isa " << isa_name(isa));
-      CHECK(first_mismatch(y.data(), want.data(), want.size()) == want.size());
+  // 8x8 at stride 1 (the plane kernel), and 4x4 (channels as lanes)
+  for (int64_t side : {8, 4}) {
+    const ConvGeom g = geom_of({1, 3, side, side, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1});
+    auto x = awkward_values(size_t(g.C * g.H * g.W), 5, 2.0f, false);
+    x[size_t(1 * g.H * g.W + 2 * g.W + 2)] = NAN;  // channel 1: nine outputs around it are NaN
+    const auto w = awkward_values(size_t(g.M * g.kH * g.kW), 6, 1.0f, false);
+    const auto b = awkward_values(size_t(g.M), 7, 1.0f, false);
+    const auto want = with_activation(reference(g, x, w, b.data()), UnaryOp::Relu);
+    CHECK(std::isnan(want[size_t(g.OH * g.OW + 2 * g.OW + 2)]));
+    for (Isa isa : available_isas()) {
+      IsaScope scope(isa);
+      for (ArithmeticMode mode : {ArithmeticMode::Exact, ArithmeticMode::Fast}) {
+        std::vector<float> y(want.size(), 1.0f), scratch(conv_scratch_floats(g) + 1, NAN);
+        f32_conv2d(g, x.data(), w.data(), b.data(), UnaryOp::Relu, y.data(), scratch.data(), nullptr, mode);
+        INFO("isa " << isa_name(isa) << ", " << side << "x" << side);
+        CHECK(first_mismatch(y.data(), want.data(), want.size()) == want.size());
+      }
     }
   }
 }

@@ -212,6 +212,7 @@ void f32_to_f16__avx2(const float* x, uint16_t* y, size_t n) {
 OM_GEMM_ENTRY_DECLS(6x16, avx2);
 void pack_a_6__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, float* dst);
 void f32_depthwise_plane__avx2(const DepthwisePlane& p);
+size_t f32_depthwise_channels__avx2(const DepthwiseChannels& d);
 OM_CONV_ENTRY_DECLS(avx2);
 void q8_requantize__avx2(const Q8Requant& q);
 void q8_quantize__avx2(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out,
@@ -252,6 +253,7 @@ constexpr KernelTable kAvx2Table = {
 
 constexpr ConvKernelTable kAvx2ConvTable = {
     avx2::f32_depthwise_plane__avx2,
+    avx2::f32_depthwise_channels__avx2,
     avx2::f32_conv_pack_panels__avx2,
     avx2::f32_conv_fill_padded__avx2,
     avx2::f32_pool_window__avx2,

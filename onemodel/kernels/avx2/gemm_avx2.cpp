@@ -5,6 +5,7 @@
 
 #include <cstddef>
 
+#include "onemodel/kernels/depthwise_channels.h"
 #include "onemodel/kernels/depthwise_plane.h"
 #include "onemodel/kernels/pool_window.h"
 #include "onemodel/kernels/small_gemm.h"
@@ -160,6 +161,9 @@ struct Avx2Ops {
   static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static void store_n(float* p, V v, size_t n) { _mm256_maskstore_ps(p, mask(n), v); }
   static V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
+  // depthwise_channels.h's transposes.
+  static V zip_lo(V a, V b) { return __builtin_shufflevector(a, b, 0, 8, 1, 9, 2, 10, 3, 11); }
+  static V zip_hi(V a, V b) { return __builtin_shufflevector(a, b, 4, 12, 5, 13, 6, 14, 7, 15); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static V relu(V a) { return avx2::relu(a); }
   static V div(V a, V b) { return _mm256_div_ps(a, b); }
@@ -271,6 +275,7 @@ void pack_a_12__avx2(const float* src, ptrdiff_t a_rs, size_t rows, size_t kc, f
 }
 
 void f32_depthwise_plane__avx2(const DepthwisePlane& p) { dw::plane<Avx2Ops>(p); }
+size_t f32_depthwise_channels__avx2(const DepthwiseChannels& d) { return dwc::channels<Avx2Ops>(d); }
 void f32_pool_window__avx2(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) {
   pool::window<Avx2Ops>(g, w, x, y);
 }

@@ -14,6 +14,7 @@
 #include "onemodel/kernels/avx512/lanes_avx512.h"
 #include "onemodel/kernels/fast_softmax.h"
 #include "onemodel/kernels/kernels_internal.h"
+#include "onemodel/kernels/depthwise_channels.h"
 #include "onemodel/kernels/depthwise_plane.h"
 #include "onemodel/kernels/pool_window.h"
 #include "onemodel/kernels/q8_gemm.h"
@@ -145,6 +146,30 @@ struct Avx512Ops {
   }
   static void store_n(float* p, V v, size_t n) { _mm512_mask_storeu_ps(p, lanes(n), v); }
   static V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
+  // depthwise_channels.h's transpose: two rounds within 128-bit lanes (one-cycle shuffles), two
+  // across them (the zero-masked forms: GCC 12 warns falsely on the unmasked ones).
+  static void transpose(V (&v)[16]) {
+    V t[16];
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm512_maskz_unpacklo_ps(0xffff, v[2 * i], v[2 * i + 1]);
+      t[2 * i + 1] = _mm512_maskz_unpackhi_ps(0xffff, v[2 * i], v[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 2; ++j) {
+        const __m512d a = _mm512_castps_pd(t[4 * i + j]), b = _mm512_castps_pd(t[4 * i + j + 2]);
+        v[4 * i + 2 * j] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, a, b));
+        v[4 * i + 2 * j + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, a, b));
+      }
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 4; ++j) {
+        t[8 * i + j] = _mm512_maskz_shuffle_f32x4(0xffff, v[8 * i + j], v[8 * i + j + 4], 0x88);
+        t[8 * i + j + 4] = _mm512_maskz_shuffle_f32x4(0xffff, v[8 * i + j], v[8 * i + j + 4], 0xdd);
+      }
+    for (int j = 0; j < 8; ++j) {
+      v[j] = _mm512_maskz_shuffle_f32x4(0xffff, t[j], t[j + 8], 0x88);
+      v[j + 8] = _mm512_maskz_shuffle_f32x4(0xffff, t[j], t[j + 8], 0xdd);
+    }
+  }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V relu(V a) { return avx512::relu(a); }
   static V div(V a, V b) { return _mm512_div_ps(a, b); }
@@ -187,6 +212,7 @@ void f32_gemm_small__avx512(size_t kc, size_t m, const float* a, ptrdiff_t a_rs,
 }
 
 void f32_depthwise_plane__avx512(const DepthwisePlane& p) { dw::plane<Avx512Ops>(p); }
+size_t f32_depthwise_channels__avx512(const DepthwiseChannels& d) { return dwc::channels<Avx512Ops>(d); }
 
 // Fast-mode row maximum (any order, signed zeros unordered); NaN when the row holds a NaN.
 float max_fast(const float* x, size_t n) {
@@ -336,6 +362,7 @@ const KernelTable& avx512_table() {
 
 constexpr ConvKernelTable kAvx512ConvTable = {
     avx512::f32_depthwise_plane__avx512,
+    avx512::f32_depthwise_channels__avx512,
     avx512::f32_conv_pack_panels__avx512,
     avx512::f32_conv_fill_padded__avx512,
     avx512::f32_pool_window__avx512,

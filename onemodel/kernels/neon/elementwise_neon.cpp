@@ -164,6 +164,7 @@ void f32_to_f16__neon(const float* x, uint16_t* y, size_t n) {
 
 OM_GEMM_ENTRY_DECLS(8x8, neon);
 void f32_depthwise_plane__neon(const DepthwisePlane& p);
+size_t f32_depthwise_channels__neon(const DepthwiseChannels& d);
 OM_CONV_ENTRY_DECLS(neon);
 void q8_requantize__neon(const Q8Requant& q);
 void q8_quantize__neon(const float* x, size_t n, float scale, int32_t zp, int32_t lo, int32_t hi, void* out,
@@ -201,6 +202,7 @@ constexpr KernelTable kNeonTable = {
 
 constexpr ConvKernelTable kNeonConvTable = {
     neon::f32_depthwise_plane__neon,
+    neon::f32_depthwise_channels__neon,
     neon::f32_conv_pack_panels__neon,
     neon::f32_conv_fill_padded__neon,
     neon::f32_pool_window__neon,

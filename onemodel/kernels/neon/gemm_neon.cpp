@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "onemodel/kernels/depthwise_channels.h"
 #include "onemodel/kernels/depthwise_plane.h"
 #include "onemodel/kernels/pool_window.h"
 #include "onemodel/kernels/small_gemm.h"
@@ -108,6 +109,9 @@ struct NeonOps {
     std::memcpy(p, t, n * sizeof(float));
   }
   static V fma(V a, V b, V acc) { return vfmaq_f32(acc, a, b); }
+  // depthwise_channels.h's transposes.
+  static V zip_lo(V a, V b) { return vzip1q_f32(a, b); }
+  static V zip_hi(V a, V b) { return vzip2q_f32(a, b); }
   static V add(V a, V b) { return vaddq_f32(a, b); }
   static V relu(V a) { return neon::relu(a); }
   static V div(V a, V b) { return vdivq_f32(a, b); }
@@ -145,6 +149,7 @@ void f32_gemm_small__neon(size_t kc, size_t m, const float* a, ptrdiff_t a_rs, p
 }
 
 void f32_depthwise_plane__neon(const DepthwisePlane& p) { dw::plane<NeonOps>(p); }
+size_t f32_depthwise_channels__neon(const DepthwiseChannels& d) { return dwc::channels<NeonOps>(d); }
 void f32_pool_window__neon(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) {
   pool::window<NeonOps>(g, w, x, y);
 }

@@ -188,6 +188,8 @@ void f32_gemm_small__scalar(size_t kc, size_t m, const float* a, ptrdiff_t a_rs,
 
 // The reference every ISA's depthwise plane kernel matches bit for bit.
 void f32_depthwise_plane__scalar(const DepthwisePlane& p) { dw::plane<ScalarOps>(p); }
+// One lane: no channels to put side by side, so the plane kernel runs (conv.cpp).
+size_t f32_depthwise_channels__scalar(const DepthwiseChannels&) { return 0; }
 // The pools' reference table entry: one lane, the element loop's steps.
 void f32_pool_window__scalar(const ConvGeom& g, const PoolWindow& w, const float* x, float* y) {
   pool::window<ScalarOps>(g, w, x, y);
@@ -223,6 +225,7 @@ constexpr KernelTable kScalarTable = {
 
 constexpr ConvKernelTable kScalarConvTable = {
     f32_depthwise_plane__scalar,
+    f32_depthwise_channels__scalar,
     f32_conv_pack_panels__scalar,
     f32_conv_fill_padded__scalar,
     f32_pool_window__scalar,
