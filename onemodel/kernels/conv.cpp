@@ -232,8 +232,16 @@ void plane_epilogue(const ConvGeom& g, int64_t n, int64_t m, float* y, bool relu
 // with a stride of 2 and on planes of at most 4 columns, on AVX-512 and AVX2; on stride-1 planes
 // of 8 or more columns and on wider strided ones the transposes cost more than the plane kernel's
 // partly filled vectors (docs/performance.md, "Small depthwise planes: channels as lanes").
+// Only builds with a vector table have the form (the microcontroller's scalar-only build links
+// none of it: its flash is tight).
+#if defined(ONEMODEL_HAVE_AVX2) || defined(ONEMODEL_HAVE_AVX512) || defined(ONEMODEL_HAVE_NEON)
+constexpr bool kDepthwiseChannelsBuilt = true;
+#else
+constexpr bool kDepthwiseChannelsBuilt = false;
+#endif
 constexpr int64_t kDepthwiseChannelsMaxPixels = 64 * 64;
 bool depthwise_channels(const ConvGeom& g) {
+  if (!kDepthwiseChannelsBuilt) return false;
   const bool narrow = g.OW <= 4 || (g.OW <= 8 && (g.sH > 1 || g.sW > 1));
   return g.M == g.C && narrow && padded_floats(g) >= 0 && padded_rows(g) * padded_cols(g) <= kDepthwiseChannelsMaxPixels;
 }
