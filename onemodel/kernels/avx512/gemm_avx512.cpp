@@ -21,6 +21,10 @@
 #include "onemodel/kernels/q8_requantize.h"
 #include "onemodel/kernels/small_gemm.h"
 
+namespace om::kernels::avx2 {
+void f32_depthwise_plane__avx2(const DepthwisePlane& p);
+}  // namespace om::kernels::avx2
+
 namespace om::kernels::avx512 {
 namespace {
 
@@ -211,7 +215,14 @@ void f32_gemm_small__avx512(size_t kc, size_t m, const float* a, ptrdiff_t a_rs,
   small::gemm<Avx512Ops, kNR, 8, 4, 4>(kc, m, a, a_rs, a_cs, b, b_rs, ps, c, ldc, n, load_c);
 }
 
-void f32_depthwise_plane__avx512(const DepthwisePlane& p) { dw::plane<Avx512Ops>(p); }
+// Rows of at most 8 outputs fill half a 512-bit vector or less: the 256-bit kernel (AVX2's table;
+// the same lanes, outputs, so the same bits) then runs them with fewer idle lanes, except on the
+// padded planes of exactly 8 columns, where the two-rows-per-vector form here fills them
+// (docs/performance.md, "Small depthwise planes: channels as lanes").
+void f32_depthwise_plane__avx512(const DepthwisePlane& p) {
+  if (p.n < 8 || (p.n == 8 && p.same_3x3)) return avx2::f32_depthwise_plane__avx2(p);
+  dw::plane<Avx512Ops>(p);
+}
 size_t f32_depthwise_channels__avx512(const DepthwiseChannels& d) { return dwc::channels<Avx512Ops>(d); }
 
 // Fast-mode row maximum (any order, signed zeros unordered); NaN when the row holds a NaN.
