@@ -62,9 +62,11 @@ inline void gather(const DepthwiseChannels& d, size_t nc) {
   const auto zero = [&](int64_t r, int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) Ops::store(d.buf + (r * d.Wp + c) * int64_t(L), Ops::zero());
   };
+  // A left pad may be wider than the columns any window reaches (then cols is 0).
+  const int64_t left = std::min(g.pad_l, d.Wp);
   for (int64_t r = 0; r < d.Hp; ++r) {
     if (r < g.pad_t || r >= g.pad_t + rows) zero(r, 0, d.Wp);
-    else zero(r, 0, g.pad_l), zero(r, g.pad_l + cols, d.Wp);
+    else zero(r, 0, left), zero(r, left + cols, d.Wp);
   }
   const int64_t HW = g.H * g.W;
   for (int64_t r = 0; r < rows; ++r) {

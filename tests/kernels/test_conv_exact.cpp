@@ -149,6 +149,9 @@ const Case kCases[] = {
     {1, 18, 9, 9, 18, 18, 5, 5, 2, 2, 2, 2, 4, 4, 4, 4},
     {1, 9, 10, 11, 9, 9, 3, 3, 2, 3, 1, 1, 0, 1, 2, 0},
     {1, 6, 4, 4, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    // a left pad wider than the columns the windows reach (1x1 at stride 3 on one column): every
+    // output of the first column reads the pad
+    {1, 5, 3, 1, 5, 5, 1, 1, 1, 3, 1, 1, 0, 5, 0, 0},
 };
 
 }  // namespace
