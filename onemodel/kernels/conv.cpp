@@ -227,11 +227,13 @@ void plane_epilogue(const ConvGeom& g, int64_t n, int64_t m, float* y, bool relu
 }
 
 // The channel-blocked form (depthwise_channels.h) on small strided planes: its buffer holds
-// padded_rows x padded_cols pixels of kDepthwiseChannelsMax floats; depth multiplier 1 only. One
-// layer alone, it took 0.35-0.8 of the plane kernel's time on output rows of at most 8 columns
-// with a stride of 2 and on planes of at most 4 columns, on AVX-512 and AVX2; on stride-1 planes
-// of 8 or more columns and on wider strided ones the transposes cost more than the plane kernel's
-// partly filled vectors (docs/performance.md, "Small depthwise planes: channels as lanes").
+// padded_rows x padded_cols pixels of kDepthwiseChannelsMax floats (at most 64 x 64 of them);
+// depth multiplier 1 only. One layer alone, it took 0.38-0.94 of the plane kernel's time on
+// output rows of at most 8 columns with a stride of 2 (measured on both axes; a stride above 1
+// on either axis takes it) and on planes of at most 4 columns, on AVX-512 and AVX2; on stride-1
+// planes of 8 or more columns and on wider strided ones the transposes cost more than the plane
+// kernel's partly filled vectors (docs/performance.md, "Small depthwise planes: channels as
+// lanes").
 // Only builds with a vector table have the form (the microcontroller's scalar-only build links
 // none of it: its flash is tight).
 #if defined(ONEMODEL_HAVE_AVX2) || defined(ONEMODEL_HAVE_AVX512) || defined(ONEMODEL_HAVE_NEON)

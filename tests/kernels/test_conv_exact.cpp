@@ -140,15 +140,24 @@ const Case kCases[] = {
     {1, 3, 8, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 2, 7, 5, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 2, 4, 1, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
-    // depthwise with channels as lanes (output rows of at most 8 with a stride of 2, or of at
-    // most 4): 20 channels (a partial block of channels on every vector table) of 8x8 from 16x16;
-    // batch 2, 17 channels, 4x5 outputs (a partial block of pixels); 5x5 dilated 2 on a 9x9
-    // plane; asymmetric pads, column stride 3, windows short of the last rows; 4x4 at stride 1
+    // depthwise with channels as lanes (output rows of at most 8 with a stride above 1, or of
+    // at most 4): 20 channels of 8x8 from 16x16 (a partial block of channels under AVX-512 and
+    // AVX2; 17 and 18 below give one under NEON); batch 2, 17 channels, 4x5 outputs (a partial
+    // block of pixels; 25 outputs give one under NEON); 5x5 dilated 2 on a 9x9 plane; asymmetric
+    // pads with column stride 3; 4x4 at stride 1; windows that stop short of the last input row
+    // and column (9 of 10 reached)
     {1, 20, 16, 16, 20, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
     {2, 17, 7, 9, 17, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
     {1, 18, 9, 9, 18, 18, 5, 5, 2, 2, 2, 2, 4, 4, 4, 4},
     {1, 9, 10, 11, 9, 9, 3, 3, 2, 3, 1, 1, 0, 1, 2, 0},
     {1, 6, 4, 4, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 5, 10, 10, 5, 5, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0},
+    // the plane kernel on the shapes above that now take the channel form, by a depth
+    // multiplier of 2: 8 output columns from a stride-2 plane (two rows per vector under
+    // AVX-512), a column-stride-2 3x1 kernel, the in-place form on one column
+    {1, 2, 26, 16, 4, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    {1, 5, 7, 9, 10, 5, 3, 1, 1, 2, 2, 1, 1, 0, 2, 0},
+    {1, 2, 4, 1, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     // a left pad wider than the columns the windows reach (1x1 at stride 3 on one column): every
     // output of the first column reads the pad
     {1, 5, 3, 1, 5, 5, 1, 1, 1, 3, 1, 1, 0, 5, 0, 0},
