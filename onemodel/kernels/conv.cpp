@@ -216,11 +216,17 @@ bool depthwise_in_place(const ConvGeom& g) {
          g.OH == g.H && g.OW == g.W && (g.W <= kDepthwiseInPlaceNarrow || g.W >= kDepthwiseInPlaceWide);
 }
 
+// Whether the depthwise kernels apply the Relu themselves: only with no normalisation or
+// residual, which precede the activation (then plane_epilogue runs them all).
+bool kernel_relu(ConvActivation act, const ConvNorm* norm, const float* residual) {
+  return !norm && !residual && act.op == UnaryOp::Relu;
+}
+
 // What follows output plane m of image n once the kernel wrote it: the normalisation, the
 // residual and the activation (epilogue_row), or only the activation's chain when the kernel
-// applied Relu (relu).
-void plane_epilogue(const ConvGeom& g, int64_t n, int64_t m, float* y, bool relu, ConvActivation act, const ConvNorm* norm,
-                    const float* residual) {
+// applied Relu (kernel_relu).
+void plane_epilogue(const ConvGeom& g, int64_t n, int64_t m, float* y, bool relu, ConvActivation act,
+                    const ConvNorm* norm, const float* residual) {
   const int64_t P = g.OH * g.OW, at = (n * g.M + m) * P;
   if (!relu) epilogue_row(y + at, size_t(P), nullptr, norm, m, act, residual ? residual + at : nullptr);
   else act.chain_rows(y + at, 1, size_t(P), size_t(P));
@@ -245,7 +251,8 @@ constexpr int64_t kDepthwiseChannelsMaxPixels = 64 * 64;
 bool depthwise_channels(const ConvGeom& g) {
   if (!kDepthwiseChannelsBuilt) return false;
   const bool narrow = g.OW <= 4 || (g.OW <= 8 && (g.sH > 1 || g.sW > 1));
-  return g.M == g.C && narrow && padded_floats(g) >= 0 && padded_rows(g) * padded_cols(g) <= kDepthwiseChannelsMaxPixels;
+  return g.M == g.C && narrow && padded_floats(g) >= 0 &&
+         padded_rows(g) * padded_cols(g) <= kDepthwiseChannelsMaxPixels;
 }
 size_t depthwise_channels_floats(const ConvGeom& g) {
   return round16(size_t(g.kH * g.kW) * kDepthwiseChannelsMax) +
@@ -262,7 +269,7 @@ bool depthwise_by_channels(const ConvGeom& g, const float* x, const float* w, co
   d.Wp = padded_cols(g);
   d.wt = scratch;
   d.buf = scratch + round16(size_t(g.kH * g.kW) * kDepthwiseChannelsMax);
-  d.relu = !norm && !residual && act.op == UnaryOp::Relu;
+  d.relu = kernel_relu(act, norm, residual);
   const int64_t P = g.OH * g.OW, HW = g.H * g.W, kk = g.kH * g.kW;
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t c = 0; c < g.C;) {
@@ -303,8 +310,7 @@ void depthwise(const ConvGeom& g, const float* x, const float* w, const float* b
   dp.n = size_t(g.OW);
   // Tap (kh, kw) lies at kh dH Wq + kw (fill_tap_offsets, one column phase), a row step sH Wq.
   dp.unit = g.kH == g.kW && g.sW == 1 && g.dW == 1 && g.dH == g.sH ? size_t(g.kH) : 0;
-  // Else the epilogue follows: the normalisation and the residual precede the activation.
-  dp.relu = !norm && !residual && act.op == UnaryOp::Relu;
+  dp.relu = kernel_relu(act, norm, residual);
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t c = 0; c < g.C; ++c) {
       if (same) dp.src = x + (n * g.C + c) * g.H * g.W;

@@ -5,10 +5,10 @@
 //
 // Why: a plane of 8 x 8 outputs fills half an AVX-512 vector per row, and a column stride of 2
 // makes every plane a phase-split copy first; a MobileNet-style stack's stride-2 layer from
-// 16 x 16 to 8 x 8 ran at under 5 G multiply-adds/s that way (15.6 us for 74K). Here L channels' planes are transposed into one
-// zero-bordered buffer of pixels of L channels (the channel-blocked layout ONNX Runtime calls
-// NCHWc, kept inside the kernel), every tap is one full vector for any plane width or stride, and
-// the outputs are transposed back to the NCHW planes.
+// 16 x 16 to 8 x 8 ran at under 5 G multiply-adds/s that way (15.6 us for 74K). Here L channels'
+// planes are transposed into one zero-bordered buffer of pixels of L channels (the
+// channel-blocked layout ONNX Runtime calls NCHWc, kept inside the kernel), every tap is one full
+// vector for any plane width or stride, and the outputs are transposed back to the NCHW planes.
 //
 // The bits are the plane kernel's: an output's chain is acc = +0, acc = fma(x_t, w_t, acc) over
 // its taps in (kh, kw) order (padded taps read +0, as the padded buffer does), then acc + bias,

@@ -353,8 +353,8 @@ inline bool table_complete(const KernelTable& t) {
 static_assert(sizeof(KernelTable) == sizeof(void*) * 11 + sizeof(GemmTile),
               "KernelTable gained a slot: add it to table_complete");
 inline bool table_complete(const ConvKernelTable& t) {
-  return t.depthwise_plane.fn && t.depthwise_channels.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn && t.pool_window.fn &&
-         t.winograd_input.fn && t.winograd_output.fn;
+  return t.depthwise_plane.fn && t.depthwise_channels.fn && t.conv_pack_panels.fn && t.conv_fill_padded.fn &&
+         t.pool_window.fn && t.winograd_input.fn && t.winograd_output.fn;
 }
 static_assert(sizeof(ConvKernelTable) == sizeof(void*) * 7, "ConvKernelTable gained a slot: add it to table_complete");
 inline bool table_complete(const Q8KernelTable& t) {
