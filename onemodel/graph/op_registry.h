@@ -169,6 +169,23 @@ enum OpFlags : uint32_t {
   kOpSequence = 1u << 4,
 };
 
+// How a node of the operator treats axis 0 of its run-time data: whether a run over a batch may
+// run as runs over parts of it, each on its own thread and arena, with the same bits
+// (runtime/batch_split.h; docs/threads.md, "Batches split between threads"). Run-time inputs are
+// the ones not known when planning; the others are parameters. Every rule also needs each
+// run-time input and output to carry the batch on axis 0 (runtime/batch_split.cpp checks both
+// plans' shapes).
+enum class BatchRule : uint8_t {
+  None,         // may mix items along axis 0, or not known: a graph with such a node is never split
+  Items,        // each output item from the same input items (Conv, pools, normalisations, Reshape)
+  FirstOutput,  // as Items, while only output 0 is used (MaxPool's Indices count over the whole batch)
+  Broadcast,    // elementwise: run-time inputs have the output's rank; parameters broadcast along axis 0
+  Rows,         // a product: input 0's rows untransposed; input 1 a parameter or batched with rank >= 3
+  Axis,         // as Items, along attribute `axis` (default OpDef::batch_axis), which must not be 0
+  Transpose,    // perm keeps axis 0 first
+  SliceAxes,    // its axes input (known) leaves axis 0 whole
+};
+
 // The type an attribute must have. PositiveInt(s): every value must be >= 1 (kernel sizes,
 // strides, dilations, group, hidden sizes); a 0 or negative one is refused by the reader.
 enum class AttrKind { Int, PositiveInt, Float, String, Ints, PositiveInts, Floats, Strings, Tensor, Graph, TypeProto };
@@ -297,6 +314,8 @@ struct OpDef {
   // Sequences (kOpSequence): the lowering that runs a graph with them (runtime/sequence_lowering.cpp),
   // referenced only from these records likewise.
   const runtime::SequenceHooks* sequences = nullptr;
+  BatchRule batch = BatchRule::None;  // how it treats axis 0 (above)
+  int8_t batch_axis = 0;              // BatchRule::Axis: the attribute's default
   const char* notes = "";             // one line for docs/operators.md
 
   constexpr OpDef inputs(int lo, int hi) const { OpDef d = *this; d.min_inputs = lo; d.max_inputs = hi; return d; }
@@ -341,6 +360,12 @@ struct OpDef {
     return d;
   }
   constexpr OpDef doc(const char* line) const { OpDef d = *this; d.notes = line; return d; }
+  constexpr OpDef per_item(BatchRule rule, int8_t default_axis = 0) const {
+    OpDef d = *this;
+    d.batch = rule;
+    d.batch_axis = default_axis;
+    return d;
+  }
 };
 constexpr OpDef op(const char* op_type) { OpDef d; d.op_type = op_type; return d; }
 

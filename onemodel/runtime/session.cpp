@@ -8,6 +8,7 @@
 #include "onemodel/graph/op_registry.h"
 #include "onemodel/graph/passes/pass.h"
 #include "onemodel/io/format_v1.h"
+#include "onemodel/runtime/batch_split.h"
 #include "onemodel/runtime/plan.h"
 #include "onemodel/runtime/sequence_lowering.h"
 
@@ -17,10 +18,12 @@ namespace {
 
 // One caller's per-run arrays, sized when the caller slot is made, so running allocates nothing.
 struct Caller {
-  explicit Caller(size_t inputs) : ordered(inputs, nullptr), input_data(inputs, nullptr), fed(inputs, 0) {}
+  explicit Caller(size_t inputs)
+      : ordered(inputs, nullptr), input_data(inputs, nullptr), fed(inputs, 0), half_data{input_data, input_data} {}
   std::vector<const TensorView*> ordered;
   std::vector<void*> input_data;
   std::vector<char> fed;  // per graph input: given by this run
+  std::vector<void*> half_data[2];  // a split run's inputs: input_data's first and second halves
 };
 
 // A plan and the execution contexts of the runs using it at once: context 0 is the plan's own
@@ -30,6 +33,11 @@ struct PlanEntry {
   std::unique_ptr<runtime::Plan> plan;
   std::vector<std::unique_ptr<runtime::ExecContext>> contexts;
   std::vector<size_t> idle;  // contexts no run holds
+  // Batches split between threads (runtime/batch_split.h): -1 not decided yet for this plan's
+  // signature, 0 runs whole, 1 runs as halves[0] and halves[1] (one plan when the batch is even;
+  // kept with this entry, so they live and go with it).
+  int split = -1;
+  std::shared_ptr<PlanEntry> halves[2];
 };
 
 }  // namespace
@@ -55,6 +63,9 @@ struct Session::Impl {
   // A graph with sequences or optionals: run through the lowering (runtime/sequence_lowering.h).
   std::shared_ptr<runtime::SequenceRunner> runner;
   const runtime::SequenceHooks* sequences = nullptr;
+  // Runs over a batch may be split between two threads (SessionOptions::split_batch, a pool of
+  // two threads or more, no profile, no caller arena, and every node with a batch rule).
+  bool may_split = false;
 };
 
 namespace {
@@ -277,6 +288,9 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
   for (const auto& v : impl->graph.outputs) impl->output_names.push_back(v.name);
   impl->callers.push_back(std::make_unique<Caller>(impl->graph.inputs.size()));
   impl->idle_callers.push_back(impl->callers[0].get());
+  impl->may_split = options.split_batch && impl->pool && impl->pool->threads() >= 2 && !options.profile && !options.arena &&
+                    runtime::may_split_batch(impl->compiled) &&
+                    std::none_of(impl->compiled.value_input.begin(), impl->compiled.value_input.end(), [](char v) { return v != 0; });
   OM_TRY(plan_static_signature(*impl));
   out->impl_ = std::move(impl);
   return Status::ok();
@@ -373,6 +387,9 @@ PlanStats Session::last_plan_stats() const {
   s.aliased_nodes = p.aliased_nodes;
   s.plan_number = p.number;
   for (const auto& st : p.steps) s.packed_weights += st.packed_b != nullptr;
+  const PlanEntry& e = *impl_->last;
+  s.batch_parts = e.split < 0 ? 0 : e.split == 1 ? 2 : 1;
+  if (e.split == 1) s.half_arena_bytes = e.halves[0]->plan->arena_bytes + e.halves[1]->plan->arena_bytes;
   return s;
 }
 
@@ -519,6 +536,23 @@ static Result<std::unique_ptr<runtime::Plan>> build_for(Session::Impl& impl, con
   return built;
 }
 
+// A built plan with its own context (context 0) and its workers' scratch (runs allocate nothing).
+// A half's plan (numbered false) is not one of the session's plans: PlanStats never names it.
+static Result<std::shared_ptr<PlanEntry>> make_entry(Session::Impl& impl, std::unique_ptr<runtime::Plan> plan, bool numbered = true) {
+  if (impl.pool && !impl.pool->reserve_scratch(plan->max_scratch_bytes))
+    return Status::error(ErrorKind::OutOfMemory, msg("om::Session: cannot allocate ", plan->max_scratch_bytes,
+                                                     " bytes of scratch per thread; lower SessionOptions::threads"));
+  auto entry = std::make_shared<PlanEntry>();
+  entry->plan = std::move(plan);
+  if (numbered) entry->plan->number = ++impl.plans_built;
+  if (impl.options.profile) entry->plan->step_ns.assign(entry->plan->steps.size(), 0);
+  OM_ASSIGN_OR_RETURN(std::unique_ptr<runtime::ExecContext> own, runtime::make_context(*entry->plan, false));
+  entry->contexts.push_back(std::move(own));  // context 0: the plan's own arena
+  entry->idle.reserve(1);
+  entry->idle.push_back(0);
+  return entry;
+}
+
 static Result<std::shared_ptr<PlanEntry>> find_or_plan(Session::Impl& impl, const Caller& caller) {
   const graph::Graph& g = impl.graph;
   for (size_t pi = 0; pi < impl.plans.size(); ++pi) {
@@ -545,20 +579,54 @@ static Result<std::shared_ptr<PlanEntry>> find_or_plan(Session::Impl& impl, cons
     if (impl.last == impl.plans.front()) impl.last = nullptr;
     impl.plans.erase(impl.plans.begin());  // a run still using it holds it
   }
-  // Each worker's scratch for a part of any step, allocated with the plan (runs allocate nothing).
-  if (impl.pool && !impl.pool->reserve_scratch(built.value()->max_scratch_bytes))
-    return Status::error(ErrorKind::OutOfMemory, msg("om::Session: cannot allocate ", built.value()->max_scratch_bytes,
-                                                     " bytes of scratch per thread; lower SessionOptions::threads"));
-  auto entry = std::make_shared<PlanEntry>();
-  entry->plan = std::move(built).value();
-  entry->plan->number = ++impl.plans_built;
-  if (impl.options.profile) entry->plan->step_ns.assign(entry->plan->steps.size(), 0);
-  OM_ASSIGN_OR_RETURN(std::unique_ptr<runtime::ExecContext> own, runtime::make_context(*entry->plan, false));
-  entry->contexts.push_back(std::move(own));  // context 0: the plan's own arena
-  entry->idle.reserve(1);
-  entry->idle.push_back(0);
+  OM_ASSIGN_OR_RETURN(std::shared_ptr<PlanEntry> entry, make_entry(impl, std::move(built).value()));
   impl.plans.push_back(entry);
   return entry;
+}
+
+// Decides whether runs of `whole` split their batch (the caller holds impl.mu; the caller slot
+// holds this run's inputs): plans the halves and checks both against the whole plan. A half
+// that cannot be planned, or a graph whose items mix, runs whole: splitting is never an error.
+static void plan_halves(Session::Impl& impl, const Caller& caller, PlanEntry& whole) {
+  whole.split = 0;
+  const graph::Graph& g = impl.graph;
+  int64_t n = -1;
+  for (size_t j = 0; j < g.inputs.size(); ++j) {
+    if (!caller.fed[j]) continue;
+    if (impl.overridable[j] || !caller.ordered[j] || caller.ordered[j]->rank == 0) return;
+    const int64_t items = caller.ordered[j]->dims[0];
+    if (n >= 0 && items != n) return;
+    n = items;
+  }
+  if (n < 2 || !runtime::nodes_have_batch_rules(impl.compiled, *whole.plan)) return;
+  const int64_t parts[2] = {(n + 1) / 2, n / 2};
+  std::shared_ptr<PlanEntry> halves[2];
+  for (int h = 0; h < 2; ++h) {
+    if (h == 1 && parts[1] == parts[0]) {
+      halves[1] = halves[0];
+      break;
+    }
+    Caller half(g.inputs.size());
+    std::vector<TensorView> views(g.inputs.size());
+    std::vector<std::vector<int64_t>> dims(g.inputs.size());
+    for (size_t j = 0; j < g.inputs.size(); ++j) {
+      half.fed[j] = caller.fed[j];
+      if (!caller.fed[j]) continue;
+      views[j] = *caller.ordered[j];
+      dims[j].assign(views[j].dims, views[j].dims + views[j].rank);
+      dims[j][0] = parts[h];
+      views[j].dims = dims[j].data();
+      half.ordered[j] = &views[j];
+    }
+    auto built = build_for(impl, half, true);
+    if (!built.is_ok() || !runtime::splits_batch(impl.compiled, *whole.plan, *built.value(), n, parts[h])) return;
+    auto entry = make_entry(impl, std::move(built).value(), false);
+    if (!entry.is_ok()) return;
+    halves[h] = std::move(entry).value();
+  }
+  whole.halves[0] = std::move(halves[0]);
+  whole.halves[1] = std::move(halves[1]);
+  whole.split = 1;
 }
 
 // What a graph with sequences cannot do ahead of its first run: its plans depend on the input
@@ -684,6 +752,38 @@ Status Session::try_run(const TensorView* inputs, size_t num_inputs, TensorView*
   return run_with(inputs, num_inputs, outputs, num_outputs, nullptr, nullptr);
 }
 
+// A split run: the first half of the batch on this thread, the second on a worker of the pool
+// (both on this thread when the pool is running another caller's job), each in its own context.
+// Kernels inside a half run on its thread alone (a part's parallel work runs inline).
+static Status run_halves(Session::Impl& impl, Caller& caller, PlanEntry& whole, runtime::ExecContext* const* half_ctx) {
+  const graph::Graph& g = impl.graph;
+  for (size_t j = 0; j < g.inputs.size(); ++j) {
+    caller.half_data[0][j] = caller.half_data[1][j] = nullptr;
+    if (!caller.fed[j]) continue;
+    const TensorView& t = *caller.ordered[j];
+    const size_t first = size_t(t.numel() / t.dims[0]) * dtype_size(t.dtype) * size_t(whole.halves[0]->plan->signature[j][0]);
+    caller.half_data[0][j] = caller.input_data[j];
+    caller.half_data[1][j] = static_cast<char*>(caller.input_data[j]) + first;
+  }
+  struct Job {
+    runtime::Plan* plan[2];
+    runtime::ExecContext* const* ctx;
+    void* const* data[2];
+    ArithmeticMode mode;
+    Status status[2];
+  } job{{whole.halves[0]->plan.get(), whole.halves[1]->plan.get()},
+        half_ctx,
+        {caller.half_data[0].data(), caller.half_data[1].data()},
+        impl.options.mode,
+        {Status::ok(), Status::ok()}};
+  impl.pool->run(2, [](void* p, size_t part, size_t) {
+    Job& j = *static_cast<Job*>(p);
+    j.status[part] = runtime::execute_plan(*j.plan[part], j.mode, j.data[part], false, j.ctx[part]);
+  }, &job);
+  OM_TRY(job.status[0]);
+  return job.status[1];
+}
+
 Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs, OutputSink sink,
                          void* sink_ctx) {
   if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::run: the session is empty (default-constructed or moved from)");
@@ -700,24 +800,47 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
   std::shared_ptr<PlanEntry> entry;
   size_t context = 0;
   runtime::ExecContext* ctx = nullptr;  // stays put when another run adds a context
+  size_t half_context[2] = {0, 0};
+  runtime::ExecContext* half_ctx[2] = {nullptr, nullptr};
   {
     std::lock_guard<Mutex> lock(impl.mu);
     OM_ASSIGN_OR_RETURN(entry, find_or_plan(impl, *caller));
     impl.last = entry;
     OM_ASSIGN_OR_RETURN(context, acquire_context(*entry));
     ctx = entry->contexts[context].get();
+    if (entry->split < 0) {
+      if (impl.may_split) plan_halves(impl, *caller, *entry);
+      else entry->split = 0;
+    }
+    if (entry->split == 1) {
+      for (int h = 0; h < 2; ++h) {
+        Result<size_t> c = acquire_context(*entry->halves[h]);
+        if (!c.is_ok()) {
+          if (h == 1) entry->halves[0]->idle.push_back(half_context[0]);
+          entry->idle.push_back(context);
+          return c.status();
+        }
+        half_context[h] = c.value();
+        half_ctx[h] = entry->halves[h]->contexts[half_context[h]].get();
+      }
+    }
   }
-  struct ContextLease {  // back to the plan's idle contexts, whatever happens below
+  struct ContextLease {  // back to the plans' idle contexts, whatever happens below
     Impl& impl;
     PlanEntry& entry;
     size_t context;
+    const size_t* half_context;
     ~ContextLease() {
       std::lock_guard<Mutex> lock(impl.mu);
       entry.idle.push_back(context);
+      if (entry.split == 1)
+        for (int h = 0; h < 2; ++h) entry.halves[h]->idle.push_back(half_context[h]);
     }
-  } lease{impl, *entry, context};
+  } lease{impl, *entry, context, half_context};
   runtime::Plan& plan = *entry->plan;
-  if (impl.options.profile) {
+  if (entry->split == 1) {
+    OM_TRY(run_halves(impl, *caller, *entry, half_ctx));
+  } else if (impl.options.profile) {
     std::lock_guard<Mutex> lock(impl.mu);  // the step times are the plan's
     OM_TRY(runtime::execute_plan(plan, impl.options.mode, caller->input_data.data(), true, ctx));
   } else {
@@ -732,10 +855,24 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
     t.dims = o.desc->shape.data();
     t.rank = o.desc->shape.size();
     const size_t bytes = o.desc->nbytes();
-    if (t.data && t.capacity > 0) {
-      if (t.capacity < bytes)
-        return Status::error(ErrorKind::InvalidArgument, msg("Session::run: output '", impl.output_names[i], "' needs ", bytes,
-                                                             " bytes, its buffer holds ", t.capacity));
+    const bool given = t.data && t.capacity > 0;
+    if (given && t.capacity < bytes)
+      return Status::error(ErrorKind::InvalidArgument, msg("Session::run: output '", impl.output_names[i], "' needs ", bytes,
+                                                           " bytes, its buffer holds ", t.capacity));
+    if (entry->split == 1 && o.input < 0) {
+      // The halves' outputs, one after the other, into the caller's buffer or the whole plan's.
+      char* dst = static_cast<char*>(given ? t.data : const_cast<void*>(src));
+      for (int h = 0; h < 2; ++h) {
+        const runtime::Plan& hp = *entry->halves[h]->plan;
+        const size_t part = hp.outputs[i].desc->nbytes();
+        if (part) std::memcpy(dst, half_ctx[h]->rebase(hp, hp.outputs[i].data), part);
+        dst += part;
+      }
+      if (!given) {
+        t.data = const_cast<void*>(src);
+        t.capacity = 0;
+      }
+    } else if (given) {
       if (bytes) std::memcpy(t.data, src, bytes);
     } else {
       t.data = const_cast<void*>(src);

@@ -301,3 +301,120 @@ TEST_CASE("sessions sharing one pool run from two threads at once") {
   bad.threads = -2;
   CHECK_THROWS_WITH_AS(om::Session(net(), bad), doctest::Contains("SessionOptions::threads is -2"), om::Error);
 }
+
+// Batches split between threads (docs/threads.md): a run over several items runs as two halves,
+// each in its own arena on its own thread, where every node keeps the items apart; the outputs
+// are the whole batch's bits, into the caller's buffer or the session's.
+TEST_CASE("a batch splits between two threads with the bits of the whole batch") {
+  for (om::ArithmeticMode mode : {om::ArithmeticMode::Exact, om::ArithmeticMode::Fast}) {
+    om::Session one(net(), options(mode, 1));
+    om::Session two(net(), options(mode, 2));
+    om::SessionOptions whole_options = options(mode, 2);
+    whole_options.split_batch = false;
+    om::Session whole(net(), whole_options);
+    for (int64_t batch : {1, 2, 5, 8}) {
+      CAPTURE(int(mode));
+      CAPTURE(batch);
+      const auto feeds = feeds_for(batch, uint32_t(40 + batch));
+      const std::vector<float> ref = run_into(one, feeds);
+      CHECK(run_into(two, feeds) == ref);
+      CHECK(two.last_plan_stats().batch_parts == (batch > 1 ? 2u : 1u));
+      if (batch > 1) CHECK(two.last_plan_stats().half_arena_bytes > 0);
+      const Out own = run(two, feeds)[0];  // the session's own output buffer
+      REQUIRE(own.bytes.size() == ref.size() * sizeof(float));
+      CHECK(std::memcmp(own.bytes.data(), ref.data(), own.bytes.size()) == 0);
+      CHECK(run_into(whole, feeds) == ref);
+      CHECK(whole.last_plan_stats().batch_parts == 1);
+    }
+  }
+}
+
+// Graphs where a half would not compute its own items: each runs whole (batch_parts 1) and
+// gives the single-threaded result. Several pass the shape checks (the halves' shapes are the
+// whole's with fewer items), so only the operators' batch rules keep them whole.
+TEST_CASE("a graph whose items mix along axis 0 runs whole") {
+  auto x_in = [] { return sym_value("x", DType::f32, {"batch", "6"}); };
+  struct Case {
+    const char* what;
+    g::Graph graph;
+  };
+  std::vector<Case> cases;
+  {
+    g::Graph gr;  // Softmax over the items
+    gr.inputs.push_back(x_in());
+    gr.nodes.push_back(node("Softmax", {"x"}, {"y"}, {Attribute::of_int("axis", 0)}));
+    gr.outputs.push_back(value("y", DType::f32, {}));
+    cases.push_back({"Softmax axis 0", gr});
+  }
+  {
+    g::Graph gr;  // the items reversed
+    gr.inputs.push_back(x_in());
+    gr.initializers.push_back(g::TensorData::from_vector<int64_t>("st", {1}, {-1}));
+    gr.initializers.push_back(g::TensorData::from_vector<int64_t>("en", {1}, {INT64_MIN}));
+    gr.initializers.push_back(g::TensorData::from_vector<int64_t>("ax", {1}, {0}));
+    gr.initializers.push_back(g::TensorData::from_vector<int64_t>("sp", {1}, {-1}));
+    gr.nodes.push_back(node("Slice", {"x", "st", "en", "ax", "sp"}, {"y"}));
+    gr.outputs.push_back(value("y", DType::f32, {}));
+    cases.push_back({"Slice reversing axis 0", gr});
+  }
+  {
+    g::Graph gr;  // a sum over the items added back to each
+    gr.inputs.push_back(x_in());
+    gr.initializers.push_back(g::TensorData::from_vector<int64_t>("ax", {1}, {0}));
+    gr.nodes.push_back(node("ReduceSum", {"x", "ax"}, {"s"}, {Attribute::of_int("keepdims", 1)}));
+    gr.nodes.push_back(node("Add", {"x", "s"}, {"y"}));
+    gr.outputs.push_back(value("y", DType::f32, {}));
+    cases.push_back({"ReduceSum over axis 0", gr});
+  }
+  {
+    g::Graph gr;  // a running sum over the items
+    gr.inputs.push_back(x_in());
+    gr.initializers.push_back(g::TensorData::from_vector<int64_t>("ax", {}, {0}));
+    gr.nodes.push_back(node("CumSum", {"x", "ax"}, {"y"}));
+    gr.outputs.push_back(value("y", DType::f32, {}));
+    cases.push_back({"CumSum axis 0", gr});
+  }
+  {
+    g::Graph gr;  // MaxPool's Indices count positions over the whole batch
+    gr.inputs.push_back(sym_value("x", DType::f32, {"batch", "2", "4", "4"}));
+    gr.nodes.push_back(node("MaxPool", {"x"}, {"y", "i"}, {Attribute::of_ints("kernel_shape", {2, 2}), Attribute::of_ints("strides", {2, 2})}));
+    gr.outputs.push_back(value("y", DType::f32, {}));
+    gr.outputs.push_back(value("i", DType::i64, {}));
+    cases.push_back({"MaxPool with Indices", gr});
+  }
+  {
+    g::Graph gr;  // the items side by side
+    gr.inputs.push_back(x_in());
+    gr.nodes.push_back(node("Concat", {"x", "x"}, {"y"}, {Attribute::of_int("axis", 0)}));
+    gr.outputs.push_back(value("y", DType::f32, {}));
+    cases.push_back({"Concat axis 0", gr});
+  }
+  for (const Case& c : cases) {
+    const std::string what = c.what;
+    CAPTURE(what);
+    const int64_t per_item = c.graph.inputs[0].shape.size() == 2 ? 6 : 32;
+    std::vector<int64_t> dims{6};
+    if (per_item == 6) dims.push_back(6);
+    else dims.insert(dims.end(), {2, 4, 4});
+    const std::vector<Feed> feeds{Feed::of("x", dims, random_floats(size_t(6 * per_item), 50))};
+    om::Session one(c.graph, options(om::ArithmeticMode::Exact, 1));
+    om::Session two(c.graph, options(om::ArithmeticMode::Exact, 2));
+    const std::vector<Out> ref = run(one, feeds), got = run(two, feeds);
+    CHECK(two.last_plan_stats().batch_parts == 1);
+    REQUIRE(got.size() == ref.size());
+    for (size_t i = 0; i < ref.size(); ++i) CHECK(got[i].bytes == ref[i].bytes);
+  }
+  // An output that is the input itself beside one computed per item: split, both whole.
+  g::Graph gr;
+  gr.inputs.push_back(x_in());
+  gr.nodes.push_back(node("Relu", {"x"}, {"y"}));
+  gr.outputs.push_back(value("y", DType::f32, {}));
+  gr.outputs.push_back(value("x", DType::f32, {}));
+  const std::vector<Feed> feeds{Feed::of("x", {5, 6}, random_floats(30, 51))};
+  om::Session one(gr, options(om::ArithmeticMode::Exact, 1)), two(gr, options(om::ArithmeticMode::Exact, 2));
+  const std::vector<Out> ref = run(one, feeds), got = run(two, feeds);
+  CHECK(two.last_plan_stats().batch_parts == 2);
+  REQUIRE(got.size() == 2);
+  CHECK(got[0].bytes == ref[0].bytes);
+  CHECK(got[1].bytes == ref[1].bytes);
+}

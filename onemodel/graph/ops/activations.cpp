@@ -176,25 +176,25 @@ constexpr AttrSpec kHardSigmoidAttrs[] = {{"alpha", AttrKind::Float}, {"beta", A
 constexpr AttrSpec kShrinkAttrs[] = {{"bias", AttrKind::Float}, {"lambd", AttrKind::Float}};
 
 constexpr OpDef kOps[] = {
-    op("Gelu").since_opset(20).inputs(1).attributes(kGeluAttrs).shapes(infer_gelu).prepared(prepare_gelu).kernel(gelu_kernel)
+    op("Gelu").since_opset(20).per_item(BatchRule::Broadcast).inputs(1).attributes(kGeluAttrs).shapes(infer_gelu).prepared(prepare_gelu).kernel(gelu_kernel)
         .doc("f32, approximate none|tanh").with_flags(kOpF16InF32),
-    op("LeakyRelu").upgrades_from(6).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32_unary)
+    op("LeakyRelu").upgrades_from(6).per_item(BatchRule::Broadcast).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32_unary)
         .prepared(prepare_activation<kReadLeakyRelu>).kernel(leaky_relu_kernel).doc("f32, alpha").with_flags(kOpF16InF32),
-    op("Clip").upgrades_from(6).attr_became_input("min", 1, 11).attr_became_input("max", 2, 11).inputs(1, 3).shapes(infer_clip)
+    op("Clip").upgrades_from(6).per_item(BatchRule::Broadcast).attr_became_input("min", 1, 11).attr_became_input("max", 2, 11).inputs(1, 3).shapes(infer_clip)
         .prepared(prepare_elements).kernel(clip_kernel).doc("f32 i64 i32 i8 u8, optional scalar min/max inputs").with_flags(kOpF16InF32),
-    op("PRelu").upgrades_from(7).inputs(2).shapes(infer_prelu).prepared(prepare_broadcast).kernel(prelu_kernel).doc("f32, slope broadcast to X").with_flags(kOpF16InF32),
+    op("PRelu").upgrades_from(7).per_item(BatchRule::Broadcast).inputs(2).shapes(infer_prelu).prepared(prepare_broadcast).kernel(prelu_kernel).doc("f32, slope broadcast to X").with_flags(kOpF16InF32),
     f32_unary_op("Elu", elu_kernel, "f32, alpha; library exp").attributes(kAlphaAttrs).prepared(prepare_activation<kReadAlpha>).with_flags(kOpF16InF32),
     f32_unary_op("Selu", selu_kernel, "f32, alpha, gamma; library exp").attributes(kSeluAttrs).prepared(prepare_activation<kReadSelu>).with_flags(kOpF16InF32),
     f32_unary_op("Softplus", softplus_kernel, "f32; library exp and log").upgrades_from(1).with_flags(kOpF16InF32),
     f32_unary_op("Softsign", softsign_kernel, "f32").upgrades_from(1).with_flags(kOpF16InF32),
     f32_unary_op("HardSigmoid", hard_sigmoid_kernel, "f32, alpha, beta").attributes(kHardSigmoidAttrs).prepared(prepare_activation<kReadHardSigmoid>).with_flags(kOpF16InF32),
-    op("HardSwish").since_opset(14).inputs(1).shapes(infer_f32_unary).prepared(prepare_elements).kernel(hard_swish_kernel).doc("f32").with_flags(kOpF16InF32),
-    op("ThresholdedRelu").upgrades_from(10).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32_unary)
+    op("HardSwish").since_opset(14).per_item(BatchRule::Broadcast).inputs(1).shapes(infer_f32_unary).prepared(prepare_elements).kernel(hard_swish_kernel).doc("f32").with_flags(kOpF16InF32),
+    op("ThresholdedRelu").upgrades_from(10).per_item(BatchRule::Broadcast).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32_unary)
         .prepared(prepare_activation<kReadAlpha>).kernel(thresholded_relu_kernel)
         .doc("f32, alpha"),
-    op("Shrink").upgrades_from(9).inputs(1).attributes(kShrinkAttrs).shapes(infer_f32_unary)
+    op("Shrink").upgrades_from(9).per_item(BatchRule::Broadcast).inputs(1).attributes(kShrinkAttrs).shapes(infer_f32_unary)
         .prepared(prepare_activation<kReadShrink>).kernel(shrink_kernel).doc("f32, bias, lambd"),
-    op("Celu").since_opset(12).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32_unary)
+    op("Celu").since_opset(12).per_item(BatchRule::Broadcast).inputs(1).attributes(kAlphaAttrs).shapes(infer_f32_unary)
         .prepared(prepare_activation<kReadAlpha>).kernel(celu_kernel).doc("f32, alpha; library exp"),
 };
 

@@ -431,19 +431,19 @@ constexpr OpDef kOps[] = {
     broadcast_op("Mul", 7, infer_arith, arith_kernel<BinaryOp::Mul>, "f32 f64 i64 i32 i8 u8, broadcasting").with_flags(kOpF16InF32),
     broadcast_op("Div", 7, infer_arith, arith_kernel<BinaryOp::Div>,
                  "f32 f64 i64 i32 i8 u8, broadcasting; integer division truncates, by zero is an error").with_flags(kOpF16InF32),
-    op("Pow").upgrades_from(7).inputs(2).shapes(infer_pow).prepared(prepare_broadcast).kernels(pow_kernel, pow_exact_kernel)
+    op("Pow").upgrades_from(7).per_item(BatchRule::Broadcast).inputs(2).shapes(infer_pow).prepared(prepare_broadcast).kernels(pow_kernel, pow_exact_kernel)
         .doc("f32 i64 i32 base, f32 f64 i64 i32 i16 i8 u64 u32 u16 u8 exponent, broadcasting; result has the base's dtype; integer base and exponent: exact, wrapping, a negative exponent gives 1 (base 1), +-1 (base -1) or 0; f32 base: the library's pow (Exact rounds another exponent dtype to f32 first); Exact refuses an integer base with a fractional exponent").with_flags(kOpF16InF32),
-    op("Neg").upgrades_from(6).inputs(1).shapes(infer_neg).prepared(prepare_elements).kernel(neg_kernel).doc("f32 i64 i32").with_flags(kOpF16InF32),
+    op("Neg").upgrades_from(6).per_item(BatchRule::Broadcast).inputs(1).shapes(infer_neg).prepared(prepare_elements).kernel(neg_kernel).doc("f32 i64 i32").with_flags(kOpF16InF32),
     f32_unary_op("Sqrt", unary_kernel<UnaryOp::Sqrt>, "f32").with_flags(kOpF16InF32),
     f32_unary_op("Erf", unary_kernel<UnaryOp::Erf>, "f32, library erf").upgrades_from(9).with_flags(kOpF16InF32),
     f32_unary_op("Exp", unary_kernel<UnaryOp::Exp>, "f32, library exp").with_flags(kOpF16InF32),
     f32_unary_op("Log", unary_kernel<UnaryOp::Log>, "f32, library log").with_flags(kOpF16InF32),
     f32_unary_op("Abs", unary_kernel<UnaryOp::Abs>, "f32").with_flags(kOpF16InF32),
     f32_unary_op("Reciprocal", unary_kernel<UnaryOp::Reciprocal>, "f32").with_flags(kOpF16InF32),
-    op("Mod").upgrades_from(10).inputs(2).attributes(kModAttrs).shapes(infer_mod).prepared(prepare_mod).kernel(mod_kernel)
+    op("Mod").upgrades_from(10).per_item(BatchRule::Broadcast).inputs(2).attributes(kModAttrs).shapes(infer_mod).prepared(prepare_mod).kernel(mod_kernel)
         .doc("f32 f64 (fmod 1) i64 i32 i16 i8 u64 u32 u16 u8, broadcasting; fmod 0: the sign of the divisor; by zero is an error; "
              "f16 in f32 (fmod's result is exact, so rounding back changes nothing)").with_flags(kOpF16InF32),
-    op("Sign").upgrades_from(9).inputs(1).shapes(infer_sign).prepared(prepare_elements).kernel(sign_kernel).doc("f32 i64 i32 i8 u8"),
+    op("Sign").upgrades_from(9).per_item(BatchRule::Broadcast).inputs(1).shapes(infer_sign).prepared(prepare_elements).kernel(sign_kernel).doc("f32 i64 i32 i8 u8"),
     f32_unary_op("Floor", floor_kernel, "f32").with_flags(kOpF16InF32),
     f32_unary_op("Ceil", ceil_kernel, "f32").with_flags(kOpF16InF32),
     f32_unary_op("Round", round_kernel, "f32, halves to even").upgrades_from(11).with_flags(kOpF16InF32),
@@ -458,9 +458,9 @@ constexpr OpDef kOps[] = {
     library_op("Atanh", library_kernel<library_atanh_f32>, 9),
     library_op("Sinh", library_kernel<library_sinh_f32>, 9),
     library_op("Cosh", library_kernel<library_cosh_f32>, 9),
-    op("Sum").upgrades_from(6).inputs(1, 64).shapes(infer_variadic).prepared(prepare_elements).kernel(variadic_kernel<false>)
+    op("Sum").upgrades_from(6).per_item(BatchRule::Broadcast).inputs(1, 64).shapes(infer_variadic).prepared(prepare_elements).kernel(variadic_kernel<false>)
         .doc("f32, broadcasting; summed in input order").with_flags(kOpF16InF32),
-    op("Mean").upgrades_from(6).inputs(1, 64).shapes(infer_variadic).prepared(prepare_elements).kernel(variadic_kernel<true>)
+    op("Mean").upgrades_from(6).per_item(BatchRule::Broadcast).inputs(1, 64).shapes(infer_variadic).prepared(prepare_elements).kernel(variadic_kernel<true>)
         .doc("f32, broadcasting; summed in input order, one division").with_flags(kOpF16InF32),
 };
 

@@ -319,7 +319,7 @@ constexpr AttrSpec kAttentionAttrs[] = {{"scale", AttrKind::Float}, {"transpose_
                                         {"perm_k", AttrKind::Ints}, {"perm_v", AttrKind::Ints}, {"perm_y", AttrKind::Ints}};
 
 constexpr OpDef kOps[] = {
-    op("Attention").in_domain(kOnemodelDomain).written_by_passes(writers<passes::fuse_attention>).inputs(3, 4).attributes(kAttentionAttrs).shapes(infer_attention)
+    op("Attention").in_domain(kOnemodelDomain).per_item(BatchRule::Items).written_by_passes(writers<passes::fuse_attention>).inputs(3, 4).attributes(kAttentionAttrs).shapes(infer_attention)
         .prepared(prepare_attention).fast_only(attention_kernel).with_scratch(attention_scratch)
         .doc("written by the attention fusion pass: softmax(Q K^T * scale + mask) V, row-blocked online softmax (no [L, S] scores); fast only"),
 };

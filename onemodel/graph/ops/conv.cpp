@@ -642,14 +642,14 @@ constexpr AttrSpec kConvTransposeAttrs[] = {
     {"pads", AttrKind::Ints},            {"strides", AttrKind::PositiveInts}};
 
 constexpr OpDef kOps[] = {
-    op("Conv").upgrades_from(7).written_by_passes(writers<passes::fold_conv_batchnorm>).inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel).with_scratch(conv_scratch)
+    op("Conv").upgrades_from(7).per_item(BatchRule::Items).written_by_passes(writers<passes::fold_conv_batchnorm>).inputs(2, 3).attributes(kConvAttrs).shapes(infer_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel).with_scratch(conv_scratch)
         .with_prepack(conv_packable)
         .doc("f32, 1-D, 2-D and 3-D spatial; auto_pad, groups, dilations, strides, pads; weights packed when planning; 1x1 as one GEMM on the input, implicit-GEMM panels, direct depthwise, Winograd F(2x2, 3x3) for 3x3 stride-1 in Fast sessions; 3-D as 2-D per output depth over (c, kd) channels; exact: fma chain over (c, [kd,] kh, kw), then bias").with_flags(kOpF16InF32),
-    op("ConvTranspose").upgrades_from(7).inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose)
+    op("ConvTranspose").upgrades_from(7).per_item(BatchRule::Items).inputs(2, 3).attributes(kConvTransposeAttrs).shapes(infer_conv_transpose)
         .prepared(prepare_conv<GeomKind::ConvTranspose>).kernel(conv_transpose_kernel)
         .with_scratch(conv_transpose_scratch).with_prepack(conv_packable)
         .doc("f32, 1-D, 2-D and 3-D spatial; auto_pad, groups, dilations, strides, pads, output_padding, output_shape; exact: fixed GEMM chain then scatter order (3-D: the 2-D result of each (input depth, kd) added in that order), then bias").with_flags(kOpF16InF32),
-    op("FusedConv").in_domain(kOnemodelDomain).written_by_passes(writers<passes::fuse_conv_epilogue, passes::fuse_conv_chain>).inputs(2, 8).attributes(kFusedConvAttrs).shapes(infer_fused_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel)
+    op("FusedConv").in_domain(kOnemodelDomain).per_item(BatchRule::Items).written_by_passes(writers<passes::fuse_conv_epilogue, passes::fuse_conv_chain>).inputs(2, 8).attributes(kFusedConvAttrs).shapes(infer_fused_conv).prepared(prepare_conv<GeomKind::Conv>).kernel(conv_kernel)
         .with_scratch(fused_conv_scratch).with_prepack(conv_packable)
         .doc("written by the conv fusion passes: chain(act(BN(Conv(X, W) + bias) + R)), the optional inference batch normalisation (inputs 3-6: scale, B, mean, var; epsilon), the optional residual R (input 7, broadcast), the activation after each output's complete fma chain, then the optional chain of elementwise steps (ops, operands, consts: FusedElementwise's) on each output row just written, each step rounded as the separate nodes"),
 };

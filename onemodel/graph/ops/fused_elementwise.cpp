@@ -41,7 +41,7 @@ constexpr AttrSpec kChainAttrs[] = {
     {"ops", AttrKind::Ints}, {"operands", AttrKind::Ints}, {"consts", AttrKind::Floats}, {"rank", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("FusedElementwise").in_domain(kOnemodelDomain).written_by_passes(writers<passes::fuse_elementwise_chains>).inputs(1)
+    op("FusedElementwise").in_domain(kOnemodelDomain).per_item(BatchRule::Broadcast).written_by_passes(writers<passes::fuse_elementwise_chains>).inputs(1)
         .attributes(kChainAttrs).shapes(infer_chain).prepared(prepare_chain).kernel(chain_kernel)
         .doc("written by the elementwise chain fusion pass: up to 16 steps (Add, Sub, Mul, Div, Max, Min with a scalar constant or "
              "another step's value; Relu, Sigmoid, Tanh, Clip, LeakyRelu, HardSigmoid, HardSwish) in one pass, each "

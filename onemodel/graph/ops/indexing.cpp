@@ -468,12 +468,12 @@ constexpr AttrSpec kCastAttrs[] = {{"to", AttrKind::Int}, {"saturate", AttrKind:
 constexpr AttrSpec kEyeAttrs[] = {{"dtype", AttrKind::Int}, {"k", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("Slice").upgrades_from(1).written_by_passes(writers<passes::merge_qkv_projections>).plan_time_inputs_mask(0x1eu).attr_became_input("starts", 1, 10).attr_became_input("ends", 2, 10).attr_became_input("axes", 3, 10).inputs(3, 5).shapes(infer_slice)
+    op("Slice").upgrades_from(1).per_item(BatchRule::SliceAxes).written_by_passes(writers<passes::merge_qkv_projections>).plan_time_inputs_mask(0x1eu).attr_became_input("starts", 1, 10).attr_became_input("ends", 2, 10).attr_became_input("axes", 3, 10).inputs(3, 5).shapes(infer_slice)
         .prepared(prepare_slice).kernel(strided_copy_kernel)
         .doc("any dtype; starts/ends/axes/steps known at plan time; negative steps, clamping").with_flags(kOpF16InF32),
-    op("Concat").upgrades_from(4).inputs(1, 64).attributes(kAxisAttrs).shapes(infer_concat).prepared(prepare_concat).kernel(concat_kernel)
+    op("Concat").upgrades_from(4).per_item(BatchRule::Axis).inputs(1, 64).attributes(kAxisAttrs).shapes(infer_concat).prepared(prepare_concat).kernel(concat_kernel)
         .doc("any dtype, axis").with_flags(kOpF16InF32),
-    op("Cast").upgrades_from(6).written_by_passes(writers<passes::compute_f16_in_f32>).inputs(1).attributes(kCastAttrs).shapes(infer_cast)
+    op("Cast").upgrades_from(6).per_item(BatchRule::Broadcast).written_by_passes(writers<passes::compute_f16_in_f32>).inputs(1).attributes(kCastAttrs).shapes(infer_cast)
         .prepared(prepare_elements).kernel(cast_kernel)
         .doc("f32 f64 f16 i64 i32 i16 i8 u64 u32 u16 u8 bool, all pairs; float to int truncates, NaN/inf/beyond [-2^63, 2^64) give 0, else wraps modulo 2^width"),
     op("CastLike").since_opset(15).inputs(2).attributes(kCastAttrs).shapes(infer_cast_like)

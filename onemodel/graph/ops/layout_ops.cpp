@@ -386,7 +386,7 @@ constexpr AttrSpec kBlockAttrs[] = {{"blocksize", AttrKind::PositiveInt}, {"mode
 constexpr AttrSpec kDropoutAttrs[] = {{"ratio", AttrKind::Float}, {"seed", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("Transpose").upgrades_from(1).written_by_passes(writers<passes::sink_transposes>).inputs(1).attributes(kTransposeAttrs).shapes(infer_transpose)
+    op("Transpose").upgrades_from(1).per_item(BatchRule::Transpose).written_by_passes(writers<passes::sink_transposes>).inputs(1).attributes(kTransposeAttrs).shapes(infer_transpose)
         .prepared(prepare_transpose).kernel(strided_copy_kernel)
         .doc("any dtype, perm (default reversed)").with_flags(kOpF16InF32),
     op("Size").upgrades_from(1).inputs(1).shapes(infer_size).kernel(size_kernel).with_flags(kOpShapeOnly)

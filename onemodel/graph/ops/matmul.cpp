@@ -536,12 +536,12 @@ constexpr AttrSpec kGemmAttrs[] = {
     {"alpha", AttrKind::Float}, {"beta", AttrKind::Float}, {"transA", AttrKind::Int}, {"transB", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("MatMul").upgrades_from(1).inputs(2).shapes(infer_matmul).prepared(prepare_product).kernel(product_kernel)
+    op("MatMul").upgrades_from(1).per_item(BatchRule::Rows).inputs(2).shapes(infer_matmul).prepared(prepare_product).kernel(product_kernel)
         .with_scratch(fused_scratch).with_prepack(matmul_packable_b)
         .doc("f32, numpy semantics (1-D operands, broadcast batch axes); exact: fixed fma chain").with_flags(kOpF16InF32),
-    op("Gemm").upgrades_from(7).inputs(2, 3).attributes(kGemmAttrs).shapes(infer_gemm).prepared(prepare_gemm).kernel(gemm_kernel).with_scratch(gemm_scratch)
+    op("Gemm").upgrades_from(7).per_item(BatchRule::Rows).inputs(2, 3).attributes(kGemmAttrs).shapes(infer_gemm).prepared(prepare_gemm).kernel(gemm_kernel).with_scratch(gemm_scratch)
         .with_prepack(matmul_packable_b).doc("f32, transA/transB, alpha, beta, broadcast C").with_flags(kOpF16InF32),
-    op("FusedMatMul").in_domain(kOnemodelDomain)
+    op("FusedMatMul").in_domain(kOnemodelDomain).per_item(BatchRule::Rows)
         .written_by_passes(writers<passes::fuse_matmul_epilogue, passes::fold_transposes_into_matmul, passes::fold_matmul_scale,
                            passes::fuse_matmul_residual, passes::fuse_matmul_chain>).inputs(2, 4).shapes(infer_fused).prepared(prepare_product).kernel(product_kernel).with_scratch(fused_scratch)
         .with_prepack(matmul_packable_b)

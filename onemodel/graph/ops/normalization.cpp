@@ -443,13 +443,13 @@ constexpr AttrSpec kLrnAttrs[] = {{"alpha", AttrKind::Float}, {"beta", AttrKind:
 constexpr AttrSpec kMvnAttrs[] = {{"axes", AttrKind::Ints}};
 
 constexpr OpDef kOps[] = {
-    op("LayerNormalization").since_opset(17).inputs(2, 3).attributes(kLayerNormAttrs).shapes(infer_layer_norm)
+    op("LayerNormalization").since_opset(17).per_item(BatchRule::Axis, -1).inputs(2, 3).attributes(kLayerNormAttrs).shapes(infer_layer_norm)
         .prepared(prepare_layer_norm).kernel(layer_norm_kernel)
         .doc("f32, axis, epsilon, stash_type 1; optional Mean/InvStdDev outputs; exact: fixed-order sums (mean, then variance)").with_flags(kOpF16InF32),
-    op("BatchNormalization").upgrades_from(9).inputs(5).attributes(kBatchNormAttrs).shapes(infer_batch_norm).prepared(prepare_batch_norm).kernel(batch_norm_kernel)
+    op("BatchNormalization").upgrades_from(9).per_item(BatchRule::FirstOutput).inputs(5).attributes(kBatchNormAttrs).shapes(infer_batch_norm).prepared(prepare_batch_norm).kernel(batch_norm_kernel)
         .with_scratch(batch_norm_scratch)
         .doc("f32: (x - mean) * (scale / sqrt(var + epsilon)) + B, one rounding per operation; training_mode (opset 15): batch mean and population variance (exact: fixed-order sums), running mean/var outputs").with_flags(kOpF16InF32),
-    op("InstanceNormalization").upgrades_from(6).inputs(3).attributes(kInstanceNormAttrs).shapes(infer_instance_norm)
+    op("InstanceNormalization").upgrades_from(6).per_item(BatchRule::Items).inputs(3).attributes(kInstanceNormAttrs).shapes(infer_instance_norm)
         .prepared(prepare_instance_norm).kernel(instance_norm_kernel)
         .doc("f32, (N, C, ...), epsilon; exact: fixed-order sums for mean and variance").with_flags(kOpF16InF32),
     op("LRN").upgrades_from(1).inputs(1).attributes(kLrnAttrs).shapes(infer_lrn).prepared(prepare_lrn).kernel(lrn_kernel)

@@ -317,13 +317,15 @@ Status map_f32(const KernelContext& k, F f) { return map_range<float, float>(k, 
 
 // The table entry of an f32 -> f32 map with no attributes (Relu, Exp, Floor, Softsign...).
 constexpr OpDef f32_unary_op(const char* type, KernelFn k, const char* notes) {
-  return op(type).upgrades_from(6).inputs(1).shapes(infer_f32_unary).prepared(prepare_elements).kernel(k).doc(notes);
+  return op(type).upgrades_from(6).inputs(1).shapes(infer_f32_unary).prepared(prepare_elements).kernel(k).doc(notes)
+      .per_item(BatchRule::Broadcast);
 }
 
 // The table entry of a two-operand broadcasting op with no attributes (Add, Equal, And...):
 // its dtype rule in `infer`, the output's iterator as its record.
 constexpr OpDef broadcast_op(const char* type, int since, InferFn infer, KernelFn k, const char* notes) {
-  return op(type).upgrades_from(since).inputs(2).shapes(infer).prepared(prepare_broadcast).kernel(k).doc(notes);
+  return op(type).upgrades_from(since).inputs(2).shapes(infer).prepared(prepare_broadcast).kernel(k).doc(notes)
+      .per_item(BatchRule::Broadcast);
 }
 
 // y = f(...f(f(x0, x1), x2)..., xn) over output elements [begin, end) of the broadcast of every

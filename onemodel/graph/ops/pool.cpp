@@ -324,18 +324,18 @@ constexpr AttrSpec kAvgPoolAttrs[] = {{"auto_pad", AttrKind::String},         {"
 constexpr AttrSpec kMaxUnpoolAttrs[] = {{"kernel_shape", AttrKind::PositiveInts}, {"pads", AttrKind::Ints}, {"strides", AttrKind::PositiveInts}};
 
 constexpr OpDef kOps[] = {
-    op("MaxPool").upgrades_from(7).inputs(1).attributes(kMaxPoolAttrs).shapes(infer_pool).prepared(prepare_pool).kernel(max_pool_kernel)
+    op("MaxPool").upgrades_from(7).per_item(BatchRule::FirstOutput).inputs(1).attributes(kMaxPoolAttrs).shapes(infer_pool).prepared(prepare_pool).kernel(max_pool_kernel)
         .with_scratch(pool_scratch)
         .doc("f32 u8, 1-D, 2-D and 3-D (f32) spatial; auto_pad, pads, strides, dilations, ceil_mode; NaN propagates; Indices output (1-D and 2-D; storage_order 0 or 1; the first maximum)").with_flags(kOpF16InF32),
-    op("AveragePool").upgrades_from(7).inputs(1).attributes(kAvgPoolAttrs).shapes(infer_pool).prepared(prepare_pool).kernel(avg_pool_kernel)
+    op("AveragePool").upgrades_from(7).per_item(BatchRule::Items).inputs(1).attributes(kAvgPoolAttrs).shapes(infer_pool).prepared(prepare_pool).kernel(avg_pool_kernel)
         .with_scratch(pool_scratch)
         .doc("f32, 1-D, 2-D and 3-D spatial; count_include_pad, ceil_mode, dilations; window summed in (kh, kw) order, then divided; 3-D: the average over kd of those averages").with_flags(kOpF16InF32),
     op("MaxUnpool").since_opset(11).plan_time_inputs_mask(1u << 2).inputs(2, 3).attributes(kMaxUnpoolAttrs).shapes(infer_max_unpool)
         .prepared(prepare_max_unpool).kernel(max_unpool_kernel)
         .doc("f32, i64 indices (MaxPool's Indices) flat over the shape kernel_shape, strides and pads give, any spatial rank; output_shape known at plan time enlarges it with zeros at the axis ends; out of range is an error"),
-    op("GlobalAveragePool").upgrades_from(1).inputs(1).shapes(infer_global).prepared(prepare_global).kernel(global_avg_kernel)
+    op("GlobalAveragePool").upgrades_from(1).per_item(BatchRule::Items).inputs(1).shapes(infer_global).prepared(prepare_global).kernel(global_avg_kernel)
         .doc("f32, any spatial rank; exact: fixed-order sum per plane, then one division").with_flags(kOpF16InF32),
-    op("GlobalMaxPool").upgrades_from(1).inputs(1).shapes(infer_global).prepared(prepare_global).kernel(global_max_kernel).doc("f32, any spatial rank; NaN propagates").with_flags(kOpF16InF32),
+    op("GlobalMaxPool").upgrades_from(1).per_item(BatchRule::Items).inputs(1).shapes(infer_global).prepared(prepare_global).kernel(global_max_kernel).doc("f32, any spatial rank; NaN propagates").with_flags(kOpF16InF32),
 };
 
 }  // namespace

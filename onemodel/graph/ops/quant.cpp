@@ -1584,10 +1584,10 @@ constexpr AttrSpec kReluAttr[] = {{"relu", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
     // Opset 10's forms are the per-tensor case of 13's (axis was added with per-axis scales).
-    op("QuantizeLinear").upgrades_from(10).inputs(2, 3).attributes(kAxisAttrs).shapes(infer_quantize).prepared(prepare_axis)
+    op("QuantizeLinear").upgrades_from(10).per_item(BatchRule::Broadcast).inputs(2, 3).attributes(kAxisAttrs).shapes(infer_quantize).prepared(prepare_axis)
         .kernel(quantize_kernel)
         .doc("f32 or i32 to u8 or i8 (the zero point's dtype, u8 without one); per-tensor or per-axis; x / scale rounded half to even, saturated"),
-    op("DequantizeLinear").upgrades_from(10).inputs(2, 3).attributes(kAxisAttrs).shapes(infer_dequantize).prepared(prepare_axis)
+    op("DequantizeLinear").upgrades_from(10).per_item(BatchRule::Broadcast).inputs(2, 3).attributes(kAxisAttrs).shapes(infer_dequantize).prepared(prepare_axis)
         .kernel(dequantize_kernel)
         .doc("u8, i8 or i32 to f32; per-tensor or per-axis; (x - zero point) x scale, one rounding"),
     op("DynamicQuantizeLinear").since_opset(11).inputs(1).shapes(infer_dynamic_quantize).kernel(dynamic_quantize_kernel)
@@ -1605,14 +1605,14 @@ constexpr OpDef kOps[] = {
         .attributes(kReluAttr).shapes(infer_matmul_integer_scaled).prepared(prepare_int_matmul<1>).kernel(matmul_integer_scaled_kernel)
         .with_scratch(int_matmul_scratch<1>).with_prepack(int_matmul_packable<1>)
         .doc("written by the dynamic form's epilogue fusion (fuse_integer_epilogue): MatMulInteger's inputs, a scale (input 4, one f32) and a bias per column (input 5, f32 [N]); f32 relu(float(acc) x scale + bias), relu an attribute"),
-    op("ConvInteger").since_opset(10).inputs(2, 4).attributes(kConvAttrs).shapes(infer_conv_integer).prepared(prepare_int_conv<1>)
+    op("ConvInteger").since_opset(10).per_item(BatchRule::Items).inputs(2, 4).attributes(kConvAttrs).shapes(infer_conv_integer).prepared(prepare_int_conv<1>)
         .kernel(conv_integer_kernel).with_scratch(int_conv_scratch<1>).with_prepack(int_conv_packable<1>)
         .doc("u8/i8, i32 result; Conv's 1-D/2-D geometry and groups; padding holds the zero point; w zero point per output channel"),
     op("ConvIntegerScaled").in_domain(kOnemodelDomain).written_by_passes(writers<passes::fuse_integer_epilogue>).inputs(5, 6)
         .attributes(kConvScaledAttrs).shapes(infer_conv_integer_scaled).prepared(prepare_int_conv<1>).kernel(conv_integer_scaled_kernel)
         .with_scratch(int_conv_scratch<1>).with_prepack(int_conv_packable<1>)
         .doc("written by the dynamic form's epilogue fusion (fuse_integer_epilogue): ConvInteger's inputs and attributes, a scale (input 4, one f32) and a bias per output channel (input 5, f32 [M]); f32 relu(float(acc) x scale + bias), relu an attribute"),
-    op("QLinearConv").since_opset(10).written_by_passes(writers<passes::fuse_qdq_conv>).inputs(8, 9).attributes(kConvAttrs).shapes(infer_qlinear_conv).prepared(prepare_int_conv<3>)
+    op("QLinearConv").since_opset(10).per_item(BatchRule::Items).written_by_passes(writers<passes::fuse_qdq_conv>).inputs(8, 9).attributes(kConvAttrs).shapes(infer_qlinear_conv).prepared(prepare_int_conv<3>)
         .kernel(qlinear_conv_kernel).with_scratch(int_conv_scratch<3>).with_prepack(int_conv_packable<3>)
         .doc("u8/i8; i32 accumulation plus the i32 bias, then round(acc x (s_x s_w / s_y)) + zp_y saturated; w scale/zero point per output channel"),
 };

@@ -197,9 +197,9 @@ constexpr AttrSpec kArgAttrs[] = {{"axis", AttrKind::Int}, {"keepdims", AttrKind
 constexpr AttrSpec kTopKAttrs[] = {{"axis", AttrKind::Int}, {"largest", AttrKind::Int}, {"sorted", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("Max").upgrades_from(8).inputs(1, 64).shapes(infer_extreme).prepared(prepare_elements).kernel(extreme_kernel<true>)
+    op("Max").upgrades_from(8).per_item(BatchRule::Broadcast).inputs(1, 64).shapes(infer_extreme).prepared(prepare_elements).kernel(extreme_kernel<true>)
         .doc("f32 f64 f16 i8 i16 i32 i64 u8 u16 u32 u64, one or more inputs, broadcasting; folded in input order; NaN propagates").with_flags(kOpF16InF32),
-    op("Min").upgrades_from(8).inputs(1, 64).shapes(infer_extreme).prepared(prepare_elements).kernel(extreme_kernel<false>)
+    op("Min").upgrades_from(8).per_item(BatchRule::Broadcast).inputs(1, 64).shapes(infer_extreme).prepared(prepare_elements).kernel(extreme_kernel<false>)
         .doc("f32 f64 f16 i8 i16 i32 i64 u8 u16 u32 u64, one or more inputs, broadcasting; folded in input order; NaN propagates").with_flags(kOpF16InF32),
     op("ArgMax").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).prepared(prepare_arg).kernel(arg_kernel<true>)
         .doc("f32 -> i64, axis, keepdims, select_last_index; NaN is the largest"),

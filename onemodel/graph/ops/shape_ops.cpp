@@ -292,14 +292,14 @@ constexpr AttrSpec kConstantAttrs[] = {
     {"value_strings", AttrKind::Strings}};
 
 constexpr OpDef alias(const char* type, InferFn f) {
-  return op(type).shapes(f).prepared(prepare_elements).kernel(copy_kernel).with_flags(kOpAlias);
+  return op(type).shapes(f).prepared(prepare_elements).kernel(copy_kernel).with_flags(kOpAlias).per_item(BatchRule::Items);
 }
 
 constexpr OpDef kOps[] = {
     alias("Identity", infer_identity).upgrades_from(1).inputs(1).doc("any dtype; aliases its input").with_flags(kOpF16InF32),
     alias("Reshape", infer_reshape).upgrades_from(5).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kReshapeAttrs)
         .doc("any dtype; shape input known at plan time, 0 copies, one -1, allowzero; aliases its input").with_flags(kOpF16InF32),
-    alias("Flatten", infer_flatten).upgrades_from(1).inputs(1).attributes(kAxisAttrs).doc("any dtype, axis; aliases its input").with_flags(kOpF16InF32),
+    alias("Flatten", infer_flatten).upgrades_from(1).per_item(BatchRule::Axis, 1).inputs(1).attributes(kAxisAttrs).doc("any dtype, axis; aliases its input").with_flags(kOpF16InF32),
     alias("Squeeze", infer_squeeze).upgrades_from(1).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, 13).inputs(1, 2).doc("any dtype; axes input or attribute; aliases").with_flags(kOpF16InF32),
     alias("Unsqueeze", infer_unsqueeze).upgrades_from(1).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, 13).inputs(1, 2).doc("any dtype; axes input or attribute; aliases").with_flags(kOpF16InF32),
     op("Shape").upgrades_from(1).inputs(1).attributes(kShapeAttrs).shapes(infer_shape)

@@ -175,10 +175,10 @@ Status hardmax_kernel(const KernelContext& k) {
 constexpr AttrSpec kSoftmaxAttrs[] = {{"axis", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("Softmax").upgrades_from(1).upgrade_hook(softmax_upgrade).inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax)
+    op("Softmax").upgrades_from(1).per_item(BatchRule::Axis, -1).upgrade_hook(softmax_upgrade).inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax)
         .prepared(prepare_softmax).kernel(softmax_kernel<false>)
         .with_scratch(softmax_scratch).doc("f32, axis (opset 13 semantics); exact: fixed-order sum, library exp").with_flags(kOpF16InF32),
-    op("LogSoftmax").upgrades_from(1).upgrade_hook(softmax_upgrade).inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax)
+    op("LogSoftmax").upgrades_from(1).per_item(BatchRule::Axis, -1).upgrade_hook(softmax_upgrade).inputs(1).attributes(kSoftmaxAttrs).shapes(infer_softmax)
         .prepared(prepare_softmax).kernel(softmax_kernel<true>)
         .with_scratch(softmax_scratch).doc("f32, axis (opset 13 semantics)").with_flags(kOpF16InF32),
     op("Hardmax").upgrades_from(1).upgrade_hook(softmax_upgrade).inputs(1).attributes(kSoftmaxAttrs).shapes(infer_hardmax)
