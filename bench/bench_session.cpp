@@ -3,11 +3,13 @@
 // transformer encoder layer (nn::TransformerEncoderLayer, d 256, 4 heads, feed-forward 1024),
 // LSTM and GRU layers, and a ResNet-style and a MobileNet-style CNN (bench_cnn_models.h).
 //
-//   bench_session [repo-dir] [--seconds S] [--threads N] [--callers N] [--work DIR] [--no-ort] [--only TEXT] [--verbose]
+//   bench_session [repo-dir] [--seconds S] [--threads N] [--callers N] [--split] [--work DIR] [--no-ort] [--only TEXT] [--verbose]
 //
 // --threads N (default 1) runs both sides with N threads: SessionOptions::threads = N and ONNX
 // Runtime with N intra-op threads. --callers N (N > 1) adds the throughput of N threads calling
 // run() on one Session against one caller's (print_callers).
+// --split (with --threads N > 1) adds, per batch of N items or more, one thread against N threads
+// with the batch run whole and split into one part per thread (print_split).
 //
 // repo-dir locates tools/trace_oracle/bench_ort.js (default: the checkout this file was compiled
 // from). The models are traced with symbolic axes and written, with .npy inputs and Session's
@@ -70,6 +72,7 @@ struct Options {
   double seconds = 1.2;  // of timed runs per model, shape and side (after the warm-up)
   int threads = 1;       // both sides'
   int callers = 1;       // > 1: also the throughput of that many concurrent callers of one Session
+  bool split = false;    // also batches split between threads against whole runs (print_split)
   bool ort = true;
   std::string only;  // run only the model/shape labels containing this (for profiling)
   bool verbose = false;  // print each Fast session's graph after the passes
@@ -229,6 +232,49 @@ Model make_mobilenet() {
 
 
 
+// --split: for every shape whose batch has at least --threads items, Fast sessions at one thread,
+// at --threads with the batch run whole (SessionOptions::split_batch = false) and at --threads
+// split (docs/threads.md, "Batches split between threads"): the median of each side's six
+// interleaved blocks of block medians, and the speed-ups over one thread.
+template <class Cases>
+void print_split(const Cases& cases, const Options& o) {
+  std::printf("\nBatches split between %d threads (Fast; median of 6 interleaved blocks, us)\n\n", o.threads);
+  std::printf("| model | input | 1 thread | %d threads, whole | speed-up | %d threads, split | speed-up | parts |\n"
+              "|---|---|---|---|---|---|---|---|\n", o.threads, o.threads);
+  for (const auto& c : cases) {
+    if (c.in.rank == 0 || c.in.dims[0] < o.threads) continue;
+    std::unique_ptr<om::Session> s[3];
+    for (int k = 0; k < 3; ++k) {
+      om::SessionOptions opt;
+      opt.threads = k == 0 ? 1 : o.threads;
+      opt.split_batch = k == 2;
+      s[k] = std::make_unique<om::Session>(*c.traced, opt);
+    }
+    std::vector<double> blocks[3];
+    std::vector<om::TensorView> out(s[0]->output_names().size());
+    for (int k = 0; k < 3; ++k) s[k]->run(&c.in, 1, out.data(), out.size());  // plans
+    for (int round = 0; round < 6; ++round)
+      for (int k = 0; k < 3; ++k) {
+        std::vector<double> t;
+        const auto end = Clock::now() + std::chrono::duration<double>(o.seconds / 6);
+        while (Clock::now() < end || t.size() < 5) {
+          const auto t0 = Clock::now();
+          s[k]->run(&c.in, 1, out.data(), out.size());
+          t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        }
+        std::sort(t.begin(), t.end());
+        blocks[k].push_back(t[t.size() / 2]);
+      }
+    double m[3];
+    for (int k = 0; k < 3; ++k) {
+      std::sort(blocks[k].begin(), blocks[k].end());
+      m[k] = (blocks[k][2] + blocks[k][3]) / 2;
+    }
+    std::printf("| %s | %s | %.1f | %.1f | %.2f | %.1f | %.2f | %zu |\n", c.row.model.c_str(), c.row.dims.c_str(), m[0], m[1], m[0] / m[1],
+                m[2], m[0] / m[2], s[2]->last_plan_stats().batch_parts);
+  }
+}
+
 // --callers N: the throughput of N threads calling run() on one Fast Session at once against one
 // caller's, per model and shape (runs per second, each side for `seconds`, rounds interleaved;
 // the best of three rounds each). The sessions have SessionOptions::threads = --threads.
@@ -278,11 +324,12 @@ Options parse(int argc, char** argv) {
     else if (a == "--callers" && i + 1 < argc) o.callers = std::atoi(argv[++i]);
     else if (a == "--work" && i + 1 < argc) o.work = fs::absolute(argv[++i]).string();
     else if (a == "--no-ort") o.ort = false;
+    else if (a == "--split") o.split = true;
     else if (a == "--only" && i + 1 < argc) o.only = argv[++i];
     else if (a == "--verbose") o.verbose = true;
     else if (!a.empty() && a[0] != '-') o.repo = a;
     else {
-      std::fprintf(stderr, "usage: bench_session [repo-dir] [--seconds S] [--threads N] [--callers N] [--work DIR] [--no-ort] [--only TEXT] [--verbose]\n");
+      std::fprintf(stderr, "usage: bench_session [repo-dir] [--seconds S] [--threads N] [--callers N] [--split] [--work DIR] [--no-ort] [--only TEXT] [--verbose]\n");
       std::exit(2);
     }
   }
@@ -311,6 +358,7 @@ int main(int argc, char** argv) {
       om::Session* fast;
       om::Session* exact;
       om::TensorView in;
+      const om::TracedModel* traced;
     };
     bool ok = true;
     std::vector<Model> models = {make_mlp(),           make_attention(),      make_recurrent(false),
@@ -336,7 +384,7 @@ int main(int argc, char** argv) {
       }
       for (const Shape& sh : m.shapes) {
         if ((m.name + "/" + sh.label).find(o.only) == std::string::npos) continue;
-        Case c{Row{}, fast, exact, view_of(m.input, sh.x)};
+        Case c{Row{}, fast, exact, view_of(m.input, sh.x), &m.traced};
         c.row.model = m.name;
         c.row.shape = sh.label;
         c.row.dims = dims_text(sh.x);
@@ -482,6 +530,7 @@ int main(int argc, char** argv) {
     std::printf("  %-60s %s\n", "arena <= 1.1x live-bytes lower bound (Fast, Exact):", verdict(true, arena_ok));
     std::printf("outputs: Exact vs Fast and ONNX Runtime vs Session Fast within 1e-4 scaled: %s\n", ok ? "yes" : "NO");
     if (o.callers > 1) print_callers(cases, o);
+    if (o.split && o.threads > 1) print_split(cases, o);
     return ok ? 0 : 1;
   } catch (const om::Error& e) {
     std::fprintf(stderr, "bench_session failed: %s\n", e.what());

@@ -183,7 +183,7 @@ enum class BatchRule : uint8_t {
   Rows,         // a product: input 0's rows untransposed; input 1 a parameter or batched with rank >= 3
   Axis,         // as Items, along attribute `axis` (default OpDef::batch_axis), which must not be 0
   Transpose,    // perm keeps axis 0 first
-  SliceAxes,    // its axes input (known) leaves axis 0 whole
+  AxesInput,    // its axes (input OpDef::batch_axis, known) leave axis 0 whole (Slice, reductions)
 };
 
 // The type an attribute must have. PositiveInt(s): every value must be >= 1 (kernel sizes,
@@ -315,7 +315,7 @@ struct OpDef {
   // referenced only from these records likewise.
   const runtime::SequenceHooks* sequences = nullptr;
   BatchRule batch = BatchRule::None;  // how it treats axis 0 (above)
-  int8_t batch_axis = 0;              // BatchRule::Axis: the attribute's default
+  int8_t batch_axis = 0;              // BatchRule::Axis: the attribute's default; AxesInput: the input
   const char* notes = "";             // one line for docs/operators.md
 
   constexpr OpDef inputs(int lo, int hi) const { OpDef d = *this; d.min_inputs = lo; d.max_inputs = hi; return d; }

@@ -40,10 +40,10 @@ bool input_ok(const Plans& p, int id, size_t i, size_t out_rank, bool same_rank,
   return i < first_operand || p.broadcasts(id, out_rank);
 }
 
-// Slice's axes input: known and without axis 0 (absent means every axis).
-bool slice_keeps_axis0(const Plans& p, const std::vector<int>& ins) {
-  if (ins.size() < 4 || ins[3] < 0 || !p.known(ins[3])) return false;
-  const graph::ValueDesc& axes = p.whole.values[size_t(ins[3])];
+// The axes input `at` (Slice's, a reduction's): known and without axis 0 (absent means every axis).
+bool axes_keep_axis0(const Plans& p, const std::vector<int>& ins, size_t at) {
+  if (ins.size() <= at || ins[at] < 0 || !p.known(ins[at])) return false;
+  const graph::ValueDesc& axes = p.whole.values[size_t(ins[at])];
   const size_t rank = p.rank(ins[0]);
   const int64_t count = axes.numel();
   for (int64_t i = 0; i < count; ++i) {
@@ -101,8 +101,8 @@ bool node_splits(const Plans& p, const graph::OpDef& op, const graph::Node& node
     }
     case BatchRule::Transpose:
       return !ins.empty() && ins[0] >= 0 && p.batched(ins[0]) && perm_keeps_axis0(node, "perm", true);
-    case BatchRule::SliceAxes:
-      if (ins.empty() || ins[0] < 0 || !p.batched(ins[0]) || !slice_keeps_axis0(p, ins)) return false;
+    case BatchRule::AxesInput:
+      if (ins.empty() || ins[0] < 0 || !p.batched(ins[0]) || !axes_keep_axis0(p, ins, size_t(op.batch_axis))) return false;
       for (size_t i = 1; i < ins.size(); ++i)
         if (ins[i] >= 0 && !p.known(ins[i])) return false;
       return true;

@@ -18,12 +18,13 @@ namespace {
 
 // One caller's per-run arrays, sized when the caller slot is made, so running allocates nothing.
 struct Caller {
-  explicit Caller(size_t inputs)
-      : ordered(inputs, nullptr), input_data(inputs, nullptr), fed(inputs, 0), half_data{input_data, input_data} {}
+  // `parts`: the most parts a run's batch may split into (the pool's threads; 0 without).
+  Caller(size_t inputs, size_t parts)
+      : ordered(inputs, nullptr), input_data(inputs, nullptr), fed(inputs, 0), part_data(parts, input_data) {}
   std::vector<const TensorView*> ordered;
   std::vector<void*> input_data;
   std::vector<char> fed;  // per graph input: given by this run
-  std::vector<void*> half_data[2];  // a split run's inputs: input_data's first and second halves
+  std::vector<std::vector<void*>> part_data;  // a split run's inputs: per part, its items of input_data
 };
 
 // A plan and the execution contexts of the runs using it at once: context 0 is the plan's own
@@ -33,11 +34,14 @@ struct PlanEntry {
   std::unique_ptr<runtime::Plan> plan;
   std::vector<std::unique_ptr<runtime::ExecContext>> contexts;
   std::vector<size_t> idle;  // contexts no run holds
-  // Batches split between threads (runtime/batch_split.h): -1 not decided yet for this plan's
-  // signature, 0 runs whole, 1 runs as halves[0] and halves[1] (one plan when the batch is even;
-  // kept with this entry, so they live and go with it).
-  int split = -1;
-  std::shared_ptr<PlanEntry> halves[2];
+  // Batches split between threads (runtime/batch_split.h): 0 not decided yet for this plan's
+  // signature, 1 runs whole, k > 1 runs as k parts of the batch, one per thread: the first
+  // `larger` parts with part_plans[0]'s items, the others with part_plans[1]'s, one fewer (one
+  // plan when k divides the batch). Kept with this entry, so they live and go with it.
+  int parts = 0;
+  int larger = 0;
+  std::shared_ptr<PlanEntry> part_plans[2];
+  PlanEntry& part_plan(int part) const { return *part_plans[part < larger ? 0 : 1]; }
 };
 
 }  // namespace
@@ -63,9 +67,10 @@ struct Session::Impl {
   // A graph with sequences or optionals: run through the lowering (runtime/sequence_lowering.h).
   std::shared_ptr<runtime::SequenceRunner> runner;
   const runtime::SequenceHooks* sequences = nullptr;
-  // Runs over a batch may be split between two threads (SessionOptions::split_batch, a pool of
-  // two threads or more, no profile, no caller arena, and every node with a batch rule).
-  bool may_split = false;
+  // Runs over a batch may split into one part per thread of the pool (SessionOptions::split_batch,
+  // a pool of two threads or more, no profile, no caller arena, no control flow or value inputs):
+  // that many parts, else 0.
+  size_t split_parts = 0;
 };
 
 namespace {
@@ -78,7 +83,7 @@ class CallerLease {
     std::unique_lock<Mutex> lock(impl.mu);
     impl.caller_free.wait(lock, [&] { return !impl.idle_callers.empty() || impl.callers.size() < impl.options.max_concurrent_runs; });
     if (impl.idle_callers.empty()) {
-      impl.callers.push_back(std::make_unique<Caller>(impl.graph.inputs.size()));
+      impl.callers.push_back(std::make_unique<Caller>(impl.graph.inputs.size(), impl.split_parts));
       impl.idle_callers.reserve(impl.callers.size());  // releasing never allocates
       caller_ = impl.callers.back().get();
     } else {
@@ -286,11 +291,12 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
     (init ? impl->overridable_names : impl->input_names).push_back(v.name);
   }
   for (const auto& v : impl->graph.outputs) impl->output_names.push_back(v.name);
-  impl->callers.push_back(std::make_unique<Caller>(impl->graph.inputs.size()));
+  if (options.split_batch && impl->pool && impl->pool->threads() >= 2 && !options.profile && !options.arena &&
+      runtime::may_split_batch(impl->compiled) &&
+      std::none_of(impl->compiled.value_input.begin(), impl->compiled.value_input.end(), [](char v) { return v != 0; }))
+    impl->split_parts = size_t(impl->pool->threads());
+  impl->callers.push_back(std::make_unique<Caller>(impl->graph.inputs.size(), impl->split_parts));
   impl->idle_callers.push_back(impl->callers[0].get());
-  impl->may_split = options.split_batch && impl->pool && impl->pool->threads() >= 2 && !options.profile && !options.arena &&
-                    runtime::may_split_batch(impl->compiled) &&
-                    std::none_of(impl->compiled.value_input.begin(), impl->compiled.value_input.end(), [](char v) { return v != 0; });
   OM_TRY(plan_static_signature(*impl));
   out->impl_ = std::move(impl);
   return Status::ok();
@@ -388,8 +394,9 @@ PlanStats Session::last_plan_stats() const {
   s.plan_number = p.number;
   for (const auto& st : p.steps) s.packed_weights += st.packed_b != nullptr;
   const PlanEntry& e = *impl_->last;
-  s.batch_parts = e.split < 0 ? 0 : e.split == 1 ? 2 : 1;
-  if (e.split == 1) s.half_arena_bytes = e.halves[0]->plan->arena_bytes + e.halves[1]->plan->arena_bytes;
+  s.batch_parts = size_t(e.parts);
+  if (e.parts > 1)
+    for (int k = 0; k < e.parts; ++k) s.part_arena_bytes += e.part_plan(k).plan->arena_bytes;
   return s;
 }
 
@@ -537,7 +544,7 @@ static Result<std::unique_ptr<runtime::Plan>> build_for(Session::Impl& impl, con
 }
 
 // A built plan with its own context (context 0) and its workers' scratch (runs allocate nothing).
-// A half's plan (numbered false) is not one of the session's plans: PlanStats never names it.
+// A part's plan (numbered false) is not one of the session's plans: PlanStats never names it.
 static Result<std::shared_ptr<PlanEntry>> make_entry(Session::Impl& impl, std::unique_ptr<runtime::Plan> plan, bool numbered = true) {
   if (impl.pool && !impl.pool->reserve_scratch(plan->max_scratch_bytes))
     return Status::error(ErrorKind::OutOfMemory, msg("om::Session: cannot allocate ", plan->max_scratch_bytes,
@@ -585,11 +592,13 @@ static Result<std::shared_ptr<PlanEntry>> find_or_plan(Session::Impl& impl, cons
 }
 
 // Decides whether runs of `whole` split their batch (the caller holds impl.mu; the caller slot
-// holds this run's inputs): plans the halves and checks both against the whole plan. A half
-// that cannot be planned, or a graph whose items mix, runs whole: splitting is never an error.
-static void plan_halves(Session::Impl& impl, const Caller& caller, PlanEntry& whole) {
-  whole.split = 0;
+// holds this run's inputs): a batch of n items splits into k parts, k the pool's threads, when
+// n >= k; the parts' plans (of n / k items, and one more) are checked against the whole plan. A
+// part that cannot be planned, or a graph whose items mix, runs whole: never an error.
+static void plan_parts(Session::Impl& impl, const Caller& caller, PlanEntry& whole) {
+  whole.parts = 1;
   const graph::Graph& g = impl.graph;
+  const int64_t k = int64_t(impl.split_parts);
   int64_t n = -1;
   for (size_t j = 0; j < g.inputs.size(); ++j) {
     if (!caller.fed[j]) continue;
@@ -598,35 +607,37 @@ static void plan_halves(Session::Impl& impl, const Caller& caller, PlanEntry& wh
     if (n >= 0 && items != n) return;
     n = items;
   }
-  if (n < 2 || !runtime::nodes_have_batch_rules(impl.compiled, *whole.plan)) return;
-  const int64_t parts[2] = {(n + 1) / 2, n / 2};
-  std::shared_ptr<PlanEntry> halves[2];
+  if (k < 2 || n < k || !runtime::nodes_have_batch_rules(impl.compiled, *whole.plan)) return;
+  const int64_t larger = n % k;
+  const int64_t items[2] = {n / k + (larger ? 1 : 0), n / k};
+  std::shared_ptr<PlanEntry> plans[2];
   for (int h = 0; h < 2; ++h) {
-    if (h == 1 && parts[1] == parts[0]) {
-      halves[1] = halves[0];
+    if (h == 1 && items[1] == items[0]) {
+      plans[1] = plans[0];
       break;
     }
-    Caller half(g.inputs.size());
+    Caller part(g.inputs.size(), 0);
     std::vector<TensorView> views(g.inputs.size());
     std::vector<std::vector<int64_t>> dims(g.inputs.size());
     for (size_t j = 0; j < g.inputs.size(); ++j) {
-      half.fed[j] = caller.fed[j];
+      part.fed[j] = caller.fed[j];
       if (!caller.fed[j]) continue;
       views[j] = *caller.ordered[j];
       dims[j].assign(views[j].dims, views[j].dims + views[j].rank);
-      dims[j][0] = parts[h];
+      dims[j][0] = items[h];
       views[j].dims = dims[j].data();
-      half.ordered[j] = &views[j];
+      part.ordered[j] = &views[j];
     }
-    auto built = build_for(impl, half, true);
-    if (!built.is_ok() || !runtime::splits_batch(impl.compiled, *whole.plan, *built.value(), n, parts[h])) return;
+    auto built = build_for(impl, part, true);
+    if (!built.is_ok() || !runtime::splits_batch(impl.compiled, *whole.plan, *built.value(), n, items[h])) return;
     auto entry = make_entry(impl, std::move(built).value(), false);
     if (!entry.is_ok()) return;
-    halves[h] = std::move(entry).value();
+    plans[h] = std::move(entry).value();
   }
-  whole.halves[0] = std::move(halves[0]);
-  whole.halves[1] = std::move(halves[1]);
-  whole.split = 1;
+  whole.part_plans[0] = std::move(plans[0]);
+  whole.part_plans[1] = std::move(plans[1]);
+  whole.larger = int(larger);
+  whole.parts = int(k);
 }
 
 // What a graph with sequences cannot do ahead of its first run: its plans depend on the input
@@ -752,36 +763,33 @@ Status Session::try_run(const TensorView* inputs, size_t num_inputs, TensorView*
   return run_with(inputs, num_inputs, outputs, num_outputs, nullptr, nullptr);
 }
 
-// A split run: the first half of the batch on this thread, the second on a worker of the pool
-// (both on this thread when the pool is running another caller's job), each in its own context.
-// Kernels inside a half run on its thread alone (a part's parallel work runs inline).
-static Status run_halves(Session::Impl& impl, Caller& caller, PlanEntry& whole, runtime::ExecContext* const* half_ctx) {
+// A split run: part 0 on this thread, the others on the pool's workers (all on this thread when
+// the pool is running another caller's job), each part in its own context. Kernels inside a part
+// run on its thread alone (a part's parallel work runs inline).
+static Status run_parts(Session::Impl& impl, Caller& caller, PlanEntry& whole, runtime::ExecContext* const* part_ctx) {
   const graph::Graph& g = impl.graph;
   for (size_t j = 0; j < g.inputs.size(); ++j) {
-    caller.half_data[0][j] = caller.half_data[1][j] = nullptr;
-    if (!caller.fed[j]) continue;
-    const TensorView& t = *caller.ordered[j];
-    const size_t first = size_t(t.numel() / t.dims[0]) * dtype_size(t.dtype) * size_t(whole.halves[0]->plan->signature[j][0]);
-    caller.half_data[0][j] = caller.input_data[j];
-    caller.half_data[1][j] = static_cast<char*>(caller.input_data[j]) + first;
+    char* at = static_cast<char*>(caller.input_data[j]);
+    const TensorView* t = caller.fed[j] ? caller.ordered[j] : nullptr;
+    const size_t item_bytes = t ? size_t(t->numel() / t->dims[0]) * dtype_size(t->dtype) : 0;
+    for (int k = 0; k < whole.parts; ++k) {
+      caller.part_data[size_t(k)][j] = t ? at : caller.input_data[j];
+      if (t) at += item_bytes * size_t(whole.part_plan(k).plan->signature[j][0]);
+    }
   }
   struct Job {
-    runtime::Plan* plan[2];
+    PlanEntry& whole;
     runtime::ExecContext* const* ctx;
-    void* const* data[2];
+    Caller& caller;
     ArithmeticMode mode;
-    Status status[2];
-  } job{{whole.halves[0]->plan.get(), whole.halves[1]->plan.get()},
-        half_ctx,
-        {caller.half_data[0].data(), caller.half_data[1].data()},
-        impl.options.mode,
-        {Status::ok(), Status::ok()}};
-  impl.pool->run(2, [](void* p, size_t part, size_t) {
+    Status status[ThreadPool::kMaxThreads];
+  } job{whole, part_ctx, caller, impl.options.mode, {}};
+  impl.pool->run(size_t(whole.parts), [](void* p, size_t part, size_t) {
     Job& j = *static_cast<Job*>(p);
-    j.status[part] = runtime::execute_plan(*j.plan[part], j.mode, j.data[part], false, j.ctx[part]);
+    j.status[part] = runtime::execute_plan(*j.whole.part_plan(int(part)).plan, j.mode, j.caller.part_data[part].data(), false, j.ctx[part]);
   }, &job);
-  OM_TRY(job.status[0]);
-  return job.status[1];
+  for (int k = 0; k < whole.parts; ++k) OM_TRY(job.status[k]);
+  return Status::ok();
 }
 
 Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs, OutputSink sink,
@@ -800,46 +808,43 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
   std::shared_ptr<PlanEntry> entry;
   size_t context = 0;
   runtime::ExecContext* ctx = nullptr;  // stays put when another run adds a context
-  size_t half_context[2] = {0, 0};
-  runtime::ExecContext* half_ctx[2] = {nullptr, nullptr};
+  size_t part_context[ThreadPool::kMaxThreads];
+  runtime::ExecContext* part_ctx[ThreadPool::kMaxThreads];
   {
     std::lock_guard<Mutex> lock(impl.mu);
     OM_ASSIGN_OR_RETURN(entry, find_or_plan(impl, *caller));
     impl.last = entry;
     OM_ASSIGN_OR_RETURN(context, acquire_context(*entry));
     ctx = entry->contexts[context].get();
-    if (entry->split < 0) {
-      if (impl.may_split) plan_halves(impl, *caller, *entry);
-      else entry->split = 0;
+    if (entry->parts == 0) {
+      if (impl.split_parts) plan_parts(impl, *caller, *entry);
+      else entry->parts = 1;
     }
-    if (entry->split == 1) {
-      for (int h = 0; h < 2; ++h) {
-        Result<size_t> c = acquire_context(*entry->halves[h]);
-        if (!c.is_ok()) {
-          if (h == 1) entry->halves[0]->idle.push_back(half_context[0]);
-          entry->idle.push_back(context);
-          return c.status();
-        }
-        half_context[h] = c.value();
-        half_ctx[h] = entry->halves[h]->contexts[half_context[h]].get();
+    for (int k = 0; entry->parts > 1 && k < entry->parts; ++k) {
+      Result<size_t> c = acquire_context(entry->part_plan(k));
+      if (!c.is_ok()) {
+        for (int r = 0; r < k; ++r) entry->part_plan(r).idle.push_back(part_context[r]);
+        entry->idle.push_back(context);
+        return c.status();
       }
+      part_context[k] = c.value();
+      part_ctx[k] = entry->part_plan(k).contexts[part_context[k]].get();
     }
   }
   struct ContextLease {  // back to the plans' idle contexts, whatever happens below
     Impl& impl;
     PlanEntry& entry;
     size_t context;
-    const size_t* half_context;
+    const size_t* part_context;
     ~ContextLease() {
       std::lock_guard<Mutex> lock(impl.mu);
       entry.idle.push_back(context);
-      if (entry.split == 1)
-        for (int h = 0; h < 2; ++h) entry.halves[h]->idle.push_back(half_context[h]);
+      for (int k = 0; entry.parts > 1 && k < entry.parts; ++k) entry.part_plan(k).idle.push_back(part_context[k]);
     }
-  } lease{impl, *entry, context, half_context};
+  } lease{impl, *entry, context, part_context};
   runtime::Plan& plan = *entry->plan;
-  if (entry->split == 1) {
-    OM_TRY(run_halves(impl, *caller, *entry, half_ctx));
+  if (entry->parts > 1) {
+    OM_TRY(run_parts(impl, *caller, *entry, part_ctx));
   } else if (impl.options.profile) {
     std::lock_guard<Mutex> lock(impl.mu);  // the step times are the plan's
     OM_TRY(runtime::execute_plan(plan, impl.options.mode, caller->input_data.data(), true, ctx));
@@ -859,13 +864,13 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
     if (given && t.capacity < bytes)
       return Status::error(ErrorKind::InvalidArgument, msg("Session::run: output '", impl.output_names[i], "' needs ", bytes,
                                                            " bytes, its buffer holds ", t.capacity));
-    if (entry->split == 1 && o.input < 0) {
-      // The halves' outputs, one after the other, into the caller's buffer or the whole plan's.
+    if (entry->parts > 1 && o.input < 0) {
+      // The parts' outputs, one after the other, into the caller's buffer or the whole plan's.
       char* dst = static_cast<char*>(given ? t.data : const_cast<void*>(src));
-      for (int h = 0; h < 2; ++h) {
-        const runtime::Plan& hp = *entry->halves[h]->plan;
-        const size_t part = hp.outputs[i].desc->nbytes();
-        if (part) std::memcpy(dst, half_ctx[h]->rebase(hp, hp.outputs[i].data), part);
+      for (int k = 0; k < entry->parts; ++k) {
+        const runtime::Plan& pp = *entry->part_plan(k).plan;
+        const size_t part = pp.outputs[i].desc->nbytes();
+        if (part) std::memcpy(dst, part_ctx[k]->rebase(pp, pp.outputs[i].data), part);
         dst += part;
       }
       if (!given) {

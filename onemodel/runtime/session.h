@@ -72,11 +72,11 @@ struct SessionOptions {
   // default, as ONNX Runtime's intra-op threads), 1 = none beside the caller's, n = n in all.
   // The thread count never changes a bit of any output.
   int threads = 0;
-  // With two threads or more, a run over a batch of several items (axis 0 of every input) may
-  // run as two runs over its halves, each on its own thread and in its own arena, when every node
+  // With k threads (k >= 2), a run over a batch of at least k items (axis 0 of every input) may
+  // run as k runs over parts of it, each on its own thread and in its own arena, when every node
   // computes each item from the same items of its inputs (convolutions, pools, elementwise maps,
   // products over rows...; docs/threads.md, "Batches split between threads"). The same bits;
-  // each half's plan and arena are made on the first run of a shape and kept with its plan.
+  // the parts' plans and arenas are made on the first run of a shape and kept with its plan.
   // false keeps every run in one arena, with the kernels split inside.
   bool split_batch = true;
   // Runs of this Session executing at once, from several threads (>= 1). The first run of a plan
@@ -145,11 +145,11 @@ struct PlanStats {
   size_t packed_weights = 0;     // steps reading a constant GEMM operand packed once
   size_t plan_number = 0;        // 1 for the session's first plan, 2 for the next built...: a
                                  // signature planned again after eviction gets a new number
-  // 2 when its runs split the batch between two threads (SessionOptions::split_batch), 1 when
-  // they run whole, 0 before its first run decided; the halves' arenas (one plan's when the
-  // batch is even, used twice; the two plans' when odd) add half_arena_bytes to arena_bytes.
+  // k > 1 when its runs split the batch into k parts, one per thread (SessionOptions::split_batch),
+  // 1 when they run whole, 0 before its first run decided; the parts' arenas, one per part, add
+  // part_arena_bytes to arena_bytes.
   size_t batch_parts = 0;
-  size_t half_arena_bytes = 0;
+  size_t part_arena_bytes = 0;
 };
 
 // One kernel step of a plan and the time spent in it (SessionOptions::profile).

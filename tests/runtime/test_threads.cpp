@@ -302,34 +302,38 @@ TEST_CASE("sessions sharing one pool run from two threads at once") {
   CHECK_THROWS_WITH_AS(om::Session(net(), bad), doctest::Contains("SessionOptions::threads is -2"), om::Error);
 }
 
-// Batches split between threads (docs/threads.md): a run over several items runs as two halves,
-// each in its own arena on its own thread, where every node keeps the items apart; the outputs
-// are the whole batch's bits, into the caller's buffer or the session's.
-TEST_CASE("a batch splits between two threads with the bits of the whole batch") {
+// Batches split between threads (docs/threads.md): a run over at least as many items as the pool
+// has threads runs as one part per thread, each in its own arena, where every node keeps the
+// items apart; the outputs are the whole batch's bits, into the caller's buffer or the session's.
+TEST_CASE("a batch splits into one part per thread with the bits of the whole batch") {
   for (om::ArithmeticMode mode : {om::ArithmeticMode::Exact, om::ArithmeticMode::Fast}) {
     om::Session one(net(), options(mode, 1));
-    om::Session two(net(), options(mode, 2));
-    om::SessionOptions whole_options = options(mode, 2);
-    whole_options.split_batch = false;
-    om::Session whole(net(), whole_options);
-    for (int64_t batch : {1, 2, 5, 8}) {
-      CAPTURE(int(mode));
-      CAPTURE(batch);
-      const auto feeds = feeds_for(batch, uint32_t(40 + batch));
-      const std::vector<float> ref = run_into(one, feeds);
-      CHECK(run_into(two, feeds) == ref);
-      CHECK(two.last_plan_stats().batch_parts == (batch > 1 ? 2u : 1u));
-      if (batch > 1) CHECK(two.last_plan_stats().half_arena_bytes > 0);
-      const Out own = run(two, feeds)[0];  // the session's own output buffer
-      REQUIRE(own.bytes.size() == ref.size() * sizeof(float));
-      CHECK(std::memcmp(own.bytes.data(), ref.data(), own.bytes.size()) == 0);
-      CHECK(run_into(whole, feeds) == ref);
-      CHECK(whole.last_plan_stats().batch_parts == 1);
+    for (int threads : {2, 3, 8}) {
+      om::Session split(net(), options(mode, threads));
+      om::SessionOptions whole_options = options(mode, threads);
+      whole_options.split_batch = false;
+      om::Session whole(net(), whole_options);
+      for (int64_t batch : {1, 2, 5, 8}) {
+        CAPTURE(int(mode));
+        CAPTURE(threads);
+        CAPTURE(batch);
+        const auto feeds = feeds_for(batch, uint32_t(40 + batch));
+        const std::vector<float> ref = run_into(one, feeds);
+        CHECK(run_into(split, feeds) == ref);
+        const bool splits = batch >= threads;
+        CHECK(split.last_plan_stats().batch_parts == (splits ? size_t(threads) : 1u));
+        CHECK((split.last_plan_stats().part_arena_bytes > 0) == splits);
+        const Out own = run(split, feeds)[0];  // the session's own output buffer
+        REQUIRE(own.bytes.size() == ref.size() * sizeof(float));
+        CHECK(std::memcmp(own.bytes.data(), ref.data(), own.bytes.size()) == 0);
+        CHECK(run_into(whole, feeds) == ref);
+        CHECK(whole.last_plan_stats().batch_parts == 1);
+      }
     }
   }
 }
 
-// Graphs where a half would not compute its own items: each runs whole (batch_parts 1) and
+// Graphs where a part would not compute its own items: each runs whole (batch_parts 1) and
 // gives the single-threaded result. Several pass the shape checks (the halves' shapes are the
 // whole's with fewer items), so only the operators' batch rules keep them whole.
 TEST_CASE("a graph whose items mix along axis 0 runs whole") {
@@ -404,17 +408,21 @@ TEST_CASE("a graph whose items mix along axis 0 runs whole") {
     REQUIRE(got.size() == ref.size());
     for (size_t i = 0; i < ref.size(); ++i) CHECK(got[i].bytes == ref[i].bytes);
   }
-  // An output that is the input itself beside one computed per item: split, both whole.
+  // Outputs computed per item (a mean over the last axis among them) beside one that is the
+  // input itself: split, every output whole.
   g::Graph gr;
   gr.inputs.push_back(x_in());
+  gr.initializers.push_back(g::TensorData::from_vector<int64_t>("last", {1}, {-1}));
   gr.nodes.push_back(node("Relu", {"x"}, {"y"}));
+  gr.nodes.push_back(node("ReduceMean", {"x", "last"}, {"m"}, {Attribute::of_int("keepdims", 1)}));
+  gr.nodes.push_back(node("Sub", {"x", "m"}, {"z"}));
   gr.outputs.push_back(value("y", DType::f32, {}));
   gr.outputs.push_back(value("x", DType::f32, {}));
+  gr.outputs.push_back(value("z", DType::f32, {}));
   const std::vector<Feed> feeds{Feed::of("x", {5, 6}, random_floats(30, 51))};
   om::Session one(gr, options(om::ArithmeticMode::Exact, 1)), two(gr, options(om::ArithmeticMode::Exact, 2));
   const std::vector<Out> ref = run(one, feeds), got = run(two, feeds);
   CHECK(two.last_plan_stats().batch_parts == 2);
-  REQUIRE(got.size() == 2);
-  CHECK(got[0].bytes == ref[0].bytes);
-  CHECK(got[1].bytes == ref[1].bytes);
+  REQUIRE(got.size() == 3);
+  for (size_t i = 0; i < 3; ++i) CHECK(got[i].bytes == ref[i].bytes);
 }

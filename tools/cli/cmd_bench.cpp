@@ -104,8 +104,9 @@ int cmd_bench(int argc, char** argv) {
   std::printf("latency: p50 %.1f us  p90 %.1f us  p99 %.1f us  (%d runs after %d warm-up)\n", pct(0.50), pct(0.90), pct(0.99), runs, warmup);
   std::printf("arena: %zu bytes (lower bound %zu), %zu kernel steps, %zu folded, %zu packed weights\n", st.arena_bytes,
               st.lower_bound_bytes, st.steps, st.folded_nodes, st.packed_weights);
-  if (st.batch_parts == 2)
-    std::printf("batch split between two threads (docs/threads.md): the halves' arenas %zu bytes more\n", st.half_arena_bytes);
+  if (st.batch_parts > 1)
+    std::printf("batch split into %zu parts, one per thread (docs/threads.md): their arenas %zu bytes more\n", st.batch_parts,
+                st.part_arena_bytes);
   std::printf("allocations per run: %.2f\n", double(allocs) / runs);
   if (options.profile) {
     const std::vector<om::StepProfile> steps = session.step_profile();

@@ -77,7 +77,7 @@ constexpr OpDef kOps[] = {
     broadcast_op("And", 7, infer_logic, logic_kernel<Logic::And>, "bool, broadcasting"),
     broadcast_op("Or", 7, infer_logic, logic_kernel<Logic::Or>, "bool, broadcasting"),
     broadcast_op("Xor", 7, infer_logic, logic_kernel<Logic::Xor>, "bool, broadcasting"),
-    op("Not").upgrades_from(1).inputs(1).shapes(infer_not).prepared(prepare_elements).kernel(not_kernel).doc("bool"),
+    op("Not").upgrades_from(1).per_item(BatchRule::Broadcast).inputs(1).shapes(infer_not).prepared(prepare_elements).kernel(not_kernel).doc("bool"),
     op("BitShift").upgrades_from(11).inputs(2).attributes(kBitShiftAttrs).shapes(infer_bitshift).prepared(prepare_bitshift).kernel(bitshift_kernel)
         .doc("u8 u16 u32 u64, direction LEFT|RIGHT, broadcasting; shifts by the bit width or more give 0"),
 };

@@ -124,7 +124,7 @@ constexpr OpDef kOps[] = {
     broadcast_op("Equal", 7, infer_compare, compare_kernel<Eq>, "f32 i64 i32 bool -> bool"),
     broadcast_op("Less", 7, infer_compare, compare_kernel<Lt>, "f32 i64 i32 bool -> bool"),
     broadcast_op("Greater", 7, infer_compare, compare_kernel<Gt>, "f32 i64 i32 bool -> bool"),
-    op("Where").upgrades_from(9).inputs(3).shapes(infer_where)
+    op("Where").upgrades_from(9).per_item(BatchRule::Broadcast).inputs(3).shapes(infer_where)
         .prepared(prepare_broadcast).kernel(where_kernel).doc("any dtype, three-way broadcasting").with_flags(kOpF16InF32),
     broadcast_op("GreaterOrEqual", 12, infer_compare_ordered, compare_kernel<Ge>, "f32 i64 i32 i8 u8 bool -> bool, broadcasting"),
     broadcast_op("LessOrEqual", 12, infer_compare_ordered, compare_kernel<Le>, "f32 i64 i32 i8 u8 bool -> bool, broadcasting"),

@@ -390,7 +390,7 @@ constexpr AttrSpec kGatherNDAttrs[] = {{"batch_dims", AttrKind::Int}};
 constexpr AttrSpec kScatterNDAttrs[] = {{"reduction", AttrKind::String}};
 
 constexpr OpDef kOps[] = {
-    op("Gather").upgrades_from(1).inputs(2).attributes(kAxisAttrs).shapes(infer_gather).prepared(prepare_gather).kernel(gather_kernel)
+    op("Gather").upgrades_from(1).per_item(BatchRule::Axis).inputs(2).attributes(kAxisAttrs).shapes(infer_gather).prepared(prepare_gather).kernel(gather_kernel)
         .doc("any dtype, axis; i64/i32 indices of any rank, negative indices; out of range is an error").with_flags(kOpF16InF32),
     op("GatherElements").upgrades_from(11).inputs(2).attributes(kAxisAttrs).shapes(infer_gather_elements)
         .prepared(prepare_gather_elements).kernel(gather_elements_kernel)

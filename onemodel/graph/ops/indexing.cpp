@@ -468,7 +468,7 @@ constexpr AttrSpec kCastAttrs[] = {{"to", AttrKind::Int}, {"saturate", AttrKind:
 constexpr AttrSpec kEyeAttrs[] = {{"dtype", AttrKind::Int}, {"k", AttrKind::Int}};
 
 constexpr OpDef kOps[] = {
-    op("Slice").upgrades_from(1).per_item(BatchRule::SliceAxes).written_by_passes(writers<passes::merge_qkv_projections>).plan_time_inputs_mask(0x1eu).attr_became_input("starts", 1, 10).attr_became_input("ends", 2, 10).attr_became_input("axes", 3, 10).inputs(3, 5).shapes(infer_slice)
+    op("Slice").upgrades_from(1).per_item(BatchRule::AxesInput, 3).written_by_passes(writers<passes::merge_qkv_projections>).plan_time_inputs_mask(0x1eu).attr_became_input("starts", 1, 10).attr_became_input("ends", 2, 10).attr_became_input("axes", 3, 10).inputs(3, 5).shapes(infer_slice)
         .prepared(prepare_slice).kernel(strided_copy_kernel)
         .doc("any dtype; starts/ends/axes/steps known at plan time; negative steps, clamping").with_flags(kOpF16InF32),
     op("Concat").upgrades_from(4).per_item(BatchRule::Axis).inputs(1, 64).attributes(kAxisAttrs).shapes(infer_concat).prepared(prepare_concat).kernel(concat_kernel)

@@ -393,20 +393,20 @@ constexpr OpDef kOps[] = {
         .doc("any dtype -> i64 scalar; always folded when planning"),
     op("Trilu").since_opset(14).inputs(1, 2).attributes(kTriluAttrs).shapes(infer_trilu).prepared(prepare_trilu).kernel(trilu_kernel)
         .doc("any dtype, upper, k input (i64 scalar)"),
-    op("Split").upgrades_from(2).plan_time_inputs_mask(1u << 1).attr_became_input("split", 1, 13).inputs(1, 2).attributes(kSplitAttrs).shapes(infer_split)
+    op("Split").upgrades_from(2).per_item(BatchRule::Axis).plan_time_inputs_mask(1u << 1).attr_became_input("split", 1, 13).inputs(1, 2).attributes(kSplitAttrs).shapes(infer_split)
         .prepared(prepare_split).kernel(split_kernel).doc("any dtype, axis; split input known at plan time, or equal parts (num_outputs)").with_flags(kOpF16InF32),
     op("Tile").upgrades_from(6).plan_time_inputs_mask(1u << 1).inputs(2).shapes(infer_tile).prepared(prepare_elements)
         .kernel(tile_kernel).doc("any dtype; repeats known at plan time").with_flags(kOpF16InF32),
-    op("DepthToSpace").upgrades_from(1).inputs(1).attributes(kBlockAttrs).shapes(infer_block<true>)
+    op("DepthToSpace").upgrades_from(1).per_item(BatchRule::Items).inputs(1).attributes(kBlockAttrs).shapes(infer_block<true>)
         .prepared(prepare_block<true>).kernel(strided_copy_kernel)
         .doc("any dtype, 4-D, blocksize, mode DCR|CRD").with_flags(kOpF16InF32),
-    op("SpaceToDepth").upgrades_from(1).inputs(1).attributes(kBlockAttrs).shapes(infer_block<false>)
+    op("SpaceToDepth").upgrades_from(1).per_item(BatchRule::Items).inputs(1).attributes(kBlockAttrs).shapes(infer_block<false>)
         .prepared(prepare_block<false>).kernel(strided_copy_kernel)
         .doc("any dtype, 4-D, blocksize").with_flags(kOpF16InF32),
     op("ReverseSequence").since_opset(10).inputs(2).attributes(kReverseSequenceAttrs).shapes(infer_reverse_sequence)
         .prepared(prepare_reverse_sequence).kernel(reverse_sequence_kernel)
         .doc("any dtype; time_axis and batch_axis 0 and 1; sequence_lens (i64, one per batch item) read at run time").with_flags(kOpF16InF32),
-    op("Dropout").upgrades_from(7).plan_time_inputs_mask((1u << 1) | (1u << 2)).attr_became_input("ratio", 1, 12).inputs(1, 3).attributes(kDropoutAttrs)
+    op("Dropout").upgrades_from(7).per_item(BatchRule::Items).plan_time_inputs_mask((1u << 1) | (1u << 2)).attr_became_input("ratio", 1, 12).inputs(1, 3).attributes(kDropoutAttrs)
         .shapes(infer_dropout).prepared(prepare_elements).kernel(dropout_kernel).doc("inference only: the identity, mask all true; training_mode must be false, or true with ratio 0").with_flags(kOpF16InF32),
 };
 

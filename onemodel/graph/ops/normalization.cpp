@@ -452,7 +452,7 @@ constexpr OpDef kOps[] = {
     op("InstanceNormalization").upgrades_from(6).per_item(BatchRule::Items).inputs(3).attributes(kInstanceNormAttrs).shapes(infer_instance_norm)
         .prepared(prepare_instance_norm).kernel(instance_norm_kernel)
         .doc("f32, (N, C, ...), epsilon; exact: fixed-order sums for mean and variance").with_flags(kOpF16InF32),
-    op("LRN").upgrades_from(1).inputs(1).attributes(kLrnAttrs).shapes(infer_lrn).prepared(prepare_lrn).kernel(lrn_kernel)
+    op("LRN").upgrades_from(1).per_item(BatchRule::Items).inputs(1).attributes(kLrnAttrs).shapes(infer_lrn).prepared(prepare_lrn).kernel(lrn_kernel)
         .doc("f32, (N, C, ...), size, alpha, beta, bias; library exp and log for the power"),
     op("MeanVarianceNormalization").upgrades_from(9).inputs(1).attributes(kMvnAttrs).shapes(infer_mvn).prepared(prepare_mvn).kernel(mvn_kernel)
         .doc("f32, axes (default 0, 2, 3); sums in element order"),

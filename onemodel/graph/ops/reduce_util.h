@@ -45,7 +45,8 @@ inline constexpr AttrSpec kReduceAttrs[] = {
 template <ReduceKind Kind>
 constexpr OpDef reduction(const char* type, int axes_input_since) {
   return op(type).upgrades_from(1).plan_time_inputs_mask(1u << 1).attr_became_input("axes", 1, axes_input_since).inputs(1, 2).attributes(kReduceAttrs)
-      .shapes(infer_reduce).prepared(prepare_reduce).kernel(reduce_kernel<Kind>).with_scratch(reduce_scratch<Kind>);
+      .shapes(infer_reduce).prepared(prepare_reduce).kernel(reduce_kernel<Kind>).with_scratch(reduce_scratch<Kind>)
+      .per_item(BatchRule::AxesInput, 1);
 }
 
 }  // namespace om::graph::ops

@@ -348,16 +348,16 @@ constexpr AttrSpec kPadAttrs[] = {{"mode", AttrKind::String}};
 constexpr AttrSpec kUpsampleAttrs[] = {{"mode", AttrKind::String}};
 
 constexpr OpDef kOps[] = {
-    op("Resize").upgrades_from(11).plan_time_inputs_mask((1u << 1) | (1u << 2) | (1u << 3)).inputs(1, 4).attributes(kResizeAttrs)
+    op("Resize").upgrades_from(11).per_item(BatchRule::Items).plan_time_inputs_mask((1u << 1) | (1u << 2) | (1u << 3)).inputs(1, 4).attributes(kResizeAttrs)
         .shapes(infer_resize<ResizeForm::Resize>).prepared(prepare_resize<ResizeForm::Resize>).kernel(resize_kernel).with_scratch(resize_scratch)
         .doc("f32 4-D NCHW, spatial axes only; nearest (floor, ceil, round_prefer_floor/ceil), linear or cubic (cubic_coeff_a, exclude_outside); half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize (roi known at plan time, extrapolation_value); scales or sizes known at plan time").with_flags(kOpF16InF32),
     // Removed from the default domain after opset 9 (deprecated in 10): what old exporters wrote
     // for interpolation. Opset 7 carried the scales as an attribute; the reader moves it.
-    op("Upsample").since_opset(9).upgrades_from(7).attr_became_input("scales", 1, 9).plan_time_inputs_mask(1u << 1).inputs(2)
+    op("Upsample").since_opset(9).per_item(BatchRule::Items).upgrades_from(7).attr_became_input("scales", 1, 9).plan_time_inputs_mask(1u << 1).inputs(2)
         .attributes(kUpsampleAttrs).shapes(infer_resize<ResizeForm::Upsample>).prepared(prepare_resize<ResizeForm::Upsample>)
         .kernel(resize_kernel).with_scratch(resize_scratch)
         .doc("f32 4-D NCHW (opsets 7 to 10); nearest (asymmetric, rounding down) or linear (asymmetric); scales known at plan time, 1 on N and C"),
-    op("Pad").upgrades_from(11).plan_time_inputs_mask((1u << 1) | (1u << 3)).inputs(2, 4).attributes(kPadAttrs).shapes(infer_pad)
+    op("Pad").upgrades_from(11).per_item(BatchRule::Items).plan_time_inputs_mask((1u << 1) | (1u << 3)).inputs(2, 4).attributes(kPadAttrs).shapes(infer_pad)
         .prepared(prepare_pad).kernel(pad_kernel)
         .doc("any dtype; constant, reflect, edge; pads (and axes) known at plan time; negative pads crop").with_flags(kOpF16InF32),
 };

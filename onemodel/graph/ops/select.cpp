@@ -201,11 +201,11 @@ constexpr OpDef kOps[] = {
         .doc("f32 f64 f16 i8 i16 i32 i64 u8 u16 u32 u64, one or more inputs, broadcasting; folded in input order; NaN propagates").with_flags(kOpF16InF32),
     op("Min").upgrades_from(8).per_item(BatchRule::Broadcast).inputs(1, 64).shapes(infer_extreme).prepared(prepare_elements).kernel(extreme_kernel<false>)
         .doc("f32 f64 f16 i8 i16 i32 i64 u8 u16 u32 u64, one or more inputs, broadcasting; folded in input order; NaN propagates").with_flags(kOpF16InF32),
-    op("ArgMax").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).prepared(prepare_arg).kernel(arg_kernel<true>)
+    op("ArgMax").upgrades_from(11).per_item(BatchRule::Axis).inputs(1).attributes(kArgAttrs).shapes(infer_arg).prepared(prepare_arg).kernel(arg_kernel<true>)
         .doc("f32 -> i64, axis, keepdims, select_last_index; NaN is the largest"),
-    op("ArgMin").upgrades_from(11).inputs(1).attributes(kArgAttrs).shapes(infer_arg).prepared(prepare_arg).kernel(arg_kernel<false>)
+    op("ArgMin").upgrades_from(11).per_item(BatchRule::Axis).inputs(1).attributes(kArgAttrs).shapes(infer_arg).prepared(prepare_arg).kernel(arg_kernel<false>)
         .doc("f32 -> i64, axis, keepdims, select_last_index; NaN is the smallest"),
-    op("TopK").upgrades_from(10).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kTopKAttrs).shapes(infer_topk)
+    op("TopK").upgrades_from(10).per_item(BatchRule::Axis, -1).plan_time_inputs_mask(1u << 1).inputs(2).attributes(kTopKAttrs).shapes(infer_topk)
         .prepared(prepare_topk).kernel(topk_kernel).with_scratch(topk_scratch)
         .doc("f32; K known at plan time; axis, largest; always sorted, ties by lower index"),
 };
