@@ -177,13 +177,14 @@ enum OpFlags : uint32_t {
 // plans' shapes).
 enum class BatchRule : uint8_t {
   None,         // may mix items along axis 0, or not known: a graph with such a node is never split
-  Items,        // each output item from the same input items (Conv, pools, normalisations, Reshape)
+  Items,        // each output item from the same input items (Conv, pools, normalisations, Reshape);
+                //   inputs from OpDef::batch_arg on (default 2) must broadcast along the batch when known
   FirstOutput,  // as Items, while only output 0 is used (MaxPool's Indices count over the whole batch)
   Broadcast,    // elementwise: run-time inputs have the output's rank; parameters broadcast along axis 0
   Rows,         // a product: input 0's rows untransposed; input 1 a parameter or batched with rank >= 3
-  Axis,         // as Items, along attribute `axis` (default OpDef::batch_axis), which must not be 0
+  Axis,         // as Items, along attribute `axis` (default OpDef::batch_arg), which must not be 0
   Transpose,    // perm keeps axis 0 first
-  AxesInput,    // its axes (input OpDef::batch_axis, known) leave axis 0 whole (Slice, reductions)
+  AxesInput,    // its axes (input OpDef::batch_arg, known) leave axis 0 whole (Slice, reductions)
 };
 
 // The type an attribute must have. PositiveInt(s): every value must be >= 1 (kernel sizes,
@@ -315,7 +316,7 @@ struct OpDef {
   // referenced only from these records likewise.
   const runtime::SequenceHooks* sequences = nullptr;
   BatchRule batch = BatchRule::None;  // how it treats axis 0 (above)
-  int8_t batch_axis = 0;              // BatchRule::Axis: the attribute's default; AxesInput: the input
+  int8_t batch_arg = 0;               // per BatchRule: Items' first broadcast operand, Axis' default, AxesInput's input
   const char* notes = "";             // one line for docs/operators.md
 
   constexpr OpDef inputs(int lo, int hi) const { OpDef d = *this; d.min_inputs = lo; d.max_inputs = hi; return d; }
@@ -360,10 +361,10 @@ struct OpDef {
     return d;
   }
   constexpr OpDef doc(const char* line) const { OpDef d = *this; d.notes = line; return d; }
-  constexpr OpDef per_item(BatchRule rule, int8_t default_axis = 0) const {
+  constexpr OpDef per_item(BatchRule rule, int8_t arg = 0) const {
     OpDef d = *this;
     d.batch = rule;
-    d.batch_axis = default_axis;
+    d.batch_arg = arg;
     return d;
   }
 };

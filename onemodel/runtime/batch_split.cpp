@@ -78,10 +78,12 @@ bool node_splits(const Plans& p, const graph::OpDef& op, const graph::Node& node
       [[fallthrough]];
     case BatchRule::Items:
     case BatchRule::Axis:
-      if (op.batch == BatchRule::Axis && (ins.empty() || ins[0] < 0 || axis_zero(node.attr_int("axis", op.batch_axis), p.rank(ins[0]))))
+      if (op.batch == BatchRule::Axis && (ins.empty() || ins[0] < 0 || axis_zero(node.attr_int("axis", op.batch_arg), p.rank(ins[0]))))
         return false;
-      for (size_t i = 0; i < ins.size(); ++i)
-        if (ins[i] >= 0 && !input_ok(p, ins[i], i, out_rank, false, 2)) return false;
+      for (size_t i = 0; i < ins.size(); ++i) {
+        const size_t first_operand = op.batch != BatchRule::Axis && op.batch_arg > 0 ? size_t(op.batch_arg) : 2;
+        if (ins[i] >= 0 && !input_ok(p, ins[i], i, out_rank, false, first_operand)) return false;
+      }
       return true;
     case BatchRule::Broadcast:
       for (size_t i = 0; i < ins.size(); ++i)
@@ -102,7 +104,7 @@ bool node_splits(const Plans& p, const graph::OpDef& op, const graph::Node& node
     case BatchRule::Transpose:
       return !ins.empty() && ins[0] >= 0 && p.batched(ins[0]) && perm_keeps_axis0(node, "perm", true);
     case BatchRule::AxesInput:
-      if (ins.empty() || ins[0] < 0 || !p.batched(ins[0]) || !axes_keep_axis0(p, ins, size_t(op.batch_axis))) return false;
+      if (ins.empty() || ins[0] < 0 || !p.batched(ins[0]) || !axes_keep_axis0(p, ins, size_t(op.batch_arg))) return false;
       for (size_t i = 1; i < ins.size(); ++i)
         if (ins[i] >= 0 && !p.known(ins[i])) return false;
       return true;

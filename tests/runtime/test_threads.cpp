@@ -333,6 +333,44 @@ TEST_CASE("a batch splits into one part per thread with the bits of the whole ba
   }
 }
 
+// The integer forms split too: QuantizeLinear -> QLinearConv (its weights at input 3) ->
+// DequantizeLinear, and QLinearMatMul over rows; integers, so the same bits by construction.
+TEST_CASE("a quantized convolution and product split into parts with the whole batch's bits") {
+  g::Graph gr;
+  gr.inputs.push_back(sym_value("x", DType::f32, {"batch", "4", "6", "6"}));
+  std::vector<int8_t> w(8 * 4 * 3 * 3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = int8_t(int(i * 37 % 255) - 127);
+  gr.initializers.push_back(g::TensorData::from_vector<float>("s", {}, {0.02f}));
+  gr.initializers.push_back(g::TensorData::from_vector<uint8_t>("zp", {}, {128}));
+  gr.initializers.push_back(g::TensorData::from_vector<int8_t>("w", {8, 4, 3, 3}, w));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("ws", {8}, {0.01f, 0.02f, 0.03f, 0.01f, 0.02f, 0.03f, 0.01f, 0.02f}));
+  gr.initializers.push_back(g::TensorData::from_vector<int8_t>("wzp", {8}, std::vector<int8_t>(8, 0)));
+  gr.initializers.push_back(g::TensorData::from_vector<float>("ys", {}, {0.05f}));
+  std::vector<int8_t> b(128 * 10);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = int8_t(int(i * 53 % 255) - 127);
+  gr.initializers.push_back(g::TensorData::from_vector<int8_t>("b", {128, 10}, b));
+  gr.initializers.push_back(g::TensorData::from_vector<int8_t>("bzp", {}, {0}));
+  gr.initializers.push_back(g::TensorData::from_vector<int64_t>("flat", {2}, {-1, 128}));
+  gr.nodes.push_back(node("QuantizeLinear", {"x", "s", "zp"}, {"q"}));
+  gr.nodes.push_back(node("QLinearConv", {"q", "s", "zp", "w", "ws", "wzp", "ys", "zp"}, {"c"}, {Attribute::of_ints("pads", {0, 0, 0, 0})}));
+  gr.nodes.push_back(node("DequantizeLinear", {"c", "ys", "zp"}, {"y"}));
+  gr.nodes.push_back(node("Reshape", {"c", "flat"}, {"f"}));
+  gr.nodes.push_back(node("QLinearMatMul", {"f", "ys", "zp", "b", "s", "bzp", "ys", "zp"}, {"m"}));
+  gr.nodes.push_back(node("DequantizeLinear", {"m", "ys", "zp"}, {"y2"}));
+  gr.outputs.push_back(value("y", DType::f32, {}));
+  gr.outputs.push_back(value("y2", DType::f32, {}));
+  for (int64_t batch : {2, 5}) {
+    CAPTURE(batch);
+    const std::vector<Feed> feeds{Feed::of("x", {batch, 4, 6, 6}, random_floats(size_t(batch) * 144, 60))};
+    om::Session one(gr, options(om::ArithmeticMode::Exact, 1)), two(gr, options(om::ArithmeticMode::Exact, 2));
+    const std::vector<Out> ref = run(one, feeds), got = run(two, feeds);
+    CHECK(two.last_plan_stats().batch_parts == 2);
+    REQUIRE(got.size() == 2);
+    CHECK(got[0].bytes == ref[0].bytes);
+    CHECK(got[1].bytes == ref[1].bytes);
+  }
+}
+
 // Graphs where a part would not compute its own items: each runs whole (batch_parts 1) and
 // gives the single-threaded result. Several pass the shape checks (the halves' shapes are the
 // whole's with fewer items), so only the operators' batch rules keep them whole.

@@ -1592,27 +1592,27 @@ constexpr OpDef kOps[] = {
         .doc("u8, i8 or i32 to f32; per-tensor or per-axis; (x - zero point) x scale, one rounding"),
     op("DynamicQuantizeLinear").since_opset(11).inputs(1).shapes(infer_dynamic_quantize).kernel(dynamic_quantize_kernel)
         .doc("f32 to u8, scale and zero point of [min(x, 0), max(x, 0)]; an all-zero input gives scale 0, zero point 0"),
-    op("MatMulInteger").since_opset(10).inputs(2, 4).shapes(infer_matmul_integer).prepared(prepare_int_matmul<1>)
+    op("MatMulInteger").since_opset(10).per_item(BatchRule::Rows).inputs(2, 4).shapes(infer_matmul_integer).prepared(prepare_int_matmul<1>)
         .kernel(matmul_integer_kernel).with_scratch(int_matmul_scratch<1>).with_prepack(int_matmul_packable<1>)
         .doc("u8/i8 operands, i32 result (wraps modulo 2^32); numpy batch broadcasting; zero points per-tensor, per-row of A, per-column of B"),
-    op("QLinearMatMul").since_opset(10).written_by_passes(writers<passes::fuse_qdq_matmul>).inputs(8).shapes(infer_qlinear_matmul).prepared(prepare_int_matmul<3>)
+    op("QLinearMatMul").since_opset(10).per_item(BatchRule::Items, 4).written_by_passes(writers<passes::fuse_qdq_matmul>).inputs(8).shapes(infer_qlinear_matmul).prepared(prepare_int_matmul<3>)
         .kernel(qlinear_matmul_kernel).with_scratch(int_matmul_scratch<3>).with_prepack(int_matmul_packable<3>)
         .doc("u8/i8; i32 accumulation, then round(acc x (s_a s_b / s_y)) + zp_y saturated; a per-row, b per-column, y per-tensor parameters"),
-    op("QLinearMatMulBias").in_domain(kOnemodelDomain).written_by_passes(writers<passes::fuse_qdq_matmul>).inputs(9).shapes(infer_qlinear_matmul_bias)
+    op("QLinearMatMulBias").in_domain(kOnemodelDomain).per_item(BatchRule::Items, 4).written_by_passes(writers<passes::fuse_qdq_matmul>).inputs(9).shapes(infer_qlinear_matmul_bias)
         .prepared(prepare_int_matmul<3>).kernel(qlinear_matmul_bias_kernel).with_scratch(int_matmul_scratch<3>).with_prepack(int_matmul_packable<3>)
         .doc("written by the QDQ matmul fusion: QLinearMatMul's inputs and an i32 bias per column (input 8, [N], at the scale s_a s_b), added to the i32 sum before the requantization"),
-    op("MatMulIntegerScaled").in_domain(kOnemodelDomain).written_by_passes(writers<passes::fuse_integer_epilogue>).inputs(5, 6)
+    op("MatMulIntegerScaled").in_domain(kOnemodelDomain).per_item(BatchRule::Rows).written_by_passes(writers<passes::fuse_integer_epilogue>).inputs(5, 6)
         .attributes(kReluAttr).shapes(infer_matmul_integer_scaled).prepared(prepare_int_matmul<1>).kernel(matmul_integer_scaled_kernel)
         .with_scratch(int_matmul_scratch<1>).with_prepack(int_matmul_packable<1>)
         .doc("written by the dynamic form's epilogue fusion (fuse_integer_epilogue): MatMulInteger's inputs, a scale (input 4, one f32) and a bias per column (input 5, f32 [N]); f32 relu(float(acc) x scale + bias), relu an attribute"),
     op("ConvInteger").since_opset(10).per_item(BatchRule::Items).inputs(2, 4).attributes(kConvAttrs).shapes(infer_conv_integer).prepared(prepare_int_conv<1>)
         .kernel(conv_integer_kernel).with_scratch(int_conv_scratch<1>).with_prepack(int_conv_packable<1>)
         .doc("u8/i8, i32 result; Conv's 1-D/2-D geometry and groups; padding holds the zero point; w zero point per output channel"),
-    op("ConvIntegerScaled").in_domain(kOnemodelDomain).written_by_passes(writers<passes::fuse_integer_epilogue>).inputs(5, 6)
+    op("ConvIntegerScaled").in_domain(kOnemodelDomain).per_item(BatchRule::Items).written_by_passes(writers<passes::fuse_integer_epilogue>).inputs(5, 6)
         .attributes(kConvScaledAttrs).shapes(infer_conv_integer_scaled).prepared(prepare_int_conv<1>).kernel(conv_integer_scaled_kernel)
         .with_scratch(int_conv_scratch<1>).with_prepack(int_conv_packable<1>)
         .doc("written by the dynamic form's epilogue fusion (fuse_integer_epilogue): ConvInteger's inputs and attributes, a scale (input 4, one f32) and a bias per output channel (input 5, f32 [M]); f32 relu(float(acc) x scale + bias), relu an attribute"),
-    op("QLinearConv").since_opset(10).per_item(BatchRule::Items).written_by_passes(writers<passes::fuse_qdq_conv>).inputs(8, 9).attributes(kConvAttrs).shapes(infer_qlinear_conv).prepared(prepare_int_conv<3>)
+    op("QLinearConv").since_opset(10).per_item(BatchRule::Items, 4).written_by_passes(writers<passes::fuse_qdq_conv>).inputs(8, 9).attributes(kConvAttrs).shapes(infer_qlinear_conv).prepared(prepare_int_conv<3>)
         .kernel(qlinear_conv_kernel).with_scratch(int_conv_scratch<3>).with_prepack(int_conv_packable<3>)
         .doc("u8/i8; i32 accumulation plus the i32 bias, then round(acc x (s_x s_w / s_y)) + zp_y saturated; w scale/zero point per output channel"),
 };
