@@ -17,6 +17,14 @@
 #pragma once
 #include <cstddef>
 
+namespace om::runtime {
+// Runs over a batch split into one part per thread (docs/threads.md, "Batches split between
+// threads"; runtime/session.cpp). Reached only through an OpList: the full registry's, or an
+// OM_REGISTER_OPS_SPLITTING_BATCHES list, so a program whose list leaves it out links none of it.
+struct BatchSplit;
+extern const BatchSplit batch_split;
+}  // namespace om::runtime
+
 namespace om::graph {
 
 struct OpDef;
@@ -26,6 +34,7 @@ struct OpList {
   const OpDef* const* defs = nullptr;
   size_t count = 0;
   bool selective = false;  // a program's own list (OM_REGISTER_OPS), not the full registry
+  const runtime::BatchSplit* batch_split = nullptr;  // null: runs over a batch stay whole
   const OpDef* const* begin() const { return defs; }
   const OpDef* const* end() const { return defs + count; }
   size_t size() const { return count; }
@@ -39,14 +48,18 @@ OpList registered_op_list();
 #define OM_DECLARE_OP_(name) extern const ::om::graph::OpDef name;
 #define OM_ADDRESS_OF_OP_(name) &::om::graph::op_defs::name,
 
-// LIST(X) expands X(op type) once per operator (an X-list, as above).
-#define OM_REGISTER_OPS(LIST)                                                              \
+// LIST(X) expands X(op type) once per operator (an X-list, as above). OM_REGISTER_OPS leaves
+// batches whole (SessionOptions::split_batch has no effect: the smallest program);
+// OM_REGISTER_OPS_SPLITTING_BATCHES links the split as the full registry does (a few KB).
+#define OM_REGISTER_OPS(LIST) OM_REGISTER_OPS_(LIST, nullptr)
+#define OM_REGISTER_OPS_SPLITTING_BATCHES(LIST) OM_REGISTER_OPS_(LIST, &::om::runtime::batch_split)
+#define OM_REGISTER_OPS_(LIST, SPLIT)                                                      \
   namespace om::graph {                                                                    \
   namespace op_defs {                                                                      \
   LIST(OM_DECLARE_OP_)                                                                     \
   }                                                                                        \
   OpList registered_op_list() {                                                            \
     static const OpDef* const registered[] = {LIST(OM_ADDRESS_OF_OP_)};                    \
-    return {registered, sizeof registered / sizeof registered[0], true};                   \
+    return {registered, sizeof registered / sizeof registered[0], true, SPLIT};            \
   }                                                                                        \
   }

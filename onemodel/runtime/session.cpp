@@ -68,9 +68,10 @@ struct Session::Impl {
   std::shared_ptr<runtime::SequenceRunner> runner;
   const runtime::SequenceHooks* sequences = nullptr;
   // Runs over a batch may split into one part per thread of the pool (SessionOptions::split_batch,
-  // a pool of two threads or more, no profile, no caller arena, no control flow or value inputs):
-  // that many parts, else 0.
+  // the program's operator list linking the split, a pool of two threads or more, no profile, no
+  // caller arena, no control flow or value inputs): that many parts, else 0.
   size_t split_parts = 0;
+  const runtime::BatchSplit* split = nullptr;
 };
 
 namespace {
@@ -291,7 +292,8 @@ Status Session::create(const graph::Graph& g, SessionOptions options, Session* o
     (init ? impl->overridable_names : impl->input_names).push_back(v.name);
   }
   for (const auto& v : impl->graph.outputs) impl->output_names.push_back(v.name);
-  if (options.split_batch && impl->pool && impl->pool->threads() >= 2 && !options.profile && !options.arena &&
+  impl->split = graph::registered_op_list().batch_split;
+  if (impl->split && options.split_batch && impl->pool && impl->pool->threads() >= 2 && !options.profile && !options.arena &&
       runtime::may_split_batch(impl->compiled) &&
       std::none_of(impl->compiled.value_input.begin(), impl->compiled.value_input.end(), [](char v) { return v != 0; }))
     impl->split_parts = size_t(impl->pool->threads());
@@ -792,6 +794,16 @@ static Status run_parts(Session::Impl& impl, Caller& caller, PlanEntry& whole, r
   return Status::ok();
 }
 
+namespace runtime {
+// Referenced only by the operator lists that link the split (onemodel/op_list.h): a program
+// without it keeps neither these functions nor runtime/batch_split.cpp's checks.
+struct BatchSplit {
+  void (*plan)(Session::Impl& impl, const Caller& caller, PlanEntry& whole);
+  Status (*run)(Session::Impl& impl, Caller& caller, PlanEntry& whole, ExecContext* const* part_ctx);
+};
+const BatchSplit batch_split{&plan_parts, &run_parts};
+}  // namespace runtime
+
 Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView* outputs, size_t num_outputs, OutputSink sink,
                          void* sink_ctx) {
   if (!impl_) return Status::error(ErrorKind::InvalidArgument, "Session::run: the session is empty (default-constructed or moved from)");
@@ -817,7 +829,7 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
     OM_ASSIGN_OR_RETURN(context, acquire_context(*entry));
     ctx = entry->contexts[context].get();
     if (entry->parts == 0) {
-      if (impl.split_parts) plan_parts(impl, *caller, *entry);
+      if (impl.split_parts) impl.split->plan(impl, *caller, *entry);
       else entry->parts = 1;
     }
     for (int k = 0; entry->parts > 1 && k < entry->parts; ++k) {
@@ -844,7 +856,7 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
   } lease{impl, *entry, context, part_context};
   runtime::Plan& plan = *entry->plan;
   if (entry->parts > 1) {
-    OM_TRY(run_parts(impl, *caller, *entry, part_ctx));
+    OM_TRY(impl.split->run(impl, *caller, *entry, part_ctx));
   } else if (impl.options.profile) {
     std::lock_guard<Mutex> lock(impl.mu);  // the step times are the plan's
     OM_TRY(runtime::execute_plan(plan, impl.options.mode, caller->input_data.data(), true, ctx));

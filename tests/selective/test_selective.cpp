@@ -105,3 +105,18 @@ TEST_CASE("the passes that write operators this program does not register are no
   }
   CHECK(by_operator == 16);
 }
+
+// OM_REGISTER_OPS links no batch split (onemodel/op_list.h): a batch on two threads runs whole,
+// with the single-threaded bits.
+TEST_CASE("a program listing its operators without the batch split runs every batch whole") {
+  CHECK(g::all_ops().batch_split == nullptr);
+  om::SessionOptions two;
+  two.threads = 2;
+  om::Session s(mlp(), two);
+  om::SessionOptions one_thread;
+  one_thread.threads = 1;
+  om::Session one(mlp(), one_thread);
+  const std::vector<Feed> feeds{Feed::of("x", {2, 3}, std::vector<float>{1, 2, 3, -1, 0, 2})};
+  CHECK(run(s, feeds)[0].bytes == run(one, feeds)[0].bytes);
+  CHECK(s.last_plan_stats().batch_parts == 1);
+}

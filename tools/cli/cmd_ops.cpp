@@ -18,7 +18,9 @@ const char* kHelp =
     "the models' nodes use (subgraphs included) and those the graph passes of a Fast and an Exact\n"
     "Session write in their place (FusedConv, FusedMatMul...), as one X-list and the\n"
     "OM_REGISTER_OPS line. Include it in exactly one source file of the program; a program linked\n"
-    "so keeps only these operators' kernels. --name names the X-list macro (default\n"
+    "so keeps only these operators' kernels (and runs over a batch whole: write\n"
+    "OM_REGISTER_OPS_SPLITTING_BATCHES instead to link the split between threads of\n"
+    "SessionOptions::split_batch, a few KB). --name names the X-list macro (default\n"
     "ONEMODEL_MODEL_OPS). --list prints the operators alone, on one line, for the CMake package's\n"
     "onemodel_register_ops(target ...).\n";
 
