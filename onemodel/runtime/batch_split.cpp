@@ -80,9 +80,10 @@ bool node_splits(const Plans& p, const graph::OpDef& op, const graph::Node& node
     case BatchRule::Axis:
       if (op.batch == BatchRule::Axis && (ins.empty() || ins[0] < 0 || axis_zero(node.attr_int("axis", op.batch_arg), p.rank(ins[0]))))
         return false;
-      for (size_t i = 0; i < ins.size(); ++i) {
+      {
         const size_t first_operand = op.batch != BatchRule::Axis && op.batch_arg > 0 ? size_t(op.batch_arg) : 2;
-        if (ins[i] >= 0 && !input_ok(p, ins[i], i, out_rank, false, first_operand)) return false;
+        for (size_t i = 0; i < ins.size(); ++i)
+          if (ins[i] >= 0 && !input_ok(p, ins[i], i, out_rank, false, first_operand)) return false;
       }
       return true;
     case BatchRule::Broadcast:

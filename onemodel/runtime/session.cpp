@@ -885,13 +885,10 @@ Status Session::run_with(const TensorView* inputs, size_t num_inputs, TensorView
         if (part) std::memcpy(dst, part_ctx[k]->rebase(pp, pp.outputs[i].data), part);
         dst += part;
       }
-      if (!given) {
-        t.data = const_cast<void*>(src);
-        t.capacity = 0;
-      }
-    } else if (given) {
-      if (bytes) std::memcpy(t.data, src, bytes);
-    } else {
+    } else if (given && bytes) {
+      std::memcpy(t.data, src, bytes);
+    }
+    if (!given) {
       t.data = const_cast<void*>(src);
       t.capacity = 0;
     }
